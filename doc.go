@@ -1,0 +1,41 @@
+// Package corebank is an embeddable banking core: entities, currency
+// accounts on a double-entry ledger, bank and wallet coordinates, payouts,
+// inflows, and signed webhooks, as Go services over one storage seam.
+//
+// # Embedding
+//
+// Open a storage backend, build the services you need over it, and call
+// them in process. Mount httpapi.New on any net/http mux to serve the REST
+// API described in the project's SPEC, or skip HTTP entirely:
+//
+//	db, err := bolt.Open("corebank.db", nil) // or memory.New() for tests
+//	if err != nil { ... }
+//	defer db.Close()
+//	clk := clock.NewMock()                    // or clock.New() in production
+//	led := ledger.NewService(db, &ledger.Options{Clock: clk})
+//	acct, err := led.CreateAccount(ctx, ledger.NewAccount{...})
+//
+// # Money
+//
+// Amounts are int64 in the currency's smallest unit (cents for USD, 10^-6
+// for stablecoins). Rates and interest use github.com/shopspring/decimal
+// and round toward zero when they become smallest units. Every balance change
+// is a balanced journal entry written in the same storage transaction as the
+// state change that caused it and the outbox event that reports it.
+//
+// # Time
+//
+// Services read time only from an injected github.com/benbjohnson/clock
+// Clock. Nothing happens in the background: expiries, hold timeouts, retries
+// and accrual are explicit RunDue-style calls that take the current instant,
+// so a test advances a mock clock and then runs them, and a server runs them
+// on a ticker.
+//
+// # Errors
+//
+// Services return *Error values with a Kind (what the caller can do about
+// it), a stable snake_case Code and, for validation, the offending fields by
+// JSON path. Inspect them with errors.Is against a package's sentinels or
+// errors.As to *Error; never by message text. Anything that is not an *Error
+// is an internal failure.
+package corebank
