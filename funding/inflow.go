@@ -1,0 +1,416 @@
+package funding
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/storage"
+)
+
+// Inflow statuses.
+const (
+	StatusPending   = "pending"
+	StatusCompleted = "completed"
+)
+
+// EventInflowCompleted is appended when an inflow's money is settled.
+const EventInflowCompleted = "inflows.completed"
+
+// SourceBank is the default rail of an inflow; SourceBook marks the credit
+// leg of a book transfer between corebank accounts.
+const (
+	SourceBank = "bank"
+	SourceBook = "book-transfer"
+)
+
+// MaxNarration is the longest narration of an inflow, in characters.
+const MaxNarration = 255
+
+const (
+	bucket    storage.Bucket = "funding.inflows"
+	bucketDue storage.Bucket = "funding.inflows.due"
+)
+
+// Inflow is money that arrived at an account.
+type Inflow struct {
+	ID               string  `json:"id"`
+	Type             string  `json:"type"`
+	AccountID        string  `json:"account_id"`
+	EntityID         string  `json:"entity_id"`
+	AccountDetailsID *string `json:"account_details_id"`
+	Amount           int64   `json:"amount"`
+	Currency         string  `json:"currency"`
+	Narration        string  `json:"narration"`
+	Reference        string  `json:"reference"`
+	Source           string  `json:"source"`
+	Status           string  `json:"status"`
+	SettlesAt        *int64  `json:"settles_at"`
+	CompletedAt      *int64  `json:"completed_at"`
+	Created          int64   `json:"created"`
+	Updated          int64   `json:"updated"`
+}
+
+// record is an Inflow with the ledger hold that carries it while pending.
+type record struct {
+	Inflow
+	HoldID string `json:"hold_id,omitempty"`
+}
+
+// NewInflow is money arriving at AccountID.
+type NewInflow struct {
+	AccountID string
+	Amount    int64
+	// Currency, when set, must be the account's currency.
+	Currency  string
+	Narration string
+	Reference string
+	// Source is the rail the money came through; "" means SourceBank. It
+	// picks the clearing account the credit comes from.
+	Source string
+	// Settle false leaves the credit pending for Options.SettleDelay; nil
+	// means true.
+	Settle *bool
+}
+
+// Options are the Service's optional dependencies.
+type Options struct {
+	// Clock is the time source; default the real clock.
+	Clock clock.Clock
+	// IDs makes inflow IDs; default crypto-random ULIDs.
+	IDs *corebank.IDs
+	// SettleDelay is how long an unsettled inflow stays pending; default 60 s.
+	SettleDelay time.Duration
+}
+
+// Service records inflows and moves their money through the ledger.
+type Service struct {
+	db     storage.Backend
+	led    *ledger.Service
+	clock  clock.Clock
+	ids    *corebank.IDs
+	settle time.Duration
+}
+
+// NewService returns a funding service over db that posts through led. It
+// starts no goroutines; call RunDue to settle pending inflows.
+func NewService(db storage.Backend, led *ledger.Service, opt *Options) *Service {
+	var o Options
+	if opt != nil {
+		o = *opt
+	}
+	if o.Clock == nil {
+		o.Clock = led.Clock()
+	}
+	if o.IDs == nil {
+		o.IDs = corebank.NewIDs(nil)
+	}
+	if o.SettleDelay <= 0 {
+		o.SettleDelay = time.Minute
+	}
+	return &Service{db: db, led: led, clock: o.Clock, ids: o.IDs, settle: o.SettleDelay}
+}
+
+// CreateInflow credits an account with money that arrived from outside and
+// returns the inflow, completed or (Settle false) pending.
+//
+// Errors: a validation error naming account_id, amount, currency, narration
+// or source; ledger.ErrAccountNotFound; ledger.ErrAccountDeleted;
+// ErrNoReceivingDetails; ledger.ErrInflowsNotAllowed.
+func (s *Service) CreateInflow(ctx context.Context, in NewInflow) (*Inflow, error) {
+	if err := in.validate(); err != nil {
+		return nil, err
+	}
+	var out *Inflow
+	err := s.db.Update(ctx, func(tx storage.Tx) error {
+		var err error
+		out, err = s.receive(tx, s.clock.Now(), in)
+		return err
+	})
+	return out, err
+}
+
+// ReceiveTx is CreateInflow inside tx at time now, for a domain that must
+// credit an account atomically with its own change (a book transfer's
+// receiving leg).
+func (s *Service) ReceiveTx(tx storage.Tx, now time.Time, in NewInflow) (*Inflow, error) {
+	if err := in.validate(); err != nil {
+		return nil, err
+	}
+	return s.receive(tx, now, in)
+}
+
+func (in *NewInflow) validate() error {
+	p := corebank.Problems{}
+	if in.AccountID == "" {
+		p.Add("account_id", "is required")
+	}
+	switch {
+	case in.Amount <= 0:
+		p.Add("amount", "must be greater than zero")
+	case in.Amount > ledger.MaxAmount:
+		p.Add("amount", fmt.Sprintf("must be at most %d", int64(ledger.MaxAmount)))
+	}
+	if in.Currency != "" {
+		if _, ok := ledger.CurrencyInfo(in.Currency); !ok {
+			p.Add("currency", "is not a supported currency")
+		}
+	}
+	if utf8.RuneCountInString(in.Narration) > MaxNarration {
+		p.Add("narration", fmt.Sprintf("must be at most %d characters", MaxNarration))
+	}
+	if in.Source != "" && !validSource(in.Source) {
+		p.Add("source", "must be lower-case letters, digits and dashes")
+	}
+	return p.Err()
+}
+
+func validSource(s string) bool {
+	if len(s) > 32 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func clearingPurpose(source string) string {
+	switch source {
+	case SourceBank:
+		return ledger.PurposeClearingBank
+	case SourceBook:
+		return ledger.PurposeClearingBook
+	}
+	return "clearing." + strings.TrimSuffix(source, "-transfer")
+}
+
+func (s *Service) receive(tx storage.Tx, now time.Time, in NewInflow) (*Inflow, error) {
+	acct, err := s.led.GetAccountTx(tx, in.AccountID)
+	if err != nil {
+		if errors.Is(err, ledger.ErrAccountNotFound) {
+			return nil, corebank.NotFound("account").With("account_id: account not found")
+		}
+		return nil, err
+	}
+	if acct.Deleted != 0 {
+		return nil, ledger.ErrAccountDeleted
+	}
+	if in.Currency != "" && in.Currency != acct.Currency {
+		return nil, corebank.InvalidField("currency", "must be the account's currency, "+acct.Currency)
+	}
+	detailsID, err := s.receivingDetails(tx, now, acct.ID)
+	if err != nil {
+		return nil, err
+	}
+	source := in.Source
+	if source == "" {
+		source = SourceBank
+	}
+	ms := now.UnixMilli()
+	r := &record{Inflow: Inflow{
+		ID:               s.ids.New(now),
+		Type:             "inflow",
+		AccountID:        acct.ID,
+		EntityID:         acct.EntityID,
+		AccountDetailsID: detailsID,
+		Amount:           in.Amount,
+		Currency:         acct.Currency,
+		Narration:        in.Narration,
+		Reference:        in.Reference,
+		Source:           source,
+		Status:           StatusPending,
+		Created:          ms,
+		Updated:          ms,
+	}}
+	clearing := s.led.SystemAccount(acct.Currency, clearingPurpose(source))
+	narration := in.Narration
+	if narration == "" {
+		narration = "inflow"
+	}
+	if in.Settle == nil || *in.Settle {
+		_, err := s.led.PostTx(tx, now, ledger.Entry{
+			Key: "inflow:" + r.ID,
+			Lines: []ledger.Line{
+				{AccountID: clearing, Side: ledger.Debit, Amount: in.Amount},
+				{AccountID: acct.ID, Side: ledger.Credit, Amount: in.Amount},
+			},
+			Narration: narration,
+			Reference: in.Reference,
+		})
+		if err != nil {
+			return nil, err
+		}
+		if err := s.complete(tx, now, r); err != nil {
+			return nil, err
+		}
+		return &r.Inflow, nil
+	}
+	hold, err := s.led.HoldTx(tx, now, ledger.HoldRequest{
+		Key:             "inflow:" + r.ID,
+		DebitAccountID:  clearing,
+		CreditAccountID: acct.ID,
+		Amount:          in.Amount,
+		Narration:       narration,
+		Reference:       in.Reference,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.HoldID = hold.ID
+	due := now.Add(s.settle).UnixMilli()
+	r.SettlesAt = &due
+	if err := put(tx, r); err != nil {
+		return nil, err
+	}
+	if err := tx.Put(bucketDue, dueKey(due, r.ID), nil); err != nil {
+		return nil, err
+	}
+	return &r.Inflow, nil
+}
+
+// receivingDetails picks the account details the money arrives through: nil
+// for an account without details, the first that accepts funds otherwise.
+func (s *Service) receivingDetails(tx storage.Tx, now time.Time, accountID string) (*string, error) {
+	details, err := s.led.AccountDetailsOfAccountTx(tx, accountID)
+	if err != nil || len(details) == 0 {
+		return nil, err
+	}
+	var last error
+	for _, d := range details {
+		if err := s.led.AcceptsInflowsTx(tx, now, d.ID); err != nil {
+			last = err
+			continue
+		}
+		id := d.ID
+		return &id, nil
+	}
+	return nil, ErrNoReceivingDetails.With(ErrNoReceivingDetails.Message + ": " + last.Error())
+}
+
+// complete marks r settled, counts it on its details and reports it.
+func (s *Service) complete(tx storage.Tx, now time.Time, r *record) error {
+	ms := now.UnixMilli()
+	r.Status = StatusCompleted
+	r.CompletedAt = &ms
+	r.Updated = ms
+	if r.AccountDetailsID != nil {
+		if err := s.led.RecordInflowTx(tx, now, *r.AccountDetailsID, r.Amount); err != nil {
+			return err
+		}
+	}
+	if err := put(tx, r); err != nil {
+		return err
+	}
+	_, err := s.led.AppendEventTx(tx, now, EventInflowCompleted, r.EntityID, &r.Inflow)
+	return err
+}
+
+// GetInflow returns an inflow, or ErrInflowNotFound.
+func (s *Service) GetInflow(ctx context.Context, id string) (*Inflow, error) {
+	var out *Inflow
+	err := s.db.View(ctx, func(tx storage.Tx) error {
+		r, err := get(tx, id)
+		if err == nil {
+			out = &r.Inflow
+		}
+		return err
+	})
+	return out, err
+}
+
+// runDueBatch bounds one RunDue transaction so a backlog never makes one
+// huge commit.
+const runDueBatch = 256
+
+// RunDue settles every pending inflow whose settle time is at or before
+// asOf: the hold is posted and inflows.completed appended. It returns how
+// many it settled. A runner calls it on a ticker; tests after advancing a
+// mock clock.
+func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
+	total := 0
+	for {
+		n := 0
+		err := s.db.Update(ctx, func(tx storage.Tx) error {
+			n = 0
+			var due [][]byte
+			end := uint64(asOf.UnixMilli())
+			err := tx.Scan(bucketDue, storage.ScanOptions{Limit: runDueBatch}, func(k, _ []byte) error {
+				at, err := storage.Uint64(k)
+				if err != nil {
+					return err
+				}
+				if at > end {
+					return storage.ErrStop
+				}
+				due = append(due, append([]byte(nil), k...))
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			for _, k := range due {
+				if err := s.settleDue(tx, asOf, string(k[8:])); err != nil {
+					return err
+				}
+				if err := tx.Delete(bucketDue, k); err != nil {
+					return err
+				}
+				n++
+			}
+			return nil
+		})
+		total += n
+		if err != nil || n < runDueBatch {
+			return total, err
+		}
+	}
+}
+
+func (s *Service) settleDue(tx storage.Tx, now time.Time, id string) error {
+	r, err := get(tx, id)
+	if errors.Is(err, ErrInflowNotFound) {
+		return nil // the due key outlived its record; nothing to settle
+	}
+	if err != nil || r.Status != StatusPending {
+		return err
+	}
+	if _, err := s.led.PostHoldTx(tx, now, r.HoldID, 0); err != nil {
+		return fmt.Errorf("settle inflow %s: %w", id, err)
+	}
+	return s.complete(tx, now, r)
+}
+
+func dueKey(ms int64, id string) []byte {
+	return append(storage.AppendInt64(nil, ms), id...)
+}
+
+func put(tx storage.Tx, r *record) error {
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return tx.Put(bucket, []byte(r.ID), raw)
+}
+
+func get(tx storage.Tx, id string) (*record, error) {
+	var r record
+	err := storage.GetJSON(tx, bucket, []byte(id), &r)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, ErrInflowNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}

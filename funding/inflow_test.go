@@ -1,0 +1,216 @@
+package funding_test
+
+import (
+	"context"
+	"errors"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/funding"
+	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/storage/memory"
+)
+
+type fixture struct {
+	clk  *clock.Mock
+	led  *ledger.Service
+	fund *funding.Service
+	acct *ledger.Account
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	db := memory.New()
+	t.Cleanup(func() { db.Close() })
+	clk := clock.NewMock()
+	clk.Set(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	ids := corebank.NewIDs(rand.New(rand.NewSource(1)))
+	led := ledger.NewService(db, &ledger.Options{Clock: clk, IDs: ids})
+	acct, err := led.CreateAccount(context.Background(), ledger.NewAccount{
+		EntityID: "01HZZZZZZZZZZZZZZZZZZZZZZZ", Type: "checking", Currency: "USD", DisplayName: "Ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{clk: clk, led: led, fund: funding.NewService(db, led, &funding.Options{Clock: clk, IDs: ids}), acct: acct}
+}
+
+func (f *fixture) balance(t *testing.T) ledger.AccountBalance {
+	t.Helper()
+	b, err := f.led.GetBalance(context.Background(), f.acct.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Summary()
+}
+
+func (f *fixture) events(t *testing.T, typ string) []ledger.Event {
+	t.Helper()
+	evs, err := f.led.Events(context.Background(), 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []ledger.Event
+	for _, e := range evs {
+		if e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func TestCreateInflow(t *testing.T) {
+	ctx := context.Background()
+	t.Run("OK settled", func(t *testing.T) {
+		f := newFixture(t)
+		in, err := f.fund.CreateInflow(ctx, funding.NewInflow{AccountID: f.acct.ID, Amount: 1500, Narration: "seed"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Status != funding.StatusCompleted || in.Currency != "USD" || in.EntityID != f.acct.EntityID || in.CompletedAt == nil {
+			t.Fatalf("inflow = %+v", in)
+		}
+		if diff := cmp.Diff(ledger.AccountBalance{Available: 1500, Current: 1500}, f.balance(t)); diff != "" {
+			t.Fatalf("balance (-want +got)\n%s", diff)
+		}
+		if n := len(f.events(t, funding.EventInflowCompleted)); n != 1 {
+			t.Fatalf("%d inflows.completed events, want 1", n)
+		}
+		got, err := f.fund.GetInflow(ctx, in.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(in, got); diff != "" {
+			t.Fatalf("GetInflow (-want +got)\n%s", diff)
+		}
+	})
+	t.Run("OK pending settles after the delay", func(t *testing.T) {
+		f := newFixture(t)
+		no := false
+		in, err := f.fund.CreateInflow(ctx, funding.NewInflow{AccountID: f.acct.ID, Amount: 700, Settle: &no})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Status != funding.StatusPending || in.SettlesAt == nil || *in.SettlesAt != f.clk.Now().Add(time.Minute).UnixMilli() {
+			t.Fatalf("inflow = %+v", in)
+		}
+		if diff := cmp.Diff(ledger.AccountBalance{Available: 0, Current: 700}, f.balance(t)); diff != "" {
+			t.Fatalf("pending balance (-want +got)\n%s", diff)
+		}
+		if len(f.events(t, funding.EventInflowCompleted)) != 0 {
+			t.Fatal("inflows.completed fired before settlement")
+		}
+		f.clk.Add(59 * time.Second)
+		if n, err := f.fund.RunDue(ctx, f.clk.Now()); err != nil || n != 0 {
+			t.Fatalf("RunDue before due = %d, %v", n, err)
+		}
+		f.clk.Add(time.Second)
+		if n, err := f.fund.RunDue(ctx, f.clk.Now()); err != nil || n != 1 {
+			t.Fatalf("RunDue when due = %d, %v", n, err)
+		}
+		if diff := cmp.Diff(ledger.AccountBalance{Available: 700, Current: 700}, f.balance(t)); diff != "" {
+			t.Fatalf("settled balance (-want +got)\n%s", diff)
+		}
+		got, _ := f.fund.GetInflow(ctx, in.ID)
+		if got.Status != funding.StatusCompleted {
+			t.Fatalf("status = %q after settlement", got.Status)
+		}
+		if n := len(f.events(t, funding.EventInflowCompleted)); n != 1 {
+			t.Fatalf("%d inflows.completed events, want 1", n)
+		}
+		if n, err := f.fund.RunDue(ctx, f.clk.Now().Add(time.Hour)); err != nil || n != 0 {
+			t.Fatalf("second RunDue = %d, %v; settled twice?", n, err)
+		}
+	})
+	t.Run("OK through active details", func(t *testing.T) {
+		f := newFixture(t)
+		d, err := f.led.CreateAccountDetails(ctx, ledger.NewAccountDetails{AccountID: f.acct.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := f.fund.CreateInflow(ctx, funding.NewInflow{AccountID: f.acct.ID, Amount: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.AccountDetailsID == nil || *in.AccountDetailsID != d.ID {
+			t.Fatalf("account_details_id = %v, want %s", in.AccountDetailsID, d.ID)
+		}
+		stats, err := f.led.GetAccountDetailsStats(ctx, d.ID)
+		if err != nil || stats.TotalInflowsCount != 1 || stats.TotalInflowsAmount != 10 {
+			t.Fatalf("stats = %+v, %v", stats, err)
+		}
+	})
+	t.Run("ErrNoReceivingDetails when details expired", func(t *testing.T) {
+		f := newFixture(t)
+		days := 1
+		if _, err := f.led.CreateAccountDetails(ctx, ledger.NewAccountDetails{AccountID: f.acct.ID, TerminateAfter: &days}); err != nil {
+			t.Fatal(err)
+		}
+		f.clk.Add(25 * time.Hour)
+		_, err := f.fund.CreateInflow(ctx, funding.NewInflow{AccountID: f.acct.ID, Amount: 10})
+		if !errors.Is(err, funding.ErrNoReceivingDetails) {
+			t.Fatalf("err = %v, want ErrNoReceivingDetails", err)
+		}
+		if diff := cmp.Diff(ledger.AccountBalance{}, f.balance(t)); diff != "" {
+			t.Fatalf("refused inflow moved money (-want +got)\n%s", diff)
+		}
+	})
+	for _, tc := range []struct {
+		name  string
+		in    funding.NewInflow
+		field string
+	}{
+		{"ErrInvalid amount zero", funding.NewInflow{Amount: 0}, "amount"},
+		{"ErrInvalid amount negative", funding.NewInflow{Amount: -5}, "amount"},
+		{"ErrInvalid amount too large", funding.NewInflow{Amount: ledger.MaxAmount + 1}, "amount"},
+		{"ErrInvalid currency unknown", funding.NewInflow{Amount: 1, Currency: "XXX"}, "currency"},
+		{"ErrInvalid currency of another account", funding.NewInflow{Amount: 1, Currency: "EUR"}, "currency"},
+		{"ErrInvalid narration too long", funding.NewInflow{Amount: 1, Narration: string(make([]rune, 256))}, "narration"},
+		{"ErrInvalid source", funding.NewInflow{Amount: 1, Source: "Bad Source"}, "source"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			tc.in.AccountID = f.acct.ID
+			_, err := f.fund.CreateInflow(ctx, tc.in)
+			var e *corebank.Error
+			if !errors.As(err, &e) || e.Kind != corebank.KindInvalid || e.Fields[tc.field] == "" {
+				t.Fatalf("err = %v, want a validation error naming %s", err, tc.field)
+			}
+		})
+	}
+	t.Run("ErrNotFound account", func(t *testing.T) {
+		f := newFixture(t)
+		_, err := f.fund.CreateInflow(ctx, funding.NewInflow{AccountID: "01HAAAAAAAAAAAAAAAAAAAAAAA", Amount: 1})
+		if corebank.KindOf(err) != corebank.KindNotFound {
+			t.Fatalf("err = %v, want not found", err)
+		}
+	})
+	t.Run("OK ledger stays balanced", func(t *testing.T) {
+		f := newFixture(t)
+		no := false
+		for i := 0; i < 5; i++ {
+			if _, err := f.fund.CreateInflow(ctx, funding.NewInflow{AccountID: f.acct.ID, Amount: 100, Settle: &no, Source: "momo"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.clk.Add(time.Minute)
+		if _, err := f.fund.RunDue(ctx, f.clk.Now()); err != nil {
+			t.Fatal(err)
+		}
+		tb, err := f.led.TrialBalance(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum int64
+		for _, b := range tb {
+			sum += b.Settled + b.PendingCredits - b.PendingDebits
+		}
+		if sum != 0 {
+			t.Fatalf("trial balance sums to %d, want 0: %+v", sum, tb)
+		}
+	})
+}
