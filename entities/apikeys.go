@@ -1,0 +1,389 @@
+package entities
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/subtle"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/storage"
+)
+
+// Secret key prefixes by environment.
+const (
+	PrefixSandbox = "sk_sandbox_"
+	PrefixLive    = "sk_live_"
+)
+
+// secretBytes is the entropy in a secret key; base62 makes it 43 characters.
+const (
+	secretBytes = 32
+	secretChars = 43
+	// prefixShown is how many secret characters after the environment
+	// prefix APIKey.Prefix keeps for display.
+	prefixShown = 4
+)
+
+// APIKey is a stored API key, without its secret (only a SHA-256 of it is
+// kept) and without its private key (kept sealed).
+type APIKey struct {
+	ID       string `json:"id"`
+	EntityID string `json:"entity_id"`
+	ReadOnly bool   `json:"read_only"`
+	// Prefix is the secret's first characters, for display:
+	// "sk_sandbox_AbC1".
+	Prefix string `json:"prefix"`
+	// Created is when the key was made; LastRotated when its secret last
+	// changed (Created until it is rotated).
+	Created     int64 `json:"created"`
+	LastRotated int64 `json:"last_rotated"`
+	// PublicKeyPEM is the key's RSA public key ("PUBLIC KEY" PEM), which
+	// clients use to encrypt card data (RSA-OAEP, SHA-256).
+	PublicKeyPEM string `json:"encryption_public_key"`
+}
+
+// NewAPIKey asks for a key on EntityID, full access unless ReadOnly.
+type NewAPIKey struct {
+	EntityID string
+	ReadOnly bool
+}
+
+// IssuedKey is a key with its secret, returned only by CreateAPIKey and
+// RotateAPIKey. Its JSON is {id, api_key, read_only, entity_id,
+// encryption_public_key, prefix, created}.
+type IssuedKey struct {
+	Key                 APIKey
+	Secret              string
+	EncryptionPublicKey string
+}
+
+// MarshalJSON writes the sandbox route's shape.
+func (k IssuedKey) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		ID                  string `json:"id"`
+		APIKey              string `json:"api_key"`
+		ReadOnly            bool   `json:"read_only"`
+		EntityID            string `json:"entity_id"`
+		EncryptionPublicKey string `json:"encryption_public_key"`
+		Prefix              string `json:"prefix"`
+		Created             int64  `json:"created"`
+	}{k.Key.ID, k.Secret, k.Key.ReadOnly, k.Key.EntityID, k.EncryptionPublicKey, k.Key.Prefix, k.Key.Created})
+}
+
+// keyRecord is the stored form of an API key.
+type keyRecord struct {
+	APIKey
+	Hash             string `json:"hash"`
+	SealedPrivateKey []byte `json:"sealed_private_key"`
+}
+
+func keyKey(id string) []byte               { return storage.Key("api-keys", id) }
+func keyHashKey(hash string) []byte         { return storage.Key("api-keys", "by-hash", hash) }
+func keyEntityKey(entity, id string) []byte { return storage.Key("api-keys", "by-entity", entity, id) }
+
+func (s *Service) envPrefix() string {
+	if s.env == EnvProduction {
+		return PrefixLive
+	}
+	return PrefixSandbox
+}
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// newSecret returns prefix + 43 base62 characters of 32 random bytes.
+func (s *Service) newSecret() string {
+	var b [secretBytes]byte
+	rand.Read(b[:])
+	n := new(big.Int).SetBytes(b[:])
+	out := make([]byte, secretChars)
+	base, mod := big.NewInt(62), new(big.Int)
+	for i := secretChars - 1; i >= 0; i-- {
+		n.DivMod(n, base, mod)
+		out[i] = base62[mod.Int64()]
+	}
+	return s.envPrefix() + string(out)
+}
+
+func hashSecret(secret string) string {
+	h := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(h[:])
+}
+
+func keyAD(id string) []byte { return []byte("api-keys/" + id + "/rsa") }
+
+// prepareKey does a key's slow and random work outside any transaction:
+// the secret, its hash, the RSA pair and the sealed private key.
+func (s *Service) prepareKey(now time.Time, entityID string, readOnly bool) (*keyRecord, string, error) {
+	ms := corebank.Millis(now)
+	rec := &keyRecord{APIKey: APIKey{ID: s.ids.New(now), EntityID: entityID, ReadOnly: readOnly,
+		Created: ms, LastRotated: ms}}
+	secret, err := s.refreshKey(rec)
+	return rec, secret, err
+}
+
+// refreshKey gives rec a new secret and RSA pair and returns the secret.
+func (s *Service) refreshKey(rec *keyRecord) (string, error) {
+	priv, err := s.genKey()
+	if err != nil {
+		return "", fmt.Errorf("entities: generate RSA key: %w", err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		return "", fmt.Errorf("entities: encode RSA key: %w", err)
+	}
+	pub, err := x509.MarshalPKIXPublicKey(&priv.PublicKey)
+	if err != nil {
+		return "", fmt.Errorf("entities: encode RSA public key: %w", err)
+	}
+	secret := s.newSecret()
+	rec.Hash = hashSecret(secret)
+	rec.Prefix = secret[:len(s.envPrefix())+prefixShown]
+	rec.PublicKeyPEM = string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}))
+	rec.SealedPrivateKey = s.sealer.Seal(der, keyAD(rec.ID))
+	return secret, nil
+}
+
+func putKey(tx storage.Tx, rec *keyRecord, isNew bool) error {
+	if err := storage.PutJSON(tx, bucketKeys, keyKey(rec.ID), rec); err != nil {
+		return err
+	}
+	if err := tx.Put(bucketKeys, keyHashKey(rec.Hash), []byte(rec.ID)); err != nil {
+		return err
+	}
+	if !isNew {
+		return nil
+	}
+	return tx.Put(bucketKeys, keyEntityKey(rec.EntityID, rec.ID), []byte(rec.ID))
+}
+
+func getKey(tx storage.Tx, id string) (*keyRecord, error) {
+	if id == "" {
+		return nil, ErrAPIKeyNotFound
+	}
+	var rec keyRecord
+	if err := storage.GetJSON(tx, bucketKeys, keyKey(id), &rec); err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, ErrAPIKeyNotFound
+		}
+		return nil, err
+	}
+	return &rec, nil
+}
+
+func issued(rec *keyRecord, secret string) *IssuedKey {
+	return &IssuedKey{Key: rec.APIKey, Secret: secret, EncryptionPublicKey: rec.PublicKeyPEM}
+}
+
+// CreateAPIKey makes a key for an existing entity, with its own RSA key
+// pair, and returns it with its secret, which is shown only this once.
+// Errors: ErrEntityNotFound. It does not check scope: pass an entity from
+// ResolveEntity.
+func (s *Service) CreateAPIKey(ctx context.Context, k NewAPIKey) (*IssuedKey, error) {
+	now := s.clock.Now()
+	rec, secret, err := s.prepareKey(now, k.EntityID, k.ReadOnly)
+	if err != nil {
+		return nil, err
+	}
+	err = s.db.Update(ctx, func(tx storage.Tx) error {
+		if _, err := getEntity(tx, k.EntityID); err != nil {
+			return err
+		}
+		return putKey(tx, rec, true)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("api key created", "api_key_id", rec.ID, "entity_id", rec.EntityID, "read_only", rec.ReadOnly)
+	return issued(rec, secret), nil
+}
+
+// GetAPIKey returns the key with id (no secret), or ErrAPIKeyNotFound.
+func (s *Service) GetAPIKey(ctx context.Context, id string) (*APIKey, error) {
+	var out *APIKey
+	err := s.db.View(ctx, func(tx storage.Tx) error {
+		rec, err := getKey(tx, id)
+		if err != nil {
+			return err
+		}
+		out = &rec.APIKey
+		return nil
+	})
+	return out, err
+}
+
+// RotateAPIKey gives the key with id a new secret and a new RSA key pair.
+// The old secret stops authenticating as soon as this returns, and card
+// data encrypted to the old public key no longer decrypts. Errors:
+// ErrAPIKeyNotFound.
+func (s *Service) RotateAPIKey(ctx context.Context, id string) (*IssuedKey, error) {
+	now := s.clock.Now()
+	fresh := &keyRecord{APIKey: APIKey{ID: id}}
+	secret, err := s.refreshKey(fresh)
+	if err != nil {
+		return nil, err
+	}
+	var out *keyRecord
+	err = s.db.Update(ctx, func(tx storage.Tx) error {
+		rec, err := getKey(tx, id)
+		if err != nil {
+			return err
+		}
+		if err := tx.Delete(bucketKeys, keyHashKey(rec.Hash)); err != nil {
+			return err
+		}
+		rec.Hash, rec.Prefix, rec.PublicKeyPEM, rec.SealedPrivateKey =
+			fresh.Hash, fresh.Prefix, fresh.PublicKeyPEM, fresh.SealedPrivateKey
+		rec.LastRotated = corebank.Millis(now)
+		out = rec
+		return putKey(tx, rec, false)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("api key rotated", "api_key_id", id, "entity_id", out.EntityID)
+	return issued(out, secret), nil
+}
+
+// ListAPIKeys returns the keys of entityID, oldest first, without secrets.
+// An entity without keys, or an unknown one, gives an empty list.
+func (s *Service) ListAPIKeys(ctx context.Context, entityID string) ([]APIKey, error) {
+	out := []APIKey{}
+	err := s.db.View(ctx, func(tx storage.Tx) error {
+		out = out[:0]
+		return tx.Scan(bucketKeys, storage.ScanOptions{Prefix: storage.Prefix("api-keys", "by-entity", entityID)},
+			func(_, v []byte) error {
+				rec, err := getKey(tx, string(v))
+				if err != nil {
+					return err
+				}
+				out = append(out, rec.APIKey)
+				return nil
+			})
+	})
+	return out, err
+}
+
+// DeleteAPIKey removes the key with id; its secret fails from the next
+// request on. Errors: ErrAPIKeyNotFound.
+func (s *Service) DeleteAPIKey(ctx context.Context, id string) error {
+	var entity string
+	err := s.db.Update(ctx, func(tx storage.Tx) error {
+		rec, err := getKey(tx, id)
+		if err != nil {
+			return err
+		}
+		entity = rec.EntityID
+		for _, k := range [][]byte{keyHashKey(rec.Hash), keyEntityKey(rec.EntityID, id), keyKey(id)} {
+			if err := tx.Delete(bucketKeys, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		s.log.Info("api key deleted", "api_key_id", id, "entity_id", entity)
+	}
+	return err
+}
+
+// Authenticate returns the key whose secret is secret, or ErrUnauthorized
+// when none is (unknown, rotated away or deleted). The secret is never
+// logged or stored.
+func (s *Service) Authenticate(ctx context.Context, secret string) (*APIKey, error) {
+	if secret == "" {
+		return nil, ErrUnauthorized
+	}
+	hash := hashSecret(secret)
+	var out *APIKey
+	err := s.db.View(ctx, func(tx storage.Tx) error {
+		id, err := tx.Get(bucketKeys, keyHashKey(hash))
+		if errors.Is(err, storage.ErrNotFound) {
+			return ErrUnauthorized
+		} else if err != nil {
+			return err
+		}
+		rec, err := getKey(tx, string(id))
+		if errors.Is(err, ErrAPIKeyNotFound) {
+			return ErrUnauthorized
+		} else if err != nil {
+			return err
+		}
+		if subtle.ConstantTimeCompare([]byte(rec.Hash), []byte(hash)) != 1 {
+			return ErrUnauthorized
+		}
+		out = &rec.APIKey
+		return nil
+	})
+	return out, err
+}
+
+// DecryptCardData decrypts base64 (standard or URL alphabet, padded or
+// not) RSA-OAEP SHA-256 ciphertext made with the public key of the API key
+// keyID. Errors: ErrAPIKeyNotFound; ErrCardData when the text is not
+// base64 or does not decrypt (for example after the key was rotated).
+func (s *Service) DecryptCardData(ctx context.Context, keyID, base64Ciphertext string) ([]byte, error) {
+	ct, err := decodeBase64(base64Ciphertext)
+	if err != nil {
+		return nil, ErrCardData.With("card data is not base64")
+	}
+	var sealed []byte
+	err = s.db.View(ctx, func(tx storage.Tx) error {
+		rec, err := getKey(tx, keyID)
+		if err != nil {
+			return err
+		}
+		sealed = rec.SealedPrivateKey
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	der, err := s.sealer.Open(sealed, keyAD(keyID))
+	if err != nil {
+		return nil, fmt.Errorf("entities: open private key of api key %s: %w", keyID, err)
+	}
+	k, err := x509.ParsePKCS8PrivateKey(der)
+	if err != nil {
+		return nil, fmt.Errorf("entities: parse private key of api key %s: %w", keyID, err)
+	}
+	priv, ok := k.(*rsa.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("entities: api key %s holds a %T, not an RSA key", keyID, k)
+	}
+	pt, err := rsa.DecryptOAEP(sha256.New(), nil, priv, ct, nil)
+	if err != nil {
+		return nil, ErrCardData
+	}
+	return pt, nil
+}
+
+// decodeBase64 accepts standard and URL-safe base64, padded or not, and
+// ignores surrounding whitespace and line breaks.
+func decodeBase64(s string) ([]byte, error) {
+	clean := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case ' ', '\n', '\r', '\t':
+		default:
+			clean = append(clean, c)
+		}
+	}
+	for len(clean) > 0 && clean[len(clean)-1] == '=' {
+		clean = clean[:len(clean)-1]
+	}
+	if b, err := base64.RawStdEncoding.DecodeString(string(clean)); err == nil {
+		return b, nil
+	}
+	return base64.RawURLEncoding.DecodeString(string(clean))
+}

@@ -1,0 +1,209 @@
+package entities
+
+// Entity types.
+const (
+	TypeIndividual = "individual"
+	TypeBusiness   = "business"
+)
+
+// Entity statuses. A new entity is StatusIncomplete; Submit moves it to
+// StatusPending; Review decides the rest (see Review for the allowed moves).
+const (
+	StatusIncomplete = "incomplete"
+	StatusPending    = "pending"
+	StatusApproved   = "approved"
+	StatusRejected   = "rejected"
+	StatusSuspended  = "suspended"
+)
+
+// Risk levels. Every entity starts at RiskMedium; the levels are ordered
+// low < medium < high.
+const (
+	RiskLow    = "low"
+	RiskMedium = "medium"
+	RiskHigh   = "high"
+)
+
+// Creation contexts: ContextAPI for entities made through an API key (and
+// the bootstrap root), ContextUser for ones a dashboard user made.
+const (
+	ContextAPI  = "api"
+	ContextUser = "user"
+)
+
+// Entity is an onboarded party (SPEC "Entity"). Optional references that do
+// not apply (parent_entity of a root, person_id of a business) are "".
+type Entity struct {
+	ID                 string         `json:"id"`
+	Type               string         `json:"type"`
+	Status             string         `json:"status"`
+	Name               string         `json:"name"`
+	IsRoot             bool           `json:"is_root"`
+	ParentEntity       string         `json:"parent_entity"`
+	ParentRelationship string         `json:"parent_relationship,omitempty"`
+	PersonID           string         `json:"person_id"`
+	BusinessID         string         `json:"business_id"`
+	UserID             string         `json:"user_id"`
+	CreationContext    string         `json:"creation_context"`
+	RiskLevel          string         `json:"risk_level"`
+	Meta               map[string]any `json:"meta"`
+	Created            int64          `json:"created"`
+	Updated            int64          `json:"updated"`
+}
+
+// Person is an individual, either an individual entity's subject or a
+// business officer (SPEC composite "person"). Identity numbers are not
+// here: they appear masked under Identification.IdentityNumbers.
+type Person struct {
+	ID          string `json:"id"`
+	FirstName   string `json:"first_name"`
+	LastName    string `json:"last_name"`
+	MiddleName  string `json:"middle_name"`
+	DateOfBirth string `json:"date_of_birth"`
+	Email       string `json:"email"`
+	Nationality string `json:"nationality"`
+	// Gender is stored lower case: "m", "f" or "other".
+	Gender string `json:"gender"`
+	IsPEP  bool   `json:"is_pep"`
+	Status string `json:"status"`
+	// Phonenumber is stored in E.164 form, "+" then digits.
+	Phonenumber string `json:"phonenumber"`
+	Created     int64  `json:"created"`
+	Updated     int64  `json:"updated"`
+}
+
+// Address is a postal address owned by a person or a business.
+type Address struct {
+	ID          string            `json:"id"`
+	Line1       string            `json:"line_1"`
+	Line2       string            `json:"line_2"`
+	Line3       string            `json:"line_3"`
+	City        string            `json:"city"`
+	State       string            `json:"state"`
+	PostalCode  string            `json:"postal_code"`
+	CountryCode string            `json:"country_code"`
+	OwnerID     string            `json:"owner_id"`
+	OwnerType   string            `json:"owner_type"`
+	Meta        map[string]string `json:"meta,omitempty"`
+	Created     int64             `json:"created"`
+	Updated     int64             `json:"updated"`
+}
+
+// Identification is a person's identity evidence. Every number in it is
+// masked to its last four characters; the full values are stored sealed
+// and never leave the package.
+type Identification struct {
+	ID                 string            `json:"id"`
+	PersonID           string            `json:"person_id"`
+	VerificationStatus string            `json:"verification_status"`
+	Document           *IdentityDocument `json:"document"`
+	ProofOfAddress     *ProofOfAddress   `json:"proof_of_address"`
+	IdentityNumbers    []IdentityNumber  `json:"identity_numbers"`
+	Created            int64             `json:"created"`
+	Updated            int64             `json:"updated"`
+}
+
+// IdentityDocument describes an identity document; Number is masked.
+type IdentityDocument struct {
+	Type               string        `json:"type"`
+	Number             string        `json:"number"`
+	IssueDate          string        `json:"issue_date"`
+	ExpiryDate         string        `json:"expiry_date"`
+	IssuingCountry     string        `json:"issuing_country"`
+	IssuingAuthority   string        `json:"issuing_authority"`
+	DocumentID         string        `json:"document_id"`
+	TypeSpecific       *TypeSpecific `json:"type_specific,omitempty"`
+	VerificationStatus string        `json:"verification_status"`
+}
+
+// TypeSpecific carries a document's subtype: "BVN", "SSN" or "NIN".
+type TypeSpecific struct {
+	IDSubtype string `json:"id_subtype"`
+}
+
+// ProofOfAddress describes a proof-of-address document.
+type ProofOfAddress struct {
+	Type               string `json:"type"`
+	DocumentID         string `json:"document_id"`
+	VerificationStatus string `json:"verification_status"`
+}
+
+// IdentityNumber is a national identity number ("bvn", "nin" or "ssn");
+// Value is masked to its last four characters.
+type IdentityNumber struct {
+	Type               string `json:"type"`
+	Value              string `json:"value"`
+	VerificationStatus string `json:"verification_status"`
+}
+
+// Business is a business entity's details, or a sole trader's business
+// context on an individual entity.
+type Business struct {
+	ID                 string             `json:"id"`
+	LegalName          string             `json:"legal_name"`
+	TradeName          string             `json:"trade_name"`
+	Email              string             `json:"email"`
+	Phonenumber        string             `json:"phonenumber"`
+	RegistrationNumber string             `json:"registration_number"`
+	Industry           string             `json:"industry"`
+	Website            string             `json:"website"`
+	Type               string             `json:"type"`
+	Description        string             `json:"description"`
+	IncorporationMeta  *IncorporationMeta `json:"incorporation_meta"`
+	CategoryCode       string             `json:"category_code,omitempty"`
+	SubCategoryCode    string             `json:"sub_category_code,omitempty"`
+	LivenessReportURL  string             `json:"liveness_report_url,omitempty"`
+	Created            int64              `json:"created"`
+	Updated            int64              `json:"updated"`
+}
+
+// IncorporationMeta says when and where a business was incorporated.
+type IncorporationMeta struct {
+	Year    int    `json:"year,omitempty"`
+	Month   int    `json:"month,omitempty"`
+	Country string `json:"country,omitempty"`
+	State   string `json:"state,omitempty"`
+}
+
+// BusinessMeta holds a business's platform key-values (tax_id,
+// annual_turnover, sales_channels, ...).
+type BusinessMeta struct {
+	ID         string         `json:"id"`
+	BusinessID string         `json:"business_id"`
+	Meta       map[string]any `json:"meta"`
+	Created    int64          `json:"created"`
+	Updated    int64          `json:"updated"`
+}
+
+// BusinessOfficer is a person's role in a business. Person, Address and
+// Identification repeat the officer's details (numbers masked).
+type BusinessOfficer struct {
+	ID                  string          `json:"id"`
+	PersonID            string          `json:"person_id"`
+	JobTitle            string          `json:"job_title"`
+	IsControlPerson     bool            `json:"is_control_person"`
+	IsBeneficialOwner   bool            `json:"is_beneficial_owner"`
+	OwnershipPercentage float64         `json:"ownership_percentage"`
+	BusinessID          string          `json:"business_id"`
+	Person              *Person         `json:"person,omitempty"`
+	Address             *Address        `json:"address,omitempty"`
+	Identification      *Identification `json:"identification,omitempty"`
+	Created             int64           `json:"created"`
+	Updated             int64           `json:"updated"`
+}
+
+// Composite is an entity with everything onboarding attached to it, the
+// form create, update and GET /entities/{id} return and entity events carry.
+// Person, Address and Identification are null for a business; the business
+// parts are null for an individual (Business is set for a sole trader), and
+// business_officers is an array, possibly empty, for a business.
+type Composite struct {
+	Entity           *Entity           `json:"entity"`
+	Person           *Person           `json:"person"`
+	Address          *Address          `json:"address"`
+	Identification   *Identification   `json:"identification"`
+	Business         *Business         `json:"business"`
+	OperatingAddress *Address          `json:"operating_address"`
+	BusinessMeta     *BusinessMeta     `json:"business_meta"`
+	BusinessOfficers []BusinessOfficer `json:"business_officers"`
+}

@@ -1,0 +1,124 @@
+package entities_test
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/entities"
+	"github.com/corebank/corebank/storage/bolt"
+)
+
+// scenario runs the whole onboarding surface once and returns the JSON of
+// every response.
+func scenario(t *testing.T, e *env) string {
+	t.Helper()
+	var out strings.Builder
+	rec := func(v any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.WriteString(toJSON(t, v))
+	}
+	root := e.root.EntityID
+	ind := e.individual(root, nil)
+	rec(ind, nil)
+	rec(e.s.UpdateIndividual(ctx, root, ind.Entity.ID, entities.IndividualPatch{
+		Identification: &entities.IdentificationInput{Document: &entities.DocumentInput{Type: "national_id",
+			Number: "NIN00998877", IssuingCountry: "NG"}}}))
+	for _, k := range []string{"identity", "proof_of_address"} {
+		rec(e.s.CreateDocument(ctx, root, doc(ind.Entity.ID, k)))
+	}
+	rec(e.s.Submit(ctx, ind.Entity.ID))
+	rec(e.s.Review(ctx, ind.Entity.ID, "approved"))
+	b := business()
+	b.BusinessOfficers[0].Person.Identification = &entities.IdentificationInput{
+		Document: &entities.DocumentInput{Type: "international_passport", Number: "P99887766"}}
+	biz, err := e.s.CreateBusiness(ctx, root, b)
+	rec(biz, err)
+	officer := business().BusinessOfficers[0]
+	officer.OwnershipPercentage = 10
+	officer.Person.SSN = "987654321"
+	rec(e.s.UpdateBusiness(ctx, root, biz.Entity.ID, entities.BusinessPatch{BusinessOfficers: []entities.OfficerInput{officer}}))
+	rec(e.s.CreateDocument(ctx, root, doc(biz.Entity.ID, "certificate_of_incorporation")))
+	rec(e.s.Submit(ctx, biz.Entity.ID))
+	rec(e.s.Review(ctx, biz.Entity.ID, "suspended"))
+	rec(e.s.GetComposite(ctx, ind.Entity.ID))
+	rec(e.s.GetComposite(ctx, biz.Entity.ID))
+	rec(e.s.ListEntities(ctx, root, entities.Filter{}, corebank.ListOptions{}))
+	rec(e.s.ListAPIKeys(ctx, root))
+	return out.String()
+}
+
+func TestNoUnmaskedNumbers(t *testing.T) {
+	e := newEnv(t)
+	responses := scenario(t, e)
+	if !strings.Contains(responses, "*****6789") || !strings.Contains(responses, "*******8877") ||
+		!strings.Contains(responses, "*****7766") || !strings.Contains(responses, "*****4321") {
+		t.Fatalf("masked numbers missing from responses: %s", responses)
+	}
+	e.assertNoSecrets(t, responses)
+	if !strings.Contains(e.logs.String(), "entity created") {
+		t.Fatalf("no log lines recorded: %q", e.logs.String())
+	}
+}
+
+// TestBolt runs the critical paths on the bbolt backend: bootstrap survives
+// a reopen without new keys, keys authenticate, rotation and deletion take
+// effect, chunked documents round-trip, and scoping holds.
+func TestBolt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	db, err := bolt.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvOn(t, db)
+	responses := scenario(t, e)
+	e.assertNoSecrets(t, responses)
+	big := append(append([]byte(nil), pdf...), bytes.Repeat([]byte{1}, 2<<20+5)...)
+	d := doc("", "tax_verification")
+	d.File = b64(big)
+	r, err := e.s.CreateDocument(ctx, e.root.EntityID, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := e.s.CreateAPIKey(ctx, entities.NewAPIKey{EntityID: e.root.EntityID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db2, err := bolt.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db2.Close() })
+	s := entities.NewService(db2, nil, mustSealer(t), &entities.Options{GenerateKey: cachedKey})
+	if res, created, err := s.Bootstrap(ctx); err != nil || created || res != nil {
+		t.Fatalf("Bootstrap after reopen = %v, %v, %v", res, created, err)
+	}
+	if got, err := s.Authenticate(ctx, e.root.APIKey); err != nil || got.EntityID != e.root.EntityID {
+		t.Fatalf("root key after reopen: %v, %v", got, err)
+	}
+	if _, data, err := s.OpenDocument(ctx, r.Document.ID); err != nil || !bytes.Equal(data, big) {
+		t.Fatalf("document after reopen: %d bytes, %v", len(data), err)
+	}
+	rot, err := s.RotateAPIKey(ctx, k.Key.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Authenticate(ctx, k.Secret); err == nil {
+		t.Fatal("rotated secret still authenticates")
+	}
+	if err := s.DeleteAPIKey(ctx, k.Key.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Authenticate(ctx, rot.Secret); err == nil {
+		t.Fatal("deleted key still authenticates")
+	}
+}

@@ -1,0 +1,300 @@
+package entities
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"log/slog"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/storage"
+)
+
+// Environments decide the API key prefix.
+const (
+	EnvSandbox    = "sandbox"
+	EnvProduction = "production"
+)
+
+// Options are the Service's knobs; the zero value and nil mean the
+// documented defaults.
+type Options struct {
+	// Clock defaults to the wall clock.
+	Clock clock.Clock
+	// IDs defaults to corebank.NewIDs(nil).
+	IDs *corebank.IDs
+	// Env is EnvSandbox (the default; keys start "sk_sandbox_") or
+	// EnvProduction (keys start "sk_live_").
+	Env string
+	// GenerateKey makes each API key's RSA key pair; the default is a
+	// 2048-bit key from crypto/rand. Tests inject cached keys.
+	GenerateKey func() (*rsa.PrivateKey, error)
+	// Reviewer is told of every onboarding submission; the default is a
+	// SandboxReviewer that leaves the decision to Review.
+	Reviewer Reviewer
+	// RootName is the bootstrap root entity's name; default "Root".
+	RootName string
+	// Logger receives one line per entity change, carrying IDs only;
+	// default discards.
+	Logger *slog.Logger
+}
+
+// Service manages entities, their onboarding data and documents, and API
+// keys. It implements ledger.EntityGate. It is safe for concurrent use.
+type Service struct {
+	db       storage.Backend
+	led      *ledger.Service
+	sealer   *corebank.Sealer
+	clock    clock.Clock
+	ids      *corebank.IDs
+	env      string
+	genKey   func() (*rsa.PrivateKey, error)
+	reviewer Reviewer
+	rootName string
+	log      *slog.Logger
+}
+
+var _ ledger.EntityGate = (*Service)(nil)
+
+// NewService returns a Service over db. led receives entities.created and
+// entities.updated events in the same transaction as each change; a nil led
+// writes no events. sealer protects RSA private keys and identity and
+// document numbers at rest and is required. opt may be nil.
+func NewService(db storage.Backend, led *ledger.Service, sealer *corebank.Sealer, opt *Options) *Service {
+	if opt == nil {
+		opt = &Options{}
+	}
+	s := &Service{db: db, led: led, sealer: sealer, clock: opt.Clock, ids: opt.IDs, env: opt.Env,
+		genKey: opt.GenerateKey, reviewer: opt.Reviewer, rootName: opt.RootName, log: opt.Logger}
+	if s.clock == nil {
+		s.clock = clock.New()
+	}
+	if s.ids == nil {
+		s.ids = corebank.NewIDs(nil)
+	}
+	if s.env == "" {
+		s.env = EnvSandbox
+	}
+	if s.genKey == nil {
+		s.genKey = func() (*rsa.PrivateKey, error) { return rsa.GenerateKey(rand.Reader, 2048) }
+	}
+	if s.reviewer == nil {
+		s.reviewer = SandboxReviewer{}
+	}
+	if s.rootName == "" {
+		s.rootName = "Root"
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	return s
+}
+
+func (s *Service) event(tx storage.Tx, now time.Time, typ string, c *Composite) error {
+	if s.led == nil {
+		return nil
+	}
+	_, err := s.led.AppendEventTx(tx, now, typ, c.Entity.ID, c)
+	return err
+}
+
+// Event types this package writes.
+const (
+	EventCreated = "entities.created"
+	EventUpdated = "entities.updated"
+)
+
+// BootstrapResult is what Bootstrap returns once, when it creates the root.
+// The secrets cannot be recovered later.
+type BootstrapResult struct {
+	EntityID            string `json:"entity_id"`
+	APIKey              string `json:"api_key"`
+	ReadOnlyAPIKey      string `json:"read_only_api_key"`
+	EncryptionPublicKey string `json:"encryption_public_key"`
+}
+
+// Bootstrap creates the root business entity (approved, is_root) with a
+// full-access and a read-only API key when the store has no root, and
+// returns them with created true. When a root exists it returns nil, false:
+// keys are stored hashed and cannot be shown again.
+func (s *Service) Bootstrap(ctx context.Context) (*BootstrapResult, bool, error) {
+	var exists bool
+	if err := s.db.View(ctx, func(tx storage.Tx) error {
+		var err error
+		exists, err = storage.Exists(tx, bucketEntities, keyRoot)
+		return err
+	}); err != nil || exists {
+		return nil, false, err
+	}
+	now := s.clock.Now()
+	ms := corebank.Millis(now)
+	id := s.ids.New(now)
+	full, fullSecret, err := s.prepareKey(now, id, false)
+	if err != nil {
+		return nil, false, err
+	}
+	ro, roSecret, err := s.prepareKey(now, id, true)
+	if err != nil {
+		return nil, false, err
+	}
+	businessID := s.ids.New(now)
+	rec := &entityRecord{Entity: Entity{
+		ID: id, Type: TypeBusiness, Status: StatusApproved, Name: s.rootName, IsRoot: true,
+		BusinessID: businessID, CreationContext: ContextAPI, RiskLevel: RiskMedium,
+		Meta: map[string]any{}, Created: ms, Updated: ms,
+	}}
+	prof := &profileRecord{
+		Business: &Business{ID: businessID, LegalName: s.rootName, Created: ms, Updated: ms},
+		BusinessMeta: &BusinessMeta{ID: s.ids.New(now), BusinessID: businessID,
+			Meta: map[string]any{}, Created: ms, Updated: ms},
+	}
+	var created bool
+	err = s.db.Update(ctx, func(tx storage.Tx) error {
+		created = false
+		if ok, err := storage.Exists(tx, bucketEntities, keyRoot); err != nil || ok {
+			return err
+		}
+		if err := tx.Put(bucketEntities, keyRoot, []byte(id)); err != nil {
+			return err
+		}
+		if err := s.insertEntity(tx, now, rec, prof); err != nil {
+			return err
+		}
+		if err := putKey(tx, full, true); err != nil {
+			return err
+		}
+		if err := putKey(tx, ro, true); err != nil {
+			return err
+		}
+		created = true
+		return nil
+	})
+	if err != nil || !created {
+		return nil, false, err
+	}
+	s.log.Info("bootstrap root entity created", "entity_id", id, "api_key_id", full.ID, "read_only_api_key_id", ro.ID)
+	return &BootstrapResult{EntityID: id, APIKey: fullSecret, ReadOnlyAPIKey: roSecret,
+		EncryptionPublicKey: full.PublicKeyPEM}, true, nil
+}
+
+// insertEntity writes a new entity, its profile and indexes, and its
+// entities.created event.
+func (s *Service) insertEntity(tx storage.Tx, now time.Time, rec *entityRecord, prof *profileRecord) error {
+	if err := putEntity(tx, rec, true); err != nil {
+		return err
+	}
+	if err := storage.PutJSON(tx, bucketEntities, profileKey(rec.ID), prof); err != nil {
+		return err
+	}
+	return s.event(tx, now, EventCreated, composite(rec, prof))
+}
+
+// GetEntity returns the entity with id, or ErrEntityNotFound. It does not
+// check scope: callers pass an ID from ResolveEntity or check InTree.
+func (s *Service) GetEntity(ctx context.Context, id string) (*Entity, error) {
+	var out *Entity
+	err := s.db.View(ctx, func(tx storage.Tx) error {
+		rec, err := getEntity(tx, id)
+		if err != nil {
+			return err
+		}
+		out = &rec.Entity
+		return nil
+	})
+	return out, err
+}
+
+// GetComposite returns the entity with id and everything attached to it,
+// numbers masked, or ErrEntityNotFound. It does not check scope.
+func (s *Service) GetComposite(ctx context.Context, id string) (*Composite, error) {
+	var out *Composite
+	err := s.db.View(ctx, func(tx storage.Tx) error {
+		rec, err := getEntity(tx, id)
+		if err != nil {
+			return err
+		}
+		prof, err := getProfile(tx, id)
+		if err != nil {
+			return err
+		}
+		out = composite(rec, prof)
+		return nil
+	})
+	return out, err
+}
+
+// InTree reports whether id is ancestorID or one of its descendants. An
+// unknown id is not in any tree.
+func (s *Service) InTree(ctx context.Context, ancestorID, id string) (bool, error) {
+	var in bool
+	err := s.db.View(ctx, func(tx storage.Tx) error {
+		var err error
+		in, err = s.InTreeTx(tx, ancestorID, id)
+		return err
+	})
+	return in, err
+}
+
+// InTreeTx is InTree inside tx. It costs one read: each entity stores its
+// ancestry.
+func (s *Service) InTreeTx(tx storage.Tx, ancestorID, id string) (bool, error) {
+	return inTree(tx, ancestorID, id)
+}
+
+func inTree(tx storage.Tx, ancestorID, id string) (bool, error) {
+	if ancestorID == "" || id == "" {
+		return false, nil
+	}
+	rec, err := getEntity(tx, id)
+	if err == ErrEntityNotFound {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	if id == ancestorID {
+		return true, nil
+	}
+	for _, a := range rec.Ancestors {
+		if a == ancestorID {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// ResolveEntity returns the entity a request acts on: requested when it is
+// the caller's entity or a descendant, the caller's entity when requested
+// is "". An unknown entity and one outside the caller's tree both give
+// ErrEntityNotFound, so existence never leaks.
+func (s *Service) ResolveEntity(ctx context.Context, callerEntityID, requested string) (string, error) {
+	if requested == "" {
+		return callerEntityID, nil
+	}
+	in, err := s.InTree(ctx, callerEntityID, requested)
+	if err != nil {
+		return "", err
+	}
+	if !in {
+		return "", ErrEntityNotFound
+	}
+	return requested, nil
+}
+
+// ResolveEntityTx is ResolveEntity inside tx.
+func (s *Service) ResolveEntityTx(tx storage.Tx, callerEntityID, requested string) (string, error) {
+	if requested == "" {
+		return callerEntityID, nil
+	}
+	in, err := inTree(tx, callerEntityID, requested)
+	if err != nil {
+		return "", err
+	}
+	if !in {
+		return "", ErrEntityNotFound
+	}
+	return requested, nil
+}

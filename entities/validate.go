@@ -1,0 +1,293 @@
+package entities
+
+import (
+	"net/mail"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/ledger/coordinates"
+)
+
+// validator collects every problem of one request, each under its dotted
+// JSON path.
+type validator struct {
+	p   corebank.Problems
+	now time.Time
+}
+
+func newValidator(now time.Time) *validator {
+	return &validator{p: corebank.Problems{}, now: now.UTC()}
+}
+
+func join(path, field string) string {
+	if path == "" {
+		return field
+	}
+	return path + "." + field
+}
+
+func (v *validator) add(path, problem string) { v.p.Add(path, problem) }
+
+func (v *validator) err() error { return v.p.Err() }
+
+// text checks a free-text field's presence and length in characters.
+func (v *validator) text(path, s string, required bool, min, max int) {
+	n := utf8.RuneCountInString(s)
+	switch {
+	case s == "" && required:
+		v.add(path, "is required")
+	case s == "":
+	case strings.TrimSpace(s) == "":
+		v.add(path, "must not be blank")
+	case n < min || n > max:
+		if min <= 1 {
+			v.add(path, "must be at most "+strconv.Itoa(max)+" characters")
+		} else {
+			v.add(path, "must be "+strconv.Itoa(min)+"-"+strconv.Itoa(max)+" characters")
+		}
+	}
+}
+
+// date checks a YYYY-MM-DD calendar date and returns it (zero when absent
+// or bad).
+func (v *validator) date(path, s string, required bool) time.Time {
+	if s == "" {
+		if required {
+			v.add(path, "is required")
+		}
+		return time.Time{}
+	}
+	t, err := time.Parse("2006-01-02", s)
+	if err != nil || len(s) != 10 {
+		v.add(path, "must be a real calendar date in the form YYYY-MM-DD")
+		return time.Time{}
+	}
+	return t
+}
+
+// today is the current UTC date at midnight.
+func (v *validator) today() time.Time {
+	y, m, d := v.now.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+// birthDate checks a date of birth: a real date, in the past, at most 150
+// years ago.
+func (v *validator) birthDate(path, s string, required bool) {
+	t := v.date(path, s, required)
+	switch {
+	case t.IsZero():
+	case !t.Before(v.today()):
+		v.add(path, "must be in the past")
+	case t.Before(v.today().AddDate(-150, 0, 0)):
+		v.add(path, "must be within the last 150 years")
+	}
+}
+
+// country checks an upper-case ISO 3166-1 alpha-2 code.
+func (v *validator) country(path, s string, required bool) {
+	switch {
+	case s == "":
+		if required {
+			v.add(path, "is required")
+		}
+	case !coordinates.ValidCountry(s):
+		v.add(path, "must be an upper-case ISO 3166-1 alpha-2 country code such as NG or US")
+	}
+}
+
+// email checks a bare address (no display name) of at most 254 characters.
+func (v *validator) email(path, s string, required bool) {
+	if s == "" {
+		if required {
+			v.add(path, "is required")
+		}
+		return
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s || len(s) > 254 || !strings.Contains(s[strings.LastIndexByte(s, '@'):], ".") {
+		v.add(path, "must be an email address such as name@example.com")
+	}
+}
+
+// phone checks a phone number with its country code: an optional "+"
+// then digits, 10-14 characters in all, not starting with 0 after the "+".
+// It returns the number in E.164 form ("+" then digits).
+func (v *validator) phone(path, s string, required bool) string {
+	if s == "" {
+		if required {
+			v.add(path, "is required")
+		}
+		return ""
+	}
+	digits := strings.TrimPrefix(s, "+")
+	if len(s) < 10 || len(s) > 14 || !isDigits(digits) || digits[0] == '0' {
+		v.add(path, "must be 10-14 characters: an optional + then the country code and number, digits only")
+		return ""
+	}
+	return normPhone(s)
+}
+
+// normPhone is a valid phone number's stored form: "+" then digits.
+func normPhone(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "+" + strings.TrimPrefix(s, "+")
+}
+
+// normGender is a valid gender's stored form: lower case.
+func normGender(s string) string { return strings.ToLower(s) }
+
+// gender accepts m, f and other in any case (so M, F and Other too) and
+// returns the lower-case form.
+func (v *validator) gender(path, s string, required bool) string {
+	switch g := strings.ToLower(s); {
+	case s == "":
+		if required {
+			v.add(path, "is required")
+		}
+		return ""
+	case g == "m" || g == "f" || g == "other":
+		return normGender(s)
+	}
+	v.add(path, "must be m, f or other (M, F and Other are accepted)")
+	return ""
+}
+
+// oneOf checks an enum.
+func (v *validator) oneOf(path, s string, required bool, allowed ...string) {
+	if s == "" {
+		if required {
+			v.add(path, "is required")
+		}
+		return
+	}
+	for _, a := range allowed {
+		if s == a {
+			return
+		}
+	}
+	v.add(path, "must be one of "+strings.Join(allowed, ", "))
+}
+
+// link checks an http(s) URL of at most 255 characters.
+func (v *validator) link(path, s string) {
+	if s == "" {
+		return
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(s) > 255 {
+		v.add(path, "must be an http or https URL of at most 255 characters")
+	}
+}
+
+// meta checks platform key-values: at most 50 keys of 1-64 characters,
+// each value a string of at most 500 characters or an array of at most 50
+// such strings.
+func (v *validator) meta(path string, m map[string]any) {
+	if len(m) > 50 {
+		v.add(path, "must have at most 50 keys")
+		return
+	}
+	for k, val := range m {
+		p := join(path, k)
+		if k == "" || utf8.RuneCountInString(k) > 64 {
+			v.add(p, "keys must be 1-64 characters")
+			continue
+		}
+		switch x := val.(type) {
+		case string:
+			if utf8.RuneCountInString(x) > 500 {
+				v.add(p, "must be at most 500 characters")
+			}
+		case []any:
+			if len(x) > 50 {
+				v.add(p, "must have at most 50 items")
+			}
+			for i, e := range x {
+				if s, ok := e.(string); !ok || utf8.RuneCountInString(s) > 500 {
+					v.add(p+"."+strconv.Itoa(i), "must be a string of at most 500 characters")
+				}
+			}
+		case []string:
+			for i, s := range x {
+				if utf8.RuneCountInString(s) > 500 {
+					v.add(p+"."+strconv.Itoa(i), "must be at most 500 characters")
+				}
+			}
+		default:
+			v.add(p, "must be a string or an array of strings")
+		}
+	}
+}
+
+// stringMeta checks address meta: at most 20 keys of 1-64 characters with
+// values of at most 255.
+func (v *validator) stringMeta(path string, m map[string]string) {
+	if len(m) > 20 {
+		v.add(path, "must have at most 20 keys")
+		return
+	}
+	for k, val := range m {
+		if k == "" || utf8.RuneCountInString(k) > 64 {
+			v.add(join(path, k), "keys must be 1-64 characters")
+		} else if utf8.RuneCountInString(val) > 255 {
+			v.add(join(path, k), "must be at most 255 characters")
+		}
+	}
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// identityNumber checks a BVN, NIN (11 digits, Nigerian nationals) or SSN
+// (9 digits, US nationals) against the person's nationality.
+func (v *validator) identityNumber(path, typ, value, nationality string) {
+	if value == "" {
+		return
+	}
+	want, digits, who := "NG", 11, "Nigerian nationals (nationality NG)"
+	if typ == "ssn" {
+		want, digits, who = "US", 9, "US nationals (nationality US)"
+	}
+	switch {
+	case nationality != want && coordinates.ValidCountry(nationality):
+		// An invalid nationality is reported on its own field only.
+		v.add(path, "is only accepted for "+who)
+	case len(value) != digits || !isDigits(value):
+		v.add(path, "must be "+strconv.Itoa(digits)+" digits")
+	}
+}
+
+// docNumber checks an identity document number: 1-50 letters, digits,
+// spaces, hyphens or slashes.
+func (v *validator) docNumber(path, s string) {
+	if s == "" {
+		v.add(path, "is required")
+		return
+	}
+	if len(s) > 50 {
+		v.add(path, "must be at most 50 characters")
+		return
+	}
+	for _, r := range s {
+		if !(r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r == ' ' || r == '-' || r == '/') {
+			v.add(path, "may contain only letters, digits, spaces, hyphens and slashes")
+			return
+		}
+	}
+}
