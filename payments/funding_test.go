@@ -1,0 +1,62 @@
+package payments_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/corebank/corebank/funding"
+	"github.com/corebank/corebank/payments"
+	"github.com/corebank/corebank/storage"
+)
+
+// TestBookTransferWithFundingReceiver wires funding's ReceiveTx as the
+// Receiver, as the server does: the receiver gets inflows.completed.
+func TestBookTransferWithFundingReceiver(t *testing.T) {
+	base := newMemEnv(t)
+	fund := funding.NewService(base.db, base.led, &funding.Options{Clock: base.clk})
+	e := newEnv(t, base.db, &payments.Options{Receiver: payments.ReceiverFunc(func(tx storage.Tx, now time.Time, in payments.Inflow) error {
+		_, err := fund.ReceiveTx(tx, now, funding.NewInflow{AccountID: in.AccountID, Amount: in.Amount, Currency: in.Currency,
+			Narration: in.Narration, Reference: in.Reference, Source: in.Source})
+		return err
+	})})
+	e.clk = base.clk
+	a := e.account(t, "ent1", "EUR")
+	e.fund(t, a, 10_000)
+	to := e.account(t, "ent2", "EUR")
+	cp := e.counterparty(t, "ent1")
+	d := e.detail(t, "ent1", payments.NewPaymentDetail{CounterpartyID: cp.ID, PaymentMethod: "book-transfer", Currency: "EUR",
+		AccountHolderName: "Bob", AccountNumber: to.ServiceBAN})
+	tr, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 2_500, "bk1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Status != "successful" {
+		t.Fatalf("%+v", tr)
+	}
+	if b := e.balance(t, to.ID); b.Settled != 2_500 {
+		t.Errorf("receiver %+v", b)
+	}
+	evs, _ := e.led.Events(ctx, 0, 100)
+	var got []string
+	for _, ev := range evs {
+		if ev.Type != "accounts.created" {
+			got = append(got, ev.EntityID+":"+ev.Type)
+		}
+	}
+	want := "[ent1:outflows.created ent2:inflows.completed ent1:outflows.completed]"
+	if s := fmtSlice(got); s != want {
+		t.Errorf("events %s, want %s", s, want)
+	}
+	e.checkBalanced(t)
+}
+
+func fmtSlice(s []string) string {
+	out := "["
+	for i, v := range s {
+		if i > 0 {
+			out += " "
+		}
+		out += v
+	}
+	return out + "]"
+}
