@@ -1,0 +1,37 @@
+package bolt_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/corebank/corebank/storage"
+	"github.com/corebank/corebank/storage/bolt"
+	"github.com/corebank/corebank/storage/storagetest"
+)
+
+// MustOpen opens a bolt DB at path and closes it when the test ends.
+func MustOpen(tb testing.TB, path string) *bolt.DB {
+	tb.Helper()
+	db, err := bolt.Open(path, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func TestConformance(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storage.Backend {
+		return MustOpen(t, filepath.Join(t.TempDir(), "db"))
+	})
+}
+
+func TestDurable(t *testing.T) {
+	storagetest.RunDurable(t, func(t *testing.T, path string) storage.Backend {
+		db, err := bolt.Open(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	})
+}
