@@ -95,8 +95,8 @@ func isUpperAlnum(s string) bool {
 	return true
 }
 
-// checkDigits validates that s is exactly n digits (or between min and max
-// when n is 0), naming the expected length in the problem.
+// checkDigitString validates that s is between min and max digits long,
+// naming the expected length in the problem.
 func checkDigitString(s string, min, max int) error {
 	if s == "" {
 		return invalid("is required")
@@ -113,8 +113,8 @@ func checkDigitString(s string, min, max int) error {
 	return nil
 }
 
-// weightedCheck returns the weighted sum mod 10 of the digits of s, where
-// digit i is multiplied by weights[i%len(weights)]. s must be all digits.
+// weightedSum returns the sum of the digits of s, digit i multiplied by
+// weights[i%len(weights)]. s must be all digits.
 func weightedSum(s string, weights []int) int {
 	sum := 0
 	for i := 0; i < len(s); i++ {

@@ -1,0 +1,733 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"maps"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/storage"
+)
+
+// Account types.
+const (
+	TypeChecking    = "checking"
+	TypeDebit       = "debit"
+	TypeOperational = "operational"
+	TypeSafeguard   = "safeguard"
+)
+
+var accountTypes = map[string]bool{TypeChecking: true, TypeDebit: true, TypeOperational: true, TypeSafeguard: true}
+
+// Event types the ledger appends for accounts.
+const (
+	EventAccountCreated = "accounts.created"
+	EventAccountUpdated = "accounts.updated"
+	EventAccountDeleted = "accounts.deleted"
+)
+
+// MaxDisplayName is the longest display_name, in characters.
+const MaxDisplayName = 100
+
+// Account is a customer account in one currency. It is the API
+// representation: JSON names are SPEC.md's, and the fields SPEC.md mentions
+// without naming are balance_id, configuration, stablecoin_balance,
+// maintenance_fee_exempt and internal_metadata.
+type Account struct {
+	ID          string `json:"id"`
+	EntityID    string `json:"entity_id"`
+	Type        string `json:"type"`
+	Currency    string `json:"currency"`
+	DisplayName string `json:"display_name"`
+	// ServiceBAN is the internal routing number: 10 digits, the last a Luhn
+	// check digit, unique, never reused.
+	ServiceBAN string         `json:"service_ban"`
+	Balance    AccountBalance `json:"balance"`
+	// BalanceID identifies the account's balance record.
+	BalanceID     string               `json:"balance_id"`
+	Configuration AccountConfiguration `json:"configuration"`
+	// StablecoinBalance is {} for fiat accounts.
+	StablecoinBalance    StablecoinBalance `json:"stablecoin_balance"`
+	MaintenanceFeeExempt bool              `json:"maintenance_fee_exempt"`
+	// InternalMetadata is set only by the embedder in Go (NewAccount), never
+	// by API clients.
+	InternalMetadata map[string]string `json:"internal_metadata"`
+	Meta             map[string]string `json:"meta"`
+	// IsDefault is true on the first account an entity opened.
+	IsDefault bool `json:"is_default"`
+	// Deleted is 0 while active, else when it was deleted (Unix ms).
+	Deleted int64 `json:"deleted"`
+	Created int64 `json:"created"`
+	Updated int64 `json:"updated"`
+}
+
+// AccountConfiguration is an account's movement policy. The ledger enforces
+// AllowInflows and AllowOutflows on new movements; Overdraft is always
+// false (customer accounts never go below zero available).
+type AccountConfiguration struct {
+	AllowInflows  bool `json:"allow_inflows"`
+	AllowOutflows bool `json:"allow_outflows"`
+	Overdraft     bool `json:"overdraft"`
+}
+
+// StablecoinBalance is the stablecoin detail of an account: empty for fiat;
+// for stablecoins the decimals, the on-chain assets accepted (always USDC
+// and USDT) and the balance in the account's 6-decimal unit. The ledger
+// does not split the balance per asset: assets are fungible inside it.
+type StablecoinBalance struct {
+	Decimals        int      `json:"decimals,omitempty"`
+	SupportedAssets []string `json:"supported_assets,omitempty"`
+	Available       *int64   `json:"available,omitempty"`
+	Current         *int64   `json:"current,omitempty"`
+}
+
+// NewAccount is a request to open an account.
+type NewAccount struct {
+	EntityID    string            `json:"entity_id"`
+	Type        string            `json:"type"`
+	Currency    string            `json:"currency"`
+	DisplayName string            `json:"display_name"`
+	Meta        map[string]string `json:"meta,omitempty"`
+	// Fields below are for the embedder; httpapi never fills them from a
+	// request body.
+	Configuration        *AccountConfiguration `json:"-"` // nil: inflows and outflows allowed
+	MaintenanceFeeExempt bool                  `json:"-"`
+	InternalMetadata     map[string]string     `json:"-"`
+}
+
+// AccountChange summarises one changed field of an account.
+type AccountChange struct {
+	Field string `json:"field"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+}
+
+// AccountFilter selects accounts to list; empty fields do not filter.
+type AccountFilter struct {
+	EntityID string
+	Currency string
+	Type     string
+}
+
+func validID(s string) bool {
+	return s != "" && len(s) <= 64 && !strings.ContainsAny(s, "/\x00")
+}
+
+func validateNewAccount(n *NewAccount) error {
+	p := corebank.Problems{}
+	if n.EntityID == "" {
+		p.Add("entity_id", "is required")
+	} else if !validID(n.EntityID) {
+		p.Add("entity_id", "is not a valid ID")
+	}
+	if n.Type == "" {
+		p.Add("type", "is required")
+	} else if !accountTypes[n.Type] {
+		p.Add("type", "must be checking, debit, operational or safeguard")
+	}
+	if n.Currency == "" {
+		p.Add("currency", "is required")
+	} else if _, ok := currencies[n.Currency]; !ok {
+		p.Add("currency", "is not supported")
+	}
+	checkDisplayName(p, n.DisplayName)
+	checkMeta(p, "meta", n.Meta)
+	return p.Err()
+}
+
+func checkDisplayName(p corebank.Problems, name string) {
+	switch {
+	case strings.TrimSpace(name) == "":
+		p.Add("display_name", "is required")
+	case !utf8.ValidString(name):
+		p.Add("display_name", "must be UTF-8")
+	case utf8.RuneCountInString(name) > MaxDisplayName:
+		p.Add("display_name", "must be at most 100 characters")
+	}
+}
+
+func checkMeta(p corebank.Problems, field string, m map[string]string) {
+	if len(m) > 50 {
+		p.Add(field, "must have at most 50 keys")
+		return
+	}
+	for k, v := range m {
+		if k == "" || len(k) > 40 {
+			p.Add(field, "keys must be 1-40 bytes")
+		} else if len(v) > 500 {
+			p.Add(field+"."+k, "must be at most 500 bytes")
+		}
+	}
+}
+
+// Index filters: each account has one key per subset of
+// {entity, currency, type}, so any filter combination is a prefix scan.
+func indexPrefixes(entity, currency, typ string) []string {
+	return []string{
+		"a/",
+		"e/" + entity + "/",
+		"c/" + currency + "/",
+		"t/" + typ + "/",
+		"ec/" + entity + "/" + currency + "/",
+		"et/" + entity + "/" + typ + "/",
+		"ct/" + currency + "/" + typ + "/",
+		"ect/" + entity + "/" + currency + "/" + typ + "/",
+	}
+}
+
+func filterPrefix(f AccountFilter) string {
+	var tag string
+	var parts []string
+	if f.EntityID != "" {
+		tag += "e"
+		parts = append(parts, f.EntityID)
+	}
+	if f.Currency != "" {
+		tag += "c"
+		parts = append(parts, f.Currency)
+	}
+	if f.Type != "" {
+		tag += "t"
+		parts = append(parts, f.Type)
+	}
+	if tag == "" {
+		return "a/"
+	}
+	return tag + "/" + strings.Join(parts, "/") + "/"
+}
+
+func addCount(tx storage.Tx, key string, d int64) error {
+	var n uint64
+	raw, err := tx.Get(bucketCounts, []byte(key))
+	switch {
+	case err == nil:
+		n, err = storage.Uint64(raw)
+		if err != nil {
+			return err
+		}
+	case !errors.Is(err, storage.ErrNotFound):
+		return err
+	}
+	n = uint64(int64(n) + d)
+	if n == 0 {
+		return tx.Delete(bucketCounts, []byte(key))
+	}
+	return tx.Put(bucketCounts, []byte(key), storage.AppendUint64(nil, n))
+}
+
+func readCount(tx storage.Tx, key string) (int64, error) {
+	raw, err := tx.Get(bucketCounts, []byte(key))
+	if errors.Is(err, storage.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n, err := storage.Uint64(raw)
+	return int64(n), err
+}
+
+// serviceBAN derives a 10-digit number (first digit 1-9, last a Luhn check
+// digit) from an ID.
+func serviceBAN(seed string) string {
+	h := fnv.New64a()
+	h.Write([]byte(seed))
+	v := h.Sum64()
+	digits := make([]byte, 0, 10)
+	digits = append(digits, byte('1'+v%9))
+	v /= 9
+	for range 8 {
+		digits = append(digits, byte('0'+v%10))
+		v /= 10
+	}
+	return string(append(digits, luhn(digits)))
+}
+
+// luhn returns the check digit that makes payload+digit pass the Luhn test.
+func luhn(payload []byte) byte {
+	sum := 0
+	for i := len(payload) - 1; i >= 0; i-- {
+		d := int(payload[i] - '0')
+		if (len(payload)-1-i)%2 == 0 {
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return byte('0' + (10-sum%10)%10)
+}
+
+// ValidServiceBAN reports whether s has the form of a service BAN (10
+// digits with a valid check digit); it does not look the number up.
+func ValidServiceBAN(s string) bool {
+	if len(s) != 10 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return luhn([]byte(s[:9])) == s[9]
+}
+
+// CreateAccount opens an account with zero balances and appends an
+// accounts.created event in the same transaction. The entity's first
+// account becomes its default.
+//
+// Errors: a validation error naming each bad field (entity_id, type,
+// currency, display_name, meta); any error of EntityGate.CanOpenAccount.
+func (s *Service) CreateAccount(ctx context.Context, n NewAccount) (*Account, error) {
+	var out *Account
+	err := s.db.Update(ctx, func(tx storage.Tx) error {
+		var err error
+		out, err = s.CreateAccountTx(tx, s.clock.Now(), n)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// CreateAccountTx is CreateAccount inside tx at time now.
+func (s *Service) CreateAccountTx(tx storage.Tx, now time.Time, n NewAccount) (*Account, error) {
+	if err := validateNewAccount(&n); err != nil {
+		return nil, err
+	}
+	if s.gate != nil {
+		if err := s.gate.CanOpenAccount(tx, n.EntityID); err != nil {
+			return nil, err
+		}
+	}
+	ms := corebank.Millis(now)
+	cfg := AccountConfiguration{AllowInflows: true, AllowOutflows: true}
+	if n.Configuration != nil {
+		cfg = *n.Configuration
+		cfg.Overdraft = false
+	}
+	a := &Account{
+		ID:                   s.ids.New(now),
+		EntityID:             n.EntityID,
+		Type:                 n.Type,
+		Currency:             n.Currency,
+		DisplayName:          n.DisplayName,
+		BalanceID:            "bal_" + s.ids.New(now),
+		Configuration:        cfg,
+		MaintenanceFeeExempt: n.MaintenanceFeeExempt,
+		InternalMetadata:     maps.Clone(n.InternalMetadata),
+		Meta:                 maps.Clone(n.Meta),
+		Created:              ms,
+		Updated:              ms,
+	}
+	for i := 0; ; i++ {
+		seed := a.ID
+		if i > 0 {
+			seed = s.ids.New(now)
+		}
+		ban := serviceBAN(seed)
+		taken, err := storage.Exists(tx, bucketBANs, []byte(ban))
+		if err != nil {
+			return nil, err
+		}
+		if !taken {
+			a.ServiceBAN = ban
+			break
+		}
+		if i == 100 {
+			return nil, errors.New("ledger: cannot find a free service BAN")
+		}
+	}
+	hasDefault, err := storage.Exists(tx, bucketDefaults, []byte(a.EntityID))
+	if err != nil {
+		return nil, err
+	}
+	if !hasDefault {
+		a.IsDefault = true
+		if err := tx.Put(bucketDefaults, []byte(a.EntityID), []byte(a.ID)); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.Put(bucketBANs, []byte(a.ServiceBAN), []byte(a.ID)); err != nil {
+		return nil, err
+	}
+	r := &balRec{currency: a.Currency, entityID: a.EntityID}
+	if !cfg.AllowInflows {
+		r.flags |= flagNoInflows
+	}
+	if !cfg.AllowOutflows {
+		r.flags |= flagNoOutflows
+	}
+	if err := s.putBal(tx, a.ID, r); err != nil {
+		return nil, err
+	}
+	if err := s.indexAccount(tx, a, 1); err != nil {
+		return nil, err
+	}
+	s.fill(a, r)
+	if err := putAccount(tx, a); err != nil {
+		return nil, err
+	}
+	if _, err := s.AppendEventTx(tx, now, EventAccountCreated, a.EntityID, a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// indexAccount adds (d=1) or removes (d=-1) an account's list index keys
+// and counters.
+func (s *Service) indexAccount(tx storage.Tx, a *Account, d int64) error {
+	for _, p := range indexPrefixes(a.EntityID, a.Currency, a.Type) {
+		k := []byte(p + a.ID)
+		var err error
+		if d > 0 {
+			err = tx.Put(bucketIndex, k, nil)
+		} else {
+			err = tx.Delete(bucketIndex, k)
+		}
+		if err != nil {
+			return err
+		}
+		if err := addCount(tx, p, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func putAccount(tx storage.Tx, a *Account) error {
+	return storage.PutJSON(tx, bucketAccounts, []byte(a.ID), a)
+}
+
+// fill sets the fields derived from the balance record, and turns nil maps
+// into empty objects.
+func (s *Service) fill(a *Account, r *balRec) {
+	a.Balance = r.Summary()
+	a.StablecoinBalance = StablecoinBalance{}
+	if c, _ := CurrencyInfo(a.Currency); c.Kind == KindStablecoin {
+		av, cu := r.Available(), r.Current()
+		a.StablecoinBalance = StablecoinBalance{Decimals: c.Exponent, SupportedAssets: append([]string(nil), stablecoinAssets...), Available: &av, Current: &cu}
+	}
+	if a.Meta == nil {
+		a.Meta = map[string]string{}
+	}
+	if a.InternalMetadata == nil {
+		a.InternalMetadata = map[string]string{}
+	}
+}
+
+// getAccountTx reads an account with its current balance. Deleted accounts
+// are returned (Deleted != 0). It returns ErrAccountNotFound when absent.
+func (s *Service) getAccountTx(tx storage.Tx, id string) (*Account, error) {
+	if !validID(id) {
+		return nil, ErrAccountNotFound
+	}
+	a := &Account{}
+	if err := storage.GetJSON(tx, bucketAccounts, []byte(id), a); err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, ErrAccountNotFound.With("account " + id + " not found")
+		}
+		return nil, err
+	}
+	r, err := loadBal(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	s.fill(a, r)
+	return a, nil
+}
+
+// GetAccountTx is GetAccount inside tx.
+func (s *Service) GetAccountTx(tx storage.Tx, id string) (*Account, error) {
+	return s.getAccountTx(tx, id)
+}
+
+// GetAccount returns an account with its current balance. A deleted account
+// is still returned, with Deleted set to when it was deleted; callers that
+// must not act on it check Deleted. It returns ErrAccountNotFound for an
+// unknown ID and for system accounts (use GetBalance for those).
+func (s *Service) GetAccount(ctx context.Context, id string) (*Account, error) {
+	var out *Account
+	err := s.db.View(ctx, func(tx storage.Tx) error {
+		var err error
+		out, err = s.getAccountTx(tx, id)
+		return err
+	})
+	return out, err
+}
+
+// AccountByServiceBAN returns the account whose service_ban is ban (deleted
+// accounts included; BANs are never reused). It returns ErrAccountNotFound
+// when no account has it.
+func (s *Service) AccountByServiceBAN(ctx context.Context, ban string) (*Account, error) {
+	var out *Account
+	err := s.db.View(ctx, func(tx storage.Tx) error {
+		var err error
+		out, err = s.AccountByServiceBANTx(tx, ban)
+		return err
+	})
+	return out, err
+}
+
+// AccountByServiceBANTx is AccountByServiceBAN inside tx.
+func (s *Service) AccountByServiceBANTx(tx storage.Tx, ban string) (*Account, error) {
+	if !ValidServiceBAN(ban) {
+		return nil, ErrAccountNotFound.With("no account has service_ban " + ban)
+	}
+	id, err := tx.Get(bucketBANs, []byte(ban))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, ErrAccountNotFound.With("no account has service_ban " + ban)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.getAccountTx(tx, string(id))
+}
+
+// ListAccounts returns one page of active (not deleted) accounts matching f,
+// in creation order. Total is the number of matching accounts, kept as a
+// counter per filter combination (O(1)). Any page costs one seek plus the
+// page: the indexes are keys.
+//
+// Errors: a validation error on "limit" or "cursor".
+func (s *Service) ListAccounts(ctx context.Context, f AccountFilter, opts corebank.ListOptions) (*corebank.Page[Account], error) {
+	limit, err := opts.CheckLimit(corebank.DefaultLimit)
+	if err != nil {
+		return nil, err
+	}
+	p := corebank.Problems{}
+	for field, v := range map[string]string{"entity_id": f.EntityID, "currency": f.Currency, "type": f.Type} {
+		if v != "" && !validID(v) {
+			p.Add(field, "is not valid")
+		}
+	}
+	for _, c := range []string{opts.After, opts.Before} {
+		if c != "" && !validID(c) {
+			p.Add("cursor", "is malformed")
+		}
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	prefix := filterPrefix(f)
+	var page *corebank.Page[Account]
+	err = s.db.View(ctx, func(tx storage.Tx) error {
+		ids, hasNext, hasPrev, err := pageKeys(tx, bucketIndex, []byte(prefix), opts, limit)
+		if err != nil {
+			return err
+		}
+		page = &corebank.Page[Account]{Items: make([]Account, 0, len(ids))}
+		for _, id := range ids {
+			a, err := s.getAccountTx(tx, id)
+			if err != nil {
+				return err
+			}
+			page.Items = append(page.Items, *a)
+		}
+		page.HasNext, page.HasPrevious = hasNext, hasPrev
+		if hasNext && len(ids) > 0 {
+			page.Next = ids[len(ids)-1]
+		}
+		if hasPrev && len(ids) > 0 {
+			page.Previous = ids[0]
+		}
+		page.Total, err = readCount(tx, prefix)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return page, nil
+}
+
+// pageKeys returns the key suffixes (after prefix) of one page in ascending
+// order and whether items exist beyond each end.
+func pageKeys(tx storage.Tx, b storage.Bucket, prefix []byte, opts corebank.ListOptions, limit int) (ids []string, hasNext, hasPrev bool, err error) {
+	key := func(id string) []byte { return append(append([]byte(nil), prefix...), id...) }
+	collect := func(o storage.ScanOptions) ([]string, error) {
+		var out []string
+		err := tx.Scan(b, o, func(k, _ []byte) error {
+			out = append(out, string(k[len(prefix):]))
+			return nil
+		})
+		return out, err
+	}
+	exists := func(after []byte, reverse bool) (bool, error) {
+		got, err := collect(storage.ScanOptions{Prefix: prefix, After: after, Reverse: reverse, Limit: 1})
+		return len(got) > 0, err
+	}
+	if opts.Before != "" {
+		got, err := collect(storage.ScanOptions{Prefix: prefix, After: key(opts.Before), Reverse: true, Limit: limit + 1})
+		if err != nil {
+			return nil, false, false, err
+		}
+		if len(got) > limit {
+			hasPrev = true
+			got = got[:limit]
+		}
+		for i, j := 0, len(got)-1; i < j; i, j = i+1, j-1 {
+			got[i], got[j] = got[j], got[i]
+		}
+		if len(got) == 0 {
+			// Nothing before the cursor: is the cursor item, or anything
+			// after it, still there?
+			hasNext, err = storage.Exists(tx, b, key(opts.Before))
+			if err != nil || hasNext {
+				return got, hasNext, hasPrev, err
+			}
+			hasNext, err = exists(key(opts.Before), false)
+			return got, hasNext, hasPrev, err
+		}
+		edge := key(got[len(got)-1])
+		hasNext, err = exists(edge, false)
+		return got, hasNext, hasPrev, err
+	}
+	o := storage.ScanOptions{Prefix: prefix, Limit: limit + 1}
+	if opts.After != "" {
+		o.After = key(opts.After)
+	}
+	got, err := collect(o)
+	if err != nil {
+		return nil, false, false, err
+	}
+	if len(got) > limit {
+		hasNext = true
+		got = got[:limit]
+	}
+	if opts.After != "" {
+		edge := append(key(opts.After), 0) // strictly before this includes the cursor item
+		if len(got) > 0 {
+			edge = key(got[0])
+		}
+		hasPrev, err = exists(edge, true)
+	}
+	return got, hasNext, hasPrev, err
+}
+
+// RenameAccount sets an account's display_name, the only field a client may
+// change, and appends accounts.updated. Renaming to the current name writes
+// nothing and returns a change whose From equals To.
+//
+// Errors: a validation error on display_name; ErrAccountNotFound;
+// ErrAccountDeleted for a deleted account.
+func (s *Service) RenameAccount(ctx context.Context, id, displayName string) (*Account, *AccountChange, error) {
+	var out *Account
+	var change *AccountChange
+	err := s.db.Update(ctx, func(tx storage.Tx) error {
+		var err error
+		out, change, err = s.RenameAccountTx(tx, s.clock.Now(), id, displayName)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, change, nil
+}
+
+// RenameAccountTx is RenameAccount inside tx at time now.
+func (s *Service) RenameAccountTx(tx storage.Tx, now time.Time, id, displayName string) (*Account, *AccountChange, error) {
+	p := corebank.Problems{}
+	checkDisplayName(p, displayName)
+	if err := p.Err(); err != nil {
+		return nil, nil, err
+	}
+	a, err := s.getAccountTx(tx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a.Deleted != 0 {
+		return nil, nil, ErrAccountDeleted.With("account " + id + " is deleted")
+	}
+	change := &AccountChange{Field: "display_name", From: a.DisplayName, To: displayName}
+	if a.DisplayName == displayName {
+		return a, change, nil
+	}
+	a.DisplayName = displayName
+	a.Updated = corebank.Millis(now)
+	if err := putAccount(tx, a); err != nil {
+		return nil, nil, err
+	}
+	if _, err := s.AppendEventTx(tx, now, EventAccountUpdated, a.EntityID, a); err != nil {
+		return nil, nil, err
+	}
+	return a, change, nil
+}
+
+// DeleteAccount marks an account deleted (Deleted = now in ms), removes it
+// from lists, deletes its account details (DeleteAccountDetailsForAccountTx)
+// and appends accounts.deleted, all in one transaction. The record is kept: GetAccount
+// and AccountByServiceBAN still return it, and money can no longer move on
+// it. Deleting a deleted account returns it unchanged.
+//
+// Errors: ErrAccountNotFound; ErrAccountNotEmpty when its settled balance
+// is not zero or holds are pending on it.
+func (s *Service) DeleteAccount(ctx context.Context, id string) (*Account, error) {
+	var out *Account
+	err := s.db.Update(ctx, func(tx storage.Tx) error {
+		now := s.clock.Now()
+		var err error
+		if out, err = s.DeleteAccountTx(tx, now, id); err != nil {
+			return err
+		}
+		_, err = s.DeleteAccountDetailsForAccountTx(tx, now, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// DeleteAccountTx is DeleteAccount inside tx at time now, except that it
+// leaves the account's details alone: a composing caller runs
+// DeleteAccountDetailsForAccountTx in the same transaction.
+func (s *Service) DeleteAccountTx(tx storage.Tx, now time.Time, id string) (*Account, error) {
+	a, err := s.getAccountTx(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if a.Deleted != 0 {
+		return a, nil
+	}
+	r, err := loadBal(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Settled != 0 || r.PendingDebits != 0 || r.PendingCredits != 0 {
+		return nil, ErrAccountNotEmpty.WithData(a.Balance)
+	}
+	r.flags |= flagDeleted
+	if err := s.putBal(tx, id, r); err != nil {
+		return nil, err
+	}
+	if err := s.indexAccount(tx, a, -1); err != nil {
+		return nil, err
+	}
+	ms := corebank.Millis(now)
+	a.Deleted = ms
+	a.Updated = ms
+	if err := putAccount(tx, a); err != nil {
+		return nil, err
+	}
+	if _, err := s.AppendEventTx(tx, now, EventAccountDeleted, a.EntityID, a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// CountAccounts returns how many active accounts match f, in O(1).
+func (s *Service) CountAccounts(ctx context.Context, f AccountFilter) (int64, error) {
+	var n int64
+	err := s.db.View(ctx, func(tx storage.Tx) error {
+		var err error
+		n, err = readCount(tx, filterPrefix(f))
+		return err
+	})
+	return n, err
+}

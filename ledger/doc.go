@@ -1,0 +1,95 @@
+// Package ledger is corebank's double-entry core: accounts, balances,
+// journal entries, two-phase holds, statements, point-in-time balances and
+// the event outbox. Every other domain package moves money only through it.
+//
+// # Accounts
+//
+// An Account belongs to one entity and holds one currency (Currencies lists
+// them: fiat with exponent 2, stablecoins with exponent 6; CAD, AED and ZAR
+// are accepted beside SPEC.md's five fiat codes because CONTRACT.md and the
+// account details define them). Its JSON form is the API form. The fields
+// SPEC.md leaves unnamed are balance_id, configuration {allow_inflows,
+// allow_outflows, overdraft}, stablecoin_balance ({} for fiat),
+// maintenance_fee_exempt and internal_metadata (set only from Go). Each
+// account gets a service_ban: ten digits, the last a Luhn check digit,
+// unique and never reused, resolvable with AccountByServiceBAN. An entity's
+// first account is its default (is_default).
+//
+// Lists are prefix scans over index keys, one key per account and subset of
+// the filters {entity, currency, type} ("ec/<entity>/<currency>/<id>"), so a
+// page costs one seek plus the page at any depth, and total counts are
+// counters kept beside the index (O(1)). Deleting requires a zero settled
+// balance and no pending holds (ErrAccountNotEmpty); a deleted account keeps
+// its record with deleted = the deletion time in ms, is still returned by
+// GetAccount and AccountByServiceBAN, leaves every list, and refuses new
+// movements (ErrAccountDeleted). Account changes append accounts.created,
+// accounts.updated and accounts.deleted events in the same transaction.
+//
+// # Double entry
+//
+// Balances are signed credit-minus-debit. Every movement is a set of lines
+// whose debits equal their credits in each currency, so per currency the
+// sum of every account's settled balance, system accounts included, is
+// always zero. Money entering or leaving corebank passes through system
+// accounts (SystemAccount(currency, purpose): clearing.bank, clearing.momo,
+// clearing.stablecoin, clearing.book, clearing.card, fees, fx, suspense),
+// which are created lazily, may go negative and have no Account record.
+//
+// A Balance has three parts: Settled, PendingDebits and PendingCredits.
+// Available = Settled - PendingDebits; Current = Settled + PendingCredits -
+// PendingDebits. A customer account's available balance never goes below
+// zero because of a debit: such a movement fails with ErrInsufficientFunds
+// and writes nothing.
+//
+// Every change to an account writes one history line recording the change,
+// the balance triple after it and the cumulative settled credits and
+// debits. BalanceAt finds the last line at or before an instant with one
+// seek per stream; History replays them.
+//
+// # Holds
+//
+// Holds follow TigerBeetle's two-phase transfers: Hold reserves an amount
+// (pending debit on one account, pending credit on another, same currency);
+// PostHold settles it in full or in part, releasing the rest; VoidHold
+// releases it. A hold with a Timeout resolves itself when RunDue runs at or
+// after its expiry: voided (status expired) by default, or posted in full
+// with OnTimeout = TimeoutPost (inflows that settle by themselves). The
+// ledger starts no goroutines; a runner calls RunDue on a ticker, or a test
+// after advancing a mock clock.
+//
+// Post and Hold take an optional idempotency Key: a retry with the same key
+// and content returns the original result without writing; the same key
+// with different content fails with ErrIdempotencyKeyReused naming the
+// differing fields. Every exported operation is one storage transaction;
+// the ...Tx variants (PostTx, HoldTx, PostHoldTx, VoidHoldTx,
+// CreateAccountTx, DeleteAccountTx, AppendEventTx) let other packages
+// compose several operations atomically, and write nothing when they fail.
+// The EntityGate lets the entities package veto account opening and new
+// movements inside the same transaction; completing a hold is never vetoed.
+//
+// # Storage and encoding
+//
+// Hot records (balances, holds, history lines, journal entries) use a
+// compact binary encoding: a version byte, then varints and length-prefixed
+// strings. Accounts and events are JSON. A two-phase transfer between two
+// customer accounts writes the hold twice, each balance twice, four history
+// lines and adds and removes two pending-index keys.
+//
+// # Statements
+//
+// Statement returns a month (UTC) of an account: opening and closing
+// settled balances and total credits and debits come from two seeks
+// (the last settled history lines before the month and before its end), and
+// a page of transactions, oldest first, each with the settled running
+// balance, is one seek plus the page, wherever it lies in a million-line
+// history. Pending holds count in neither; with IncludePending the holds
+// still pending that were placed in the month are merged in by time, status
+// pending, running_balance null. Cursors are opaque positions.
+//
+// # Outbox
+//
+// AppendEventTx writes an Event {seq, id, type, entity_id, object, created}
+// in the caller's transaction; seq comes from a counter in the same store,
+// so seq order is commit order and Events(afterSeq, limit) lets a reader
+// resume exactly where it stopped. Delivery is the webhooks package's job.
+package ledger

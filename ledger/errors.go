@@ -1,0 +1,49 @@
+package ledger
+
+import "github.com/corebank/corebank"
+
+// Errors returned by the ledger. Compare with errors.Is; the returned copies
+// may carry a more specific message or fields.
+var (
+	// ErrAccountNotFound is returned for an unknown account ID or service BAN.
+	// Its code is the shared not_found, so errors.Is also matches other
+	// not_found errors of kind NotFound (ErrHoldNotFound, ErrEntryNotFound).
+	ErrAccountNotFound = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "account not found")
+	// ErrHoldNotFound is returned for an unknown hold ID.
+	ErrHoldNotFound = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "hold not found")
+	// ErrEntryNotFound is returned for an unknown journal entry ID.
+	ErrEntryNotFound = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "journal entry not found")
+
+	// ErrInsufficientFunds is returned when a debit would take a customer
+	// account's available balance below zero. Nothing is written.
+	ErrInsufficientFunds = corebank.E(corebank.KindRejected, "insufficient_funds", "insufficient funds")
+	// ErrAccountNotEmpty is returned by DeleteAccount while the account has a
+	// non-zero balance or pending holds.
+	ErrAccountNotEmpty = corebank.E(corebank.KindRejected, "account_not_empty", "the account has a balance or pending holds")
+	// ErrAccountDeleted is returned when money would move on a deleted account.
+	ErrAccountDeleted = corebank.E(corebank.KindRejected, "account_deleted", "the account is deleted")
+	// ErrInflowsNotAllowed is returned when an account's configuration
+	// forbids credits.
+	ErrInflowsNotAllowed = corebank.E(corebank.KindRejected, "inflows_not_allowed", "the account does not accept inflows")
+	// ErrOutflowsNotAllowed is returned when an account's configuration
+	// forbids debits.
+	ErrOutflowsNotAllowed = corebank.E(corebank.KindRejected, "outflows_not_allowed", "the account does not allow outflows")
+	// ErrHoldNotPending is returned when posting or voiding a hold that is
+	// already posted, voided or expired (other than an identical retry).
+	ErrHoldNotPending = corebank.E(corebank.KindRejected, "hold_not_pending", "the hold is no longer pending")
+
+	// ErrBalanceLimit is returned when a movement would take a balance
+	// beyond ±2^62, where int64 arithmetic could overflow.
+	ErrBalanceLimit = corebank.E(corebank.KindRejected, "balance_limit_exceeded", "the balance would exceed the ledger's limit")
+
+	// ErrIdempotencyKeyReused is returned when a key is reused with different
+	// content; Fields names each differing field.
+	ErrIdempotencyKeyReused = corebank.E(corebank.KindConflict, "idempotency_key_reused", "the idempotency key was used for a different request")
+
+	// ErrCurrencyMismatch is returned when the accounts of a hold differ in
+	// currency, or a line's currency does not match its account.
+	ErrCurrencyMismatch = corebank.E(corebank.KindInvalid, "currency_mismatch", "accounts differ in currency")
+	// ErrUnbalancedEntry is returned when an entry's debits and credits differ
+	// in some currency; Fields names the currency ("lines.USD").
+	ErrUnbalancedEntry = corebank.E(corebank.KindInvalid, "unbalanced_entry", "debits and credits differ")
+)

@@ -1,0 +1,85 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/storage"
+)
+
+// Event is one entry of the outbox: a change, recorded in the same
+// transaction as the change, for webhooks and other readers.
+type Event struct {
+	// Seq orders events by commit: readers resume after the last Seq seen.
+	Seq      uint64 `json:"seq"`
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	EntityID string `json:"entity_id"`
+	// Object is the API representation of the changed object.
+	Object  json.RawMessage `json:"object"`
+	Created int64           `json:"created"`
+}
+
+var eventSeqKey = []byte("event_seq")
+
+// AppendEventTx appends an event of type typ about entityID, whose object is
+// object encoded as JSON, in tx. Because the sequence counter is read and
+// written in tx, Seq order is commit order. It returns an error only when
+// object cannot be encoded or storage fails.
+func (s *Service) AppendEventTx(tx storage.Tx, now time.Time, typ, entityID string, object any) (*Event, error) {
+	raw, err := json.Marshal(object)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: encode %s event: %w", typ, err)
+	}
+	var seq uint64
+	b, err := tx.Get(bucketMeta, eventSeqKey)
+	switch {
+	case err == nil:
+		if seq, err = storage.Uint64(b); err != nil {
+			return nil, err
+		}
+	case !errors.Is(err, storage.ErrNotFound):
+		return nil, err
+	}
+	seq++
+	if err := tx.Put(bucketMeta, eventSeqKey, storage.AppendUint64(nil, seq)); err != nil {
+		return nil, err
+	}
+	ev := &Event{Seq: seq, ID: s.ids.New(now), Type: typ, EntityID: entityID, Object: raw, Created: corebank.Millis(now)}
+	if err := storage.PutJSON(tx, bucketEvents, storage.AppendUint64(nil, seq), ev); err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+// Events returns up to limit events with Seq greater than afterSeq, in Seq
+// order (limit <= 0 means 100; at most 1000). An empty result means the
+// reader is caught up.
+func (s *Service) Events(ctx context.Context, afterSeq uint64, limit int) ([]Event, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	if limit > 1000 {
+		limit = 1000
+	}
+	var out []Event
+	err := s.db.View(ctx, func(tx storage.Tx) error {
+		out = out[:0]
+		return tx.Scan(bucketEvents, storage.ScanOptions{After: storage.AppendUint64(nil, afterSeq), Limit: limit}, func(_, v []byte) error {
+			var ev Event
+			if err := json.Unmarshal(v, &ev); err != nil {
+				return fmt.Errorf("ledger: decode event: %w", err)
+			}
+			out = append(out, ev)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,216 @@
+package ledger
+
+import (
+	"context"
+	"encoding/binary"
+	"sort"
+
+	"github.com/corebank/corebank/storage"
+)
+
+// LineKind says what wrote a HistoryLine.
+type LineKind string
+
+// Line kinds. Entry and post lines change the settled balance and appear on
+// statements; hold, void and expire lines change only pending amounts.
+const (
+	LineEntry  LineKind = "entry"  // a journal entry line (Post)
+	LineHold   LineKind = "hold"   // a hold was placed
+	LinePost   LineKind = "post"   // a hold was posted (settled, remainder released)
+	LineVoid   LineKind = "void"   // a hold was voided
+	LineExpire LineKind = "expire" // a hold timed out and voided itself
+)
+
+var lineKindCodes = map[LineKind]byte{LineEntry: 1, LineHold: 2, LinePost: 3, LineVoid: 4, LineExpire: 5}
+var lineKindNames = [...]LineKind{"", LineEntry, LineHold, LinePost, LineVoid, LineExpire}
+
+// History streams: settled lines (statements) and pending-only lines.
+const (
+	histSettled byte = 'S'
+	histPending byte = 'P'
+)
+
+func (k LineKind) stream() byte {
+	if k == LineEntry || k == LinePost {
+		return histSettled
+	}
+	return histPending
+}
+
+// HistoryLine is one change to one account's balance, with the balance
+// after it. Every journal line and every hold state change writes one, so
+// the history of an account replays its balance exactly.
+type HistoryLine struct {
+	// Seq numbers the account's lines from 1 without gaps.
+	Seq uint64 `json:"seq"`
+	// Created is when the change was written (Unix ms, never decreasing per account).
+	Created int64    `json:"created"`
+	Kind    LineKind `json:"kind"`
+	// TxID is the journal entry ID (entry lines) or the hold ID.
+	TxID string `json:"tx_id"`
+	// SettledDelta, PendingDebitsDelta and PendingCreditsDelta are the change.
+	SettledDelta        int64 `json:"settled_delta"`
+	PendingDebitsDelta  int64 `json:"pending_debits_delta"`
+	PendingCreditsDelta int64 `json:"pending_credits_delta"`
+	// Balance is the account's balance after the change.
+	Balance Balance `json:"balance"`
+	// Credits and Debits are the cumulative settled credits and debits after
+	// the change; the difference of two lines' values is the total between them.
+	Credits   int64  `json:"credits"`
+	Debits    int64  `json:"debits"`
+	Narration string `json:"narration,omitempty"`
+	Reference string `json:"reference,omitempty"`
+}
+
+const lineVersion = 1
+
+func (l *HistoryLine) appendTo(b []byte) []byte {
+	e := encoder{b: b}
+	e.byte(lineVersion)
+	e.byte(lineKindCodes[l.Kind])
+	e.uvarint(l.Seq)
+	e.varint(l.Created)
+	e.str(l.TxID)
+	e.varint(l.SettledDelta)
+	e.varint(l.PendingDebitsDelta)
+	e.varint(l.PendingCreditsDelta)
+	e.varint(l.Balance.Settled)
+	e.varint(l.Balance.PendingDebits)
+	e.varint(l.Balance.PendingCredits)
+	e.varint(l.Credits)
+	e.varint(l.Debits)
+	e.str(l.Narration)
+	e.str(l.Reference)
+	return e.b
+}
+
+func decodeLine(b []byte) (*HistoryLine, error) {
+	d := decoder{b: b}
+	if d.byte() != lineVersion {
+		return nil, errCorrupt
+	}
+	l := &HistoryLine{}
+	k := d.byte()
+	if int(k) >= len(lineKindNames) || k == 0 {
+		return nil, errCorrupt
+	}
+	l.Kind = lineKindNames[k]
+	l.Seq = d.uvarint()
+	l.Created = d.varint()
+	l.TxID = d.str()
+	l.SettledDelta = d.varint()
+	l.PendingDebitsDelta = d.varint()
+	l.PendingCreditsDelta = d.varint()
+	l.Balance.Settled = d.varint()
+	l.Balance.PendingDebits = d.varint()
+	l.Balance.PendingCredits = d.varint()
+	l.Credits = d.varint()
+	l.Debits = d.varint()
+	l.Narration = d.str()
+	l.Reference = d.str()
+	return l, d.err
+}
+
+// histPrefix is "<account>/<stream>/".
+func histPrefix(account string, stream byte) []byte {
+	k := make([]byte, 0, len(account)+3+16)
+	k = append(k, account...)
+	return append(k, '/', stream, '/')
+}
+
+func histKey(account string, stream byte, ms int64, seq uint64) []byte {
+	k := histPrefix(account, stream)
+	k = storage.AppendInt64(k, ms)
+	return storage.AppendUint64(k, seq)
+}
+
+// writeLine applies l's deltas to r, stamps l with the account's next seq,
+// the time and the balance after, and stores it. The caller stores r.
+func (s *Service) writeLine(tx storage.Tx, account string, r *balRec, nowMs int64, l *HistoryLine) error {
+	r.Settled += l.SettledDelta
+	r.PendingDebits += l.PendingDebitsDelta
+	r.PendingCredits += l.PendingCreditsDelta
+	if l.SettledDelta > 0 {
+		r.credits += l.SettledDelta
+	} else {
+		r.debits -= l.SettledDelta
+	}
+	r.seq++
+	if nowMs < r.lastMs {
+		nowMs = r.lastMs // keep each account's history in time order
+	}
+	r.lastMs = nowMs
+	l.Seq = r.seq
+	l.Created = nowMs
+	l.Balance = r.Balance
+	l.Credits = r.credits
+	l.Debits = r.debits
+	bp := s.buf()
+	b := append(*bp, account...)
+	b = append(b, '/', l.Kind.stream(), '/')
+	b = storage.AppendInt64(b, nowMs)
+	b = storage.AppendUint64(b, l.Seq)
+	k := len(b)
+	b = l.appendTo(b)
+	err := tx.Put(bucketHistory, b[:k], b[k:])
+	s.release(bp, b)
+	return err
+}
+
+// lastLineBefore returns the account's last line in stream stamped before
+// msExclusive, or nil.
+func lastLineBefore(tx storage.Tx, account string, stream byte, msExclusive uint64) (*HistoryLine, error) {
+	p := histPrefix(account, stream)
+	var out *HistoryLine
+	err := tx.Scan(bucketHistory, storage.ScanOptions{
+		Prefix:  p,
+		After:   binary.BigEndian.AppendUint64(append([]byte(nil), p...), msExclusive),
+		Reverse: true,
+		Limit:   1,
+	}, func(_, v []byte) error {
+		var err error
+		out, err = decodeLine(v)
+		return err
+	})
+	return out, err
+}
+
+// History calls fn for the account's history lines in Seq order. When
+// after is non-nil (the last line the caller already has) the walk resumes
+// after it with one seek per stream; otherwise it reads the whole history,
+// O(n): for audits, exports and tests. It returns ErrAccountNotFound for an
+// unknown account; an error from fn ends the walk and is returned.
+func (s *Service) History(ctx context.Context, accountID string, after *HistoryLine, fn func(HistoryLine) error) error {
+	return s.db.View(ctx, func(tx storage.Tx) error {
+		if _, err := loadBal(tx, accountID); err != nil {
+			return err
+		}
+		var lines []*HistoryLine
+		for _, stream := range []byte{histSettled, histPending} {
+			o := storage.ScanOptions{Prefix: histPrefix(accountID, stream)}
+			if after != nil {
+				// Per account, time never decreases as Seq grows, so every
+				// later line sorts after (Created, Seq) in either stream.
+				o.After = histKey(accountID, stream, after.Created, after.Seq)
+			}
+			err := tx.Scan(bucketHistory, o, func(_, v []byte) error {
+				l, err := decodeLine(v)
+				if err != nil {
+					return err
+				}
+				lines = append(lines, l)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		sort.Slice(lines, func(i, j int) bool { return lines[i].Seq < lines[j].Seq })
+		for _, l := range lines {
+			if err := fn(*l); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,114 @@
+package ledger
+
+import (
+	"sync"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/ledger/coordinates"
+	"github.com/corebank/corebank/storage"
+)
+
+// Buckets the ledger writes. Every bucket name starts with "ledger.".
+const (
+	bucketAccounts = storage.Bucket("ledger.accounts")       // account ID -> account JSON
+	bucketIndex    = storage.Bucket("ledger.account_index")  // <filter>/<values...>/<account ID> -> empty
+	bucketCounts   = storage.Bucket("ledger.account_counts") // <filter>/<values...> -> uint64 count
+	bucketBANs     = storage.Bucket("ledger.bans")           // service BAN -> account ID
+	bucketDefaults = storage.Bucket("ledger.defaults")       // entity ID -> default account ID
+	bucketBalances = storage.Bucket("ledger.balances")       // account ID -> binary balance record
+	bucketHistory  = storage.Bucket("ledger.history")        // <account>/S|P/<ms><seq> -> binary history line
+	bucketPending  = storage.Bucket("ledger.pending")        // <account>/<ms><hold ID> -> pending statement row
+	bucketHolds    = storage.Bucket("ledger.holds")          // hold ID -> binary hold
+	bucketDue      = storage.Bucket("ledger.due")            // <ms><hold ID> -> empty, holds with a timeout
+	bucketEntries  = storage.Bucket("ledger.entries")        // entry ID -> binary journal entry
+	bucketIdem     = storage.Bucket("ledger.idempotency")    // caller key -> kind byte + object ID
+	bucketEvents   = storage.Bucket("ledger.events")         // <seq> -> event JSON
+	bucketMeta     = storage.Bucket("ledger.meta")           // counters
+)
+
+// EntityGate lets the package that owns entities veto ledger work inside the
+// same storage transaction. The ledger cannot import that package (it
+// imports the ledger), so it asks through this interface. Errors returned by
+// a gate are returned unchanged to the ledger's caller.
+type EntityGate interface {
+	// CanOpenAccount returns nil when entityID exists and may open accounts
+	// (for example, it is approved).
+	CanOpenAccount(tx storage.Tx, entityID string) error
+	// CanMoveMoney returns nil when entityID's accounts may start new money
+	// movements (for example, the entity is not suspended).
+	CanMoveMoney(tx storage.Tx, entityID string) error
+}
+
+// Options are the Service's optional dependencies. The zero value, and a
+// nil *Options, use the documented defaults.
+type Options struct {
+	// Clock is the only source of time; default clock.New().
+	Clock clock.Clock
+	// IDs makes every ID; default corebank.NewIDs(nil).
+	IDs *corebank.IDs
+	// Gate vetoes account opening and money movement; nil allows everything.
+	Gate EntityGate
+	// Coordinates issues account details (bank coordinates, wallet
+	// addresses); default coordinates.NewSandbox(nil).
+	Coordinates coordinates.Provider
+	// DueBatch is how many due holds RunDue resolves per transaction;
+	// default 256.
+	DueBatch int
+}
+
+// Service is the ledger: accounts, balances, journal entries, holds,
+// statements and the event outbox. It is safe for concurrent use; all state
+// lives in the storage backend.
+type Service struct {
+	db       storage.Backend
+	clock    clock.Clock
+	ids      *corebank.IDs
+	gate     EntityGate
+	coords   coordinates.Provider
+	dueBatch int
+	// bufs recycles the scratch buffers hot writes build keys and values
+	// in; backends copy both on Put, so a buffer is free right after.
+	bufs sync.Pool
+}
+
+func (s *Service) buf() *[]byte {
+	if b, ok := s.bufs.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, 0, 512)
+	return &b
+}
+
+func (s *Service) release(bp *[]byte, b []byte) {
+	if cap(b) <= 16<<10 {
+		*bp = b[:0]
+		s.bufs.Put(bp)
+	}
+}
+
+// NewService returns a ledger over db. It starts no goroutines; call RunDue
+// to resolve holds whose timeout fell due.
+func NewService(db storage.Backend, opt *Options) *Service {
+	var o Options
+	if opt != nil {
+		o = *opt
+	}
+	if o.Clock == nil {
+		o.Clock = clock.New()
+	}
+	if o.IDs == nil {
+		o.IDs = corebank.NewIDs(nil)
+	}
+	if o.Coordinates == nil {
+		o.Coordinates = coordinates.NewSandbox(nil)
+	}
+	if o.DueBatch <= 0 {
+		o.DueBatch = 256
+	}
+	return &Service{db: db, clock: o.Clock, ids: o.IDs, gate: o.Gate, coords: o.Coordinates, dueBatch: o.DueBatch}
+}
+
+// Clock returns the clock the service reads time from.
+func (s *Service) Clock() clock.Clock { return s.clock }
