@@ -1,0 +1,78 @@
+// Package webhooks manages webhook subscriptions and delivers outbox events
+// to them: signed, at least once, with retries on the clock.
+//
+// # Subscriptions
+//
+// A Webhook belongs to one entity and receives the events of that entity and
+// of every entity below it in the tree (Options.Tree places entities, for
+// example *entities.Service; without one a webhook gets only its own
+// entity's events). enabled_events selects event types
+// by group ("outflows": {"completed": true}); "all" overrides the groups and
+// also covers event types added later. preferred_events is derived from it:
+// ["all"], "group.all" for a fully enabled group, else the single
+// "group.event" names. A webhook is active until it is set inactive, deleted
+// (soft: deleted holds the time), or created + expires_in passes on the
+// clock; an inactive webhook gets no new deliveries and its pending ones
+// stop. The secret ("whsec_" and 32 random bytes, base64url) is sealed at
+// rest and shown only by Create and RotateSecret.
+//
+// # Events
+//
+// Domain packages append events to the ledger's outbox in the same storage
+// transaction as the change they report. The dispatcher reads the outbox
+// after the last sequence it has processed, a cursor stored with the
+// deliveries it creates in one transaction, so a restart resumes exactly
+// there and nothing is lost. For each event and each active webhook that
+// matches it, one Delivery is stored (one per webhook and event). Events are
+// also indexed for ListEvents under the event's entity and its ancestors,
+// and purged, with finished deliveries, after EventRetention (30 days).
+// Redeliver sends a retained event again with a fresh retry window.
+//
+// Wrap the backend the other services use with storage.WithCommitHook(db,
+// svc.Wake) and call Run in a goroutine: the first attempt then goes out
+// right after the commit, whatever the (possibly fake) clock says. Give the
+// webhooks Service the unwrapped backend, so its own bookkeeping does not
+// wake it.
+//
+// # Signing
+//
+// Each attempt is a POST of {"event": <type>, "data": <object>} with
+// Content-Type application/json and the headers x-service-event-id (the
+// event's ID, the same on every attempt and redelivery, for receivers to
+// deduplicate), x-service-event-timestamp (Unix milliseconds of the attempt)
+// and x-service-event-signature, the lowercase hex HMAC-SHA256 of
+// "{timestamp}.{body}" keyed with the whole secret string. Receivers check
+// it with Verify, which also refuses timestamps outside a tolerance so that
+// a captured delivery cannot be replayed later.
+//
+// # Retries
+//
+// A 2xx acknowledges. Anything else fails the attempt: another status,
+// a redirect (never followed), a timeout (AttemptTimeout, 10 s, per
+// attempt), a TLS or connection error. After the n-th failed attempt the
+// next is due RetryBase * 2^(n-1) later on the clock (10 s, 20 s, 40 s, ...)
+// as long as that is within RetryWindow (15 minutes) of the event's
+// creation; otherwise the delivery is failed and never sent again. With the
+// defaults a receiver that never answers 2xx gets attempts at 0, 10, 30, 70,
+// 150, 310 and 630 s. Retries wait on the injected clock: RunDue(asOf) sends
+// those due, and Run calls it on every wake-up and every PollInterval. Each
+// attempt, its outcome and the webhook's stats are written in one
+// transaction; an attempt whose outcome was not recorded (a crash) is made
+// again, so delivery is at least once. Attempts run at most Concurrency (16)
+// at a time.
+//
+// # SSRF policy
+//
+// URLs must be https. In production (Options.Env) a destination may not be
+// loopback, private (RFC 1918, fc00::/7), link-local (169.254/16, fe80::/10),
+// CGNAT (100.64/10), unspecified, multicast, reserved or a cloud metadata
+// endpoint (169.254.169.254, fd00:ec2::254, metadata.google.internal):
+// the host is resolved and every address checked at registration, and the
+// dialer checks the address actually connected to on every attempt, so DNS
+// rebinding cannot reach an internal address. IPv4 embedded in IPv6
+// (mapped, NAT64, 6to4, Teredo) is checked as IPv4. Sandbox allows
+// loopback and private addresses so a local receiver can be tested, and
+// still refuses metadata, link-local, multicast and unspecified addresses.
+// No proxy from the environment is used. A custom Options.HTTPClient keeps
+// redirects unfollowed but dials as its own transport does.
+package webhooks

@@ -1,0 +1,23 @@
+package webhooks
+
+import "github.com/corebank/corebank"
+
+var (
+	// ErrWebhookNotFound is returned for a webhook ID that does not exist.
+	ErrWebhookNotFound = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "webhook not found")
+	// ErrEventNotFound is returned by Redeliver for an event that is unknown,
+	// purged after the retention period, or outside the caller's entity tree.
+	ErrEventNotFound = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "event not found")
+	// ErrDeliveryNotFound is returned by GetDelivery for an unknown or
+	// purged delivery.
+	ErrDeliveryNotFound = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "delivery not found")
+	// ErrWebhookDeleted is returned by Update, RotateSecret and SendTest on a
+	// deleted webhook: deletion is final.
+	ErrWebhookDeleted = corebank.E(corebank.KindRejected, "error_operation_invalid_for_state", "the webhook is deleted")
+	// ErrInvalidSignature is returned by Verify when the signature header is
+	// missing, malformed, or does not match the body and timestamp.
+	ErrInvalidSignature = corebank.E(corebank.KindUnauthorized, "invalid_signature", "the webhook signature does not match")
+	// ErrTimestampOutOfTolerance is returned by Verify when the timestamp is
+	// malformed or further from now than the tolerance (a replay).
+	ErrTimestampOutOfTolerance = corebank.E(corebank.KindUnauthorized, "timestamp_out_of_tolerance", "the webhook timestamp is outside the tolerance")
+)

@@ -1,0 +1,747 @@
+package webhooks
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/storage"
+)
+
+// Buckets the webhooks package writes. Every name starts with "webhooks.".
+const (
+	bucketHooks       = storage.Bucket("webhooks.hooks")        // hook ID -> record JSON
+	bucketHooksEntity = storage.Bucket("webhooks.hooks_entity") // <entity>/<hook ID> -> empty (not deleted)
+	bucketExpiry      = storage.Bucket("webhooks.expiry")       // <ms><hook ID> -> empty (active hooks)
+	bucketEvents      = storage.Bucket("webhooks.events")       // event ID -> storedEvent JSON
+	bucketEventIndex  = storage.Bucket("webhooks.event_index")  // <entity>/<event ID> -> empty
+	bucketEventTypes  = storage.Bucket("webhooks.event_types")  // <entity>/<type>/<event ID> -> empty
+	bucketEventTime   = storage.Bucket("webhooks.event_time")   // <ms><event ID> -> empty
+	bucketDeliveries  = storage.Bucket("webhooks.deliveries")   // delivery ID -> Delivery JSON
+	bucketDlvHook     = storage.Bucket("webhooks.dlv_hook")     // <hook ID>/<delivery ID> -> empty
+	bucketDlvKeys     = storage.Bucket("webhooks.dlv_keys")     // <hook ID>/<event ID> -> latest delivery ID
+	bucketDlvTime     = storage.Bucket("webhooks.dlv_time")     // <ms><delivery ID> -> empty
+	bucketReady       = storage.Bucket("webhooks.ready")        // <delivery ID> -> empty: first attempt due now
+	bucketDue         = storage.Bucket("webhooks.due")          // <ms><delivery ID> -> empty: retry due at ms
+	bucketMeta        = storage.Bucket("webhooks.meta")         // "cursor" -> outbox sequence
+)
+
+var keyCursor = []byte("cursor")
+
+// Webhook statuses.
+const (
+	StatusActive   = "active"
+	StatusInactive = "inactive"
+)
+
+// Limits on webhook fields.
+const (
+	MaxURLLength         = 2048
+	MaxDescriptionLength = 500
+	MaxTags              = 20
+	MaxTagLength         = 100
+	// MaxExpiresIn is the largest expires_in accepted: 100 years in seconds.
+	MaxExpiresIn = 100 * 365 * 24 * 3600
+)
+
+// Event is one outbox event as the webhooks package sees it. Seq is the
+// outbox position (not part of the JSON); ID is a ULID minted at the
+// event's creation; Created is Unix milliseconds.
+type Event struct {
+	Seq      uint64          `json:"-"`
+	ID       string          `json:"id"`
+	Type     string          `json:"type"`
+	EntityID string          `json:"entity_id"`
+	Data     json.RawMessage `json:"data"`
+	Created  int64           `json:"created"`
+}
+
+// Outbox is where the dispatcher reads events from: the ledger's outbox,
+// which events are appended to in the same transaction as the change they
+// report.
+type Outbox interface {
+	// Events returns up to limit events with Seq greater than afterSeq, in
+	// increasing Seq order; an empty slice when there are none.
+	Events(ctx context.Context, afterSeq uint64, limit int) ([]Event, error)
+}
+
+// OutboxFunc adapts a function to Outbox.
+type OutboxFunc func(ctx context.Context, afterSeq uint64, limit int) ([]Event, error)
+
+// Events calls f.
+func (f OutboxFunc) Events(ctx context.Context, afterSeq uint64, limit int) ([]Event, error) {
+	return f(ctx, afterSeq, limit)
+}
+
+// Sealer encrypts webhook secrets at rest; *corebank.Sealer satisfies it.
+type Sealer interface {
+	Seal(plaintext, associatedData []byte) []byte
+	Open(sealed, associatedData []byte) ([]byte, error)
+}
+
+// EntityTree answers scope questions about the entity tree: a webhook
+// receives the events of its own entity and of every descendant of it.
+// *entities.Service satisfies it.
+type EntityTree interface {
+	// InTreeTx reports whether id is ancestorID or one of its descendants.
+	InTreeTx(tx storage.Tx, ancestorID, id string) (bool, error)
+}
+
+// Ancestry is an optional extension of EntityTree. When Options.Tree also
+// implements it, events are indexed under every ancestor of their entity at
+// ingestion, so fan-out costs one index scan per ancestor and ListEvents
+// one seek. Without it, fan-out checks each entity that owns webhooks with
+// InTreeTx, and ListEvents for an entity with descendants scans retained
+// events in ID order, examining at most MaxEventScan per page.
+type Ancestry interface {
+	// AncestorsTx returns entityID's ancestors, without entityID itself;
+	// nil for a root or an unknown entity.
+	AncestorsTx(tx storage.Tx, entityID string) ([]string, error)
+}
+
+// AncestorsFunc adapts a function listing an entity's ancestors to
+// EntityTree and Ancestry.
+type AncestorsFunc func(tx storage.Tx, entityID string) ([]string, error)
+
+// AncestorsTx calls f.
+func (f AncestorsFunc) AncestorsTx(tx storage.Tx, entityID string) ([]string, error) {
+	return f(tx, entityID)
+}
+
+// InTreeTx reports whether ancestorID is id or among f's ancestors of id.
+func (f AncestorsFunc) InTreeTx(tx storage.Tx, ancestorID, id string) (bool, error) {
+	if id == ancestorID {
+		return true, nil
+	}
+	anc, err := f(tx, id)
+	if err != nil {
+		return false, err
+	}
+	for _, a := range anc {
+		if a == ancestorID {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// MaxEventScan bounds how many events ListEvents examines for one page when
+// Options.Tree does not implement Ancestry; a page cut short by it has
+// HasNext set and a Next cursor to continue from.
+const MaxEventScan = 5000
+
+// Options are the Service's optional dependencies and knobs. The zero value,
+// and a nil *Options, use the documented defaults.
+type Options struct {
+	// Clock is the only source of time (attempt times, backoff, expiry,
+	// retention); default clock.New().
+	Clock clock.Clock
+	// IDs makes webhook, delivery and test event IDs; default
+	// corebank.NewIDs(nil).
+	IDs *corebank.IDs
+	// Env is EnvSandbox or EnvProduction (the default, and anything else).
+	// Production refuses destinations on loopback, private, link-local,
+	// CGNAT, multicast, unspecified and metadata addresses, at registration
+	// (resolving the host) and again at connect time; sandbox allows
+	// loopback and private addresses so that a local receiver works.
+	Env string
+	// Tree places entities in their tree (see EntityTree and Ancestry);
+	// default nil: a webhook receives only its own entity's events, and
+	// ListEvents lists only the entity's own.
+	Tree EntityTree
+	// Resolver resolves destination hosts, at registration in production
+	// and, for the default HTTPClient, at every connection; default
+	// net.DefaultResolver.
+	Resolver Resolver
+	// RootCAs are the CAs trusted for deliveries when HTTPClient is nil;
+	// default the system roots (see CertPoolWithPEM for -webhook-ca).
+	RootCAs *x509.CertPool
+	// HTTPClient sends deliveries; default NewHTTPClient(Env, RootCAs). A
+	// client given here is used as a copy whose redirects are never
+	// followed; its transport is the embedder's, so the connect-time
+	// address check applies only if it dials through NewHTTPClient's kind
+	// of dialer.
+	HTTPClient *http.Client
+	// Concurrency bounds attempts in flight; default 16.
+	Concurrency int
+	// RetryBase is the first retry delay, doubled after each failure;
+	// default 10 s.
+	RetryBase time.Duration
+	// RetryWindow is how long after an event retries continue; default
+	// 15 min.
+	RetryWindow time.Duration
+	// EventRetention is how long ListEvents and Redeliver see an event and
+	// Deliveries a finished delivery; default 30 days.
+	EventRetention time.Duration
+	// PollInterval is how often Run looks for work on the real clock when
+	// no Wake arrives; default 1 s.
+	PollInterval time.Duration
+	// Logger receives one line per failed attempt (never secrets or
+	// bodies); default discards.
+	Logger *slog.Logger
+}
+
+// Service manages webhooks and delivers outbox events to them. It is safe
+// for concurrent use; all state lives in the storage backend, so a new
+// Service over the same backend resumes where the last one stopped.
+type Service struct {
+	db        storage.Backend
+	outbox    Outbox
+	sealer    Sealer
+	clock     clock.Clock
+	ids       *corebank.IDs
+	env       string
+	tree      EntityTree
+	ancestry  Ancestry
+	resolver  Resolver
+	client    *http.Client
+	base      time.Duration
+	window    time.Duration
+	retention time.Duration
+	poll      time.Duration
+	log       *slog.Logger
+
+	sem      chan struct{}
+	wake     chan struct{}
+	ingestMu sync.Mutex
+	mu       sync.Mutex
+	inflight map[string]bool
+}
+
+// NewService returns a webhook service over db reading events from outbox
+// and sealing secrets with sealer. It starts no goroutines: call Run (or
+// RunDue/Drain) to deliver. It panics if outbox or sealer is nil.
+func NewService(db storage.Backend, outbox Outbox, sealer Sealer, opt *Options) *Service {
+	if outbox == nil || sealer == nil {
+		panic("webhooks: NewService needs an outbox and a sealer")
+	}
+	var o Options
+	if opt != nil {
+		o = *opt
+	}
+	if o.Clock == nil {
+		o.Clock = clock.New()
+	}
+	if o.IDs == nil {
+		o.IDs = corebank.NewIDs(nil)
+	}
+	if o.Env != EnvSandbox {
+		o.Env = EnvProduction
+	}
+	if o.Resolver == nil {
+		o.Resolver = net.DefaultResolver
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = newHTTPClient(o.Env, o.RootCAs, o.Resolver)
+	} else {
+		c := *o.HTTPClient
+		c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		if c.Timeout == 0 || c.Timeout > AttemptTimeout {
+			c.Timeout = AttemptTimeout
+		}
+		o.HTTPClient = &c
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 16
+	}
+	if o.RetryBase <= 0 {
+		o.RetryBase = 10 * time.Second
+	}
+	if o.RetryWindow <= 0 {
+		o.RetryWindow = 15 * time.Minute
+	}
+	if o.EventRetention <= 0 {
+		o.EventRetention = 30 * 24 * time.Hour
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	ancestry, _ := o.Tree.(Ancestry)
+	return &Service{
+		db:        db,
+		outbox:    outbox,
+		sealer:    sealer,
+		clock:     o.Clock,
+		ids:       o.IDs,
+		env:       o.Env,
+		tree:      o.Tree,
+		ancestry:  ancestry,
+		resolver:  o.Resolver,
+		client:    o.HTTPClient,
+		base:      o.RetryBase,
+		window:    o.RetryWindow,
+		retention: o.EventRetention,
+		poll:      o.PollInterval,
+		log:       o.Logger,
+		sem:       make(chan struct{}, o.Concurrency),
+		wake:      make(chan struct{}, 1),
+		inflight:  map[string]bool{},
+	}
+}
+
+// Webhook is a subscription: SPEC's Webhook object.
+type Webhook struct {
+	ID            string        `json:"id"`
+	EntityID      string        `json:"entity_id"`
+	URL           string        `json:"url"`
+	ExpiresIn     int64         `json:"expires_in"`
+	EnabledEvents EnabledEvents `json:"enabled_events"`
+	// PreferredEvents is derived from EnabledEvents; see Preferred.
+	PreferredEvents []string `json:"preferred_events"`
+	// Secret is set only in the results of Create and RotateSecret.
+	Secret      string   `json:"secret,omitempty"`
+	Description string   `json:"description"`
+	Tags        []string `json:"tags"`
+	// Status is StatusActive or StatusInactive; it reads inactive once
+	// created + expires_in has passed on the clock.
+	Status  string `json:"status"`
+	Created int64  `json:"created"`
+	Updated int64  `json:"updated"`
+	// Deleted is when the webhook was deleted (ms), 0 when it is not.
+	Deleted int64 `json:"deleted"`
+	Stats   Stats `json:"stats"`
+}
+
+// Stats counts delivery attempts. Every attempt counts once in
+// TotalWebhooksSent and once in either TotalWebhooksSuccessful (a 2xx) or
+// TotalWebhooksFailed. LastWebhookEvent is the time (ms) of the latest
+// attempt, 0 when none.
+type Stats struct {
+	TotalWebhooksSent       int64 `json:"total_webhooks_sent"`
+	TotalWebhooksSuccessful int64 `json:"total_webhooks_successful"`
+	TotalWebhooksFailed     int64 `json:"total_webhooks_failed"`
+	LastWebhookEvent        int64 `json:"last_webhook_event"`
+}
+
+// record is a stored webhook: the API object (without Secret) plus what is
+// never shown. Its shallower Enabled and Preferred fields shadow the
+// embedded Webhook's in JSON, so enabled_events is stored as a short list
+// of names, cheap to decode on every attempt, and preferred_events not at
+// all.
+type record struct {
+	Webhook
+	Enabled      []string `json:"enabled_events"`
+	Preferred    []string `json:"preferred_events,omitempty"`
+	SealedSecret []byte   `json:"sealed_secret"`
+	ExpiresAt    int64    `json:"expires_at"` // ms: Created + ExpiresIn*1000
+}
+
+func putRecord(tx storage.Tx, r *record) error {
+	r.Enabled = r.EnabledEvents.names()
+	r.Preferred, r.PreferredEvents, r.Secret = nil, nil, ""
+	return storage.PutJSON(tx, bucketHooks, []byte(r.ID), r)
+}
+
+// active reports whether the webhook receives deliveries at now (ms).
+func (r *record) active(now int64) bool {
+	return r.Deleted == 0 && r.Status == StatusActive && now < r.ExpiresAt
+}
+
+// view returns the API form at now.
+func (r *record) view(now int64) *Webhook {
+	w := r.Webhook
+	w.Secret = ""
+	if w.Status == StatusActive && now >= r.ExpiresAt {
+		w.Status = StatusInactive
+	}
+	if w.Deleted != 0 {
+		w.Status = StatusInactive
+	}
+	w.PreferredEvents = w.EnabledEvents.Preferred()
+	if w.Tags == nil {
+		w.Tags = []string{}
+	}
+	w.Tags = append([]string{}, w.Tags...)
+	return &w
+}
+
+// NewWebhook is the input of Create (the body of POST /entity-webhooks).
+type NewWebhook struct {
+	// EntityID owns the webhook; the HTTP layer passes the authorised
+	// entity. Required.
+	EntityID string `json:"entity_id"`
+	// URL is required and must start with https://.
+	URL string `json:"url"`
+	// ExpiresIn is required: a positive number of seconds after creation.
+	ExpiresIn *int64 `json:"expires_in"`
+	// EnabledEvents is required and must enable at least one event.
+	EnabledEvents *EnabledEvents `json:"enabled_events"`
+	Description   string         `json:"description"`
+	Tags          []string       `json:"tags"`
+}
+
+// WebhookUpdate is the input of Update; nil fields are left unchanged.
+type WebhookUpdate struct {
+	URL           *string        `json:"url"`
+	Description   *string        `json:"description"`
+	Tags          *[]string      `json:"tags"`
+	EnabledEvents *EnabledEvents `json:"enabled_events"`
+	// ExpiresIn, when set, still counts from the webhook's creation.
+	ExpiresIn *int64 `json:"expires_in"`
+	// Status is StatusActive or StatusInactive. Activating an expired
+	// webhook needs an ExpiresIn that reaches past now.
+	Status *string `json:"status"`
+}
+
+// checkURL validates a destination for env and adds a problem for field.
+func (s *Service) checkURL(ctx context.Context, p corebank.Problems, field, raw string) {
+	if raw == "" {
+		p.Add(field, "is required")
+		return
+	}
+	if !strings.HasPrefix(raw, "https://") {
+		p.Add(field, "must start with https://")
+		return
+	}
+	if len(raw) > MaxURLLength {
+		p.Add(field, fmt.Sprintf("must be at most %d characters", MaxURLLength))
+		return
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Hostname() == "" {
+		p.Add(field, "must be a valid https URL with a host")
+		return
+	}
+	if u.User != nil {
+		p.Add(field, "must not contain credentials")
+		return
+	}
+	if u.Fragment != "" {
+		p.Add(field, "must not contain a fragment")
+		return
+	}
+	host := u.Hostname()
+	if err := checkHostName(s.env, host); err != nil {
+		p.Add(field, "destination is not allowed: "+policyReason(err))
+		return
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if err := CheckAddr(s.env, ip); err != nil {
+			p.Add(field, "destination is not allowed: "+policyReason(err))
+		}
+		return
+	}
+	if s.env == EnvSandbox {
+		return // resolved, and checked, at connect time only
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	addrs, err := s.resolver.LookupNetIP(rctx, "ip", host)
+	if err != nil || len(addrs) == 0 {
+		p.Add(field, "host cannot be resolved")
+		return
+	}
+	for _, a := range addrs {
+		if err := CheckAddr(s.env, a); err != nil {
+			p.Add(field, "destination is not allowed: "+policyReason(err))
+			return
+		}
+	}
+}
+
+func policyReason(err error) string {
+	msg := err.Error()
+	return strings.TrimPrefix(strings.TrimPrefix(msg, errForbiddenAddress.Error()), ": ")
+}
+
+func checkExpiresIn(p corebank.Problems, v *int64, required bool) {
+	switch {
+	case v == nil:
+		if required {
+			p.Add("expires_in", "is required")
+		}
+	case *v <= 0:
+		p.Add("expires_in", "must be a positive number of seconds")
+	case *v > MaxExpiresIn:
+		p.Add("expires_in", fmt.Sprintf("must be at most %d seconds", MaxExpiresIn))
+	}
+}
+
+func checkText(p corebank.Problems, desc string, tags []string) {
+	if n := len([]rune(desc)); n > MaxDescriptionLength {
+		p.Add("description", fmt.Sprintf("must be at most %d characters", MaxDescriptionLength))
+	}
+	if len(tags) > MaxTags {
+		p.Add("tags", fmt.Sprintf("must have at most %d tags", MaxTags))
+	}
+	for i, t := range tags {
+		if t == "" || len([]rune(t)) > MaxTagLength {
+			p.Add(fmt.Sprintf("tags.%d", i), fmt.Sprintf("must be 1-%d characters", MaxTagLength))
+		}
+	}
+}
+
+// newSecret returns "whsec_" and 32 random bytes in unpadded base64url.
+func newSecret() string {
+	b := make([]byte, 32)
+	rand.Read(b) // never fails (Go 1.24+)
+	return "whsec_" + base64.RawURLEncoding.EncodeToString(b)
+}
+
+func secretAD(hookID string) []byte { return []byte("webhooks.secret/" + hookID) }
+
+func expiryKey(ms int64, id string) []byte {
+	return append(storage.AppendInt64(nil, ms), id...)
+}
+
+// Create registers a webhook and returns it with its secret, the only time
+// the secret is shown. It returns a validation error naming each bad field
+// (url, expires_in, enabled_events.<group>.<key>, description, tags.N).
+// The entity's existence and the caller's right to it are the caller's to
+// check.
+func (s *Service) Create(ctx context.Context, in NewWebhook) (*Webhook, error) {
+	p := corebank.Problems{}
+	if in.EntityID == "" {
+		p.Add("entity_id", "is required")
+	}
+	s.checkURL(ctx, p, "url", in.URL)
+	checkExpiresIn(p, in.ExpiresIn, true)
+	if in.EnabledEvents == nil {
+		p.Add("enabled_events", "is required")
+	} else {
+		in.EnabledEvents.validate(p, "enabled_events")
+	}
+	checkText(p, in.Description, in.Tags)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	ms := corebank.Millis(now)
+	id := s.ids.New(now)
+	secret := newSecret()
+	rec := &record{
+		Webhook: Webhook{
+			ID: id, EntityID: in.EntityID, URL: in.URL, ExpiresIn: *in.ExpiresIn,
+			EnabledEvents: in.EnabledEvents.normalized(), Description: in.Description,
+			Tags: append([]string{}, in.Tags...), Status: StatusActive, Created: ms, Updated: ms,
+		},
+		SealedSecret: s.sealer.Seal([]byte(secret), secretAD(id)),
+		ExpiresAt:    ms + *in.ExpiresIn*1000,
+	}
+	err := s.db.Update(ctx, func(tx storage.Tx) error {
+		if err := putRecord(tx, rec); err != nil {
+			return err
+		}
+		if err := tx.Put(bucketHooksEntity, storage.Key(in.EntityID, id), nil); err != nil {
+			return err
+		}
+		return tx.Put(bucketExpiry, expiryKey(rec.ExpiresAt, id), nil)
+	})
+	if err != nil {
+		return nil, err
+	}
+	w := rec.view(ms)
+	w.Secret = secret
+	return w, nil
+}
+
+func getRecord(tx storage.Tx, id string) (*record, error) {
+	var r record
+	err := storage.GetJSON(tx, bucketHooks, []byte(id), &r)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, ErrWebhookNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.EnabledEvents = enabledFromNames(r.Enabled)
+	return &r, nil
+}
+
+// Get returns the webhook with id, deleted ones included (Deleted != 0), or
+// ErrWebhookNotFound. The HTTP layer checks that its EntityID is in the
+// caller's tree and answers 404 otherwise.
+func (s *Service) Get(ctx context.Context, id string) (*Webhook, error) {
+	now := corebank.Millis(s.clock.Now())
+	var w *Webhook
+	err := s.db.View(ctx, func(tx storage.Tx) error {
+		r, err := getRecord(tx, id)
+		if err != nil {
+			return err
+		}
+		w = r.view(now)
+		return nil
+	})
+	return w, err
+}
+
+// List returns one page of entityID's webhooks that are not deleted,
+// oldest first; cursors are webhook IDs. It returns a validation error for
+// a bad limit or cursor.
+func (s *Service) List(ctx context.Context, entityID string, opts corebank.ListOptions) (*corebank.Page[Webhook], error) {
+	now := corebank.Millis(s.clock.Now())
+	var page *corebank.Page[Webhook]
+	err := s.db.View(ctx, func(tx storage.Tx) error {
+		var err error
+		page, err = scanPage(tx, bucketHooksEntity, storage.Prefix(entityID), opts, pageBounds{},
+			func(id string) (*Webhook, error) {
+				r, err := getRecord(tx, id)
+				if err != nil {
+					return nil, err
+				}
+				return r.view(now), nil
+			})
+		return err
+	})
+	return page, err
+}
+
+// Update changes the fields set in in and returns the webhook. It returns
+// ErrWebhookNotFound, ErrWebhookDeleted, or a validation error naming each
+// bad field. Deliveries already created keep going to the webhook's
+// current URL and secret at each attempt.
+func (s *Service) Update(ctx context.Context, id string, in WebhookUpdate) (*Webhook, error) {
+	p := corebank.Problems{}
+	if in.URL != nil {
+		s.checkURL(ctx, p, "url", *in.URL)
+	}
+	checkExpiresIn(p, in.ExpiresIn, false)
+	if in.EnabledEvents != nil {
+		in.EnabledEvents.validate(p, "enabled_events")
+	}
+	if in.Status != nil && *in.Status != StatusActive && *in.Status != StatusInactive {
+		p.Add("status", "must be active or inactive")
+	}
+	var desc string
+	var tags []string
+	if in.Description != nil {
+		desc = *in.Description
+	}
+	if in.Tags != nil {
+		tags = *in.Tags
+	}
+	checkText(p, desc, tags)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	now := corebank.Millis(s.clock.Now())
+	var w *Webhook
+	err := s.db.Update(ctx, func(tx storage.Tx) error {
+		r, err := getRecord(tx, id)
+		if err != nil {
+			return err
+		}
+		if r.Deleted != 0 {
+			return ErrWebhookDeleted
+		}
+		wasActive := r.Status == StatusActive
+		oldExpiry := r.ExpiresAt
+		if in.URL != nil {
+			r.URL = *in.URL
+		}
+		if in.Description != nil {
+			r.Description = *in.Description
+		}
+		if in.Tags != nil {
+			r.Tags = append([]string{}, tags...)
+		}
+		if in.EnabledEvents != nil {
+			r.EnabledEvents = in.EnabledEvents.normalized()
+		}
+		if in.ExpiresIn != nil {
+			r.ExpiresIn = *in.ExpiresIn
+			r.ExpiresAt = r.Created + *in.ExpiresIn*1000
+		}
+		if in.Status != nil {
+			r.Status = *in.Status
+		}
+		if r.Status == StatusActive && now >= r.ExpiresAt {
+			if in.Status != nil && *in.Status == StatusActive {
+				return corebank.InvalidField("status", "the webhook has expired; set an expires_in that reaches past now to activate it")
+			}
+			r.Status = StatusInactive
+		}
+		if wasActive {
+			if err := tx.Delete(bucketExpiry, expiryKey(oldExpiry, id)); err != nil {
+				return err
+			}
+		}
+		if r.Status == StatusActive {
+			if err := tx.Put(bucketExpiry, expiryKey(r.ExpiresAt, id), nil); err != nil {
+				return err
+			}
+		}
+		r.Updated = now
+		w = r.view(now)
+		return putRecord(tx, r)
+	})
+	return w, err
+}
+
+// Delete soft-deletes the webhook (Deleted is set, status inactive) and
+// returns it; no further attempt is made for it, pending ones included.
+// Deleting a deleted webhook returns it unchanged. It returns
+// ErrWebhookNotFound for an unknown id.
+func (s *Service) Delete(ctx context.Context, id string) (*Webhook, error) {
+	now := corebank.Millis(s.clock.Now())
+	var w *Webhook
+	err := s.db.Update(ctx, func(tx storage.Tx) error {
+		r, err := getRecord(tx, id)
+		if err != nil {
+			return err
+		}
+		if r.Deleted == 0 {
+			if r.Status == StatusActive {
+				if err := tx.Delete(bucketExpiry, expiryKey(r.ExpiresAt, id)); err != nil {
+					return err
+				}
+			}
+			if err := tx.Delete(bucketHooksEntity, storage.Key(r.EntityID, id)); err != nil {
+				return err
+			}
+			r.Deleted, r.Updated, r.Status = now, now, StatusInactive
+			if err := putRecord(tx, r); err != nil {
+				return err
+			}
+		}
+		w = r.view(now)
+		return nil
+	})
+	return w, err
+}
+
+// RotateSecret replaces the webhook's secret and returns the webhook with
+// the new one, shown this once; every later attempt, retries of earlier
+// events included, is signed with it, and the old one verifies nothing
+// more. It returns ErrWebhookNotFound or ErrWebhookDeleted.
+func (s *Service) RotateSecret(ctx context.Context, id string) (*Webhook, error) {
+	now := corebank.Millis(s.clock.Now())
+	secret := newSecret()
+	sealed := s.sealer.Seal([]byte(secret), secretAD(id))
+	var w *Webhook
+	err := s.db.Update(ctx, func(tx storage.Tx) error {
+		r, err := getRecord(tx, id)
+		if err != nil {
+			return err
+		}
+		if r.Deleted != 0 {
+			return ErrWebhookDeleted
+		}
+		r.SealedSecret, r.Updated = sealed, now
+		w = r.view(now)
+		return putRecord(tx, r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	w.Secret = secret
+	return w, nil
+}
