@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/entities"
+	"github.com/corebank/corebank/funding"
+	"github.com/corebank/corebank/httpapi"
+	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/payments"
+	"github.com/corebank/corebank/storage"
+	"github.com/corebank/corebank/webhooks"
+)
+
+// app is the server's services wired over one store.
+type app struct {
+	db       storage.Backend
+	clock    clock.Clock
+	ledger   *ledger.Service
+	entities *entities.Service
+	funding  *funding.Service
+	payments *payments.Service
+	webhooks *webhooks.Service
+	handler  http.Handler
+	logger   *slog.Logger
+}
+
+func newApp(db storage.Backend, key []byte, clk clock.Clock, mock *clock.Mock, cfg *config, logger *slog.Logger) (*app, error) {
+	sealKey, err := corebank.DeriveKey(key, "corebank sealer")
+	if err != nil {
+		return nil, err
+	}
+	sealer, err := corebank.NewSealer(sealKey)
+	if err != nil {
+		return nil, err
+	}
+	ids := corebank.NewIDs(nil)
+	// The dispatcher reads the outbox right after every commit: every service
+	// writes through the hooked store, and the dispatcher's own writes use the
+	// raw one so that they do not wake it again.
+	var wh *webhooks.Service
+	raw := db
+	db = storage.WithCommitHook(raw, func() { wh.Wake() })
+	led := ledger.NewService(db, &ledger.Options{Clock: clk, IDs: ids, Gate: entities.Gate{}})
+	ents := entities.NewService(db, led, sealer, &entities.Options{Clock: clk, IDs: ids, Env: cfg.env, Logger: logger})
+	fund := funding.NewService(db, led, &funding.Options{Clock: clk, IDs: ids})
+	pay := payments.NewService(db, led, &payments.Options{
+		Clock: clk, IDs: ids, Fees: cfg.fees,
+		// A book transfer's receiving leg is an inflow like any other.
+		Receiver: payments.ReceiverFunc(func(tx storage.Tx, now time.Time, in payments.Inflow) error {
+			_, err := fund.ReceiveTx(tx, now, funding.NewInflow{
+				AccountID: in.AccountID, Amount: in.Amount, Currency: in.Currency,
+				Narration: in.Narration, Reference: in.Reference, Source: in.Source,
+			})
+			return err
+		}),
+	})
+	wh = webhooks.NewService(raw, webhooks.LedgerOutbox(led), sealer, &webhooks.Options{
+		Clock: clk, IDs: ids, Env: cfg.env, Tree: ents, RootCAs: cfg.webhookCA, Logger: logger,
+	})
+	a := &app{db: db, clock: clk, ledger: led, entities: ents, funding: fund, payments: pay, webhooks: wh, logger: logger}
+	a.handler = httpapi.New(httpapi.Services{
+		DB:       db,
+		Ledger:   led,
+		Entities: ents,
+		Funding:  inflows{fund},
+		Payments: pay,
+		Webhooks: wh,
+	}, &httpapi.Options{
+		Env:       cfg.env,
+		Clock:     clk,
+		FakeClock: mock,
+		RunJobs:   a.runJobs,
+		Logger:    logger,
+		CursorKey: cursorKey(key),
+	})
+	return a, nil
+}
+
+// cursorKey derives the cursor-signing key from the store's secret key, so
+// that list cursors keep working across restarts.
+func cursorKey(secret []byte) []byte {
+	k, err := corebank.DeriveKey(secret, "httpapi cursors")
+	if err != nil {
+		return nil // httpapi falls back to a random key
+	}
+	return k
+}
+
+// inflows adapts the funding service to the API's sandbox inflow route.
+type inflows struct{ f *funding.Service }
+
+func (i inflows) CreateInflow(ctx context.Context, in httpapi.NewInflow) (any, error) {
+	return i.f.CreateInflow(ctx, funding.NewInflow{
+		AccountID: in.AccountID, Amount: in.Amount, Currency: in.Currency,
+		Narration: in.Narration, Settle: in.Settle,
+	})
+}
+
+// runJobs runs every job that is due at now. Each job is independent: one
+// failing does not stop the others, and the next tick retries it.
+func (a *app) runJobs(ctx context.Context, now time.Time) error {
+	jobs := []struct {
+		name string
+		fn   func(context.Context, time.Time) (int, error)
+	}{
+		{"ledger holds", a.ledger.RunDue},
+		{"account details expiry", a.ledger.ExpireAccountDetails},
+		{"inflow settlement", a.funding.RunDue},
+		{"transfers and quotes", a.payments.RunDue},
+		{"webhook retries", a.webhooks.RunDue},
+		{"idempotency purge", func(ctx context.Context, now time.Time) (int, error) {
+			return httpapi.PurgeIdempotency(ctx, a.db, now)
+		}},
+	}
+	var errs []error
+	for _, j := range jobs {
+		if _, err := j.fn(ctx, now); err != nil {
+			a.logger.Error("job failed", "job", j.name, "err", err)
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// startBackground starts the goroutines that run beside the HTTP server:
+// the webhook dispatcher, which sends first attempts right after commit
+// whatever the clock, and with the real clock a runner that executes due jobs
+// every second. With the fake clock jobs run only when
+// POST /sandbox/clock/advance moves time.
+func (a *app) startBackground(ctx context.Context, wg *sync.WaitGroup, realClock bool) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := a.webhooks.Run(ctx); err != nil {
+			a.logger.Error("webhook dispatcher stopped", "err", err)
+		}
+	}()
+	if !realClock {
+		return
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_ = a.runJobs(ctx, a.clock.Now())
+			}
+		}
+	}()
+}

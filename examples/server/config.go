@@ -1,0 +1,97 @@
+package main
+
+import (
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/corebank/corebank/payments"
+	"github.com/corebank/corebank/webhooks"
+)
+
+// config is the parsed command line.
+type config struct {
+	addr            string
+	dbPath          string
+	memory          bool
+	env             string
+	fakeClock       bool
+	clockStart      time.Time
+	bootstrapOut    string
+	webhookCA       *x509.CertPool
+	cardCreateLimit int
+	secretKeyFile   string
+	fees            payments.FeeSchedule
+}
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		c           config
+		clockStart  string
+		webhookCA   string
+		feeSchedule string
+	)
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "listen address")
+	fs.StringVar(&c.dbPath, "db", "corebank.db", "bbolt file; the store survives restarts")
+	fs.BoolVar(&c.memory, "memory", false, "in-memory store instead of bbolt")
+	fs.StringVar(&c.env, "env", "sandbox", "sandbox or production; /sandbox/* routes exist only in sandbox")
+	fs.BoolVar(&c.fakeClock, "fake-clock", false, "sandbox only: time moves only through POST /sandbox/clock/advance")
+	fs.StringVar(&clockStart, "clock-start", "", "RFC 3339 start time of the fake clock (default now)")
+	fs.StringVar(&c.bootstrapOut, "bootstrap-out", "", "file to write the bootstrap JSON to")
+	fs.StringVar(&webhookCA, "webhook-ca", "", "PEM file of extra CAs trusted for webhook deliveries")
+	fs.IntVar(&c.cardCreateLimit, "card-create-limit", 20, "card creations allowed per entity per rolling hour")
+	fs.StringVar(&c.secretKeyFile, "secret-key-file", "", "file holding the 32-byte key that seals secrets at rest (default <db>.key; env COREBANK_SECRET_KEY overrides)")
+	fs.StringVar(&feeSchedule, "fee-schedule", "", "transfer fees per payment type: type=FIXED, type=Nbps or type=FIXED+Nbps, comma separated, * for every other type (default: no fees)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	switch c.env {
+	case "sandbox", "production":
+	default:
+		return nil, fmt.Errorf("-env must be sandbox or production, not %q", c.env)
+	}
+	if c.fakeClock && c.env != "sandbox" {
+		return nil, errors.New("-fake-clock is for the sandbox only")
+	}
+	c.clockStart = time.Now().UTC()
+	if clockStart != "" {
+		if !c.fakeClock {
+			return nil, errors.New("-clock-start needs -fake-clock")
+		}
+		t, err := time.Parse(time.RFC3339, clockStart)
+		if err != nil {
+			return nil, fmt.Errorf("-clock-start: %w", err)
+		}
+		c.clockStart = t.UTC()
+	}
+	if c.cardCreateLimit < 1 {
+		return nil, errors.New("-card-create-limit must be at least 1")
+	}
+	if webhookCA != "" {
+		pem, err := os.ReadFile(webhookCA)
+		if err != nil {
+			return nil, fmt.Errorf("-webhook-ca: %w", err)
+		}
+		if c.webhookCA, err = webhooks.CertPoolWithPEM(pem); err != nil {
+			return nil, fmt.Errorf("-webhook-ca %s: %w", webhookCA, err)
+		}
+	}
+	fees, err := payments.ParseFeeSchedule(feeSchedule)
+	if err != nil {
+		return nil, fmt.Errorf("-fee-schedule: %w", err)
+	}
+	c.fees = fees
+	if c.secretKeyFile == "" && !c.memory {
+		c.secretKeyFile = c.dbPath + ".key"
+	}
+	return &c, nil
+}

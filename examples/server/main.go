@@ -1,0 +1,42 @@
+// Command server runs corebank's REST API over a bbolt file (or memory).
+//
+// Flags are documented in the project's CONTRACT and in the README; run
+// with -h to list them. On a store without a root entity the server creates
+// one, with a full-access and a read-only API key, and writes them to
+// -bootstrap-out.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(1)
+	}
+}
+
+// run starts the server and blocks until SIGINT or SIGTERM, then drains
+// in-flight requests and closes the store.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, cfg, logger, stdout)
+}

@@ -1,0 +1,259 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildServer compiles the server once per test binary.
+func buildServer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "server")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("build server: %v", err)
+	}
+	return bin
+}
+
+type proc struct {
+	cmd  *exec.Cmd
+	addr string
+	done chan error
+	logs *syncWriter
+}
+
+// startServer runs the binary and waits for its "listening on" line.
+func startServer(t *testing.T, bin string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncWriter{}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, done: make(chan error, 1), logs: logs}
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if addr, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
+				lines <- addr
+			}
+		}
+	}()
+	go func() { p.done <- cmd.Wait() }()
+	select {
+	case p.addr = <-lines:
+	case err := <-p.done:
+		t.Fatalf("server exited before listening: %v\n%s", err, logs)
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("server did not print its listening line\n%s", logs)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// syncWriter collects a process's log output while the test reads it.
+type syncWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+type client struct {
+	base, key string
+	http      *http.Client
+}
+
+func (c *client) do(method, path string, body any) (int, map[string]any, error) {
+	var rd io.Reader
+	if body != nil {
+		raw, _ := json.Marshal(body)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, c.base+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return resp.StatusCode, nil, fmt.Errorf("decode %s %s (%d): %w", method, path, resp.StatusCode, err)
+	}
+	return resp.StatusCode, out, nil
+}
+
+func dataField(body map[string]any, name string) any {
+	if d, ok := body["data"].(map[string]any); ok {
+		return d[name]
+	}
+	return body[name]
+}
+
+// TestRestartKeepsAcknowledgedWrites sends SIGTERM while clients create
+// accounts and fund them, restarts over the same bbolt file, and checks that
+// every acknowledged account exists with at least its acknowledged balance
+// (a request cut off by the shutdown may or may not have committed, so the
+// balance is bounded by what was attempted).
+func TestRestartKeepsAcknowledgedWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the server binary")
+	}
+	bin := buildServer(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "corebank.db")
+	bootPath := filepath.Join(dir, "bootstrap.json")
+
+	p := startServer(t, bin, "-db", db, "-bootstrap-out", bootPath)
+	bootRaw, err := os.ReadFile(bootPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var boot struct {
+		EntityID string `json:"entity_id"`
+		APIKey   string `json:"api_key"`
+		ReadOnly string `json:"read_only_api_key"`
+		PubKey   string `json:"encryption_public_key"`
+	}
+	if err := json.Unmarshal(bootRaw, &boot); err != nil {
+		t.Fatal(err)
+	}
+	if boot.EntityID == "" || !strings.HasPrefix(boot.APIKey, "sk_sandbox_") || !strings.HasPrefix(boot.ReadOnly, "sk_sandbox_") || !strings.Contains(boot.PubKey, "PUBLIC KEY") {
+		t.Fatalf("bootstrap file incomplete: %s", bootRaw)
+	}
+	if strings.Contains(p.logs.String(), boot.APIKey) {
+		t.Fatal("the server logged the API key")
+	}
+
+	c := &client{base: "http://" + p.addr, key: boot.APIKey, http: &http.Client{Timeout: 10 * time.Second}}
+
+	type acked struct {
+		id              string
+		funded, attempt int64
+	}
+	var (
+		mu       sync.Mutex
+		accounts []*acked
+		stopping atomic.Bool
+		wg       sync.WaitGroup
+	)
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; !stopping.Load() || i < 2; i++ {
+				status, body, err := c.do("POST", "/accounts", map[string]any{
+					"type": "checking", "currency": "USD", "display_name": fmt.Sprintf("w%d-%d", w, i)})
+				if err != nil || status/100 != 2 {
+					return // the server is going away
+				}
+				a := &acked{id: dataField(body, "id").(string)}
+				mu.Lock()
+				accounts = append(accounts, a)
+				mu.Unlock()
+				for j := 0; j < 5; j++ {
+					atomic.AddInt64(&a.attempt, 100)
+					status, _, err := c.do("POST", "/sandbox/inflows", map[string]any{"account_id": a.id, "amount": 100, "narration": "seed"})
+					if err != nil || status/100 != 2 {
+						return
+					}
+					atomic.AddInt64(&a.funded, 100)
+				}
+			}
+		}(w)
+	}
+	// Let traffic build up, then ask for a graceful stop in the middle of it.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		n := len(accounts)
+		mu.Unlock()
+		if n >= 8 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stopping.Store(true)
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatalf("server did not exit cleanly on SIGTERM: %v\n%s", err, p.logs)
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatalf("server did not stop after SIGTERM\n%s", p.logs)
+	}
+	wg.Wait()
+	if len(accounts) == 0 {
+		t.Fatal("no account was acknowledged before the shutdown")
+	}
+
+	p2 := startServer(t, bin, "-db", db, "-bootstrap-out", bootPath)
+	again, err := os.ReadFile(bootPath)
+	if err != nil || !bytes.Equal(again, bootRaw) {
+		t.Fatalf("bootstrap file was rewritten on restart")
+	}
+	c.base = "http://" + p2.addr
+	for _, a := range accounts {
+		status, body, err := c.do("GET", "/accounts/"+a.id, nil)
+		if err != nil || status != http.StatusOK {
+			t.Fatalf("acknowledged account %s lost after restart: %d %v %v", a.id, status, body, err)
+		}
+		bal, _ := dataField(body, "balance").(map[string]any)
+		avail, _ := bal["available"].(float64)
+		if int64(avail) < a.funded || int64(avail) > a.attempt {
+			t.Errorf("account %s: available %v, acknowledged %d, attempted %d", a.id, avail, a.funded, a.attempt)
+		}
+	}
+	if err := p2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-p2.done; err != nil {
+		t.Fatalf("second run did not exit cleanly: %v", err)
+	}
+}

@@ -1,0 +1,249 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/ledger"
+)
+
+type createAccountReq struct {
+	EntityID    string            `json:"entity_id"`
+	Type        string            `json:"type"`
+	Currency    string            `json:"currency"`
+	DisplayName string            `json:"display_name"`
+	Meta        map[string]string `json:"meta"`
+}
+
+// entityEffect summarises what an account change did to its owner.
+type entityEffect struct {
+	EntityID         string  `json:"entity_id"`
+	AccountsCount    int64   `json:"accounts_count"`
+	DefaultAccountID *string `json:"default_account_id"`
+	// IsDefaultAccount says whether this account is (or was) the default.
+	IsDefaultAccount bool `json:"is_default_account"`
+}
+
+type accountWithEffect struct {
+	*ledger.Account
+	EntityEffect entityEffect `json:"entity_effect"`
+}
+
+type accountWithChanges struct {
+	*ledger.Account
+	Changes []ledger.AccountChange `json:"changes"`
+}
+
+type reversibility struct {
+	Reversible bool   `json:"reversible"`
+	Reason     string `json:"reason"`
+	// ServiceBANReusable is always false: a deleted account's number is
+	// never given to another account.
+	ServiceBANReusable bool `json:"service_ban_reusable"`
+}
+
+type deletedAccount struct {
+	*ledger.Account
+	EntityEffect  entityEffect  `json:"entity_effect"`
+	Reversibility reversibility `json:"reversibility"`
+}
+
+func (h *handler) createAccount(x *exchange, r *http.Request) error {
+	var req createAccountReq
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	entity, err := h.scope(ctx, x, req.EntityID)
+	if err != nil {
+		return err
+	}
+	a, err := h.led.CreateAccount(ctx, ledger.NewAccount{EntityID: entity, Type: req.Type,
+		Currency: req.Currency, DisplayName: req.DisplayName, Meta: req.Meta})
+	if err != nil {
+		return err
+	}
+	eff, err := h.entityEffect(ctx, a)
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusCreated, "account created", &accountWithEffect{Account: a, EntityEffect: eff})
+}
+
+// entityEffect counts the owner's active accounts and finds its default.
+func (h *handler) entityEffect(ctx context.Context, a *ledger.Account) (entityEffect, error) {
+	eff := entityEffect{EntityID: a.EntityID, IsDefaultAccount: a.IsDefault}
+	n, err := h.led.CountAccounts(ctx, ledger.AccountFilter{EntityID: a.EntityID})
+	if err != nil {
+		return eff, err
+	}
+	eff.AccountsCount = n
+	if a.IsDefault && a.Deleted == 0 {
+		id := a.ID
+		eff.DefaultAccountID = &id
+		return eff, nil
+	}
+	// The default is the entity's first account; lists are in creation
+	// order, so it is the first item when it is still active.
+	page, err := h.led.ListAccounts(ctx, ledger.AccountFilter{EntityID: a.EntityID}, corebank.ListOptions{Limit: 1})
+	if err != nil {
+		return eff, err
+	}
+	if len(page.Items) == 1 && page.Items[0].IsDefault {
+		id := page.Items[0].ID
+		eff.DefaultAccountID = &id
+	}
+	return eff, nil
+}
+
+// account loads an account the caller may see: it must lie in the caller's
+// tree and, when entityID is given, in that entity's tree. Anything else is
+// 404, exactly as for a missing account.
+func (h *handler) account(ctx context.Context, x *exchange, id, entityID string) (*ledger.Account, error) {
+	scopeTo := x.p.entityID
+	if entityID != "" {
+		e, err := h.scope(ctx, x, entityID)
+		if err != nil {
+			return nil, err
+		}
+		scopeTo = e
+	}
+	a, err := h.led.GetAccount(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if a.EntityID == scopeTo {
+		return a, nil
+	}
+	in, err := h.inTree(ctx, scopeTo, a.EntityID)
+	if err != nil {
+		return nil, err
+	}
+	if !in {
+		return nil, ledger.ErrAccountNotFound.With("account " + id + " not found")
+	}
+	return a, nil
+}
+
+func (h *handler) getAccount(x *exchange, r *http.Request) error {
+	q := newQuery(r.URL.RawQuery)
+	entity := q.str("entity_id")
+	if err := q.err(); err != nil {
+		return err
+	}
+	a, err := h.account(r.Context(), x, r.PathValue("id"), entity)
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusOK, "account retrieved", a)
+}
+
+var accountTypes = map[string]bool{ledger.TypeChecking: true, ledger.TypeDebit: true,
+	ledger.TypeOperational: true, ledger.TypeSafeguard: true}
+
+func (h *handler) listAccounts(x *exchange, r *http.Request) error {
+	q := newQuery(r.URL.RawQuery)
+	filters := map[string]string{}
+	if c := q.str("currency"); c != "" {
+		if _, known := ledger.CurrencyInfo(c); !known {
+			q.add("currency", "is not a supported currency")
+		}
+		filters["currency"] = c
+	}
+	if t := q.str("type"); t != "" {
+		if !accountTypes[t] {
+			q.add("type", "must be checking, debit, operational or safeguard")
+		}
+		filters["type"] = t
+	}
+	requested := q.str("entity_id")
+	limit := q.limit()
+	if err := q.err(); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	entity, err := h.scope(ctx, x, requested)
+	if err != nil {
+		return err
+	}
+	filters["entity_id"] = entity
+	fh := filterHash("accounts", filters)
+	opts := h.pageParams(q, fh)
+	opts.Limit = limit
+	if err := q.err(); err != nil {
+		return err
+	}
+	page, err := h.led.ListAccounts(ctx, ledger.AccountFilter{EntityID: entity, Currency: filters["currency"], Type: filters["type"]}, opts)
+	if err != nil {
+		return err
+	}
+	writeJSON(x, http.StatusOK, list(h, "accounts retrieved", page, limit, fh, filters))
+	return nil
+}
+
+type patchAccountReq struct {
+	DisplayName *string `json:"display_name"`
+	EntityID    string  `json:"entity_id"`
+}
+
+func (h *handler) patchAccount(x *exchange, r *http.Request) error {
+	var req patchAccountReq
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	if req.DisplayName == nil {
+		return corebank.InvalidField("display_name", "is required")
+	}
+	ctx := r.Context()
+	a, err := h.account(ctx, x, r.PathValue("id"), req.EntityID)
+	if err != nil {
+		return err
+	}
+	a, change, err := h.led.RenameAccount(ctx, a.ID, *req.DisplayName)
+	if err != nil {
+		return err
+	}
+	changes := []ledger.AccountChange{}
+	if change != nil && change.From != change.To {
+		changes = append(changes, *change)
+	}
+	return ok(x, http.StatusOK, "account updated", &accountWithChanges{Account: a, Changes: changes})
+}
+
+type deleteAccountReq struct {
+	EntityID string `json:"entity_id"`
+}
+
+func (h *handler) deleteAccount(x *exchange, r *http.Request) error {
+	var req deleteAccountReq
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	q := newQuery(r.URL.RawQuery)
+	if e := q.str("entity_id"); e != "" {
+		if req.EntityID != "" && req.EntityID != e {
+			q.add("entity_id", "differs between the query and the body")
+		}
+		req.EntityID = e
+	}
+	if err := q.err(); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	a, err := h.account(ctx, x, r.PathValue("id"), req.EntityID)
+	if err != nil {
+		return err
+	}
+	a, err = h.deleteAccountAndDetails(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	eff, err := h.entityEffect(ctx, a)
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusOK, "account deleted", &deletedAccount{Account: a, EntityEffect: eff,
+		Reversibility: reversibility{Reversible: false,
+			Reason: "a deleted account cannot be restored; open a new account instead (its service_ban is never reused)"}})
+}

@@ -1,0 +1,296 @@
+package httpapi
+
+// Payment routes (counterparties.go, paymentdetails.go, fxquotes.go,
+// transfers.go) serve the payments package. Their response forms:
+//
+//	POST  /counterparties                       201 envelope, data: counterparty
+//	GET   /counterparties                       200 list (meta.pagination adds has_more)
+//	GET   /counterparties/{id}                  200 envelope, data: counterparty
+//	PATCH /counterparties/{id}                  200 envelope, data: counterparty
+//	POST  /counterparties/{id}/deactivate       200 envelope, data: counterparty (status inactive)
+//	GET   /counterparties/{id}/payment-details  200 list
+//	POST  /payment-details                      201 the payment detail, bare
+//	GET   /payment-details/{id}                 200 envelope, data: payment detail
+//	PATCH /payment-details/{id}                 200 envelope, data: payment detail
+//	POST  /fx-quotes                            201 envelope, data: quote (quote.status active)
+//	GET   /fx-quotes/{id}                       200 envelope, data: quote
+//	POST  /transfers                            201 envelope, data: transfer (pending; a book
+//	                                                transfer settles at once and is successful)
+//	GET   /transfers/{id}                       200 envelope, data: transfer
+//	GET   /transfers                            200 list, filters entity_id, account_id, status
+//	POST  /sandbox/transfers/{id}/simulate      200 the transfer, bare
+//	POST  /sandbox/fx/outage                    200 {enabled}, bare
+//
+// POST /payment-details answers the bare object, the one form SPEC.md names
+// for its create; its retrieval and update answer the envelope SPEC.md names
+// for retrieval. When Services.Payments is nil every payment route answers
+// 503 unavailable (the routes stay mounted, so a client learns why).
+//
+// Scope: entity_id (query or body; both given must agree) defaults to the
+// key's entity and must lie in the key's tree. An object named by path or
+// body (counterparty, payment detail, quote, transfer, account) must lie in
+// the tree of that entity; the request then acts for the object's owner.
+// Anything outside answers 404 exactly as a missing object does, except
+// POST /counterparties, whose unknown or foreign entity_id answers 409
+// conflict (SPEC.md; both alike, so existence never leaks).
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/payments"
+)
+
+var (
+	errNoPayments = corebank.E(corebank.KindUnavailable, codeUnavailable, "payments are not configured on this server")
+	// errCounterpartyEntity answers POST /counterparties with an entity_id
+	// that is unknown or outside the caller's tree, alike.
+	errCounterpartyEntity = &corebank.Error{Kind: corebank.KindConflict, Code: corebank.CodeConflict,
+		Message: "entity_id does not name an entity this API key may act for",
+		Fields:  map[string]string{"entity_id": "is unknown or outside this API key's entities"}}
+)
+
+// payRoute guards a payments route: 503 unavailable without
+// Services.Payments.
+func payRoute(fn handlerFunc) handlerFunc {
+	return func(h *handler, x *exchange, r *http.Request) error {
+		if h.pay == nil {
+			return errNoPayments
+		}
+		return fn(h, x, r)
+	}
+}
+
+// maxIDLen bounds path IDs: anything longer names nothing, and is refused
+// before it reaches the store.
+const maxIDLen = 128
+
+// entityParam merges the entity_id of the query with the body's; given in
+// both, they must agree.
+func entityParam(r *http.Request, body string) (string, error) {
+	if r.URL.RawQuery == "" {
+		return body, nil
+	}
+	q := newQuery(r.URL.RawQuery)
+	if e := q.str("entity_id"); e != "" {
+		if body != "" && body != e {
+			q.add("entity_id", "differs between the query and the body")
+		}
+		body = e
+	}
+	return body, q.err()
+}
+
+// within answers nil when owner lies in the tree of entityID (the caller's
+// entity when ""), which must itself lie in the caller's tree. Otherwise it
+// returns nf, the error a missing object gives, so that a foreign object
+// looks missing.
+func (h *handler) within(ctx context.Context, x *exchange, owner, entityID string, nf error) error {
+	scopeTo := x.p.entityID
+	if entityID != "" {
+		e, err := h.scope(ctx, x, entityID)
+		if err != nil {
+			return err
+		}
+		scopeTo = e
+	}
+	if owner == scopeTo {
+		return nil
+	}
+	in, err := h.inTree(ctx, scopeTo, owner)
+	if err != nil {
+		return err
+	}
+	if !in {
+		return nf
+	}
+	return nil
+}
+
+// counterparty loads counterparty id for the caller (see within).
+func (h *handler) counterparty(ctx context.Context, x *exchange, id, entityID string) (*payments.Counterparty, error) {
+	if len(id) > maxIDLen {
+		return nil, payments.ErrCounterpartyNotFound
+	}
+	c, err := h.pay.GetCounterparty(ctx, "", id)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.within(ctx, x, c.EntityID, entityID, payments.ErrCounterpartyNotFound); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (h *handler) createCounterparty(x *exchange, r *http.Request) error {
+	var req payments.NewCounterparty
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	requested, err := entityParam(r, req.EntityID)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	entity, err := h.scope(ctx, x, requested)
+	if err != nil {
+		if notFound(err) {
+			return errCounterpartyEntity
+		}
+		return err
+	}
+	c, err := h.pay.CreateCounterparty(ctx, entity, req)
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusCreated, "counterparty created", c)
+}
+
+// counterpartyPagination is meta.pagination of GET /counterparties: SPEC
+// gives this list has_more beside the standard fields.
+type counterpartyPagination struct {
+	pagination
+	HasMore bool `json:"has_more"`
+}
+
+type counterpartyList struct {
+	Status  string `json:"status"`
+	Message string `json:"message"`
+	Data    any    `json:"data"`
+	Meta    struct {
+		Pagination     counterpartyPagination `json:"pagination"`
+		FiltersApplied map[string]string      `json:"filters_applied"`
+	} `json:"meta"`
+}
+
+func (h *handler) listCounterparties(x *exchange, r *http.Request) error {
+	q := newQuery(r.URL.RawQuery)
+	filters := map[string]string{}
+	if t := q.str("type"); t != "" {
+		if t != payments.CounterpartyIndividual && t != payments.CounterpartyBusiness {
+			q.add("type", "must be individual or business")
+		}
+		filters["type"] = t
+	}
+	if s := q.str("status"); s != "" {
+		if s != payments.CounterpartyActive && s != payments.CounterpartyInactive {
+			q.add("status", "must be active or inactive")
+		}
+		filters["status"] = s
+	}
+	requested := q.str("entity_id")
+	limit := q.limit()
+	if err := q.err(); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	entity, err := h.scope(ctx, x, requested)
+	if err != nil {
+		return err
+	}
+	filters["entity_id"] = entity
+	fh := filterHash("counterparties", filters)
+	opts := h.pageParams(q, fh)
+	opts.Limit = limit
+	if err := q.err(); err != nil {
+		return err
+	}
+	page, err := h.pay.ListCounterparties(ctx, entity, payments.CounterpartyFilter{Type: filters["type"], Status: filters["status"]}, opts)
+	if err != nil {
+		return err
+	}
+	l := list(h, "counterparties retrieved", page, limit, fh, filters)
+	out := &counterpartyList{Status: l.Status, Message: l.Message, Data: l.Data}
+	out.Meta.Pagination = counterpartyPagination{pagination: l.Meta.Pagination, HasMore: l.Meta.Pagination.HasNext}
+	out.Meta.FiltersApplied = l.Meta.FiltersApplied
+	writeJSON(x, http.StatusOK, out)
+	return nil
+}
+
+func (h *handler) getCounterparty(x *exchange, r *http.Request) error {
+	q := newQuery(r.URL.RawQuery)
+	entity := q.str("entity_id")
+	if err := q.err(); err != nil {
+		return err
+	}
+	c, err := h.counterparty(r.Context(), x, r.PathValue("id"), entity)
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusOK, "counterparty retrieved", c)
+}
+
+func (h *handler) patchCounterparty(x *exchange, r *http.Request) error {
+	var req payments.CounterpartyPatch
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	entity, err := entityParam(r, req.EntityID)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	c, err := h.counterparty(ctx, x, r.PathValue("id"), entity)
+	if err != nil {
+		return err
+	}
+	c, err = h.pay.UpdateCounterparty(ctx, c.EntityID, c.ID, req)
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusOK, "counterparty updated", c)
+}
+
+// entityOnly is the body of routes that take nothing but entity_id.
+type entityOnly struct {
+	EntityID string `json:"entity_id"`
+}
+
+func (h *handler) deactivateCounterparty(x *exchange, r *http.Request) error {
+	var req entityOnly
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	entity, err := entityParam(r, req.EntityID)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	c, err := h.counterparty(ctx, x, r.PathValue("id"), entity)
+	if err != nil {
+		return err
+	}
+	c, err = h.pay.DeactivateCounterparty(ctx, c.EntityID, c.ID)
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusOK, "counterparty deactivated", c)
+}
+
+func (h *handler) listCounterpartyDetails(x *exchange, r *http.Request) error {
+	q := newQuery(r.URL.RawQuery)
+	requested := q.str("entity_id")
+	limit := q.limit()
+	if err := q.err(); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	c, err := h.counterparty(ctx, x, r.PathValue("id"), requested)
+	if err != nil {
+		return err
+	}
+	filters := map[string]string{"counterparty_id": c.ID, "entity_id": c.EntityID}
+	fh := filterHash("payment-details", filters)
+	opts := h.pageParams(q, fh)
+	opts.Limit = limit
+	if err := q.err(); err != nil {
+		return err
+	}
+	page, err := h.pay.ListPaymentDetails(ctx, c.EntityID, c.ID, opts)
+	if err != nil {
+		return err
+	}
+	writeJSON(x, http.StatusOK, list(h, "payment details retrieved", page, limit, fh, filters))
+	return nil
+}

@@ -1,0 +1,140 @@
+// Package httpapi serves corebank's REST API (SPEC.md, CONTRACT.md) as an
+// http.Handler:
+//
+//	h := httpapi.New(httpapi.Services{DB: db, Ledger: led, Entities: ent, Funding: inflows}, &httpapi.Options{
+//		Env: httpapi.EnvSandbox, FakeClock: mock, RunJobs: runner.RunDue,
+//	})
+//	http.ListenAndServe(addr, h)
+//
+// The handler answers paths from the root and can be mounted on any mux
+// (use http.StripPrefix under a prefix). routes.go holds the whole route
+// table; errors.go is the only place that maps a corebank.Kind to a status.
+//
+// # Authentication and scope
+//
+// Every route needs "Authorization: Bearer <key>". A missing or unknown key
+// is 401 and a read-only key on anything but GET/HEAD is 403, both in the
+// form {"error": {"code": "unauthorized"|"forbidden", "message": "..."}}.
+// A key acts on its entity and that entity's descendants. An entity_id (path,
+// query or body) outside that tree, and any object owned outside it, answers
+// 404 not_found exactly as a missing one does. Where a route takes entity_id
+// it defaults to the key's entity; given on a route about one object, the
+// object must lie in that entity's tree.
+//
+// # Response forms
+//
+// Success envelope, {"status": "success", "message": "...", "data": ...}:
+//
+//	POST   /accounts                 201  data: account + entity_effect
+//	GET    /accounts/{id}            200  data: account
+//	PATCH  /accounts/{id}            200  data: account + changes
+//	DELETE /accounts/{id}            200  data: account + entity_effect + reversibility
+//	GET    /accounts/{id}/statements 200  data: statement
+//	POST   /account-details          201  data: account details
+//	GET    /account-details/{id}     200  data: {account_detail, entity, account, statistics}
+//
+// The summaries: entity_effect is {entity_id, accounts_count (active
+// accounts after the change), default_account_id (null when the default
+// is gone), is_default_account}; changes is [{field, from, to}], empty
+// when nothing changed; reversibility is {reversible: false, reason,
+// service_ban_reusable: false}. A statement is CONTRACT.md's statement
+// body; its holder_address is the owner's address (a person's, else a
+// business's operating address) or null, and its pagination carries this
+// API's cursors.
+//
+// Lists, the envelope plus meta:
+//
+//	GET /accounts         filters entity_id, currency, type
+//	GET /account-details  filters account_id, entity_id
+//
+//	{"status": "success", "message": "...", "data": [...],
+//	 "meta": {"pagination": {"limit", "total_count", "has_next", "has_previous",
+//	          "next_cursor", "previous_cursor"}, "filters_applied": {...}}}
+//
+// total_count is present where the service keeps a count (both lists do);
+// cursors are null when there is no such page; filters_applied names every
+// filter in force, entity_id included when it defaulted to the caller.
+//
+// Sandbox routes return the affected object bare (CONTRACT.md: "All return
+// the affected object"), and exist only when Options.Env is sandbox:
+//
+//	GET    /sandbox/clock                          200 {now (RFC 3339), now_ms}
+//	POST   /sandbox/clock/advance {seconds}        200 {now, now_ms}
+//	POST   /sandbox/api-keys {entity_id?, read_only?}
+//	                                               201 {id, api_key, read_only, entity_id, encryption_public_key, prefix, created}
+//	DELETE /sandbox/api-keys/{id}                  200 {id, entity_id, deleted: true}
+//	POST   /sandbox/entities/{id}/review {decision} 200 the entity
+//	POST   /sandbox/account-details/{id}/activate  200 the account details
+//	POST   /sandbox/inflows {account_id, amount, currency?, narration?, settle?}
+//	                                               201 the inflow
+//
+// Clock advance needs Options.FakeClock (else 409 clock_not_adjustable);
+// seconds is an integer 1-315360000. It moves the clock, runs
+// Options.RunJobs at the new time, and answers only after the jobs ran.
+//
+// # Errors
+//
+// Every error except 401/403 is
+//
+//	{"status": "error", "code": "...", "message": "...", "details": {"<field>": "<problem>"}}
+//
+// plus "data" when the error carries an object (duplicate_reference returns
+// the original). Status by Kind: Invalid 422 (code validation_error unless
+// the error names another), BadRequest 400, NotFound 404, Conflict 409,
+// Rejected 422 (insufficient_funds, account_not_empty, entity_not_approved,
+// ...), Unavailable 503, Forbidden 403, Unauthorized 401, RateLimited 429
+// (retry_after, limit_type, current_count and limit also at the top level,
+// and a Retry-After header), TooLarge 413 (request_too_large). An unknown
+// path is 404 not_found; a known path with another method is 405
+// method_not_allowed with an Allow header. Anything that is not a
+// *corebank.Error, and any panic, is logged with its cause and answered as
+// a 500 internal_error that reveals nothing.
+//
+// details keys are JSON paths, dotted for nesting ("meta.region",
+// "items.1.name"); query parameters and headers are named as sent ("limit",
+// "Idempotency-Key"); problems with the body as a whole use "body".
+//
+// # Request bodies
+//
+// Bodies over 10 MiB are 413. Decoding is strict: an unknown field is 422
+// naming it (a typo in entity_id never acts on the caller's own entity); a
+// wrong JSON type is 422 naming the field; malformed JSON, trailing data
+// after the object and nesting deeper than 64 levels are 422 on "body". An
+// empty body reads as {}. Integers are validated: limit is 1-100 (default
+// 20) and anything else, or a non-integer, is 422 on "limit"; booleans are
+// true/false (or 1/0).
+//
+// # Cursors
+//
+// next_cursor and previous_cursor are opaque: base64url of {position,
+// direction, filter hash} followed by a truncated HMAC-SHA256 under
+// Options.CursorKey. Pass next_cursor as cursor and previous_cursor as
+// prev_cursor (pre_cursor is accepted too), with the same filters. A cursor
+// that was altered, was signed under another key, or comes from another
+// list or other filters is 422 validation_error on "cursor"; so is giving
+// both cursor and prev_cursor. The page size may change between pages. The
+// default CursorKey is random per process, so set it for cursors to survive
+// a restart.
+//
+// # Idempotency
+//
+// Every POST accepts an Idempotency-Key header (printable ASCII, at most 255
+// characters), with Stripe's semantics, scoped to the calling key's entity:
+//
+//   - The key is reserved in the store, in a transaction, before the handler
+//     runs; a second request with the key while the first is in flight is
+//     409 conflict and never runs.
+//   - The first completed response (status and body) is stored and replayed
+//     to later requests with the same key, with the header
+//     Idempotent-Replayed: true.
+//   - The same key with a different request (SHA-256 over method, path and
+//     body) is 422 idempotency_key_mismatch.
+//   - Responses that a retry should be able to change are not stored and
+//     release the key: 422 (validation), 401, 403, 413, 429 and 5xx.
+//   - Records are kept for Options.IdempotencyTTL (24 h) on Options.Clock,
+//     then replaced on reuse; PurgeIdempotency deletes expired ones in bulk.
+//     A key left in flight by a crash is taken over after 5 minutes.
+//   - A stored response never holds card data: in any object that looks
+//     like a card (it has cvv, cvc, expiry or last4 fields) number and cvv
+//     are removed before storing.
+package httpapi

@@ -1,0 +1,209 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/corebank/corebank"
+)
+
+// Error codes the HTTP layer itself produces. Domain codes come from each
+// package's errors.go and pass through unchanged.
+const (
+	codeUnauthorized        = "unauthorized"
+	codeForbidden           = "forbidden"
+	codeMethodNotAllowed    = "method_not_allowed"
+	codeTooLarge            = "request_too_large"
+	codeIdempotencyMismatch = "idempotency_key_mismatch"
+	codeRateLimited         = "rate_limited"
+	codeUnavailable         = "unavailable"
+	codeBadRequest          = "bad_request"
+)
+
+var (
+	errUnauthorized = corebank.E(corebank.KindUnauthorized, codeUnauthorized, "a valid API key is required: send Authorization: Bearer <key>")
+	errForbidden    = corebank.E(corebank.KindForbidden, codeForbidden, "this API key is read-only: only GET requests are allowed")
+	errTooLarge     = corebank.E(corebank.KindTooLarge, codeTooLarge, "the request body is larger than 10 MiB")
+	errRouteMissing = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "no such route")
+	errIdemMismatch = corebank.E(corebank.KindInvalid, codeIdempotencyMismatch, "this Idempotency-Key was used with a different request")
+	errIdemBusy     = corebank.E(corebank.KindConflict, corebank.CodeConflict, "a request with this Idempotency-Key is still in progress")
+)
+
+// statusOf is the one map from corebank.Kind to an HTTP status.
+func statusOf(k corebank.Kind) int {
+	switch k {
+	case corebank.KindInvalid:
+		return http.StatusUnprocessableEntity
+	case corebank.KindBadRequest:
+		return http.StatusBadRequest
+	case corebank.KindNotFound:
+		return http.StatusNotFound
+	case corebank.KindConflict:
+		return http.StatusConflict
+	case corebank.KindRejected:
+		return http.StatusUnprocessableEntity
+	case corebank.KindUnavailable:
+		return http.StatusServiceUnavailable
+	case corebank.KindForbidden:
+		return http.StatusForbidden
+	case corebank.KindUnauthorized:
+		return http.StatusUnauthorized
+	case corebank.KindRateLimited:
+		return http.StatusTooManyRequests
+	case corebank.KindTooLarge:
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusInternalServerError
+}
+
+// defaultCode is the code of an *Error that carries none.
+func defaultCode(k corebank.Kind) string {
+	switch k {
+	case corebank.KindInvalid:
+		return corebank.CodeValidation
+	case corebank.KindBadRequest:
+		return codeBadRequest
+	case corebank.KindNotFound:
+		return corebank.CodeNotFound
+	case corebank.KindConflict:
+		return corebank.CodeConflict
+	case corebank.KindRejected:
+		return "rejected"
+	case corebank.KindUnavailable:
+		return codeUnavailable
+	case corebank.KindForbidden:
+		return codeForbidden
+	case corebank.KindUnauthorized:
+		return codeUnauthorized
+	case corebank.KindRateLimited:
+		return codeRateLimited
+	case corebank.KindTooLarge:
+		return codeTooLarge
+	}
+	return corebank.CodeInternal
+}
+
+type authErrorBody struct {
+	Error authError `json:"error"`
+}
+
+type authError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+type errorBody struct {
+	Status  string            `json:"status"`
+	Code    string            `json:"code"`
+	Message string            `json:"message"`
+	Details map[string]string `json:"details"`
+	Data    any               `json:"data,omitempty"`
+}
+
+var emptyDetails = map[string]string{}
+
+// errorResponse turns err into a status and body. Anything that is not a
+// *corebank.Error (or is KindInternal) is logged with its chain and answered
+// as a sanitised 500.
+func (h *handler) errorResponse(r *http.Request, err error) (int, any) {
+	var e *corebank.Error
+	if !errors.As(err, &e) || statusOf(e.Kind) == http.StatusInternalServerError {
+		h.log.ErrorContext(r.Context(), "request failed",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.String("error", err.Error()), slog.String("chain", chain(err)))
+		return http.StatusInternalServerError, &errorBody{Status: "error", Code: corebank.CodeInternal,
+			Message: "an internal error occurred", Details: emptyDetails}
+	}
+	status := statusOf(e.Kind)
+	code := e.Code
+	if code == "" {
+		code = defaultCode(e.Kind)
+	}
+	msg := e.Message
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+		return status, &authErrorBody{Error: authError{Code: code, Message: msg}}
+	}
+	details := e.Fields
+	if details == nil {
+		details = emptyDetails
+	}
+	body := &errorBody{Status: "error", Code: code, Message: msg, Details: details, Data: e.Data}
+	if e.Kind == corebank.KindRateLimited && e.Data != nil {
+		// SPEC: a 429 body carries retry_after, limit_type, current_count and
+		// limit at its top level; they are flattened out of Data.
+		if flat, ok := flatten(body, e.Data); ok {
+			return status, flat
+		}
+	}
+	return status, body
+}
+
+// flatten merges the object fields of data into the top level of body.
+func flatten(body *errorBody, data any) (map[string]json.RawMessage, bool) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return nil, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return nil, false
+	}
+	top, _ := json.Marshal(struct {
+		Status  string            `json:"status"`
+		Code    string            `json:"code"`
+		Message string            `json:"message"`
+		Details map[string]string `json:"details"`
+	}{body.Status, body.Code, body.Message, body.Details})
+	var out map[string]json.RawMessage
+	_ = json.Unmarshal(top, &out)
+	for k, v := range m {
+		if _, taken := out[k]; !taken {
+			out[k] = v
+		}
+	}
+	out["data"] = raw
+	return out, true
+}
+
+// writeError writes err as an error response.
+func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, body := h.errorResponse(r, err)
+	if status == http.StatusTooManyRequests {
+		if m, ok := body.(map[string]json.RawMessage); ok {
+			if ra, ok := m["retry_after"]; ok {
+				if n, err := strconv.ParseFloat(string(ra), 64); err == nil && n >= 0 {
+					w.Header().Set("Retry-After", strconv.FormatInt(int64(n+0.999), 10))
+				}
+			}
+		}
+	}
+	writeJSON(w, status, body)
+}
+
+// chain renders every error in err's chain, for logs.
+func chain(err error) string {
+	var b []byte
+	for i := 0; err != nil && i < 16; i++ {
+		if i > 0 {
+			b = append(b, " <- "...)
+		}
+		b = fmt.Appendf(b, "%T", err)
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			errs := j.Unwrap()
+			if len(errs) == 0 {
+				break
+			}
+			err = errs[0]
+			continue
+		}
+		err = errors.Unwrap(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,85 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/payments"
+)
+
+var errNoOutage = corebank.E(corebank.KindConflict, "fx_outage_not_simulated",
+	"the exchange rate provider in use cannot simulate an outage")
+
+// createQuote acts for the owner of account_id when one is given (a
+// corridor quote; the account must lie in the tree of entity_id), else for
+// entity_id (an indicative quote).
+func (h *handler) createQuote(x *exchange, r *http.Request) error {
+	var req payments.NewQuote
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	requested, err := entityParam(r, req.EntityID)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	var entity string
+	if req.AccountID != "" {
+		a, err := h.account(ctx, x, req.AccountID, requested)
+		if err != nil {
+			return err
+		}
+		entity = a.EntityID
+	} else if entity, err = h.scope(ctx, x, requested); err != nil {
+		return err
+	}
+	q, err := h.pay.CreateQuote(ctx, entity, req)
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusCreated, "fx quote created", q)
+}
+
+func (h *handler) getQuote(x *exchange, r *http.Request) error {
+	q := newQuery(r.URL.RawQuery)
+	requested := q.str("entity_id")
+	if err := q.err(); err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	if len(id) > maxIDLen {
+		return payments.ErrQuoteNotFound
+	}
+	ctx := r.Context()
+	quote, err := h.pay.GetQuote(ctx, "", id)
+	if err != nil {
+		return err
+	}
+	if err := h.within(ctx, x, quote.EntityID, requested, payments.ErrQuoteNotFound); err != nil {
+		return err
+	}
+	return ok(x, http.StatusOK, "fx quote retrieved", quote)
+}
+
+type outageReq struct {
+	Enabled *bool `json:"enabled"`
+}
+
+type outageBody struct {
+	Enabled bool `json:"enabled"`
+}
+
+func (h *handler) fxOutage(x *exchange, r *http.Request) error {
+	var req outageReq
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	if req.Enabled == nil {
+		return corebank.InvalidField("enabled", "is required: true or false")
+	}
+	if !h.pay.SetFXOutage(*req.Enabled) {
+		return errNoOutage
+	}
+	writeJSON(x, http.StatusOK, &outageBody{Enabled: *req.Enabled})
+	return nil
+}

@@ -1,0 +1,164 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corebank/corebank/httpapi"
+)
+
+// TestGarbage walks every route in the table with garbage: random bytes,
+// empty and odd bodies, wrong methods, huge, negative and unicode values in
+// paths, queries and known body fields. No request may produce a 5xx.
+func TestGarbage(t *testing.T) {
+	e := newEnv(t)
+	tr := newTrees(e)
+	det := e.must(201, "POST", "/account-details", e.key, map[string]any{"account_id": tr.acctRoot}).str("data", "id")
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 7))
+
+	ids := []string{tr.acctRoot, tr.acctB, det, e.root, tr.b, "", "-1", "0", "99999999999999999999999",
+		"ü🙂", "%00", "..", "a%2Fb", strings.Repeat("Z", 2000), "01HZZZZZZZZZZZZZZZZZZZZZZZ", "null", "%FF%FE"}
+	values := []any{nil, true, false, 0, -1, 1, int64(-1) << 63, uint64(1) << 63, 1e308, -1e308, 0.5,
+		"", " ", "🙂💸", "\u0000", strings.Repeat("x", 5000), "USD", "usd", "checking", "approved", "eth",
+		[]any{}, []any{1, "a"}, map[string]any{}, map[string]any{"a": map[string]any{"b": []any{nil}}},
+		tr.acctRoot, tr.acctB, e.root, tr.b, det}
+	fields := []string{"account_id", "entity_id", "amount", "currency", "seconds", "decision", "display_name",
+		"type", "chain", "terminate_after", "read_only", "settle", "narration", "meta", "provider_id", "bogus"}
+	queries := []string{"", "limit=-1", "limit=1e9", "limit=", "limit=100", "year=-5&month=0", "year=2026&month=999999999999999999999",
+		"year=2026&month=3&include_pending=%F0%9F%99%82", "cursor=%FF", "prev_cursor=AAAA&cursor=BBBB", "entity_id=" + tr.b,
+		"entity_id=%00", "currency=" + url.QueryEscape("🙂"), "type=checking&type=debit", "account_id=" + tr.acctB, "%zz"}
+	methods := []string{"GET", "POST", "PATCH", "PUT", "DELETE", "HEAD", "OPTIONS"}
+	keys := []string{e.key, e.key, e.key, tr.keyA, e.roKey, "", "sk_sandbox_🙂"}
+
+	randBody := func() any {
+		switch rng.IntN(8) {
+		case 0:
+			return nil
+		case 1:
+			b := make([]byte, rng.IntN(300))
+			for i := range b {
+				b[i] = byte(rng.UintN(256))
+			}
+			return b
+		case 2:
+			return []string{"", "{}", "[]", "null", "0", `"x"`, "{", `{"a":}`, "{}{}", `{"amount":1e400}`,
+				strings.Repeat("[", 5000), `{"seconds":99999999999999999999}`, "\xff\xfe"}[rng.IntN(13)]
+		default:
+			m := map[string]any{}
+			for n := rng.IntN(5); n >= 0; n-- {
+				m[fields[rng.IntN(len(fields))]] = values[rng.IntN(len(values))]
+			}
+			raw, _ := json.Marshal(m)
+			return raw
+		}
+	}
+
+	patterns := httpapi.Patterns(e.h)
+	if len(patterns) < 15 {
+		t.Fatalf("route table has only %d routes", len(patterns))
+	}
+	n := 0
+	for _, p := range patterns {
+		method, path, _ := strings.Cut(p, " ")
+		for i := 0; i < 150; i++ {
+			m := method
+			if rng.IntN(4) == 0 {
+				m = methods[rng.IntN(len(methods))]
+			}
+			target := strings.ReplaceAll(path, "{id}", url.PathEscape(ids[rng.IntN(len(ids))]))
+			if rng.IntN(3) == 0 {
+				// Raw, unescaped garbage in the path.
+				target = strings.ReplaceAll(path, "{id}", ids[rng.IntN(len(ids))])
+			}
+			if q := queries[rng.IntN(len(queries))]; q != "" {
+				target += "?" + q
+			}
+			if strings.ContainsAny(target, " \x00") || !strings.HasPrefix(target, "/") {
+				continue
+			}
+			if _, err := url.ParseRequestURI(target); err != nil {
+				continue
+			}
+			key := keys[rng.IntN(len(keys))]
+			body := randBody()
+			var hdr []string
+			if m == "POST" && rng.IntN(3) == 0 {
+				hdr = []string{"Idempotency-Key", []string{"k", "🙂", strings.Repeat("k", 300)}[rng.IntN(3)]}
+			}
+			r := e.do(m, target, key, body, hdr...)
+			n++
+			if r.Status >= 500 {
+				t.Fatalf("%s %s (key %q) body %q: %d %s", m, target, key, bodyText(body), r.Status, r.Raw)
+			}
+			if m != "HEAD" && r.Status >= 400 && r.Body == nil {
+				t.Fatalf("%s %s: %d with a non-JSON body %q", m, target, r.Status, r.Raw)
+			}
+		}
+	}
+	// A body over each route's limit (10 MiB, more where files travel in
+	// the body) and deep nesting on every POST/PATCH route.
+	deep := strings.Repeat(`{"a":[`, 5000)
+	for _, p := range patterns {
+		method, path, _ := strings.Cut(p, " ")
+		if method != "POST" && method != "PATCH" {
+			continue
+		}
+		target := strings.ReplaceAll(path, "{id}", tr.acctRoot)
+		huge := bytes.Repeat([]byte(" "), int(httpapi.BodyLimit(p))+1<<20)
+		if r := e.do(method, target, e.key, huge); r.Status != 413 || r.code() != "request_too_large" {
+			t.Fatalf("%s %s with %d bytes: %d %.200s", method, target, len(huge), r.Status, r.Raw)
+		}
+		if r := e.do(method, target, e.key, deep); r.Status != 422 {
+			t.Fatalf("%s %s deeply nested: %d %.200s", method, target, r.Status, r.Raw)
+		}
+	}
+	t.Logf("%d garbage requests", n)
+}
+
+func bodyText(b any) string {
+	switch x := b.(type) {
+	case []byte:
+		return string(x)
+	case string:
+		return x
+	}
+	return ""
+}
+
+// TestEveryRouteAuth checks 401 without or with an unknown key and 403 for
+// a read-only key on every non-GET route in the table.
+func TestEveryRouteAuth(t *testing.T) {
+	e := newEnv(t)
+	acct := e.account(e.key, "", "USD")
+	for _, p := range httpapi.Patterns(e.h) {
+		method, path, _ := strings.Cut(p, " ")
+		target := strings.ReplaceAll(path, "{id}", acct)
+		for _, key := range []string{"", "sk_sandbox_unknown", "Bearer"} {
+			r := e.do(method, target, key, map[string]any{})
+			if r.Status != 401 || r.code() != "unauthorized" {
+				t.Errorf("%s with key %q: %d %s", p, key, r.Status, r.Raw)
+			}
+		}
+		req := httptest.NewRequest(method, target, nil)
+		req.Header.Set("Authorization", "Basic "+e.key)
+		w := httptest.NewRecorder()
+		e.h.ServeHTTP(w, req)
+		if w.Code != 401 {
+			t.Errorf("%s with Basic auth: %d", p, w.Code)
+		}
+		if method != "GET" {
+			r := e.do(method, target, e.roKey, map[string]any{})
+			if r.Status != 403 || r.code() != "forbidden" {
+				t.Errorf("%s with a read-only key: %d %s", p, r.Status, r.Raw)
+			}
+		}
+	}
+}

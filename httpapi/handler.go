@@ -1,0 +1,318 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/entities"
+	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/payments"
+	"github.com/corebank/corebank/storage"
+	"github.com/corebank/corebank/webhooks"
+)
+
+// principal is the authenticated caller: one API key acting for an entity.
+type principal struct {
+	keyID    string
+	entityID string
+	readOnly bool
+}
+
+// handler is the http.Handler New returns.
+type handler struct {
+	mux     *http.ServeMux
+	db      storage.Backend
+	log     *slog.Logger
+	clock   clock.Clock
+	fake    *clock.Mock
+	runJobs func(ctx context.Context, now time.Time) error
+	env     string
+	cursors cursors
+	idemTTL time.Duration
+	advance sync.Mutex // serialises sandbox clock advances
+
+	led     *ledger.Service
+	ent     *entities.Service
+	funding Inflows
+	pay     *payments.Service
+	wh      *webhooks.Service
+
+	// auth resolves a bearer secret; scope answers whether target lies in
+	// caller's tree. Both are set from Services.Entities by New.
+	auth    func(ctx context.Context, secret string) (principal, error)
+	inTree  func(ctx context.Context, caller, target string) (bool, error)
+	resolve func(ctx context.Context, caller, requested string) (string, error)
+
+	patterns []string
+}
+
+// handlerFunc serves one route. A returned error is written as the error
+// response; a handler that returns nil has written its response.
+type handlerFunc func(h *handler, x *exchange, r *http.Request) error
+
+// exchange is the ResponseWriter every route handler receives. It carries
+// the caller and the request body, and can capture the response so that an
+// idempotent request stores what it answered.
+type exchange struct {
+	w       http.ResponseWriter
+	h       *handler
+	p       principal
+	body    []byte
+	status  int
+	wrote   bool // the handler wrote a status
+	sent    bool // a status went to the client (not only to capture)
+	capture *bytes.Buffer
+}
+
+func (x *exchange) Header() http.Header { return x.w.Header() }
+
+func (x *exchange) WriteHeader(status int) {
+	if x.wrote {
+		return
+	}
+	x.wrote = true
+	x.status = status
+	if x.capture == nil {
+		x.sent = true
+		x.w.WriteHeader(status)
+	}
+}
+
+func (x *exchange) Write(b []byte) (int, error) {
+	if !x.wrote {
+		x.WriteHeader(http.StatusOK)
+	}
+	if x.capture != nil {
+		return x.capture.Write(b)
+	}
+	return x.w.Write(b)
+}
+
+func (x *exchange) Unwrap() http.ResponseWriter { return x.w }
+
+var exchangePool = sync.Pool{New: func() any { return new(exchange) }}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	x := exchangePool.Get().(*exchange)
+	*x = exchange{w: w, h: h}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			h.log.ErrorContext(r.Context(), "panic serving request",
+				slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+			x.capture = nil
+			if !x.sent {
+				x.wrote = false
+				h.writeError(x, r, errPanic)
+			}
+		}
+		*x = exchange{}
+		exchangePool.Put(x)
+	}()
+
+	p, err := h.authenticate(r)
+	if err != nil {
+		h.writeError(x, r, err)
+		return
+	}
+	x.p = p
+	if p.readOnly && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		h.writeError(x, r, errForbidden)
+		return
+	}
+	h.mux.ServeHTTP(x, r)
+}
+
+// errPanic is a plain error so that writeError answers a sanitised 500.
+var errPanic = plainError("panic while serving the request")
+
+type plainError string
+
+func (e plainError) Error() string { return string(e) }
+
+// fallback answers a request no route matched (it is mounted at "/"):
+// 405 with Allow when the path exists under another method, else 404, both
+// in the JSON error form.
+func (h *handler) fallback(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range [...]string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		r2 := *r
+		r2.Method = m
+		if _, pat := h.mux.Handler(&r2); pat != "" && pat != "/" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) == 0 {
+		h.writeError(w, r, errRouteMissing)
+		return
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	writeJSON(w, http.StatusMethodNotAllowed, &errorBody{Status: "error", Code: codeMethodNotAllowed,
+		Message: r.Method + " is not allowed on this path", Details: emptyDetails})
+}
+
+// authenticate reads the bearer key.
+func (h *handler) authenticate(r *http.Request) (principal, error) {
+	a := r.Header.Get("Authorization")
+	const prefix = "Bearer "
+	if len(a) <= len(prefix) || !strings.EqualFold(a[:len(prefix)], prefix) {
+		return principal{}, errUnauthorized
+	}
+	secret := strings.TrimSpace(a[len(prefix):])
+	if secret == "" || len(secret) > 512 {
+		return principal{}, errUnauthorized
+	}
+	p, err := h.auth(r.Context(), secret)
+	if err != nil {
+		switch corebank.KindOf(err) {
+		case corebank.KindUnauthorized, corebank.KindNotFound, corebank.KindInvalid, corebank.KindForbidden:
+			return principal{}, errUnauthorized
+		}
+		return principal{}, err
+	}
+	return p, nil
+}
+
+// hasBody lists the methods whose body a route may read.
+func hasBody(method string) bool {
+	switch method {
+	case http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	return false
+}
+
+// wrap adapts a handlerFunc to the mux: it reads the body and runs the
+// handler, through the idempotency layer for POST.
+func (h *handler) wrap(fn handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		x, ok := w.(*exchange)
+		if !ok { // mounted without ServeHTTP; cannot happen through New
+			h.writeError(w, r, plainError("httpapi: route served outside the handler"))
+			return
+		}
+		if hasBody(r.Method) {
+			buf := getBuf()
+			defer putBuf(buf)
+			if err := readBody(r, buf); err != nil {
+				h.writeError(x, r, err)
+				return
+			}
+			x.body = buf.Bytes()
+		}
+		if r.Method == http.MethodPost {
+			if key := r.Header.Get("Idempotency-Key"); key != "" {
+				h.idempotent(x, r, key, fn)
+				return
+			}
+		}
+		if err := fn(h, x, r); err != nil {
+			h.writeError(x, r, err)
+		}
+	})
+}
+
+// idempotent runs fn at most once per (entity, key), replaying its stored
+// response to later requests with the same key and body.
+func (h *handler) idempotent(x *exchange, r *http.Request, key string, fn handlerFunc) {
+	if err := checkIdemKey(key); err != nil {
+		h.writeError(x, r, err)
+		return
+	}
+	ctx := r.Context()
+	k := idemKey(x.p.entityID, key)
+	hash := requestHash(r, x.body)
+	rec, err := h.reserve(ctx, k, hash, h.clock.Now())
+	if err != nil {
+		h.writeError(x, r, err)
+		return
+	}
+	if rec != nil {
+		hd := x.Header()
+		hd["Content-Type"] = jsonContentType
+		hd.Set("Idempotent-Replayed", "true")
+		x.WriteHeader(rec.Status)
+		_, _ = x.Write(rec.Body)
+		return
+	}
+	bg := context.WithoutCancel(ctx)
+	buf := getBuf()
+	defer putBuf(buf)
+	settled := false
+	defer func() {
+		if !settled { // fn panicked: release the key, then let ServeHTTP answer
+			x.capture = nil
+			if err := h.complete(bg, k, hash, 0, nil, false); err != nil {
+				h.log.ErrorContext(ctx, "releasing idempotency key", slog.String("error", err.Error()))
+			}
+		}
+	}()
+	x.capture = buf
+	if err := fn(h, x, r); err != nil {
+		h.writeError(x, r, err)
+	}
+	x.capture = nil
+	status := x.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if err := h.complete(bg, k, hash, status, buf.Bytes(), storable(status)); err != nil {
+		h.log.ErrorContext(ctx, "storing idempotent response", slog.String("error", err.Error()))
+	}
+	settled = true
+	x.sent = true
+	x.w.WriteHeader(status)
+	_, _ = x.w.Write(buf.Bytes())
+}
+
+// ok writes the success envelope {status, message, data}.
+func ok(w http.ResponseWriter, status int, message string, data any) error {
+	writeJSON(w, status, &envelope{Status: "success", Message: message, Data: data})
+	return nil
+}
+
+type envelope struct {
+	Status  string `json:"status"`
+	Message string `json:"message"`
+	Data    any    `json:"data"`
+}
+
+// scope returns requested (or the caller's entity when empty) if it lies in
+// the caller's tree, else a not_found error exactly as for a missing entity.
+func (h *handler) scope(ctx context.Context, x *exchange, requested string) (string, error) {
+	return h.resolve(ctx, x.p.entityID, requested)
+}
+
+// owns answers not_found (naming what) unless owner lies in the caller's tree.
+func (h *handler) owns(ctx context.Context, x *exchange, owner, what string) error {
+	if owner == x.p.entityID {
+		return nil
+	}
+	in, err := h.inTree(ctx, x.p.entityID, owner)
+	if err != nil {
+		if corebank.KindOf(err) == corebank.KindNotFound {
+			return corebank.NotFound(what)
+		}
+		return err
+	}
+	if !in {
+		return corebank.NotFound(what)
+	}
+	return nil
+}
+
+func notFound(err error) bool { return corebank.KindOf(err) == corebank.KindNotFound }

@@ -1,0 +1,75 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/corebank/corebank/entities"
+	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/payments"
+	"github.com/corebank/corebank/storage"
+	"github.com/corebank/corebank/webhooks"
+)
+
+// Services are the domain services the API serves. DB, Ledger and Entities
+// are required; Funding may be nil, and then POST /sandbox/inflows answers
+// 503 unavailable.
+type Services struct {
+	// DB is the store the services use; httpapi keeps its idempotency
+	// records in it (buckets "httpapi.idempotency*").
+	DB       storage.Backend
+	Ledger   *ledger.Service
+	Entities *entities.Service
+	Funding  Inflows
+	// Payments serves counterparties, payment details, FX quotes and
+	// transfers. It may be nil: the payment routes stay mounted and answer
+	// 503 unavailable.
+	Payments *payments.Service
+	// Webhooks serves /entity-webhooks and /events. It may be nil: those
+	// routes stay mounted and answer 503 unavailable.
+	Webhooks *webhooks.Service
+}
+
+// NewInflow is a sandbox inflow request: money arriving at AccountID.
+// Currency defaults to the account's; Settle defaults to true (false leaves
+// the credit pending until the clock moves 60 s).
+type NewInflow struct {
+	AccountID string `json:"account_id"`
+	Amount    int64  `json:"amount"`
+	Currency  string `json:"currency,omitempty"`
+	Narration string `json:"narration,omitempty"`
+	Settle    *bool  `json:"settle,omitempty"`
+}
+
+// Inflows creates sandbox inflows. CreateInflow returns the inflow object,
+// which is encoded as the response; its errors are *corebank.Error values
+// (a validation error naming fields, ledger.ErrAccountNotFound, ...). The
+// caller's scope over AccountID is checked before it is called.
+type Inflows interface {
+	CreateInflow(ctx context.Context, in NewInflow) (any, error)
+}
+
+// New returns the REST API over svc as an http.Handler that can be mounted
+// on any mux (it answers paths from the root, so mount it with
+// http.StripPrefix when serving under a prefix). opt may be nil.
+func New(svc Services, opt *Options) http.Handler {
+	if svc.DB == nil || svc.Ledger == nil || svc.Entities == nil {
+		panic("httpapi: Services.DB, Ledger and Entities are required")
+	}
+	h := newHandler(svc.DB, opt)
+	h.led, h.ent, h.funding = svc.Ledger, svc.Entities, svc.Funding
+	h.pay = svc.Payments
+	h.wh = svc.Webhooks
+	ent := svc.Entities
+	h.auth = func(ctx context.Context, secret string) (principal, error) {
+		k, err := ent.Authenticate(ctx, secret)
+		if err != nil {
+			return principal{}, err
+		}
+		return principal{keyID: k.ID, entityID: k.EntityID, readOnly: k.ReadOnly}, nil
+	}
+	h.inTree = ent.InTree
+	h.resolve = ent.ResolveEntity
+	h.register(routes)
+	return h
+}

@@ -1,0 +1,107 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/corebank/corebank/storage"
+)
+
+// Environments accepted by Options.Env.
+const (
+	EnvSandbox    = "sandbox"
+	EnvProduction = "production"
+)
+
+// DefaultIdempotencyTTL is how long a completed idempotent response is kept
+// when Options.IdempotencyTTL is zero.
+const DefaultIdempotencyTTL = 24 * time.Hour
+
+// Options configures New. A nil *Options, and every zero field, takes the
+// documented default.
+type Options struct {
+	// Env is EnvSandbox or EnvProduction (default EnvSandbox). The
+	// /sandbox/* routes exist only in the sandbox.
+	Env string
+	// Clock is the time source for idempotency expiry and the sandbox clock
+	// (default FakeClock when set, else the real clock).
+	Clock clock.Clock
+	// FakeClock, when non-nil, enables POST /sandbox/clock/advance, which
+	// moves it forward and then calls RunJobs.
+	FakeClock *clock.Mock
+	// RunJobs runs every job due at now (expiries, settlement, retries,
+	// accrual). The clock advance route calls it before answering; nil means
+	// no jobs.
+	RunJobs func(ctx context.Context, now time.Time) error
+	// Logger receives server errors and panics (default slog.Default()).
+	// Secrets and request bodies are never logged.
+	Logger *slog.Logger
+	// CursorKey is the HMAC key that signs list cursors (default 32 random
+	// bytes, so cursors do not survive a restart; set it to keep them).
+	CursorKey []byte
+	// IdempotencyTTL is how long a completed Idempotency-Key response is
+	// replayed (default DefaultIdempotencyTTL, the promise the API docs make).
+	IdempotencyTTL time.Duration
+}
+
+// newHandler builds the handler's machinery shared by every route.
+func newHandler(db storage.Backend, opt *Options) *handler {
+	var o Options
+	if opt != nil {
+		o = *opt
+	}
+	h := &handler{mux: http.NewServeMux(), db: db, env: o.Env, fake: o.FakeClock, runJobs: o.RunJobs}
+	if h.env == "" {
+		h.env = EnvSandbox
+	}
+	switch {
+	case o.Clock != nil:
+		h.clock = o.Clock
+	case o.FakeClock != nil:
+		h.clock = o.FakeClock
+	default:
+		h.clock = clock.New()
+	}
+	h.log = o.Logger
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	key := o.CursorKey
+	if len(key) == 0 {
+		key = make([]byte, 32)
+		if _, err := io.ReadFull(rand.Reader, key); err != nil {
+			panic("httpapi: no randomness for the cursor key: " + err.Error())
+		}
+	}
+	h.cursors = cursors{key: append([]byte(nil), key...)}
+	h.idemTTL = o.IdempotencyTTL
+	if h.idemTTL <= 0 {
+		h.idemTTL = DefaultIdempotencyTTL
+	}
+	return h
+}
+
+// route is one row of the route table: a ServeMux pattern with its method.
+type route struct {
+	pattern string
+	fn      handlerFunc
+}
+
+// register mounts routes, skipping /sandbox/ ones outside the sandbox, and
+// the JSON 404/405 fallback at "/".
+func (h *handler) register(routes []route) {
+	for _, rt := range routes {
+		if strings.Contains(rt.pattern, " /sandbox/") && h.env != EnvSandbox {
+			continue
+		}
+		h.mux.Handle(rt.pattern, h.wrap(rt.fn))
+		h.patterns = append(h.patterns, rt.pattern)
+	}
+	h.mux.HandleFunc("/", h.fallback)
+}

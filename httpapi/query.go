@@ -1,0 +1,107 @@
+package httpapi
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/corebank/corebank"
+)
+
+// query reads typed query parameters, collecting every problem so that one
+// response names each bad parameter.
+type query struct {
+	v        url.Values
+	problems corebank.Problems
+}
+
+func newQuery(raw string) *query {
+	q := &query{}
+	if raw == "" {
+		return q
+	}
+	v, err := url.ParseQuery(raw)
+	q.v = v
+	if err != nil {
+		q.add("query", "malformed query string")
+	}
+	return q
+}
+
+// add records a problem with a parameter.
+func (q *query) add(name, problem string) {
+	if q.problems == nil {
+		q.problems = corebank.Problems{}
+	}
+	q.problems.Add(name, problem)
+}
+
+// str returns the parameter's value, "" when absent.
+func (q *query) str(name string) string {
+	vs := q.v[name]
+	if len(vs) == 0 {
+		return ""
+	}
+	if len(vs) > 1 {
+		q.add(name, "give this parameter once")
+	}
+	return strings.TrimSpace(vs[0])
+}
+
+// has reports whether the parameter is present.
+func (q *query) has(name string) bool {
+	_, ok := q.v[name]
+	return ok
+}
+
+// integer parses an integer parameter within [min, max]; ok is false when
+// it is absent or bad (bad ones are recorded).
+func (q *query) integer(name string, required bool, min, max int64) (int64, bool) {
+	s := q.str(name)
+	if s == "" {
+		if required {
+			q.add(name, "is required")
+		}
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		q.add(name, "must be an integer")
+		return 0, false
+	}
+	if n < min || n > max {
+		q.add(name, "must be between "+strconv.FormatInt(min, 10)+" and "+strconv.FormatInt(max, 10))
+		return 0, false
+	}
+	return n, true
+}
+
+// boolean parses true/false (also 1/0); absent gives def.
+func (q *query) boolean(name string, def bool) bool {
+	s := q.str(name)
+	switch strings.ToLower(s) {
+	case "":
+		return def
+	case "true", "1":
+		return true
+	case "false", "0":
+		return false
+	}
+	q.add(name, "must be true or false")
+	return def
+}
+
+// limit reads `limit` (1-100, default corebank.DefaultLimit).
+func (q *query) limit() int {
+	if !q.has("limit") {
+		return corebank.DefaultLimit
+	}
+	n, ok := q.integer("limit", true, 1, corebank.MaxLimit)
+	if !ok {
+		return corebank.DefaultLimit
+	}
+	return int(n)
+}
+
+// err returns the collected problems as one validation error, or nil.
+func (q *query) err() error { return q.problems.Err() }

@@ -1,0 +1,75 @@
+package httpapi
+
+// routes is the whole HTTP surface. Patterns are Go 1.22 ServeMux patterns;
+// /sandbox/ routes are mounted only when Options.Env is sandbox. Every route
+// requires a bearer API key; read-only keys may only GET. Response forms are
+// documented per route in doc.go.
+var routes = []route{
+	// Accounts.
+	{"POST /accounts", (*handler).createAccount},
+	{"GET /accounts", (*handler).listAccounts},
+	{"GET /accounts/{id}", (*handler).getAccount},
+	{"PATCH /accounts/{id}", (*handler).patchAccount},
+	{"DELETE /accounts/{id}", (*handler).deleteAccount},
+	{"GET /accounts/{id}/statements", (*handler).getStatement},
+
+	// Account details.
+	{"POST /account-details", (*handler).createDetails},
+	{"GET /account-details", (*handler).listDetails},
+	{"GET /account-details/{id}", (*handler).getDetails},
+
+	// Entities and onboarding (entities.go, documents.go, onboarding.go).
+	{"POST /individual-entities", (*handler).createIndividual},
+	{"PATCH /individual-entities/{id}", (*handler).patchIndividual},
+	{"POST /business-entities", (*handler).createBusiness},
+	{"PATCH /business-entities/{id}", (*handler).patchBusiness},
+	{"GET /entities", (*handler).listEntities},
+	{"GET /entities/{id}", (*handler).getEntity},
+	{"POST /documents", (*handler).createDocument},
+	{"GET /documents/{id}", (*handler).getDocument},
+	{"GET /documents/{id}/file", (*handler).downloadDocument},
+	{"GET /documents/{id}/file_back", (*handler).downloadDocumentBack},
+	{"POST /onboarding-submissions", (*handler).createSubmission},
+	{"GET /onboarding-submissions/{id}", (*handler).getSubmission},
+
+	// Payments (counterparties.go, paymentdetails.go, fxquotes.go,
+	// transfers.go); 503 unavailable without Services.Payments.
+	{"POST /counterparties", payRoute((*handler).createCounterparty)},
+	{"GET /counterparties", payRoute((*handler).listCounterparties)},
+	{"GET /counterparties/{id}", payRoute((*handler).getCounterparty)},
+	{"PATCH /counterparties/{id}", payRoute((*handler).patchCounterparty)},
+	{"POST /counterparties/{id}/deactivate", payRoute((*handler).deactivateCounterparty)},
+	{"GET /counterparties/{id}/payment-details", payRoute((*handler).listCounterpartyDetails)},
+	{"POST /payment-details", payRoute((*handler).createPaymentDetail)},
+	{"GET /payment-details/{id}", payRoute((*handler).getPaymentDetail)},
+	{"PATCH /payment-details/{id}", payRoute((*handler).patchPaymentDetail)},
+	{"POST /fx-quotes", payRoute((*handler).createQuote)},
+	{"GET /fx-quotes/{id}", payRoute((*handler).getQuote)},
+	{"POST /transfers", payRoute((*handler).createTransfer)},
+	{"GET /transfers", payRoute((*handler).listTransfers)},
+	{"GET /transfers/{id}", payRoute((*handler).getTransfer)},
+	{"POST /sandbox/transfers/{id}/simulate", payRoute((*handler).simulateTransfer)},
+	{"POST /sandbox/fx/outage", payRoute((*handler).fxOutage)},
+
+	// Webhooks and events (webhooks.go, events.go); 503 unavailable
+	// without Services.Webhooks.
+	{"POST /entity-webhooks", (*handler).createWebhook},
+	{"GET /entity-webhooks", (*handler).listWebhooks},
+	{"GET /entity-webhooks/{id}", (*handler).getWebhook},
+	{"PATCH /entity-webhooks/{id}", (*handler).patchWebhook},
+	{"DELETE /entity-webhooks/{id}", (*handler).deleteWebhook},
+	{"POST /entity-webhooks/{id}/test", (*handler).testWebhook},
+	{"POST /entity-webhooks/{id}/rotate_secret", (*handler).rotateWebhookSecret},
+	{"GET /entity-webhooks/{id}/deliveries", (*handler).listWebhookDeliveries},
+	{"GET /events", (*handler).listEvents},
+	{"POST /events/{id}/redeliver", (*handler).redeliverEvent},
+
+	// Sandbox simulation.
+	{"GET /sandbox/clock", (*handler).getClock},
+	{"POST /sandbox/clock/advance", (*handler).advanceClock},
+	{"POST /sandbox/api-keys", (*handler).createAPIKey},
+	{"DELETE /sandbox/api-keys/{id}", (*handler).deleteAPIKey},
+	{"POST /sandbox/entities/{id}/review", (*handler).reviewEntity},
+	{"POST /sandbox/account-details/{id}/activate", (*handler).activateDetails},
+	{"POST /sandbox/inflows", (*handler).createInflow},
+}

@@ -1,0 +1,176 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/entities"
+	"github.com/corebank/corebank/ledger"
+)
+
+// maxAdvance is the longest single clock advance (ten years).
+const maxAdvance = 10 * 365 * 24 * 3600
+
+type clockBody struct {
+	Now   string `json:"now"`
+	NowMS int64  `json:"now_ms"`
+}
+
+func clockNow(t time.Time) clockBody {
+	return clockBody{Now: t.UTC().Format(time.RFC3339Nano), NowMS: t.UnixMilli()}
+}
+
+func (h *handler) getClock(x *exchange, r *http.Request) error {
+	writeJSON(x, http.StatusOK, clockNow(h.clock.Now()))
+	return nil
+}
+
+var errRealClock = corebank.E(corebank.KindConflict, "clock_not_adjustable",
+	"the server runs on the real clock; start it with -fake-clock to advance time")
+
+func (h *handler) advanceClock(x *exchange, r *http.Request) error {
+	var req struct {
+		Seconds *int64 `json:"seconds"`
+	}
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	switch {
+	case req.Seconds == nil:
+		return corebank.InvalidField("seconds", "is required")
+	case *req.Seconds < 1 || *req.Seconds > maxAdvance:
+		return corebank.InvalidField("seconds", "must be between 1 and 315360000 (ten years)")
+	}
+	if h.fake == nil {
+		return errRealClock
+	}
+	h.advance.Lock()
+	defer h.advance.Unlock()
+	h.fake.Add(time.Duration(*req.Seconds) * time.Second)
+	now := h.fake.Now()
+	if h.runJobs != nil {
+		if err := h.runJobs(context.WithoutCancel(r.Context()), now); err != nil {
+			return err
+		}
+	}
+	writeJSON(x, http.StatusOK, clockNow(now))
+	return nil
+}
+
+type createKeyReq struct {
+	EntityID string `json:"entity_id"`
+	ReadOnly bool   `json:"read_only"`
+}
+
+func (h *handler) createAPIKey(x *exchange, r *http.Request) error {
+	var req createKeyReq
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	entity, err := h.scope(ctx, x, req.EntityID)
+	if err != nil {
+		return err
+	}
+	k, err := h.ent.CreateAPIKey(ctx, entities.NewAPIKey{EntityID: entity, ReadOnly: req.ReadOnly})
+	if err != nil {
+		return err
+	}
+	writeJSON(x, http.StatusCreated, k)
+	return nil
+}
+
+type deletedKey struct {
+	ID       string `json:"id"`
+	EntityID string `json:"entity_id"`
+	Deleted  bool   `json:"deleted"`
+}
+
+func (h *handler) deleteAPIKey(x *exchange, r *http.Request) error {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	k, err := h.ent.GetAPIKey(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := h.owns(ctx, x, k.EntityID, "api key"); err != nil {
+		return err
+	}
+	if err := h.ent.DeleteAPIKey(ctx, id); err != nil {
+		return err
+	}
+	writeJSON(x, http.StatusOK, &deletedKey{ID: k.ID, EntityID: k.EntityID, Deleted: true})
+	return nil
+}
+
+func (h *handler) reviewEntity(x *exchange, r *http.Request) error {
+	var req struct {
+		Decision string `json:"decision"`
+	}
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	id := r.PathValue("id")
+	if err := h.owns(ctx, x, id, "entity"); err != nil {
+		return err
+	}
+	if req.Decision == "" {
+		return corebank.InvalidField("decision", "is required: approved, rejected or suspended")
+	}
+	e, err := h.ent.Review(ctx, id, req.Decision)
+	if err != nil {
+		return err
+	}
+	writeJSON(x, http.StatusOK, e)
+	return nil
+}
+
+var errNoFunding = corebank.E(corebank.KindUnavailable, "unavailable", "sandbox inflows are not configured on this server")
+
+func (h *handler) createInflow(x *exchange, r *http.Request) error {
+	var req NewInflow
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	p := corebank.Problems{}
+	if req.AccountID == "" {
+		p.Add("account_id", "is required")
+	}
+	switch {
+	case req.Amount < 1:
+		p.Add("amount", "must be at least 1")
+	case req.Amount > ledger.MaxAmount:
+		p.Add("amount", "is too large")
+	}
+	if req.Currency != "" {
+		if _, known := ledger.CurrencyInfo(req.Currency); !known {
+			p.Add("currency", "is not a supported currency")
+		}
+	}
+	if len(req.Narration) > 255 {
+		p.Add("narration", "must be at most 255 characters")
+	}
+	if err := p.Err(); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	a, err := h.account(ctx, x, req.AccountID, "")
+	if err != nil {
+		return err
+	}
+	if req.Currency != "" && req.Currency != a.Currency {
+		return corebank.InvalidField("currency", "must match the account's currency "+a.Currency)
+	}
+	if h.funding == nil {
+		return errNoFunding
+	}
+	in, err := h.funding.CreateInflow(ctx, req)
+	if err != nil {
+		return err
+	}
+	writeJSON(x, http.StatusCreated, in)
+	return nil
+}

@@ -1,0 +1,293 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corebank/corebank/httpapi"
+	"github.com/corebank/corebank/storage/bolt"
+)
+
+func TestAccountDetails(t *testing.T) {
+	e := newEnv(t)
+	tr := newTrees(e)
+	usdc := e.account(e.key, "", "USC")
+	r := e.must(201, "POST", "/account-details", e.key, map[string]any{"account_id": tr.acctRoot})
+	det := r.data()
+	if det["account_id"] != tr.acctRoot || det["id"] == nil {
+		t.Fatalf("create: %s", r.Raw)
+	}
+	fiat := det["id"].(string)
+	r = e.must(201, "POST", "/account-details", e.key, map[string]any{"account_id": usdc, "chain": "base", "terminate_after": 30})
+	coin := r.str("data", "id")
+	if r.str("data", "status") != "pending" {
+		t.Fatalf("stablecoin details not pending: %s", r.Raw)
+	}
+	e.run(t, []call{
+		{"CreateErrMissing", "POST", "/account-details", map[string]any{}, e.key, 422, "validation_error", "account_id"},
+		{"CreateErrUnknownAccount", "POST", "/account-details", map[string]any{"account_id": "01HZZZZZZZZZZZZZZZZZZZZZZZ"}, e.key, 404, "not_found", ""},
+		{"CreateErrChain", "POST", "/account-details", map[string]any{"account_id": usdc, "chain": "doge"}, e.key, 422, "validation_error", "chain"},
+		{"CreateErrTerminate", "POST", "/account-details", map[string]any{"account_id": usdc, "chain": "eth", "terminate_after": -1}, e.key, 422, "validation_error", "terminate_after"},
+		{"CreateErrTerminateType", "POST", "/account-details", map[string]any{"account_id": usdc, "terminate_after": "soon"}, e.key, 422, "validation_error", "terminate_after"},
+		{"CreateErrUnknownField", "POST", "/account-details", map[string]any{"account_id": usdc, "chains": "eth"}, e.key, 422, "validation_error", "chains"},
+		{"CreateErrReadOnly", "POST", "/account-details", map[string]any{"account_id": usdc}, e.roKey, 403, "forbidden", ""},
+		{"CreateErrNoKey", "POST", "/account-details", map[string]any{"account_id": usdc}, "", 401, "unauthorized", ""},
+		{"GetOK", "GET", "/account-details/" + fiat, nil, e.key, 200, "", ""},
+		{"GetErrUnknown", "GET", "/account-details/nope", nil, e.key, 404, "not_found", ""},
+		{"GetErrOtherTree", "GET", "/account-details/" + fiat, nil, tr.keyA, 404, "not_found", ""},
+		{"ListOK", "GET", "/account-details", nil, e.key, 200, "", ""},
+		{"ListOKAccount", "GET", "/account-details?account_id=" + usdc, nil, e.key, 200, "", ""},
+		{"ListErrLimit", "GET", "/account-details?limit=0", nil, e.key, 422, "validation_error", "limit"},
+		{"ListErrCursor", "GET", "/account-details?cursor=x", nil, e.key, 422, "validation_error", "cursor"},
+		{"ListErrEntity", "GET", "/account-details?entity_id=" + tr.b, nil, tr.keyA, 404, "not_found", ""},
+		{"ActivateErrOtherTree", "POST", "/sandbox/account-details/" + coin + "/activate", nil, tr.keyA, 404, "not_found", ""},
+		{"ActivateErrUnknown", "POST", "/sandbox/account-details/nope/activate", nil, e.key, 404, "not_found", ""},
+		{"ActivateErrBody", "POST", "/sandbox/account-details/" + coin + "/activate", `{"x":1}`, e.key, 422, "validation_error", "x"},
+		{"ActivateOK", "POST", "/sandbox/account-details/" + coin + "/activate", nil, e.key, 200, "", ""},
+	})
+	r = e.must(200, "GET", "/account-details/"+coin, e.key, nil)
+	v := r.data()
+	for _, f := range []string{"account_detail", "entity", "account", "statistics"} {
+		if v[f] == nil {
+			t.Fatalf("details view lacks %s: %s", f, r.Raw)
+		}
+	}
+	if r.str("data", "account_detail", "status") != "active" || r.str("data", "entity", "id") != e.root || r.str("data", "account", "id") != usdc {
+		t.Fatalf("details view: %s", r.Raw)
+	}
+	r = e.must(200, "GET", "/account-details?account_id="+usdc, e.key, nil)
+	if n := len(r.Body["data"].([]any)); n != 1 || r.Body["meta"].(map[string]any)["pagination"].(map[string]any)["total_count"] != 1.0 {
+		t.Fatalf("list by account: %s", r.Raw)
+	}
+	// Pagination over details.
+	var want []string
+	r = e.must(200, "GET", "/account-details?limit=100", e.key, nil)
+	for _, it := range r.Body["data"].([]any) {
+		want = append(want, it.(map[string]any)["id"].(string))
+	}
+	for i := 0; i < 5; i++ {
+		r = e.must(201, "POST", "/account-details", e.key, map[string]any{"account_id": tr.acctRoot})
+		want = append(want, r.str("data", "id"))
+	}
+	fwd, _ := walk(t, e, "/account-details", 2)
+	if strings.Join(fwd, ",") != strings.Join(want, ",") {
+		t.Fatalf("details walk: %v want %v", fwd, want)
+	}
+	// Deleting the account removes its details.
+	e.must(200, "DELETE", "/accounts/"+usdc, e.key, nil)
+	r = e.must(200, "GET", "/account-details?account_id="+usdc, e.key, nil)
+	if n := len(r.Body["data"].([]any)); n != 0 {
+		t.Fatalf("details outlive their account: %s", r.Raw)
+	}
+}
+
+func TestSandboxClock(t *testing.T) {
+	e := newEnv(t)
+	r := e.must(200, "GET", "/sandbox/clock", e.key, nil)
+	if r.str("now") != "2026-03-15T12:00:00Z" || r.Body["now_ms"] != float64(e.clock.Now().UnixMilli()) {
+		t.Fatalf("clock: %s", r.Raw)
+	}
+	e.run(t, []call{
+		{"AdvanceErrMissing", "POST", "/sandbox/clock/advance", map[string]any{}, e.key, 422, "validation_error", "seconds"},
+		{"AdvanceErrZero", "POST", "/sandbox/clock/advance", map[string]any{"seconds": 0}, e.key, 422, "validation_error", "seconds"},
+		{"AdvanceErrNegative", "POST", "/sandbox/clock/advance", map[string]any{"seconds": -5}, e.key, 422, "validation_error", "seconds"},
+		{"AdvanceErrHuge", "POST", "/sandbox/clock/advance", `{"seconds": 1e30}`, e.key, 422, "validation_error", "seconds"},
+		{"AdvanceErrFraction", "POST", "/sandbox/clock/advance", `{"seconds": 1.5}`, e.key, 422, "validation_error", "seconds"},
+		{"AdvanceErrType", "POST", "/sandbox/clock/advance", `{"seconds": "60"}`, e.key, 422, "validation_error", "seconds"},
+		{"AdvanceErrReadOnly", "POST", "/sandbox/clock/advance", map[string]any{"seconds": 60}, e.roKey, 403, "forbidden", ""},
+		{"ClockErrNoKey", "GET", "/sandbox/clock", nil, "", 401, "unauthorized", ""},
+	})
+	r = e.must(200, "POST", "/sandbox/clock/advance", e.key, map[string]any{"seconds": 90})
+	if r.str("now") != "2026-03-15T12:01:30Z" || e.jobs.Load() != 1 {
+		t.Fatalf("advance: %s (jobs %d)", r.Raw, e.jobs.Load())
+	}
+
+	real := newEnv(t, func(o *httpapi.Options) { o.FakeClock = nil })
+	r = real.must(409, "POST", "/sandbox/clock/advance", real.key, map[string]any{"seconds": 60})
+	if !strings.Contains(r.str("message"), "fake-clock") {
+		t.Fatalf("real clock advance: %s", r.Raw)
+	}
+	prod := newEnv(t, func(o *httpapi.Options) { o.Env = httpapi.EnvProduction })
+	for _, p := range []string{"/sandbox/clock", "/sandbox/api-keys"} {
+		prod.must(404, "GET", p, prod.key, nil)
+	}
+	prod.must(404, "POST", "/sandbox/inflows", prod.key, map[string]any{})
+	prod.must(200, "GET", "/accounts", prod.key, nil)
+}
+
+func TestSandboxKeysAndInflows(t *testing.T) {
+	e := newEnv(t)
+	acct := e.account(e.key, "", "USD")
+	r := e.must(201, "POST", "/sandbox/api-keys", e.key, map[string]any{"read_only": true})
+	for _, f := range []string{"id", "api_key", "read_only", "entity_id", "encryption_public_key"} {
+		if _, ok := r.Body[f]; !ok {
+			t.Fatalf("api key lacks %s: %s", f, r.Raw)
+		}
+	}
+	if r.Body["read_only"] != true || r.str("entity_id") != e.root || !strings.HasPrefix(r.str("api_key"), "sk_sandbox_") ||
+		!strings.Contains(r.str("encryption_public_key"), "PUBLIC KEY") {
+		t.Fatalf("api key: %s", r.Raw)
+	}
+	ro := r.str("api_key")
+	e.must(200, "GET", "/accounts/"+acct, ro, nil)
+	e.must(403, "POST", "/sandbox/inflows", ro, map[string]any{"account_id": acct, "amount": 1})
+
+	e.run(t, []call{
+		{"KeyErrEntity", "POST", "/sandbox/api-keys", map[string]any{"entity_id": "nobody"}, e.key, 404, "not_found", ""},
+		{"KeyErrType", "POST", "/sandbox/api-keys", map[string]any{"read_only": "yes"}, e.key, 422, "validation_error", "read_only"},
+		{"KeyErrUnknownField", "POST", "/sandbox/api-keys", map[string]any{"readonly": true}, e.key, 422, "validation_error", "readonly"},
+		{"KeyDeleteErrUnknown", "DELETE", "/sandbox/api-keys/nope", nil, e.key, 404, "not_found", ""},
+		{"InflowOK", "POST", "/sandbox/inflows", map[string]any{"account_id": acct, "amount": 250, "currency": "USD", "narration": "hi", "settle": true}, e.key, 201, "", ""},
+		{"InflowErrMissing", "POST", "/sandbox/inflows", map[string]any{}, e.key, 422, "validation_error", "account_id"},
+		{"InflowErrAmountMissing", "POST", "/sandbox/inflows", map[string]any{"account_id": acct}, e.key, 422, "validation_error", "amount"},
+		{"InflowErrAmountZero", "POST", "/sandbox/inflows", map[string]any{"account_id": acct, "amount": 0}, e.key, 422, "validation_error", "amount"},
+		{"InflowErrAmountNegative", "POST", "/sandbox/inflows", map[string]any{"account_id": acct, "amount": -1}, e.key, 422, "validation_error", "amount"},
+		{"InflowErrAmountHuge", "POST", "/sandbox/inflows", `{"account_id":"` + acct + `","amount":99999999999999999999}`, e.key, 422, "validation_error", "amount"},
+		{"InflowErrAmountTooBig", "POST", "/sandbox/inflows", map[string]any{"account_id": acct, "amount": int64(1) << 60}, e.key, 422, "validation_error", "amount"},
+		{"InflowErrAmountFloat", "POST", "/sandbox/inflows", `{"account_id":"` + acct + `","amount":1.25}`, e.key, 422, "validation_error", "amount"},
+		{"InflowErrCurrency", "POST", "/sandbox/inflows", map[string]any{"account_id": acct, "amount": 1, "currency": "EUR"}, e.key, 422, "validation_error", "currency"},
+		{"InflowErrCurrencyUnknown", "POST", "/sandbox/inflows", map[string]any{"account_id": acct, "amount": 1, "currency": "ABC"}, e.key, 422, "validation_error", "currency"},
+		{"InflowErrSettleType", "POST", "/sandbox/inflows", map[string]any{"account_id": acct, "amount": 1, "settle": "no"}, e.key, 422, "validation_error", "settle"},
+		{"InflowErrNarration", "POST", "/sandbox/inflows", map[string]any{"account_id": acct, "amount": 1, "narration": strings.Repeat("n", 256)}, e.key, 422, "validation_error", "narration"},
+		{"InflowErrAccount", "POST", "/sandbox/inflows", map[string]any{"account_id": "nope", "amount": 1}, e.key, 404, "not_found", ""},
+		{"InflowErrNoKey", "POST", "/sandbox/inflows", map[string]any{"account_id": acct, "amount": 1}, "", 401, "unauthorized", ""},
+	})
+	r = e.must(200, "GET", "/accounts/"+acct, e.key, nil)
+	if b := r.data()["balance"].(map[string]any); b["available"] != 250.0 || b["current"] != 250.0 {
+		t.Fatalf("balance after inflow: %v", b)
+	}
+	none := newEnv(t)
+	none.h = httpapi.New(httpapi.Services{DB: none.db, Ledger: none.led, Entities: none.ent}, nil)
+	a := none.account(none.key, "", "USD")
+	if r := none.do("POST", "/sandbox/inflows", none.key, map[string]any{"account_id": a, "amount": 1}); r.Status != http.StatusServiceUnavailable {
+		t.Fatalf("inflows without funding: %d %s", r.Status, r.Raw)
+	}
+}
+
+func TestIdempotencyRoutes(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { testIdempotencyRoutes(t, func(t *testing.T) *env { return newEnv(t) }) })
+	t.Run("bolt", func(t *testing.T) {
+		testIdempotencyRoutes(t, func(t *testing.T) *env {
+			db, err := bolt.Open(filepath.Join(t.TempDir(), "db"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return newEnvDB(t, db)
+		})
+	})
+}
+
+func testIdempotencyRoutes(t *testing.T, newEnv func(t *testing.T) *env) {
+	body := map[string]any{"type": "checking", "currency": "USD", "display_name": "Main"}
+	t.Run("OKReplay", func(t *testing.T) {
+		e := newEnv(t)
+		a := e.must(201, "POST", "/accounts", e.key, body, "Idempotency-Key", "acct-1")
+		b := e.must(201, "POST", "/accounts", e.key, body, "Idempotency-Key", "acct-1")
+		if a.Raw != b.Raw || b.Header.Get("Idempotent-Replayed") != "true" || a.Header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("replay differs:\n%s\n%s", a.Raw, b.Raw)
+		}
+		r := e.must(200, "GET", "/accounts", e.key, nil)
+		if n := len(r.Body["data"].([]any)); n != 1 {
+			t.Fatalf("%d accounts after a replayed create", n)
+		}
+	})
+	t.Run("ErrMismatch", func(t *testing.T) {
+		e := newEnv(t)
+		e.must(201, "POST", "/accounts", e.key, body, "Idempotency-Key", "acct-1")
+		r := e.must(422, "POST", "/accounts", e.key, map[string]any{"type": "checking", "currency": "EUR", "display_name": "Main"}, "Idempotency-Key", "acct-1")
+		if r.code() != "idempotency_key_mismatch" {
+			t.Fatalf("%s", r.Raw)
+		}
+		// The same body on another path is a different request too.
+		r = e.must(422, "POST", "/account-details", e.key, body, "Idempotency-Key", "acct-1")
+		if r.code() != "idempotency_key_mismatch" {
+			t.Fatalf("%s", r.Raw)
+		}
+	})
+	t.Run("OKValidationNotStored", func(t *testing.T) {
+		e := newEnv(t)
+		bad := map[string]any{"type": "checking", "currency": "USD"}
+		e.must(422, "POST", "/accounts", e.key, bad, "Idempotency-Key", "acct-1")
+		r := e.must(201, "POST", "/accounts", e.key, body, "Idempotency-Key", "acct-1")
+		if r.Header.Get("Idempotent-Replayed") != "" {
+			t.Fatal("a corrected retry was answered from the failed one")
+		}
+	})
+	t.Run("OKExpiry", func(t *testing.T) {
+		e := newEnv(t)
+		e.must(201, "POST", "/accounts", e.key, body, "Idempotency-Key", "acct-1")
+		e.clock.Add(24*time.Hour - time.Second)
+		if r := e.must(201, "POST", "/accounts", e.key, body, "Idempotency-Key", "acct-1"); r.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatal("not replayed inside 24 h")
+		}
+		e.clock.Add(2 * time.Second)
+		if r := e.must(201, "POST", "/accounts", e.key, body, "Idempotency-Key", "acct-1"); r.Header.Get("Idempotent-Replayed") != "" {
+			t.Fatal("replayed after 24 h")
+		}
+	})
+	t.Run("OKConcurrentRunsOnce", func(t *testing.T) {
+		e := newEnv(t)
+		acct := e.account(e.key, "", "USD")
+		e.funding.block = make(chan struct{})
+		e.funding.entered = make(chan struct{}, 1)
+		in := map[string]any{"account_id": acct, "amount": 100}
+		done := make(chan resp)
+		go func() { done <- e.do("POST", "/sandbox/inflows", e.key, in, "Idempotency-Key", "inflow-1") }()
+		<-e.funding.entered
+		for i := 0; i < 3; i++ {
+			r := e.do("POST", "/sandbox/inflows", e.key, in, "Idempotency-Key", "inflow-1")
+			if r.Status != 409 || r.code() != "conflict" {
+				t.Fatalf("duplicate in flight: %d %s", r.Status, r.Raw)
+			}
+		}
+		close(e.funding.block)
+		first := <-done
+		if first.Status != 201 {
+			t.Fatalf("first: %d %s", first.Status, first.Raw)
+		}
+		again := e.must(201, "POST", "/sandbox/inflows", e.key, in, "Idempotency-Key", "inflow-1")
+		if again.Raw != first.Raw || e.funding.calls.Load() != 1 {
+			t.Fatalf("ran %d times", e.funding.calls.Load())
+		}
+		r := e.must(200, "GET", "/accounts/"+acct, e.key, nil)
+		if r.data()["balance"].(map[string]any)["available"] != 100.0 {
+			t.Fatalf("balance: %s", r.Raw)
+		}
+	})
+	t.Run("OKScopedPerEntity", func(t *testing.T) {
+		e := newEnv(t)
+		child := e.child(e.root, "C", true)
+		_, ck := e.newKey(e.key, child, false)
+		e.must(201, "POST", "/accounts", e.key, body, "Idempotency-Key", "same")
+		if r := e.must(201, "POST", "/accounts", ck, body, "Idempotency-Key", "same"); r.Header.Get("Idempotent-Replayed") != "" || r.str("data", "entity_id") != child {
+			t.Fatalf("another entity's key replayed: %s", r.Raw)
+		}
+	})
+}
+
+func TestInflowSettlesOnClockAdvance(t *testing.T) {
+	e := newEnv(t)
+	acct := e.account(e.key, "", "USD")
+	settle := false
+	r := e.must(201, "POST", "/sandbox/inflows", e.key, map[string]any{"account_id": acct, "amount": 700, "settle": settle})
+	if r.str("status") != "pending" {
+		t.Fatalf("unsettled inflow: %s", r.Raw)
+	}
+	bal := func() map[string]any {
+		return e.must(200, "GET", "/accounts/"+acct, e.key, nil).data()["balance"].(map[string]any)
+	}
+	if b := bal(); b["available"] != 0.0 || b["current"] != 700.0 {
+		t.Fatalf("pending balance: %v", b)
+	}
+	e.must(200, "POST", "/sandbox/clock/advance", e.key, map[string]any{"seconds": 61})
+	if b := bal(); b["available"] != 700.0 || b["current"] != 700.0 {
+		t.Fatalf("settled balance: %v", b)
+	}
+	r = e.must(200, "GET", "/accounts/"+acct+"/statements?year=2026&month=3&include_pending=true", e.key, nil)
+	if txs := r.data()["transactions"].([]any); len(txs) != 1 {
+		t.Fatalf("statement: %s", r.Raw)
+	}
+}

@@ -1,0 +1,73 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/corebank/corebank/entities"
+	"github.com/corebank/corebank/ledger"
+)
+
+func (h *handler) getStatement(x *exchange, r *http.Request) error {
+	q := newQuery(r.URL.RawQuery)
+	year, _ := q.integer("year", true, 1970, 9999)
+	month, _ := q.integer("month", true, 1, 12)
+	pending := q.boolean("include_pending", false)
+	entity := q.str("entity_id")
+	limit := q.limit()
+	if err := q.err(); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	id := r.PathValue("id")
+	a, err := h.account(ctx, x, id, entity)
+	if err != nil {
+		return err
+	}
+	filters := map[string]string{"account_id": a.ID, "year": strconv.FormatInt(year, 10),
+		"month": strconv.FormatInt(month, 10), "include_pending": strconv.FormatBool(pending)}
+	fh := filterHash("statement", filters)
+	opts := h.pageParams(q, fh)
+	opts.Limit = limit
+	if err := q.err(); err != nil {
+		return err
+	}
+	st, err := h.led.Statement(ctx, a.ID, ledger.StatementQuery{Year: int(year), Month: int(month),
+		IncludePending: pending, ListOptions: opts})
+	if err != nil {
+		return err
+	}
+	// The ledger's positions become this API's signed cursors.
+	if c := st.Pagination.NextCursor; c != nil {
+		s := h.cursors.encode(*c, "n", fh)
+		st.Pagination.NextCursor = &s
+	}
+	if c := st.Pagination.PreviousCursor; c != nil {
+		s := h.cursors.encode(*c, "p", fh)
+		st.Pagination.PreviousCursor = &s
+	}
+	if st.HolderAddress == nil {
+		st.HolderAddress = h.holderAddress(ctx, a.EntityID)
+	}
+	return ok(x, http.StatusOK, "statement generated", st)
+}
+
+// holderAddress is the owner's address (a person's, else a business's
+// operating address), or nil when it has none.
+func (h *handler) holderAddress(ctx context.Context, entityID string) any {
+	c, err := h.ent.GetComposite(ctx, entityID)
+	if err != nil || c == nil {
+		return nil
+	}
+	var addr *entities.Address
+	switch {
+	case c.Address != nil:
+		addr = c.Address
+	case c.OperatingAddress != nil:
+		addr = c.OperatingAddress
+	default:
+		return nil
+	}
+	return addr
+}
