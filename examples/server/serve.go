@@ -130,7 +130,11 @@ func bootstrap(ctx context.Context, app *app, cfg *config, logger *slog.Logger) 
 	}
 	logger.Info("bootstrapped root entity", "entity_id", res.EntityID, "bootstrap_out", cfg.bootstrapOut)
 	if cfg.bootstrapOut == "" {
-		logger.Warn("no -bootstrap-out given: the root API keys were not saved anywhere")
+		hint := "restart with -bootstrap-out FILE"
+		if !cfg.memory {
+			hint = "stop the server, remove " + cfg.dbPath + " and start again with -bootstrap-out FILE"
+		}
+		logger.Warn("no -bootstrap-out given: the root API keys were not saved anywhere; to get keys, " + hint)
 		return nil
 	}
 	raw, err := json.MarshalIndent(res, "", "  ")
