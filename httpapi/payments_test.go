@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -652,6 +653,24 @@ func TestTransferLifecycle(t *testing.T) {
 		wantBalance(av-2_000, av-2_000)
 		e.must(409, "POST", "/sandbox/transfers/"+r.str("data", "id")+"/simulate", e.key, map[string]any{"outcome": "reversed"})
 	})
+	// Every move was reported through the outbox, the receiver's inflow too.
+	e.t = t
+	evs, err := e.led.Events(context.Background(), 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, ev := range evs {
+		got[ev.Type]++
+	}
+	for typ, n := range map[string]int{"outflows.created": 5, "outflows.completed": 4, "outflows.failed": 1, "outflows.refunded": 1} {
+		if got[typ] != n {
+			t.Errorf("%d %s events, want %d (all: %v)", got[typ], typ, n, got)
+		}
+	}
+	if got["inflows.completed"] != 2 { // the funding and the book transfer's credit
+		t.Errorf("inflows.completed: %v", got)
+	}
 }
 
 // TestTransfersConcurrency races POST /transfers: duplicates of a

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/corebank/corebank/payments"
@@ -10,6 +11,11 @@ import (
 // tree of entity_id (the caller's entity when omitted); a foreign account
 // is 404 as a missing one. Duplicate unique_reference answers 409
 // duplicate_reference with the original transfer under data.
+//
+// The common case, an account of entity_id itself, costs no read beyond
+// the service's own transaction: the service is asked first for entity_id,
+// and only when it does not find the account is the account looked up to
+// act for a descendant that owns it.
 func (h *handler) createTransfer(x *exchange, r *http.Request) error {
 	var req payments.NewTransfer
 	if err := decodeJSON(x.body, &req); err != nil {
@@ -20,17 +26,21 @@ func (h *handler) createTransfer(x *exchange, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	var entity string
-	if req.AccountID != "" {
-		a, err := h.account(ctx, x, req.AccountID, requested)
-		if err != nil {
-			return err
-		}
-		entity = a.EntityID
-	} else if entity, err = h.scope(ctx, x, requested); err != nil {
+	entity, err := h.scope(ctx, x, requested)
+	if err != nil {
 		return err
 	}
 	t, err := h.pay.CreateTransfer(ctx, entity, req)
+	if errors.Is(err, payments.ErrAccountNotFound) && req.AccountID != "" {
+		a, aerr := h.account(ctx, x, req.AccountID, entity)
+		if aerr != nil {
+			return aerr
+		}
+		if a.EntityID == entity {
+			return err
+		}
+		t, err = h.pay.CreateTransfer(ctx, a.EntityID, req)
+	}
 	if err != nil {
 		return err
 	}
