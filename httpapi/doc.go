@@ -32,6 +32,32 @@
 //	GET    /accounts/{id}/statements 200  data: statement
 //	POST   /account-details          201  data: account details
 //	GET    /account-details/{id}     200  data: {account_detail, entity, account, statistics}
+//	POST   /individual-entities      201  data: entity composite
+//	PATCH  /individual-entities/{id} 200  data: composite + changes_applied
+//	POST   /business-entities        201  data: entity composite
+//	PATCH  /business-entities/{id}   200  data: composite + changes_applied
+//	GET    /entities/{id}            200  data: entity composite, as create returns it
+//	POST   /documents                201  data: {document, entity_verification_impact}
+//	GET    /documents/{id}           200  data: document
+//	POST   /onboarding-submissions   201  data: submission (status pending)
+//	GET    /onboarding-submissions/{id} 200 data: submission
+//	POST   /counterparties           201  data: counterparty
+//	GET|PATCH /counterparties/{id}   200  data: counterparty
+//	POST   /counterparties/{id}/deactivate 200 data: counterparty (inactive)
+//	GET|PATCH /payment-details/{id}  200  data: payment detail
+//	POST   /fx-quotes                201  data: quote; GET /fx-quotes/{id} 200
+//	POST   /transfers                201  data: transfer; GET /transfers/{id} 200
+//	POST   /entity-webhooks          201  data: webhook with its secret (shown once)
+//	GET|PATCH|DELETE /entity-webhooks/{id} 200 data: webhook (never the secret)
+//	POST   /entity-webhooks/{id}/test 200 data: the test delivery and its outcome
+//	POST   /entity-webhooks/{id}/rotate_secret 200 data: webhook with its new secret
+//	POST   /events/{id}/redeliver    200  data: {event_id, deliveries}
+//
+// POST /payment-details alone answers the bare object, the one form SPEC.md
+// names for that create. GET /documents/{id}/file and /file_back answer
+// the stored bytes with their content type, Content-Disposition: attachment
+// and X-Content-Type-Options: nosniff. More detail on each group sits at the
+// top of its file (entities.go, counterparties.go, webhooks.go, events.go).
 //
 // The summaries: entity_effect is {entity_id, accounts_count (active
 // accounts after the change), default_account_id (null when the default
@@ -46,12 +72,19 @@
 //
 //	GET /accounts         filters entity_id, currency, type
 //	GET /account-details  filters account_id, entity_id
+//	GET /entities         filters type, status, parent_entity
+//	GET /counterparties   filters type, status (pagination adds has_more)
+//	GET /counterparties/{id}/payment-details
+//	GET /transfers        filters account_id, status
+//	GET /entity-webhooks, GET /entity-webhooks/{id}/deliveries
+//	GET /events           filters type, created_after, created_before (ms)
 //
 //	{"status": "success", "message": "...", "data": [...],
 //	 "meta": {"pagination": {"limit", "total_count", "has_next", "has_previous",
 //	          "next_cursor", "previous_cursor"}, "filters_applied": {...}}}
 //
-// total_count is present where the service keeps a count (both lists do);
+// total_count is present where the service keeps a count (accounts and
+// account details);
 // cursors are null when there is no such page; filters_applied names every
 // filter in force, entity_id included when it defaulted to the caller.
 //
@@ -96,7 +129,9 @@
 //
 // # Request bodies
 //
-// Bodies over 10 MiB are 413. Decoding is strict: an unknown field is 422
+// Bodies over 10 MiB are 413, except POST /documents, which carries up to
+// two files of 10 MiB each in base64 and takes 30 MiB (a decoded file over
+// 10 MiB is 413 file_too_large). Decoding is strict: an unknown field is 422
 // naming it (a typo in entity_id never acts on the caller's own entity); a
 // wrong JSON type is 422 naming the field; malformed JSON, trailing data
 // after the object and nesting deeper than 64 levels are 422 on "body". An
@@ -136,5 +171,6 @@
 //     A key left in flight by a crash is taken over after 5 minutes.
 //   - A stored response never holds card data: in any object that looks
 //     like a card (it has cvv, cvc, expiry or last4 fields) number and cvv
-//     are removed before storing.
+//     are removed before storing, and a webhook (an object with
+//     enabled_events) loses its secret.
 package httpapi
