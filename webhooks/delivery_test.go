@@ -131,6 +131,31 @@ func TestRetrySchedule(t *testing.T) {
 	}
 }
 
+func TestNoRetryAfterWindow(t *testing.T) {
+	// The clock jumps past the 15-minute window while a retry is due: the
+	// retry is never sent and the delivery fails.
+	e := newEnv(t, nil, always(500), nil)
+	w := e.mustCreate(t, entityA, events(true))
+	e.outbox.Append(t, "outflows.failed", entityA, map[string]string{"id": "tr_1"})
+	e.mustDrain(t)
+	e.tick(t, 10*time.Second, time.Second)
+	e.clk.Add(1000 * time.Second)
+	if _, err := e.svc.RunDue(ctx, e.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	e.tick(t, 10*time.Minute, 10*time.Second)
+	if diff := cmp.Diff(secs(0, 10), offsets(e.recv.Hits())); diff != "" {
+		t.Errorf("attempt times (-want +got):\n%s", diff)
+	}
+	page, err := e.svc.Deliveries(ctx, w.ID, corebank.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := page.Items[0]; d.Status != webhooks.DeliveryFailed || len(d.Attempts) != 2 || d.FailureReason != "retry window elapsed" {
+		t.Errorf("delivery = %+v", d)
+	}
+}
+
 func TestFirstAttemptIgnoresClock(t *testing.T) {
 	// A first attempt goes out at once; only retries wait for the clock.
 	e := newEnv(t, nil, always(503), nil)

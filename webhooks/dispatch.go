@@ -526,6 +526,11 @@ func (s *Service) attempt(ctx context.Context, id string, asOf time.Time) (sent,
 	nowMS := corebank.Millis(now)
 	switch {
 	case stop != "":
+	case len(d.Attempts) > 0 && !d.Test && nowMS > d.RetryUntil:
+		// A retry that falls due inside the window but runs after it (the
+		// clock jumped, or the runner was down) is not sent: the window is
+		// a promise to the receiver, not only a schedule.
+		stop = "retry window elapsed"
 	case rec.Deleted != 0:
 		stop = "webhook deleted"
 	case !d.Test && !rec.active(nowMS):
