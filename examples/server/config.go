@@ -22,6 +22,7 @@ type config struct {
 	fakeClock       bool
 	clockStart      time.Time
 	bootstrapOut    string
+	issueRootKeys   string
 	webhookCA       *x509.CertPool
 	cardCreateLimit int
 	secretKeyFile   string
@@ -44,6 +45,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.fakeClock, "fake-clock", false, "sandbox only: time moves only through POST /sandbox/clock/advance")
 	fs.StringVar(&clockStart, "clock-start", "", "RFC 3339 start time of the fake clock (default now)")
 	fs.StringVar(&c.bootstrapOut, "bootstrap-out", "", "file to write the bootstrap JSON to")
+	fs.StringVar(&c.issueRootKeys, "issue-root-keys", "", "issue a new full-access and read-only API key for the root entity and write them, in the bootstrap file's form, to this file (recovers lost bootstrap keys; existing keys keep working)")
 	fs.StringVar(&webhookCA, "webhook-ca", "", "PEM file of extra CAs trusted for webhook deliveries")
 	fs.IntVar(&c.cardCreateLimit, "card-create-limit", 20, "card creations allowed per entity per rolling hour")
 	fs.StringVar(&c.secretKeyFile, "secret-key-file", "", "file holding the 32-byte key that seals secrets at rest (default <db>.key; env COREBANK_SECRET_KEY overrides)")

@@ -10,11 +10,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/bolt"
 	"github.com/corebank/corebank/storage/memory"
@@ -118,31 +120,110 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 
 // bootstrap creates the root entity and its keys on an empty store and
 // writes them to -bootstrap-out. Over an existing store it does nothing:
-// keys are only ever shown once.
+// keys are only ever shown once. -issue-root-keys then mints a fresh pair
+// for the root, the way to recover keys that were never saved.
+//
+// The output files' folders are checked before the store changes, so that a
+// typo in a path cannot leave a root whose keys were shown to nobody.
 func bootstrap(ctx context.Context, app *app, cfg *config, logger *slog.Logger) error {
+	for _, path := range []string{cfg.bootstrapOut, cfg.issueRootKeys} {
+		if err := checkWritable(path); err != nil {
+			return err
+		}
+	}
 	res, created, err := app.entities.Bootstrap(ctx)
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
-	if !created {
-		logger.Info("store already has a root entity; bootstrap skipped")
-		return nil
-	}
-	logger.Info("bootstrapped root entity", "entity_id", res.EntityID, "bootstrap_out", cfg.bootstrapOut)
-	if cfg.bootstrapOut == "" {
-		hint := "restart with -bootstrap-out FILE"
-		if !cfg.memory {
-			hint = "stop the server, remove " + cfg.dbPath + " and start again with -bootstrap-out FILE"
+	switch {
+	case created:
+		logger.Info("bootstrapped root entity", "entity_id", res.EntityID, "bootstrap_out", cfg.bootstrapOut)
+		if cfg.bootstrapOut != "" {
+			if err := writeSecretFile(cfg.bootstrapOut, res); err != nil {
+				return fmt.Errorf("write bootstrap file: %w", err)
+			}
+		} else if cfg.issueRootKeys == "" {
+			hint := "restart with -bootstrap-out FILE"
+			if !cfg.memory {
+				hint = "restart with -issue-root-keys FILE"
+			}
+			logger.Warn("no -bootstrap-out given: the root API keys were not saved anywhere; to get keys, " + hint)
 		}
-		logger.Warn("no -bootstrap-out given: the root API keys were not saved anywhere; to get keys, " + hint)
+	default:
+		logger.Info("store already has a root entity; bootstrap skipped")
+	}
+	if cfg.issueRootKeys == "" {
 		return nil
 	}
-	raw, err := json.MarshalIndent(res, "", "  ")
+	keys, err := issueRootKeys(ctx, app)
+	if err != nil {
+		return fmt.Errorf("-issue-root-keys: %w", err)
+	}
+	if err := writeSecretFile(cfg.issueRootKeys, keys); err != nil {
+		return fmt.Errorf("-issue-root-keys: %w", err)
+	}
+	logger.Info("issued new root API keys", "entity_id", keys.EntityID, "file", cfg.issueRootKeys)
+	return nil
+}
+
+// issueRootKeys creates a full-access and a read-only key for the root.
+func issueRootKeys(ctx context.Context, app *app) (*entities.BootstrapResult, error) {
+	root, err := app.entities.RootID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	full, err := app.entities.CreateAPIKey(ctx, entities.NewAPIKey{EntityID: root})
+	if err != nil {
+		return nil, err
+	}
+	ro, err := app.entities.CreateAPIKey(ctx, entities.NewAPIKey{EntityID: root, ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	return &entities.BootstrapResult{EntityID: root, APIKey: full.Secret, ReadOnlyAPIKey: ro.Secret,
+		EncryptionPublicKey: full.EncryptionPublicKey}, nil
+}
+
+// checkWritable reports whether a file can be created in path's folder.
+func checkWritable(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".corebank-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+// writeSecretFile writes v as indented JSON readable by the owner only,
+// through a temporary file and a rename, so a crash never leaves half a file.
+func writeSecretFile(path string, v any) error {
+	raw, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(cfg.bootstrapOut, append(raw, '\n'), 0o600); err != nil {
-		return fmt.Errorf("write bootstrap file: %w", err)
+	f, err := os.CreateTemp(filepath.Dir(path), ".corebank-keys-*")
+	if err != nil {
+		return err
 	}
-	return nil
+	defer os.Remove(f.Name()) // a no-op after the rename
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(append(raw, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }

@@ -158,3 +158,51 @@ func TestProductionHasNoSandbox(t *testing.T) {
 		t.Fatalf("-fake-clock in production started: %s", out)
 	}
 }
+
+// TestRootKeyRecovery checks that a bad -bootstrap-out path fails before
+// the store changes (so the next start still bootstraps), and that
+// -issue-root-keys gives working keys to a store whose bootstrap keys were
+// never saved.
+func TestRootKeyRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the server binary")
+	}
+	bin := buildServer(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "corebank.db")
+	out, err := exec.Command(bin, "-addr", "127.0.0.1:0", "-db", db, "-bootstrap-out", filepath.Join(dir, "missing", "boot.json")).CombinedOutput()
+	if err == nil {
+		t.Fatalf("a bootstrap file in a missing folder was accepted: %s", out)
+	}
+	boot := filepath.Join(dir, "boot.json")
+	p := startServer(t, bin, "-db", db, "-bootstrap-out", boot)
+	if _, err := os.Stat(boot); err != nil {
+		t.Fatalf("the failed start consumed the bootstrap: %v", err)
+	}
+	p.cmd.Process.Signal(os.Interrupt)
+	<-p.done
+
+	keysPath := filepath.Join(dir, "recovered.json")
+	p = startServer(t, bin, "-db", db, "-issue-root-keys", keysPath)
+	raw, err := os.ReadFile(keysPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys struct {
+		EntityID string `json:"entity_id"`
+		APIKey   string `json:"api_key"`
+		ReadOnly string `json:"read_only_api_key"`
+	}
+	json.Unmarshal(raw, &keys)
+	if info, _ := os.Stat(keysPath); info.Mode().Perm() != 0o600 {
+		t.Errorf("recovered keys file mode %v, want 0600", info.Mode().Perm())
+	}
+	c := &client{base: "http://" + p.addr, key: keys.APIKey, http: &http.Client{Timeout: 10 * time.Second}}
+	if status, body, err := c.do("POST", "/accounts", map[string]any{"type": "checking", "currency": "USD", "display_name": "Ops"}); err != nil || status != 201 {
+		t.Fatalf("recovered full key: %d %v %v", status, body, err)
+	}
+	c.key = keys.ReadOnly
+	if status, _, err := c.do("POST", "/accounts", map[string]any{"type": "checking", "currency": "USD", "display_name": "Ops"}); err != nil || status != 403 {
+		t.Fatalf("recovered read-only key on POST: %d %v", status, err)
+	}
+}
