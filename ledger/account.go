@@ -2,7 +2,9 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"maps"
 	"strings"
@@ -202,7 +204,7 @@ func filterPrefix(f AccountFilter) string {
 
 func addCount(tx storage.Tx, key string, d int64) error {
 	var n uint64
-	raw, err := tx.Get(bucketCounts, []byte(key))
+	raw, err := peek(tx, bucketCounts, []byte(key))
 	switch {
 	case err == nil:
 		n, err = storage.Uint64(raw)
@@ -216,7 +218,8 @@ func addCount(tx storage.Tx, key string, d int64) error {
 	if n == 0 {
 		return tx.Delete(bucketCounts, []byte(key))
 	}
-	return tx.Put(bucketCounts, []byte(key), storage.AppendUint64(nil, n))
+	var v [8]byte
+	return tx.Put(bucketCounts, []byte(key), storage.AppendUint64(v[:0], n))
 }
 
 func readCount(tx storage.Tx, key string) (int64, error) {
@@ -357,7 +360,7 @@ func (s *Service) CreateAccountTx(tx storage.Tx, now time.Time, n NewAccount) (*
 	if err := tx.Put(bucketBANs, []byte(a.ServiceBAN), []byte(a.ID)); err != nil {
 		return nil, err
 	}
-	r := &balRec{currency: a.Currency, entityID: a.EntityID}
+	r := &balRec{currency: a.Currency, entity: []byte(a.EntityID)}
 	if !cfg.AllowInflows {
 		r.flags |= flagNoInflows
 	}
@@ -371,10 +374,11 @@ func (s *Service) CreateAccountTx(tx storage.Tx, now time.Time, n NewAccount) (*
 		return nil, err
 	}
 	s.fill(a, r)
-	if err := putAccount(tx, a); err != nil {
+	raw, err := putAccount(tx, a)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := s.AppendEventTx(tx, now, EventAccountCreated, a.EntityID, a); err != nil {
+	if _, err := s.appendEvent(tx, now, EventAccountCreated, a.EntityID, raw); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -383,8 +387,11 @@ func (s *Service) CreateAccountTx(tx storage.Tx, now time.Time, n NewAccount) (*
 // indexAccount adds (d=1) or removes (d=-1) an account's list index keys
 // and counters.
 func (s *Service) indexAccount(tx storage.Tx, a *Account, d int64) error {
+	bp := s.buf()
+	defer func() { s.release(bp, *bp) }()
 	for _, p := range indexPrefixes(a.EntityID, a.Currency, a.Type) {
-		k := []byte(p + a.ID)
+		k := append(append((*bp)[:0], p...), a.ID...)
+		*bp = k
 		var err error
 		if d > 0 {
 			err = tx.Put(bucketIndex, k, nil)
@@ -401,8 +408,14 @@ func (s *Service) indexAccount(tx storage.Tx, a *Account, d int64) error {
 	return nil
 }
 
-func putAccount(tx storage.Tx, a *Account) error {
-	return storage.PutJSON(tx, bucketAccounts, []byte(a.ID), a)
+// putAccount stores a as JSON and returns the encoding, which is also the
+// object of the event the caller appends.
+func putAccount(tx storage.Tx, a *Account) (json.RawMessage, error) {
+	raw, err := json.Marshal(a)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: encode account: %w", err)
+	}
+	return raw, tx.Put(bucketAccounts, []byte(a.ID), raw)
 }
 
 // fill sets the fields derived from the balance record, and turns nil maps
@@ -650,10 +663,11 @@ func (s *Service) RenameAccountTx(tx storage.Tx, now time.Time, id, displayName 
 	}
 	a.DisplayName = displayName
 	a.Updated = corebank.Millis(now)
-	if err := putAccount(tx, a); err != nil {
+	raw, err := putAccount(tx, a)
+	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := s.AppendEventTx(tx, now, EventAccountUpdated, a.EntityID, a); err != nil {
+	if _, err := s.appendEvent(tx, now, EventAccountUpdated, a.EntityID, raw); err != nil {
 		return nil, nil, err
 	}
 	return a, change, nil
@@ -712,10 +726,11 @@ func (s *Service) DeleteAccountTx(tx storage.Tx, now time.Time, id string) (*Acc
 	ms := corebank.Millis(now)
 	a.Deleted = ms
 	a.Updated = ms
-	if err := putAccount(tx, a); err != nil {
+	raw, err := putAccount(tx, a)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := s.AppendEventTx(tx, now, EventAccountDeleted, a.EntityID, a); err != nil {
+	if _, err := s.appendEvent(tx, now, EventAccountDeleted, a.EntityID, raw); err != nil {
 		return nil, err
 	}
 	return a, nil

@@ -54,7 +54,7 @@ const balVersion = 1
 type balRec struct {
 	flags    byte
 	currency string
-	entityID string
+	entity   []byte // owner's entity ID; may alias a stored value, never modified
 	Balance
 	credits int64 // cumulative settled credits
 	debits  int64 // cumulative settled debits
@@ -69,7 +69,7 @@ func (r *balRec) appendTo(b []byte) []byte {
 	e.byte(balVersion)
 	e.byte(r.flags)
 	e.str(r.currency)
-	e.str(r.entityID)
+	e.bytes(r.entity)
 	e.varint(r.Settled)
 	e.varint(r.PendingDebits)
 	e.varint(r.PendingCredits)
@@ -81,14 +81,22 @@ func (r *balRec) appendTo(b []byte) []byte {
 }
 
 func decodeBal(b []byte) (*balRec, error) {
+	r := &balRec{}
+	if err := r.decode(b); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// decode fills r from its stored form.
+func (r *balRec) decode(b []byte) error {
 	d := decoder{b: b}
 	if d.byte() != balVersion {
-		return nil, errCorrupt
+		return errCorrupt
 	}
-	r := &balRec{}
 	r.flags = d.byte()
 	r.currency = d.currency()
-	r.entityID = d.str()
+	r.entity = d.raw()
 	r.Settled = d.varint()
 	r.PendingDebits = d.varint()
 	r.PendingCredits = d.varint()
@@ -96,7 +104,7 @@ func decodeBal(b []byte) (*balRec, error) {
 	r.debits = d.varint()
 	r.seq = d.uvarint()
 	r.lastMs = d.varint()
-	return r, d.err
+	return d.err
 }
 
 // System account purposes. Any purpose matching [a-z0-9._-]{1,64} is
@@ -153,17 +161,36 @@ func parseSystemAccount(id string) (currency string, ok bool) {
 // record in memory on first use. It returns ErrAccountNotFound for unknown
 // accounts.
 func loadBal(tx storage.Tx, id string) (*balRec, error) {
-	raw, err := tx.Get(bucketBalances, []byte(id))
-	if errors.Is(err, storage.ErrNotFound) {
-		if cur, ok := parseSystemAccount(id); ok {
-			return &balRec{flags: flagSystem, currency: cur}, nil
-		}
-		return nil, ErrAccountNotFound.With("account " + id + " not found")
-	}
-	if err != nil {
+	r := &balRec{}
+	raw, err := peek(tx, bucketBalances, []byte(id))
+	if err := decodeBalAt(raw, err, id, r); err != nil {
 		return nil, err
 	}
-	return decodeBal(raw)
+	return r, nil
+}
+
+// loadBalInto is loadBal into a caller's record, so that hot paths keep it
+// on the stack; it builds the key in one of s's scratch buffers.
+func (s *Service) loadBalInto(tx storage.Tx, id string, r *balRec) error {
+	bp := s.buf()
+	k := append(*bp, id...)
+	raw, err := peek(tx, bucketBalances, k)
+	s.release(bp, k)
+	return decodeBalAt(raw, err, id, r)
+}
+
+func decodeBalAt(raw []byte, err error, id string, r *balRec) error {
+	if errors.Is(err, storage.ErrNotFound) {
+		if cur, ok := parseSystemAccount(id); ok {
+			*r = balRec{flags: flagSystem, currency: cur}
+			return nil
+		}
+		return ErrAccountNotFound.With("account " + id + " not found")
+	}
+	if err != nil {
+		return err
+	}
+	return r.decode(raw)
 }
 
 func (s *Service) putBal(tx storage.Tx, id string, r *balRec) error {

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"sort"
+
+	"github.com/corebank/corebank/storage"
 )
 
 // Hot records (balances, holds, history lines, journal entries) are stored
@@ -11,6 +13,22 @@ import (
 // encoding/binary's varint helpers and length-prefixed strings. JSON costs
 // several microseconds per record, which would cap transfers far below the
 // target rate; this form costs tens of nanoseconds.
+
+// peeker is implemented by backends (storage/memory) whose transactions
+// can return a stored value without copying it.
+type peeker interface {
+	Peek(b storage.Bucket, key []byte) ([]byte, error)
+}
+
+// peek returns the value under key for a decoder that copies what it
+// keeps: the stored slice itself when the backend allows it (it must not be
+// modified or retained), otherwise a copy from Get.
+func peek(tx storage.Tx, b storage.Bucket, key []byte) ([]byte, error) {
+	if p, ok := tx.(peeker); ok {
+		return p.Peek(b, key)
+	}
+	return tx.Get(b, key)
+}
 
 // errCorrupt reports a stored record that does not decode.
 var errCorrupt = errors.New("ledger: corrupt record")
@@ -21,6 +39,10 @@ func (e *encoder) byte(v byte)      { e.b = append(e.b, v) }
 func (e *encoder) varint(v int64)   { e.b = binary.AppendVarint(e.b, v) }
 func (e *encoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
 func (e *encoder) str(s string) {
+	e.b = binary.AppendUvarint(e.b, uint64(len(s)))
+	e.b = append(e.b, s...)
+}
+func (e *encoder) bytes(s []byte) {
 	e.b = binary.AppendUvarint(e.b, uint64(len(s)))
 	e.b = append(e.b, s...)
 }
@@ -91,6 +113,35 @@ func (d *decoder) str() string {
 	s := string(d.b[:n])
 	d.b = d.b[n:]
 	return s
+}
+
+// raw decodes a length-prefixed string as a slice of the input, without
+// copying.
+func (d *decoder) raw() []byte {
+	n := d.uvarint()
+	if uint64(len(d.b)) < n {
+		d.fail()
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+// strKnown decodes a string, returning known without allocating when the
+// stored bytes equal it.
+func (d *decoder) strKnown(known string) string {
+	n := d.uvarint()
+	if uint64(len(d.b)) < n {
+		d.fail()
+		return ""
+	}
+	raw := d.b[:n]
+	d.b = d.b[n:]
+	if string(raw) == known {
+		return known
+	}
+	return string(raw)
 }
 
 // currency decodes a string, returning the canonical currency code without

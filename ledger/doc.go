@@ -71,9 +71,12 @@
 //
 // Hot records (balances, holds, history lines, journal entries) use a
 // compact binary encoding: a version byte, then varints and length-prefixed
-// strings. Accounts and events are JSON. A two-phase transfer between two
-// customer accounts writes the hold twice, each balance twice, four history
-// lines and adds and removes two pending-index keys.
+// strings. Accounts and events are JSON; an account change encodes the
+// account once, for its record and its event's object. A two-phase transfer
+// between two customer accounts writes the hold twice, each balance twice,
+// four history lines and adds and removes two pending-index keys. Reads on
+// the hot path decode straight from the stored value when the backend offers
+// Peek (storage/memory) and copy only the strings they keep.
 //
 // # Statements
 //

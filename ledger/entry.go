@@ -289,12 +289,13 @@ func (s *Service) checkMovable(tx storage.Tx, r *balRec, id string, side Side, g
 	if side == Credit && r.flags&flagNoInflows != 0 {
 		return ErrInflowsNotAllowed
 	}
-	if s.gate != nil && !gateChecked[r.entityID] {
-		if err := s.gate.CanMoveMoney(tx, r.entityID); err != nil {
+	if s.gate != nil && !gateChecked[string(r.entity)] {
+		entityID := string(r.entity)
+		if err := s.gate.CanMoveMoney(tx, entityID); err != nil {
 			return err
 		}
 		if gateChecked != nil {
-			gateChecked[r.entityID] = true
+			gateChecked[entityID] = true
 		}
 	}
 	return nil

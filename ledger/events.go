@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/corebank/corebank"
@@ -35,6 +36,14 @@ func (s *Service) AppendEventTx(tx storage.Tx, now time.Time, typ, entityID stri
 	if err != nil {
 		return nil, fmt.Errorf("ledger: encode %s event: %w", typ, err)
 	}
+	return s.appendEvent(tx, now, typ, entityID, raw)
+}
+
+// appendEvent is AppendEventTx with the object already encoded by
+// json.Marshal (so valid, compact JSON). The stored event is written by hand
+// around it instead of re-encoding, which would validate and copy the object
+// again.
+func (s *Service) appendEvent(tx storage.Tx, now time.Time, typ, entityID string, raw json.RawMessage) (*Event, error) {
 	var seq uint64
 	b, err := tx.Get(bucketMeta, eventSeqKey)
 	switch {
@@ -46,14 +55,47 @@ func (s *Service) AppendEventTx(tx storage.Tx, now time.Time, typ, entityID stri
 		return nil, err
 	}
 	seq++
-	if err := tx.Put(bucketMeta, eventSeqKey, storage.AppendUint64(nil, seq)); err != nil {
+	var key [8]byte
+	if err := tx.Put(bucketMeta, eventSeqKey, storage.AppendUint64(key[:0], seq)); err != nil {
 		return nil, err
 	}
 	ev := &Event{Seq: seq, ID: s.ids.New(now), Type: typ, EntityID: entityID, Object: raw, Created: corebank.Millis(now)}
-	if err := storage.PutJSON(tx, bucketEvents, storage.AppendUint64(nil, seq), ev); err != nil {
+	enc := make([]byte, 0, len(raw)+160+len(typ)+len(entityID))
+	enc = append(enc, `{"seq":`...)
+	enc = strconv.AppendUint(enc, ev.Seq, 10)
+	enc = append(enc, `,"id":`...)
+	enc = appendJSONString(enc, ev.ID)
+	enc = append(enc, `,"type":`...)
+	enc = appendJSONString(enc, ev.Type)
+	enc = append(enc, `,"entity_id":`...)
+	enc = appendJSONString(enc, ev.EntityID)
+	enc = append(enc, `,"object":`...)
+	if len(raw) == 0 {
+		enc = append(enc, "null"...)
+	} else {
+		enc = append(enc, raw...)
+	}
+	enc = append(enc, `,"created":`...)
+	enc = strconv.AppendInt(enc, ev.Created, 10)
+	enc = append(enc, '}')
+	if err := tx.Put(bucketEvents, storage.AppendUint64(key[:0], seq), enc); err != nil {
 		return nil, err
 	}
 	return ev, nil
+}
+
+// appendJSONString appends s as a JSON string: plain printable ASCII is
+// copied, anything else goes through encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // Events returns up to limit events with Seq greater than afterSeq, in Seq

@@ -21,7 +21,23 @@ const (
 	LineExpire LineKind = "expire" // a hold timed out and voided itself
 )
 
-var lineKindCodes = map[LineKind]byte{LineEntry: 1, LineHold: 2, LinePost: 3, LineVoid: 4, LineExpire: 5}
+// lineKindCode is the stored code of a kind (its index in lineKindNames).
+func lineKindCode(k LineKind) byte {
+	switch k {
+	case LineEntry:
+		return 1
+	case LineHold:
+		return 2
+	case LinePost:
+		return 3
+	case LineVoid:
+		return 4
+	case LineExpire:
+		return 5
+	}
+	return 0
+}
+
 var lineKindNames = [...]LineKind{"", LineEntry, LineHold, LinePost, LineVoid, LineExpire}
 
 // History streams: settled lines (statements) and pending-only lines.
@@ -67,7 +83,7 @@ const lineVersion = 1
 func (l *HistoryLine) appendTo(b []byte) []byte {
 	e := encoder{b: b}
 	e.byte(lineVersion)
-	e.byte(lineKindCodes[l.Kind])
+	e.byte(lineKindCode(l.Kind))
 	e.uvarint(l.Seq)
 	e.varint(l.Created)
 	e.str(l.TxID)

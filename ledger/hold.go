@@ -107,17 +107,19 @@ func (h *Hold) appendTo(b []byte) []byte {
 	return e.b
 }
 
-func decodeHold(b []byte) (*Hold, error) {
+// decodeHold decodes a stored hold whose key is id, sharing id's bytes for
+// the ID instead of allocating a copy.
+func decodeHold(b []byte, id string) (*Hold, error) {
 	d := decoder{b: b}
 	if d.byte() != holdVersion {
 		return nil, errCorrupt
 	}
 	h := &Hold{}
-	h.ID = d.str()
+	h.ID = d.strKnown(id)
 	h.Key = d.str()
 	h.DebitAccountID = d.str()
 	h.CreditAccountID = d.str()
-	h.Currency = d.str()
+	h.Currency = d.currency()
 	h.Amount = d.varint()
 	h.PostedAmount = d.varint()
 	st := d.byte()
@@ -139,14 +141,28 @@ func decodeHold(b []byte) (*Hold, error) {
 }
 
 func getHold(tx storage.Tx, id string) (*Hold, error) {
-	raw, err := tx.Get(bucketHolds, []byte(id))
+	raw, err := peek(tx, bucketHolds, []byte(id))
+	return holdFrom(raw, err, id)
+}
+
+// getHold is the package function with the key built in a scratch buffer.
+func (s *Service) getHold(tx storage.Tx, id string) (*Hold, error) {
+	bp := s.buf()
+	k := append(*bp, id...)
+	raw, err := peek(tx, bucketHolds, k)
+	s.release(bp, k)
+	return holdFrom(raw, err, id)
+}
+
+// holdFrom decodes the result of reading hold id.
+func holdFrom(raw []byte, err error, id string) (*Hold, error) {
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, ErrHoldNotFound.With("hold " + id + " not found")
 	}
 	if err != nil {
 		return nil, err
 	}
-	return decodeHold(raw)
+	return decodeHold(raw, id)
 }
 
 // GetHold returns a hold, or ErrHoldNotFound.
@@ -214,33 +230,13 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (*Hold, error) {
 // HoldTx is Hold inside tx at time now. It writes nothing when it returns
 // an error, so a caller may place several holds in one transaction.
 func (s *Service) HoldTx(tx storage.Tx, now time.Time, req HoldRequest) (*Hold, error) {
-	p := corebank.Problems{}
-	if req.DebitAccountID == "" {
-		p.Add("debit_account_id", "is required")
-	}
-	if req.CreditAccountID == "" {
-		p.Add("credit_account_id", "is required")
-	} else if req.CreditAccountID == req.DebitAccountID {
-		p.Add("credit_account_id", "must differ from debit_account_id")
-	}
-	if req.Amount <= 0 || req.Amount > MaxAmount {
-		p.Add("amount", "must be between 1 and 2^53-1")
-	}
-	if req.Timeout < 0 {
-		p.Add("timeout", "must not be negative")
-	}
-	switch req.OnTimeout {
-	case "":
+	if req.OnTimeout == "" {
 		req.OnTimeout = TimeoutVoid
-	case TimeoutVoid, TimeoutPost:
-	default:
-		p.Add("on_timeout", "must be void or post")
 	}
-	checkText(p, "narration", req.Narration, maxNarration)
-	checkText(p, "reference", req.Reference, maxReference)
-	checkText(p, "key", req.Key, maxKey)
-	if err := p.Err(); err != nil {
-		return nil, err
+	if !req.plainlyValid() {
+		if err := req.problems(); err != nil {
+			return nil, err
+		}
 	}
 	if req.Key != "" {
 		orig, err := replayHold(tx, &req)
@@ -248,12 +244,12 @@ func (s *Service) HoldTx(tx storage.Tx, now time.Time, req HoldRequest) (*Hold, 
 			return orig, err
 		}
 	}
-	dr, err := loadBal(tx, req.DebitAccountID)
-	if err != nil {
+	var drv, crv balRec
+	dr, cr := &drv, &crv
+	if err := s.loadBalInto(tx, req.DebitAccountID, dr); err != nil {
 		return nil, withField(err, "debit_account_id")
 	}
-	cr, err := loadBal(tx, req.CreditAccountID)
-	if err != nil {
+	if err := s.loadBalInto(tx, req.CreditAccountID, cr); err != nil {
 		return nil, withField(err, "credit_account_id")
 	}
 	if dr.currency != cr.currency {
@@ -425,7 +421,7 @@ func (s *Service) PostHold(ctx context.Context, holdID string, amount int64) (*H
 // PostHoldTx is PostHold inside tx at time now. It writes nothing when it
 // returns an error.
 func (s *Service) PostHoldTx(tx storage.Tx, now time.Time, holdID string, amount int64) (*Hold, error) {
-	h, err := getHold(tx, holdID)
+	h, err := s.getHold(tx, holdID)
 	if err != nil {
 		return nil, err
 	}
@@ -467,7 +463,7 @@ func (s *Service) VoidHold(ctx context.Context, holdID string) (*Hold, error) {
 // VoidHoldTx is VoidHold inside tx at time now. It writes nothing when it
 // returns an error.
 func (s *Service) VoidHoldTx(tx storage.Tx, now time.Time, holdID string) (*Hold, error) {
-	h, err := getHold(tx, holdID)
+	h, err := s.getHold(tx, holdID)
 	if err != nil {
 		return nil, err
 	}
@@ -484,12 +480,12 @@ func (s *Service) VoidHoldTx(tx storage.Tx, now time.Time, holdID string) (*Hold
 // updates h in place. Completing a hold is never vetoed by the gate or by
 // deletion: the money was already reserved.
 func (s *Service) resolve(tx storage.Tx, now time.Time, h *Hold, status HoldStatus, amount int64) error {
-	dr, err := loadBal(tx, h.DebitAccountID)
-	if err != nil {
+	var drv, crv balRec
+	dr, cr := &drv, &crv
+	if err := s.loadBalInto(tx, h.DebitAccountID, dr); err != nil {
 		return err
 	}
-	cr, err := loadBal(tx, h.CreditAccountID)
-	if err != nil {
+	if err := s.loadBalInto(tx, h.CreditAccountID, cr); err != nil {
 		return err
 	}
 	ms := corebank.Millis(now)
@@ -559,7 +555,7 @@ func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
 			}
 			scanned = len(ids)
 			for _, id := range ids {
-				h, err := getHold(tx, id)
+				h, err := s.getHold(tx, id)
 				if err != nil {
 					return err
 				}
@@ -590,4 +586,43 @@ func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
 			return total, nil
 		}
 	}
+}
+
+// plainlyValid reports, without allocating, that req passes every check of
+// problems (OnTimeout already defaulted), so the usual request skips
+// building a Problems map.
+func (req *HoldRequest) plainlyValid() bool {
+	return req.DebitAccountID != "" && req.CreditAccountID != "" && req.CreditAccountID != req.DebitAccountID &&
+		req.Amount > 0 && req.Amount <= MaxAmount && req.Timeout >= 0 &&
+		(req.OnTimeout == TimeoutVoid || req.OnTimeout == TimeoutPost) &&
+		len(req.Narration) <= maxNarration && len(req.Reference) <= maxReference && len(req.Key) <= maxKey
+}
+
+// problems returns a validation error naming every bad field of req
+// (OnTimeout already defaulted), or nil.
+func (req *HoldRequest) problems() error {
+	p := corebank.Problems{}
+	if req.DebitAccountID == "" {
+		p.Add("debit_account_id", "is required")
+	}
+	if req.CreditAccountID == "" {
+		p.Add("credit_account_id", "is required")
+	} else if req.CreditAccountID == req.DebitAccountID {
+		p.Add("credit_account_id", "must differ from debit_account_id")
+	}
+	if req.Amount <= 0 || req.Amount > MaxAmount {
+		p.Add("amount", "must be between 1 and 2^53-1")
+	}
+	if req.Timeout < 0 {
+		p.Add("timeout", "must not be negative")
+	}
+	switch req.OnTimeout {
+	case TimeoutVoid, TimeoutPost:
+	default:
+		p.Add("on_timeout", "must be void or post")
+	}
+	checkText(p, "narration", req.Narration, maxNarration)
+	checkText(p, "reference", req.Reference, maxReference)
+	checkText(p, "key", req.Key, maxKey)
+	return p.Err()
 }

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -21,8 +22,16 @@ func (d *DB) versions(b storage.Bucket) (keys, versions int) {
 		versions += len(r.it.versions)
 		return true
 	})
-	if len(bk.index) != keys {
-		panic(fmt.Sprintf("index has %d keys, tree %d", len(bk.index), keys))
+	if bk.index != nil {
+		indexed := 0
+		for _, it := range bk.index {
+			for ; it != nil; it = it.next {
+				indexed++
+			}
+		}
+		if indexed != keys {
+			panic(fmt.Sprintf("index has %d keys, tree %d", indexed, keys))
+		}
 	}
 	return keys, versions
 }
@@ -126,5 +135,84 @@ func TestCompaction(t *testing.T) {
 	update(t, d, func(tx storage.Tx) error { return nil })
 	if keys, versions := d.versions(b); keys != 0 || versions != 0 {
 		t.Errorf("after deleting every key: %d keys, %d versions; want none", keys, versions)
+	}
+}
+
+// TestLazyIndex checks buckets without a hash index: View reads there, the
+// index a View's read asks for, and an index built in the middle of an
+// Update that then rolls back.
+func TestLazyIndex(t *testing.T) {
+	const viewed, rolled = storage.Bucket("viewed"), storage.Bucket("rolled")
+	d := New()
+	update(t, d, func(tx storage.Tx) error {
+		if err := tx.Put(viewed, []byte("k0"), []byte("v0")); err != nil {
+			return err
+		}
+		return tx.Put(rolled, []byte("k0"), []byte("v0"))
+	})
+	get := func(b storage.Bucket, key string) string {
+		var out string
+		if err := d.View(context.Background(), func(tx storage.Tx) error {
+			v, err := tx.Get(b, []byte(key))
+			out = string(v)
+			if err != nil {
+				out = err.Error()
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if d.buckets[viewed].index != nil || d.buckets[rolled].index != nil {
+		t.Fatal("appends built an index")
+	}
+	if got := get(viewed, "k0"); got != "v0" {
+		t.Fatalf("View Get without an index = %q", got)
+	}
+	update(t, d, func(tx storage.Tx) error { return nil })
+	if d.buckets[viewed].index == nil {
+		t.Fatal("the Update after a View's point read did not build the index")
+	}
+	if d.buckets[rolled].index != nil {
+		t.Fatal("an index was built for a bucket nobody read")
+	}
+
+	boom := errors.New("boom")
+	err := d.Update(context.Background(), func(tx storage.Tx) error {
+		if err := tx.Put(rolled, []byte("k1"), []byte("v1")); err != nil {
+			return err
+		}
+		if v, err := tx.Get(rolled, []byte("k0")); err != nil || string(v) != "v0" {
+			t.Errorf("Get in Update = %q, %v", v, err)
+		}
+		if v, err := tx.Get(rolled, []byte("k1")); err != nil || string(v) != "v1" {
+			t.Errorf("Get of own write after hashing = %q, %v", v, err)
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Update = %v, want boom", err)
+	}
+	if d.buckets[rolled].index == nil {
+		t.Fatal("a point read in an Update did not build the index")
+	}
+	if keys, _ := d.versions(rolled); keys != 1 {
+		t.Errorf("after rollback: %d keys, want 1", keys)
+	}
+	if got := get(rolled, "k1"); got != storage.ErrNotFound.Error() {
+		t.Errorf("rolled-back key reads %q", got)
+	}
+	update(t, d, func(tx storage.Tx) error {
+		if err := tx.Put(rolled, []byte("k0"), []byte("w0")); err != nil {
+			return err
+		}
+		return tx.Put(rolled, []byte("k2"), []byte("v2"))
+	})
+	if got := get(rolled, "k0") + get(rolled, "k2"); got != "w0v2" {
+		t.Errorf("after overwrite and insert: %q", got)
+	}
+	if keys, _ := d.versions(rolled); keys != 2 {
+		t.Errorf("%d keys, want 2", keys)
 	}
 }

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"errors"
+	"hash/maphash"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,21 +16,30 @@ import (
 var _ storage.Backend = (*DB)(nil)
 
 // version is one committed (or, for the running Update, pending) value of a
-// key. Its val is never mutated once stored, so readers may hold it after
+// key; a nil val is a tombstone (an empty value is stored as a non-nil empty
+// slice). Its val is never mutated once stored, so readers may hold it after
 // releasing the lock.
 type version struct {
 	seq uint64
 	val []byte
-	del bool
 }
 
-// item is one key and its version chain, oldest first.
+func (v *version) del() bool { return v.val == nil }
+
+// emptyVal is the stored form of an empty value: non-nil, so it is not a
+// tombstone.
+var emptyVal = []byte{}
+
+// item is one key and its version chain, oldest first. An item with no
+// versions has been unlinked from its bucket by rollback or compaction.
 type item struct {
 	key      string
+	next     *item // next item in the same hash chain
 	versions []version
 	one      [1]version // backing array for the common single-version chain
-	removed  bool       // unlinked from its bucket by rollback or compaction
 }
+
+func (it *item) removed() bool { return len(it.versions) == 0 }
 
 // newest returns the last version in the chain.
 func (it *item) newest() *version { return &it.versions[len(it.versions)-1] }
@@ -39,7 +49,7 @@ func (it *item) visibleAt(seq uint64) ([]byte, bool) {
 	for i := len(it.versions) - 1; i >= 0; i-- {
 		v := &it.versions[i]
 		if v.seq <= seq {
-			return v.val, !v.del
+			return v.val, v.val != nil
 		}
 	}
 	return nil, false
@@ -56,15 +66,93 @@ func lessRef(a, b ref) bool { return a.key < b.key }
 
 // bucket is an ordered tree for scans plus a hash index for point reads, so
 // that Get and Put of an existing key cost O(1) however large the store.
+// The index maps a seeded 64-bit hash of the key to a chain of items (a
+// collision is resolved by comparing keys), so it holds no strings: growing
+// it rehashes integers without touching the keys.
+//
+// The index is built on the first point read, overwrite or delete an Update
+// makes in the bucket (see DB.hash). Until then the bucket has only been
+// appended to, and may never be read but by scans (a ledger's history), so
+// it is a tree alone and a Put costs one tree insert.
 type bucket struct {
 	tree  *btree.BTreeG[ref]
-	index map[string]*item
+	index map[uint64]*item // nil until the bucket is hashed
+	seed  maphash.Seed
+	// rewrites is set by the first overwrite of a committed key and
+	// deletes by the first Delete of a present key. Values of new keys in
+	// a bucket with rewrites, and items too in one with deletes, are
+	// allocated one by one, to be freed when superseded, rather than carved
+	// from blocks and slabs that long-lived keys would pin. Only the Update
+	// holder reads or writes them.
+	rewrites, deletes bool
+	// wanted is set by a View's point read while the bucket has no index;
+	// the next Update builds it.
+	wanted atomic.Bool
 }
 
+func newBucket() *bucket {
+	return &bucket{tree: btree.NewG(32, lessRef), seed: maphash.MakeSeed()}
+}
+
+// find returns the item for key and the key's hash. The bucket must be
+// hashed.
+func (b *bucket) find(key []byte) (*item, uint64) {
+	h := maphash.Bytes(b.seed, key)
+	for it := b.index[h]; it != nil; it = it.next {
+		if it.key == string(key) {
+			return it, h
+		}
+	}
+	return nil, h
+}
+
+// link adds it, whose key hashes to h and is absent, to the index and the
+// tree. The bucket must be hashed.
+func (b *bucket) link(it *item, h uint64) {
+	it.next = b.index[h]
+	b.index[h] = it
+	b.tree.ReplaceOrInsert(ref{it.key, it})
+}
+
+// hash builds bk's index if it has none. Only the Update holder calls it.
+func (d *DB) hash(bk *bucket) {
+	if bk.index != nil {
+		return
+	}
+	index := make(map[uint64]*item, bk.tree.Len())
+	bk.tree.Ascend(func(r ref) bool {
+		h := maphash.String(bk.seed, r.key)
+		r.it.next = index[h]
+		index[h] = r.it
+		return true
+	})
+	d.mu.Lock()
+	bk.index = index
+	d.mu.Unlock()
+}
+
+// remove unlinks it from the index and the tree and clears its versions.
 func (b *bucket) remove(it *item) {
 	b.tree.Delete(ref{key: it.key})
-	delete(b.index, it.key)
-	it.removed = true
+	if b.index == nil {
+		*it = item{}
+		return
+	}
+	h := maphash.String(b.seed, it.key)
+	switch head := b.index[h]; {
+	case head == it && it.next == nil:
+		delete(b.index, h)
+	case head == it:
+		b.index[h] = it.next
+	default:
+		for p := head; p != nil; p = p.next {
+			if p.next == it {
+				p.next = it.next
+				break
+			}
+		}
+	}
+	*it = item{} // drop the key and values; a slab may outlive the item
 }
 
 // undo records a version appended by the running Update.
@@ -91,10 +179,13 @@ type DB struct {
 	buckets map[storage.Bucket]*bucket
 
 	wmu     sync.Mutex    // serializes Updates and guards the fields below
+	arena   []byte        // free tail of the current value block (see store)
+	items   []item        // current item slab (see newItem)
 	undo    []undo        // versions appended by the running Update
 	garbage []garbage     // compaction queue in commit order
 	gcHead  int           // first unprocessed entry of garbage
 	seq     atomic.Uint64 // last published commit
+	wanted  atomic.Bool   // some bucket's wanted flag is set
 
 	pinMu sync.Mutex
 	pins  map[uint64]int // open Views by pinned seq
@@ -119,6 +210,7 @@ func (d *DB) Close() error {
 	}
 	d.wmu.Lock()
 	d.undo, d.garbage, d.gcHead = nil, nil, 0
+	d.arena, d.items = nil, nil
 	d.wmu.Unlock()
 	return nil
 }
@@ -170,6 +262,14 @@ func (d *DB) Update(ctx context.Context, fn func(storage.Tx) error) error {
 		return storage.ErrClosed
 	}
 	d.collect()
+	if d.wanted.Load() {
+		d.wanted.Store(false)
+		for _, bk := range d.buckets {
+			if bk.wanted.Load() {
+				d.hash(bk)
+			}
+		}
+	}
 	t := &tx{db: d, seq: d.seq.Load() + 1, write: true}
 	committed := false
 	defer func() {
@@ -189,7 +289,7 @@ func (d *DB) Update(ctx context.Context, fn func(storage.Tx) error) error {
 // commit publishes seq and queues the touched items for compaction.
 func (d *DB) commit(seq uint64) {
 	for i, u := range d.undo {
-		if len(u.it.versions) > 1 || u.it.newest().del {
+		if len(u.it.versions) > 1 || u.it.newest().del() {
 			d.garbage = append(d.garbage, garbage{b: u.b, it: u.it, seq: seq})
 		}
 		d.undo[i] = undo{}
@@ -268,7 +368,7 @@ func (d *DB) collect() {
 }
 
 func compact(b *bucket, it *item, oldest uint64) {
-	if it.removed {
+	if it.removed() {
 		return
 	}
 	i := len(it.versions) - 1
@@ -287,7 +387,7 @@ func compact(b *bucket, it *item, oldest uint64) {
 		clear(it.versions[n:])
 		it.versions = it.versions[:n]
 	}
-	if len(it.versions) == 1 && it.versions[0].del && it.versions[0].seq <= oldest {
+	if len(it.versions) == 1 && it.versions[0].del() && it.versions[0].seq <= oldest {
 		b.remove(it)
 	}
 }
@@ -300,6 +400,21 @@ type tx struct {
 	seq   uint64
 	write bool
 	done  bool
+	// name and bk cache the last bucket used; buckets are never dropped.
+	name storage.Bucket
+	bk   *bucket
+}
+
+// bucket returns the named bucket or nil. Views call it under d.mu.
+func (t *tx) bucket(b storage.Bucket) *bucket {
+	if t.bk != nil && t.name == b {
+		return t.bk
+	}
+	bk := t.db.buckets[b]
+	if bk != nil {
+		t.name, t.bk = b, bk
+	}
+	return bk
 }
 
 // lookup returns the value of key visible to t; it takes the read lock
@@ -307,24 +422,35 @@ type tx struct {
 func (t *tx) lookup(b storage.Bucket, key []byte) ([]byte, bool) {
 	d := t.db
 	if t.write {
-		bk := d.buckets[b]
+		bk := t.bucket(b)
 		if bk == nil {
 			return nil, false
 		}
-		it := bk.index[string(key)]
+		d.hash(bk)
+		it, _ := bk.find(key)
 		if it == nil {
 			return nil, false
 		}
 		v := it.newest()
-		return v.val, !v.del
+		return v.val, v.val != nil
 	}
 	d.mu.RLock()
-	bk := d.buckets[b]
+	bk := t.bucket(b)
 	if bk == nil {
 		d.mu.RUnlock()
 		return nil, false
 	}
-	it := bk.index[string(key)]
+	var it *item
+	if bk.index != nil {
+		it, _ = bk.find(key)
+	} else {
+		if !bk.wanted.Load() && bk.wanted.CompareAndSwap(false, true) {
+			d.wanted.Store(true)
+		}
+		if r, ok := bk.tree.Get(ref{key: string(key)}); ok {
+			it = r.it
+		}
+	}
 	if it == nil {
 		d.mu.RUnlock()
 		return nil, false
@@ -332,6 +458,22 @@ func (t *tx) lookup(b storage.Bucket, key []byte) ([]byte, bool) {
 	val, ok := it.visibleAt(t.seq)
 	d.mu.RUnlock()
 	return val, ok
+}
+
+// Peek is Get without the copy: it returns the stored value itself, which
+// the caller must neither modify nor append to (its capacity is its
+// length). Stored values are never mutated, so the slice stays valid after
+// the transaction. Decoders that copy what they keep use it to save an
+// allocation per read.
+func (t *tx) Peek(b storage.Bucket, key []byte) ([]byte, error) {
+	if t.done {
+		return nil, storage.ErrTxDone
+	}
+	val, ok := t.lookup(b, key)
+	if !ok {
+		return nil, storage.ErrNotFound
+	}
+	return val, nil
 }
 
 // Get returns a copy of the value under key, or storage.ErrNotFound.
@@ -347,6 +489,9 @@ func (t *tx) Get(b storage.Bucket, key []byte) ([]byte, error) {
 }
 
 func clone(b []byte) []byte {
+	if len(b) == 0 {
+		return emptyVal
+	}
 	c := make([]byte, len(b))
 	copy(c, b)
 	return c
@@ -370,38 +515,119 @@ func (t *tx) Put(b storage.Bucket, key, value []byte) error {
 		return err
 	}
 	d := t.db
-	val := clone(value)
-	bk := d.buckets[b]
-	var it *item
-	if bk != nil {
-		it = bk.index[string(key)]
+	bk := t.bucket(b)
+	if bk == nil {
+		bk = newBucket()
+		d.mu.Lock()
+		d.buckets[b] = bk
+		d.mu.Unlock()
 	}
+	if bk.index == nil {
+		if t.insert(bk, key, value) {
+			return nil
+		}
+		d.hash(bk) // key exists: its first overwrite
+	}
+	it, h := bk.find(key)
 	if it != nil {
+		// An overwritten key is likely to be overwritten again (a
+		// balance, a counter), so its value gets its own allocation, which
+		// the runtime frees as soon as it is superseded, rather than a
+		// slice of a shared block that would stay pinned.
+		val := clone(value)
 		if v := it.newest(); v.seq == t.seq {
 			d.mu.Lock()
-			v.val, v.del = val, false
+			v.val = val
 			d.mu.Unlock()
 			return nil
 		}
+		bk.rewrites = true
 		d.mu.Lock()
 		it.versions = append(it.versions, version{seq: t.seq, val: val})
 		d.mu.Unlock()
 		d.undo = append(d.undo, undo{b: bk, it: it})
 		return nil
 	}
-	it = &item{key: string(key)}
-	it.one[0] = version{seq: t.seq, val: val}
+	if bk.deletes {
+		it = &item{}
+	} else {
+		it = d.newItem()
+	}
+	if bk.rewrites || bk.deletes {
+		it.one[0] = version{seq: t.seq, val: clone(value)}
+	} else {
+		it.one[0] = version{seq: t.seq, val: d.store(value)}
+	}
+	it.key = string(key)
 	it.versions = it.one[:1:1]
 	d.mu.Lock()
-	if bk == nil {
-		bk = &bucket{tree: btree.NewG(32, lessRef), index: make(map[string]*item)}
-		d.buckets[b] = bk
-	}
-	bk.index[it.key] = it
-	bk.tree.ReplaceOrInsert(ref{it.key, it})
+	bk.link(it, h)
 	d.mu.Unlock()
 	d.undo = append(d.undo, undo{b: bk, it: it})
 	return nil
+}
+
+// insert adds key to bk, which has no index, unless it is present; it
+// reports whether it did.
+func (t *tx) insert(bk *bucket, key, value []byte) bool {
+	d := t.db
+	it := d.newItem()
+	it.key = string(key)
+	d.mu.Lock()
+	if old, found := bk.tree.ReplaceOrInsert(ref{it.key, it}); found {
+		bk.tree.ReplaceOrInsert(old) // put it back before a View can see
+		d.mu.Unlock()
+		*it = item{}
+		return false
+	}
+	it.one[0] = version{seq: t.seq, val: d.store(value)}
+	it.versions = it.one[:1:1]
+	d.mu.Unlock()
+	d.undo = append(d.undo, undo{b: bk, it: it})
+	return true
+}
+
+// Values up to arenaMax bytes are carved from shared blocks of arenaBlock
+// bytes instead of being allocated one by one: a block is one allocation
+// (with no pointers for the garbage collector to scan) and is freed once no
+// stored version references any value in it, so the memory a block can
+// keep alive is bounded by arenaBlock per live small value and is in
+// practice close to the live data.
+const (
+	arenaBlock = 16 << 10
+	arenaMax   = 1 << 10
+)
+
+// itemSlab is how many items newItem carves from one allocation. A slab
+// lives while any of its items is linked, so it can keep at most this many
+// dead items alive per live one.
+const itemSlab = 32
+
+// newItem returns a zero item. Only the Update holder calls it.
+func (d *DB) newItem() *item {
+	if len(d.items) == cap(d.items) {
+		d.items = make([]item, 0, itemSlab)
+	}
+	d.items = d.items[:len(d.items)+1]
+	return &d.items[len(d.items)-1]
+}
+
+// store returns a copy of the value of a new key: an empty value is
+// emptyVal, never nil. Only the Update holder calls it.
+func (d *DB) store(value []byte) []byte {
+	n := len(value)
+	if n == 0 {
+		return emptyVal
+	}
+	if n > arenaMax {
+		return clone(value)
+	}
+	if len(d.arena)+n > cap(d.arena) {
+		d.arena = make([]byte, 0, arenaBlock)
+	}
+	off := len(d.arena)
+	d.arena = append(d.arena, value...)
+	return d.arena[off : off+n : off+n]
 }
 
 // Delete removes key; an absent key is not an error.
@@ -413,25 +639,28 @@ func (t *tx) Delete(b storage.Bucket, key []byte) error {
 		return err
 	}
 	d := t.db
-	bk := d.buckets[b]
+	bk := t.bucket(b)
 	if bk == nil {
 		return nil
 	}
-	it := bk.index[string(key)]
+	d.hash(bk)
+	it, _ := bk.find(key)
 	if it == nil {
 		return nil
 	}
 	v := it.newest()
-	switch {
-	case v.del:
+	if v.del() {
 		return nil
+	}
+	bk.deletes = true
+	switch {
 	case v.seq == t.seq:
 		d.mu.Lock()
-		v.val, v.del = nil, true
+		v.val = nil
 		d.mu.Unlock()
 	default:
 		d.mu.Lock()
-		it.versions = append(it.versions, version{seq: t.seq, del: true})
+		it.versions = append(it.versions, version{seq: t.seq})
 		d.mu.Unlock()
 		d.undo = append(d.undo, undo{b: bk, it: it})
 	}
@@ -502,7 +731,7 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 			var ok bool
 			if t.write {
 				v := it.newest()
-				val, ok = v.val, !v.del
+				val, ok = v.val, v.val != nil
 			} else {
 				val, ok = it.visibleAt(t.seq)
 			}
@@ -518,7 +747,7 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 		if !t.write {
 			d.mu.RLock()
 		}
-		if bk := d.buckets[b]; bk != nil {
+		if bk := t.bucket(b); bk != nil {
 			switch {
 			case !o.Reverse:
 				bk.tree.AscendGreaterOrEqual(ref{key: cursor}, visit)
