@@ -261,11 +261,15 @@ const maxBalance = 1 << 62
 
 func withinLimit(v int64) bool { return v <= maxBalance && v >= -maxBalance }
 
-// withField copies a *corebank.Error adding a field name; other errors are
-// returned unchanged.
+// withField copies a validation or not-found *corebank.Error adding the
+// name of the request field it is about; other errors are returned
+// unchanged. A refusal of state (a deleted account, a suspended owner) is
+// about the account, not a field of the request, and callers one layer up
+// name their own fields differently (a transfer's account_id, not
+// debit_account_id), so it keeps its message and no field.
 func withField(err error, field string) error {
 	var ce *corebank.Error
-	if !errors.As(err, &ce) || ce.Kind == corebank.KindInternal {
+	if !errors.As(err, &ce) || (ce.Kind != corebank.KindInvalid && ce.Kind != corebank.KindNotFound) {
 		return err
 	}
 	c := *ce
