@@ -158,7 +158,7 @@ func putKey(tx storage.Tx, rec *keyRecord, isNew bool) error {
 	if err := storage.PutJSON(tx, bucketKeys, keyKey(rec.ID), rec); err != nil {
 		return err
 	}
-	if err := tx.Put(bucketKeys, keyHashKey(rec.Hash), []byte(rec.ID)); err != nil {
+	if err := tx.Put(bucketKeys, keyHashKey(rec.Hash), encodeKeyIndex(rec)); err != nil {
 		return err
 	}
 	if !isNew {
@@ -307,13 +307,17 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*APIKey, err
 	hash := hashSecret(secret)
 	var out *APIKey
 	err := s.db.View(ctx, func(tx storage.Tx) error {
-		id, err := tx.Get(bucketKeys, keyHashKey(hash))
+		v, err := tx.Get(bucketKeys, keyHashKey(hash))
 		if errors.Is(err, storage.ErrNotFound) {
 			return ErrUnauthorized
 		} else if err != nil {
 			return err
 		}
-		rec, err := getKey(tx, string(id))
+		id, err := keyIDOf(v)
+		if err != nil {
+			return err
+		}
+		rec, err := getKey(tx, id)
 		if errors.Is(err, ErrAPIKeyNotFound) {
 			return ErrUnauthorized
 		} else if err != nil {

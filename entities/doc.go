@@ -67,6 +67,18 @@
 // SHA-256). Rotating replaces both; deleting or rotating takes effect on
 // the next Authenticate.
 //
+// # Hot paths
+//
+// AuthenticatePrincipal is Authenticate for the request path: it returns
+// the key's ID, entity and read_only flag from an index record of a few
+// dozen bytes kept under the secret's hash, instead of decoding the whole
+// key (sealed RSA key included). The gate and InTree read a small record
+// of the entity's status and ancestry instead of the entity. Both small
+// records are written in the transaction that writes what they summarise,
+// so nothing is cached in a Service and a rotated or deleted key fails on
+// the next request through any Service over the store; stores written
+// before they existed are read through the full records.
+//
 // # Documents
 //
 // Files arrive base64 encoded, at most 10 MiB each once decoded; their

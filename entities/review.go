@@ -149,17 +149,17 @@ func (Gate) CanMoveMoney(tx storage.Tx, entityID string) error {
 }
 
 func approved(tx storage.Tx, entityID string) error {
-	rec, err := getEntity(tx, entityID)
+	rec, err := getGate(tx, entityID)
 	if err != nil {
 		return err
 	}
-	switch rec.Status {
+	switch rec.status {
 	case StatusApproved:
 		return nil
 	case StatusSuspended:
 		return ErrEntitySuspended
 	}
-	return ErrEntityNotApproved.With("the entity is " + rec.Status + "; it must be approved first")
+	return ErrEntityNotApproved.With("the entity is " + rec.status + "; it must be approved first")
 }
 
 // CanOpenAccount is Gate.CanOpenAccount.

@@ -249,7 +249,7 @@ func inTree(tx storage.Tx, ancestorID, id string) (bool, error) {
 	if ancestorID == "" || id == "" {
 		return false, nil
 	}
-	rec, err := getEntity(tx, id)
+	rec, err := getGate(tx, id)
 	if err == ErrEntityNotFound {
 		return false, nil
 	} else if err != nil {
@@ -258,12 +258,7 @@ func inTree(tx storage.Tx, ancestorID, id string) (bool, error) {
 	if id == ancestorID {
 		return true, nil
 	}
-	for _, a := range rec.Ancestors {
-		if a == ancestorID {
-			return true, nil
-		}
-	}
-	return false, nil
+	return rec.hasAncestor(ancestorID)
 }
 
 // ResolveEntity returns the entity a request acts on: requested when it is

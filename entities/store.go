@@ -12,9 +12,10 @@ import (
 //	                  by-parent/<parent>/<id>           child index
 //	                  by-tree/<ancestor>/<id>           one key per ancestor and self
 //	                  profiles/<id>                     profileRecord (JSON)
+//	                  gate/<id>                         status, ancestry (binary, compact.go)
 //	                  root                              the bootstrap root's ID
 //	entities.keys     api-keys/<id>                     keyRecord (JSON)
-//	                  api-keys/by-hash/<sha256 hex>     key ID
+//	                  api-keys/by-hash/<sha256 hex>     key ID, entity, read_only (binary, compact.go)
 //	                  api-keys/by-entity/<entity>/<id>  key ID
 //	entities.docs     documents/<id>                    docRecord (JSON)
 //	                  documents/by-entity/<entity>/<id> document ID
@@ -94,6 +95,9 @@ func getProfile(tx storage.Tx, id string) (*profileRecord, error) {
 // putEntity writes the record and, when isNew, its parent and tree indexes.
 func putEntity(tx storage.Tx, rec *entityRecord, isNew bool) error {
 	if err := storage.PutJSON(tx, bucketEntities, entityKey(rec.ID), rec); err != nil {
+		return err
+	}
+	if err := tx.Put(bucketEntities, gateKey(rec.ID), encodeGate(rec)); err != nil {
 		return err
 	}
 	if !isNew {
