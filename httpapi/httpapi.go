@@ -62,11 +62,11 @@ func New(svc Services, opt *Options) http.Handler {
 	h.wh = svc.Webhooks
 	ent := svc.Entities
 	h.auth = func(ctx context.Context, secret string) (principal, error) {
-		k, err := ent.Authenticate(ctx, secret)
+		k, err := ent.AuthenticatePrincipal(ctx, secret)
 		if err != nil {
 			return principal{}, err
 		}
-		return principal{keyID: k.ID, entityID: k.EntityID, readOnly: k.ReadOnly}, nil
+		return principal{keyID: k.KeyID, entityID: k.EntityID, readOnly: k.ReadOnly}, nil
 	}
 	h.inTree = ent.InTree
 	h.resolve = ent.ResolveEntity

@@ -64,9 +64,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		e.buf.WriteString(`{"status":"error","code":"internal_error","message":"an internal error occurred","details":{}}` + "\n")
 		status = http.StatusInternalServerError
 	}
+	writeRaw(w, status, e.buf.Bytes())
+}
+
+// writeRaw writes body, already JSON, with status.
+func writeRaw(w http.ResponseWriter, status int, body []byte) {
 	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(status)
-	_, _ = w.Write(e.buf.Bytes())
+	_, _ = w.Write(body)
 }
 
 var jsonContentType = []string{"application/json"}

@@ -529,7 +529,7 @@ func (s *Service) CreateCounterparty(ctx context.Context, entityID string, in Ne
 		if err := writeCounterpartyIndexes(tx, c, true); err != nil {
 			return err
 		}
-		return storage.PutJSON(tx, bucketCounterparties, []byte(c.ID), c)
+		return putCounterparty(tx, c)
 	})
 	if err != nil {
 		return nil, err
@@ -598,7 +598,7 @@ func (s *Service) UpdateCounterparty(ctx context.Context, entityID, id string, p
 				return err
 			}
 		}
-		if err := storage.PutJSON(tx, bucketCounterparties, []byte(c.ID), &c); err != nil {
+		if err := putCounterparty(tx, &c); err != nil {
 			return err
 		}
 		out = &c
@@ -636,7 +636,7 @@ func (s *Service) DeactivateCounterparty(ctx context.Context, entityID, id strin
 		if err := writeCounterpartyIndexes(tx, c, true); err != nil {
 			return err
 		}
-		return storage.PutJSON(tx, bucketCounterparties, []byte(c.ID), c)
+		return putCounterparty(tx, c)
 	})
 	if err != nil {
 		return nil, err

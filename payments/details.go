@@ -597,7 +597,7 @@ func (s *Service) CreatePaymentDetail(ctx context.Context, entityID string, in N
 			return err
 		}
 		*d = x
-		return storage.PutJSON(tx, bucketDetails, []byte(x.ID), &x)
+		return putDetail(tx, &x)
 	})
 	if err != nil {
 		return nil, err
@@ -696,7 +696,7 @@ func (s *Service) UpdatePaymentDetail(ctx context.Context, entityID, id string, 
 		}
 		d.Updated = corebank.Millis(now)
 		out = &d
-		return storage.PutJSON(tx, bucketDetails, []byte(d.ID), &d)
+		return putDetail(tx, &d)
 	})
 	if err != nil {
 		return nil, err

@@ -151,6 +151,16 @@
 // insufficient_funds (422) and writes nothing. The transfer starts pending
 // (status_reason awaiting_processing) with outflows.created.
 //
+// CreateTransfer is the hot path, so its transaction avoids decoding large
+// records: payment details and counterparties are stored with a small
+// binary record of the fields it checks (written with them; older stores
+// fall back to the JSON), and the Service remembers the owner and currency
+// of accounts it has debited, which never change, so that the transaction
+// reads only the account's balance record: a non-zero balance proves the
+// account exists and is not deleted (the ledger deletes only empty
+// accounts and moves no money on deleted ones); a zero balance reads the
+// account record as before.
+//
 // # Lifecycle
 //
 //	pending -> processing -> successful -> reversed

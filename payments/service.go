@@ -63,6 +63,7 @@ type Service struct {
 	validity time.Duration
 	margin   int64
 	receiver Receiver
+	accounts accountRefs // see accountTx
 }
 
 // NewService returns a payments service over db that moves money through

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/corebank/corebank"
@@ -121,21 +122,54 @@ func refKey(accountID, ref string) []byte {
 	return storage.Key("tref", accountID, hex.EncodeToString([]byte(ref)))
 }
 
-func transferIndexes(t *Transfer) [][]string {
-	return [][]string{
-		{"tr", t.EntityID, "all"},
-		{"tr", t.EntityID, "s:" + t.Status},
-		{"tr", t.EntityID, "a:" + t.AccountID},
-		{"tr", t.EntityID, "as:" + t.AccountID + ":" + t.Status},
+// transferIndexes is how many list indexes a transfer has; index i of
+// them is appendTransferIndex(.., i, ..). Even ones do not depend on the
+// status.
+const transferIndexes = 4
+
+// appendTransferIndex appends the key of t's list index i to k:
+// tr/<entity>/<scope>/<id> with scope all, s:<status>, a:<account> or
+// as:<account>:<status> (the keys setIndex writes for those parts).
+func appendTransferIndex(k []byte, t *Transfer, i int) []byte {
+	k = append(k, "tr/"...)
+	k = append(k, t.EntityID...)
+	k = append(k, '/')
+	switch i {
+	case 0:
+		k = append(k, "all"...)
+	case 1:
+		k = append(k, "s:"...)
+		k = append(k, t.Status...)
+	case 2:
+		k = append(k, "a:"...)
+		k = append(k, t.AccountID...)
+	case 3:
+		k = append(k, "as:"...)
+		k = append(k, t.AccountID...)
+		k = append(k, ':')
+		k = append(k, t.Status...)
 	}
+	k = append(k, '/')
+	return append(k, t.ID...)
 }
 
+// writeTransferIndexes sets (on) or clears t's list indexes, only those
+// that depend on the status when statusOnly. One key buffer serves every
+// index: a Tx does not keep the slices it is given.
 func writeTransferIndexes(tx storage.Tx, t *Transfer, on bool, statusOnly bool) error {
-	for i, parts := range transferIndexes(t) {
+	k := make([]byte, 0, 16+len(t.EntityID)+2*len(t.AccountID)+len(t.Status)+len(t.ID))
+	for i := range transferIndexes {
 		if statusOnly && i%2 == 0 {
 			continue
 		}
-		if err := setIndex(tx, on, t.ID, parts...); err != nil {
+		k = appendTransferIndex(k[:0], t, i)
+		var err error
+		if on {
+			err = tx.Put(bucketIndex, k, []byte{})
+		} else {
+			err = tx.Delete(bucketIndex, k)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -160,9 +194,22 @@ func (r *transferRecord) view() *Transfer {
 	return &t
 }
 
+// putTransfer stores r as JSON, encoded by hand (appendJSON): it is
+// written on every transfer move and encoding/json's reflection was a
+// visible share of CreateTransfer. The buffer is pooled, since a Tx keeps
+// no slice it is given.
 func (s *Service) putTransfer(tx storage.Tx, r *transferRecord) error {
-	return storage.PutJSON(tx, bucketTransfers, []byte(r.ID), r)
+	bp := encBufs.Get().(*[]byte)
+	b := r.appendJSON((*bp)[:0])
+	err := tx.Put(bucketTransfers, []byte(r.ID), b)
+	if cap(b) <= 16<<10 {
+		*bp = b
+		encBufs.Put(bp)
+	}
+	return err
 }
+
+var encBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // schedule moves the transfer's RunDue check to at (Unix ms, at least 1,
 // since 0 means none).
@@ -253,10 +300,7 @@ func (s *Service) CreateTransfer(ctx context.Context, entityID string, in NewTra
 
 func (s *Service) createTransferTx(tx storage.Tx, now time.Time, id, entityID string, in NewTransfer) (*Transfer, error) {
 	ms := corebank.Millis(now)
-	acct, err := s.led.GetAccountTx(tx, in.AccountID)
-	if err != nil && corebank.KindOf(err) == corebank.KindNotFound || err == nil && (acct.Deleted != 0 || acct.EntityID != entityID) {
-		return nil, ErrAccountNotFound.With("account " + in.AccountID + " not found")
-	}
+	acct, err := s.accountTx(tx, in.AccountID, entityID)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +316,7 @@ func (s *Service) createTransferTx(tx storage.Tx, now time.Time, id, entityID st
 	} else if !errors.Is(err, storage.ErrNotFound) {
 		return nil, err
 	}
-	d, err := getDetail(tx, entityID, in.PaymentDetailID)
+	d, err := getDetailFields(tx, entityID, in.PaymentDetailID)
 	if err != nil {
 		if errors.Is(err, ErrPaymentDetailNotFound) {
 			return nil, ErrPaymentDetailNotFound.With("payment detail " + in.PaymentDetailID + " not found")
@@ -285,12 +329,12 @@ func (s *Service) createTransferTx(tx storage.Tx, now time.Time, id, entityID st
 	}
 	if in.CounterpartyID != "" && in.CounterpartyID != d.CounterpartyID {
 		p.Add("counterparty_id", "does not own the payment detail")
-	} else if cp, err := getCounterparty(tx, entityID, d.CounterpartyID); err != nil {
+	} else if active, err := counterpartyActive(tx, entityID, d.CounterpartyID); err != nil {
 		if !errors.Is(err, ErrCounterpartyNotFound) {
 			return nil, err
 		}
 		p.Add("payment_detail_id", "its counterparty no longer exists")
-	} else if cp.Status != CounterpartyActive {
+	} else if !active {
 		p.Add("counterparty_id", "the counterparty is inactive and cannot receive transfers")
 	}
 	currency := in.Currency
@@ -427,17 +471,32 @@ func (s *Service) createTransferTx(tx storage.Tx, now time.Time, id, entityID st
 	if err := tx.Put(bucketUnique, rk, []byte(id)); err != nil {
 		return nil, err
 	}
-	if _, err := s.led.AppendEventTx(tx, now, EventOutflowCreated, entityID, r.view()); err != nil {
-		return nil, err
-	}
 	if in.PaymentType == BookTransfer {
+		if _, err := s.led.AppendEventTx(tx, now, EventOutflowCreated, entityID, r.view()); err != nil {
+			return nil, err
+		}
 		if err := s.receiveTx(tx, now, r, receiver); err != nil {
 			return nil, err
 		}
 		if err := s.settleTx(tx, now, r, ""); err != nil {
 			return nil, err
 		}
-	} else if err := schedule(tx, r, ms); err != nil {
+		if err := writeTransferIndexes(tx, &r.Transfer, true, false); err != nil {
+			return nil, err
+		}
+		if err := s.putTransfer(tx, r); err != nil {
+			return nil, err
+		}
+		return r.view(), nil
+	}
+	// The event's object is a *Transfer, not pre-encoded JSON: the ledger
+	// encodes it with json.Marshal, which encodes a struct faster than it
+	// re-validates a json.RawMessage.
+	out := r.view()
+	if _, err := s.led.AppendEventTx(tx, now, EventOutflowCreated, entityID, out); err != nil {
+		return nil, err
+	}
+	if err := schedule(tx, r, ms); err != nil {
 		return nil, err
 	}
 	if err := writeTransferIndexes(tx, &r.Transfer, true, false); err != nil {
@@ -446,7 +505,7 @@ func (s *Service) createTransferTx(tx storage.Tx, now time.Time, id, entityID st
 	if err := s.putTransfer(tx, r); err != nil {
 		return nil, err
 	}
-	return r.view(), nil
+	return out, nil
 }
 
 // receiveTx credits a book transfer's receiving account.
