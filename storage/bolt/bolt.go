@@ -83,7 +83,11 @@ func Open(path string, opt *Options) (*DB, error) {
 		Timeout:         o.Timeout,
 		InitialMmapSize: o.InitialMmapSize,
 		FreelistType:    bbolt.FreelistMapType,
-		NoStatistics:    true,
+		// The freelist is rebuilt from the pages on open instead of being
+		// written and fsynced with every commit (as etcd runs bbolt): one
+		// write less per commit, durability unchanged.
+		NoFreelistSync: true,
+		NoStatistics:   true,
 	})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("%w: %s (waited %s)", ErrLocked, path, o.Timeout)
