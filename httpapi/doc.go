@@ -133,8 +133,10 @@
 // two files of 10 MiB each in base64 and takes 30 MiB (a decoded file over
 // 10 MiB is 413 file_too_large). Decoding is strict: an unknown field is 422
 // naming it (a typo in entity_id never acts on the caller's own entity); a
-// wrong JSON type is 422 naming the field; malformed JSON, trailing data
-// after the object and nesting deeper than 64 levels are 422 on "body". An
+// wrong JSON type is 422 naming the field; malformed JSON is 422 naming the
+// member being read where it breaks ("amount" for {"amount": }), or "body"
+// when none is (after a comma, before the first key); trailing data after
+// the object and nesting deeper than 64 levels are 422 on "body". An
 // empty body reads as {}. Integers are validated: limit is 1-100 (default
 // 20) and anything else, or a non-integer, is 422 on "limit"; booleans are
 // true/false (or 1/0).

@@ -131,9 +131,9 @@ func decodeError(body []byte, v any, err error) error {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
-		return corebank.InvalidField("body", "malformed JSON at offset "+strconv.FormatInt(syn.Offset, 10)+": "+syn.Error())
+		return corebank.InvalidField(orBody(malformedPath(body)), "malformed JSON at offset "+strconv.FormatInt(syn.Offset, 10)+": "+syn.Error())
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return corebank.InvalidField("body", "malformed JSON: unexpected end of input")
+		return corebank.InvalidField(orBody(malformedPath(body)), "malformed JSON: unexpected end of input")
 	case errors.As(err, &typ):
 		field := typ.Field
 		if field == "" {
@@ -163,6 +163,93 @@ func decodeError(body []byte, v any, err error) error {
 		return ce
 	}
 	return corebank.InvalidField("body", "invalid JSON: "+err.Error())
+}
+
+func orBody(path string) string {
+	if path == "" {
+		return "body"
+	}
+	return path
+}
+
+// malformedPath names the value that was being read where body stops being
+// valid JSON ("amount" for {"amount": } or {"amount": 12-3}, "items.1" for
+// {"items":[1,}), so that a syntax error points at a field as CONTRACT
+// asks. It returns "" when no member is in progress or just read at the
+// break (after a comma in an object, before the first key, at the top
+// level): the error is then about the body as a whole.
+func malformedPath(body []byte) string {
+	type frame struct {
+		object  bool
+		wantKey bool // an object member is complete (or none has started)
+		key     string
+		index   int // members of an array completed so far
+	}
+	var stack []frame
+	valueDone := func() {
+		if n := len(stack); n > 0 {
+			if stack[n-1].object {
+				stack[n-1].wantKey = true
+			} else {
+				stack[n-1].index++
+			}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var off int64
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		off = dec.InputOffset()
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, frame{object: true, wantKey: true})
+			case '[':
+				stack = append(stack, frame{})
+			default:
+				stack = stack[:len(stack)-1]
+				valueDone()
+			}
+		default:
+			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].wantKey {
+				stack[n-1].key, _ = t.(string)
+				stack[n-1].wantKey = false
+				continue
+			}
+			valueDone()
+		}
+	}
+	if len(stack) == 0 {
+		return ""
+	}
+	// Was the separator after the last good token already read? Then the
+	// next member is in progress; otherwise the break follows the member
+	// just read, which is the one to blame.
+	rest := bytes.TrimLeft(body[min(off, int64(len(body))):], " \t\r\n")
+	afterComma := len(rest) > 0 && rest[0] == ','
+	parts := make([]string, 0, len(stack))
+	for i, f := range stack {
+		top := i == len(stack)-1
+		switch {
+		case f.object && !f.wantKey:
+			parts = append(parts, f.key)
+		case f.object:
+			if !top || afterComma || f.key == "" {
+				return strings.Join(parts, ".")
+			}
+			parts = append(parts, f.key)
+		case top && !afterComma && f.index > 0:
+			parts = append(parts, strconv.Itoa(f.index-1))
+		default:
+			parts = append(parts, strconv.Itoa(f.index))
+		}
+	}
+	return strings.Join(parts, ".")
 }
 
 // dropIndexes removes the array indexes from a dotted path
