@@ -3,6 +3,7 @@ package payments
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"time"
 
@@ -165,8 +166,10 @@ func (s *Service) CreateQuote(ctx context.Context, entityID string, in NewQuote)
 		p.Add("amount_to", "give exactly one of amount_from and amount_to")
 	case in.AmountFrom == 0 && in.AmountTo == 0:
 		p.Add("amount_from", "give exactly one of amount_from and amount_to")
-	case in.AmountFrom != 0 && (in.AmountFrom < MinQuoteAmountFrom || in.AmountFrom > maxAmount):
+	case in.AmountFrom != 0 && in.AmountFrom < MinQuoteAmountFrom:
 		p.Add("amount_from", "must be at least 100 smallest units")
+	case in.AmountFrom > maxAmount:
+		p.Add("amount_from", "must be at most "+strconv.FormatInt(maxAmount, 10)+" smallest units")
 	case in.AmountTo < 0 || in.AmountTo > maxAmount:
 		p.Add("amount_to", "must be a positive number of smallest units")
 	}
@@ -205,6 +208,11 @@ func (s *Service) CreateQuote(ctx context.Context, entityID string, in NewQuote)
 	}
 	if q.AmountFrom <= 0 || q.AmountFrom > maxAmount {
 		return nil, corebank.InvalidField("amount_to", "converts to an unusable amount of "+in.FromCurrency)
+	}
+	if q.AmountFrom < MinQuoteAmountFrom {
+		// The minimum binds the source amount however the quote is asked
+		// for; otherwise amount_to would be a way around it.
+		return nil, corebank.InvalidField("amount_to", "converts to less than the minimum amount_from of 100 smallest units of "+in.FromCurrency)
 	}
 	q.Quote = QuoteState{Status: QuoteActive, ExpiresAt: corebank.Millis(now.Add(s.validity))}
 	err = s.db.Update(ctx, func(tx storage.Tx) error {

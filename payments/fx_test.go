@@ -109,6 +109,8 @@ func TestCreateQuote(t *testing.T) {
 		{"ErrBothAmounts", payments.NewQuote{FromCurrency: "USD", ToCurrency: "EUR", AmountFrom: 100, AmountTo: 100}, []string{"amount_to"}},
 		{"ErrNoAmount", payments.NewQuote{FromCurrency: "USD", ToCurrency: "EUR"}, []string{"amount_from"}},
 		{"ErrAmountFromBelowMinimum", payments.NewQuote{FromCurrency: "USD", ToCurrency: "EUR", AmountFrom: 99}, []string{"amount_from"}},
+		{"ErrAmountFromAboveMaximum", payments.NewQuote{FromCurrency: "USD", ToCurrency: "EUR", AmountFrom: 1 << 62}, []string{"amount_from"}},
+		{"ErrAmountToBelowMinimumAmountFrom", payments.NewQuote{FromCurrency: "USD", ToCurrency: "EUR", AmountTo: 1}, []string{"amount_to"}},
 		{"ErrRequired", payments.NewQuote{AmountFrom: 100}, []string{"from_currency", "to_currency"}},
 	}
 	for _, tc := range bad {
