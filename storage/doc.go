@@ -7,7 +7,8 @@
 //
 // storage/bolt stores on a bbolt file; storage/memory keeps everything in
 // process for tests and sandboxes. Both pass storage/storagetest.Run, the one
-// conformance suite.
+// conformance suite. A backend's Scan finds its first key with
+// ScanOptions.Start, so every backend reads Prefix and After alike.
 //
 // # Keys
 //

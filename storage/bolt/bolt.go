@@ -448,25 +448,17 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 	c := cursor{bk.Cursor(), bk, t.write}
 	prefix := o.Prefix
 	var k, v []byte
-	if !o.Reverse {
-		switch {
-		case len(o.After) > 0 && bytes.Compare(o.After, prefix) >= 0:
-			k, v = seekAfter(c, o.After)
-		case len(prefix) > 0:
-			k, v = c.Seek(prefix)
-		default:
-			k, v = c.First()
-		}
-	} else {
-		upper, bounded := prefixEnd(prefix)
-		if len(o.After) > 0 && (!bounded || bytes.Compare(o.After, upper) < 0) {
-			upper, bounded = o.After, true
-		}
-		if bounded {
-			k, v = seekBefore(c, upper)
-		} else {
-			k, v = c.Last()
-		}
+	switch from, exclusive, bounded := o.Start(); {
+	case !bounded:
+		k, v = c.Last()
+	case o.Reverse:
+		k, v = seekBefore(c, from)
+	case exclusive:
+		k, v = seekAfter(c, from)
+	case len(from) > 0:
+		k, v = c.Seek(from)
+	default:
+		k, v = c.First()
 	}
 	var kbuf, vbuf []byte
 	n := 0
@@ -560,17 +552,4 @@ func seekBefore(c cursor, key []byte) ([]byte, []byte) {
 		return c.Last()
 	}
 	return c.prev(key)
-}
-
-// prefixEnd returns the least key greater than every key that starts with
-// p, or false when there is none (p is empty or all 0xff bytes).
-func prefixEnd(p []byte) ([]byte, bool) {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] != 0xff {
-			end := append([]byte(nil), p[:i+1]...)
-			end[i]++
-			return end, true
-		}
-	}
-	return nil, false
 }

@@ -689,25 +689,10 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 	}
 	d := t.db
 	prefix := string(o.Prefix)
-	end, hasEnd := prefixEnd(prefix)
-	after := string(o.After)
 
 	// cursor is where the next batch starts; excl skips cursor itself.
-	var cursor string
-	excl, bounded := false, false
-	if !o.Reverse {
-		cursor, bounded = prefix, true
-		if after != "" && after >= prefix {
-			cursor, excl = after, true
-		}
-	} else {
-		if hasEnd {
-			cursor, excl, bounded = end, true, true
-		}
-		if after != "" && (!bounded || after < cursor) {
-			cursor, excl, bounded = after, true, true
-		}
-	}
+	from, excl, bounded := o.Start()
+	cursor := string(from)
 
 	batch := make([]entry, 0, scanBatch)
 	var kbuf, vbuf []byte
@@ -782,15 +767,4 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 		}
 		cursor, excl, bounded = last, true, true
 	}
-}
-
-// prefixEnd returns the least key greater than every key that starts with
-// p, or false when there is none (p is empty or all 0xff bytes).
-func prefixEnd(p string) (string, bool) {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] != 0xff {
-			return p[:i] + string([]byte{p[i] + 1}), true
-		}
-	}
-	return "", false
 }
