@@ -222,8 +222,9 @@ func addCount(tx storage.Tx, key string, d int64) error {
 	return tx.Put(bucketCounts, []byte(key), storage.AppendUint64(v[:0], n))
 }
 
-func readCount(tx storage.Tx, key string) (int64, error) {
-	raw, err := tx.Get(bucketCounts, []byte(key))
+// readCount returns the counter under key in bucket b, 0 when absent.
+func readCount(tx storage.Tx, b storage.Bucket, key string) (int64, error) {
+	raw, err := tx.Get(b, []byte(key))
 	if errors.Is(err, storage.ErrNotFound) {
 		return 0, nil
 	}
@@ -520,39 +521,57 @@ func (s *Service) ListAccounts(ctx context.Context, f AccountFilter, opts coreba
 			p.Add(field, "is not valid")
 		}
 	}
-	for _, c := range []string{opts.After, opts.Before} {
-		if c != "" && !validID(c) {
-			p.Add("cursor", "is malformed")
-		}
-	}
+	checkCursors(p, opts)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	prefix := filterPrefix(f)
 	var page *corebank.Page[Account]
 	err = s.db.View(ctx, func(tx storage.Tx) error {
-		ids, hasNext, hasPrev, err := pageKeys(tx, bucketIndex, []byte(prefix), opts, limit)
-		if err != nil {
-			return err
-		}
-		page = &corebank.Page[Account]{Items: make([]Account, 0, len(ids))}
-		for _, id := range ids {
-			a, err := s.getAccountTx(tx, id)
-			if err != nil {
-				return err
-			}
-			page.Items = append(page.Items, *a)
-		}
-		page.HasNext, page.HasPrevious = hasNext, hasPrev
-		if hasNext && len(ids) > 0 {
-			page.Next = ids[len(ids)-1]
-		}
-		if hasPrev && len(ids) > 0 {
-			page.Previous = ids[0]
-		}
-		page.Total, err = readCount(tx, prefix)
+		var err error
+		page, err = listPage(tx, bucketIndex, bucketCounts, prefix, opts, limit, s.getAccountTx)
 		return err
 	})
+	if err != nil {
+		return nil, err
+	}
+	return page, nil
+}
+
+// checkCursors adds a "cursor" problem for each of opts.After and
+// opts.Before that is set but is not an ID.
+func checkCursors(p corebank.Problems, opts corebank.ListOptions) {
+	for _, c := range []string{opts.After, opts.Before} {
+		if c != "" && !validID(c) {
+			p.Add("cursor", "is malformed")
+		}
+	}
+}
+
+// listPage reads one page of the index keys under prefix in index (an ID
+// after the prefix each), loading every item by ID, with the total from the
+// counter kept under prefix in counts.
+func listPage[T any](tx storage.Tx, index, counts storage.Bucket, prefix string, opts corebank.ListOptions, limit int, load func(storage.Tx, string) (*T, error)) (*corebank.Page[T], error) {
+	ids, hasNext, hasPrev, err := pageKeys(tx, index, []byte(prefix), opts, limit)
+	if err != nil {
+		return nil, err
+	}
+	page := &corebank.Page[T]{Items: make([]T, 0, len(ids))}
+	for _, id := range ids {
+		item, err := load(tx, id)
+		if err != nil {
+			return nil, err
+		}
+		page.Items = append(page.Items, *item)
+	}
+	page.HasNext, page.HasPrevious = hasNext, hasPrev
+	if hasNext && len(ids) > 0 {
+		page.Next = ids[len(ids)-1]
+	}
+	if hasPrev && len(ids) > 0 {
+		page.Previous = ids[0]
+	}
+	page.Total, err = readCount(tx, counts, prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -741,7 +760,7 @@ func (s *Service) CountAccounts(ctx context.Context, f AccountFilter) (int64, er
 	var n int64
 	err := s.db.View(ctx, func(tx storage.Tx) error {
 		var err error
-		n, err = readCount(tx, filterPrefix(f))
+		n, err = readCount(tx, bucketCounts, filterPrefix(f))
 		return err
 	})
 	return n, err

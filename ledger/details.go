@@ -408,7 +408,7 @@ func indexDetails(tx storage.Tx, det *AccountDetails, d int64) error {
 }
 
 func addDetailsCount(tx storage.Tx, key string, d int64) error {
-	n, err := readDetailsCount(tx, key)
+	n, err := readCount(tx, bucketDetailsCounts, key)
 	if err != nil {
 		return err
 	}
@@ -417,18 +417,6 @@ func addDetailsCount(tx storage.Tx, key string, d int64) error {
 		return tx.Delete(bucketDetailsCounts, []byte(key))
 	}
 	return tx.Put(bucketDetailsCounts, []byte(key), storage.AppendUint64(nil, uint64(n)))
-}
-
-func readDetailsCount(tx storage.Tx, key string) (int64, error) {
-	raw, err := tx.Get(bucketDetailsCounts, []byte(key))
-	if errors.Is(err, storage.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	n, err := storage.Uint64(raw)
-	return int64(n), err
 }
 
 func putDetails(tx storage.Tx, r *detailsRecord) error {
@@ -500,37 +488,14 @@ func (s *Service) ListAccountDetails(ctx context.Context, f AccountDetailsFilter
 	if f.EntityID != "" && !validID(f.EntityID) {
 		p.Add("entity_id", "is not valid")
 	}
-	for _, c := range []string{opts.After, opts.Before} {
-		if c != "" && !validID(c) {
-			p.Add("cursor", "is malformed")
-		}
-	}
+	checkCursors(p, opts)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	prefix := detailsFilterPrefix(f)
 	var page *corebank.Page[AccountDetails]
 	err = s.db.View(ctx, func(tx storage.Tx) error {
-		ids, hasNext, hasPrev, err := pageKeys(tx, bucketDetailsIndex, []byte(prefix), opts, limit)
-		if err != nil {
-			return err
-		}
-		page = &corebank.Page[AccountDetails]{Items: make([]AccountDetails, 0, len(ids))}
-		for _, id := range ids {
-			r, err := s.getDetailsTx(tx, id)
-			if err != nil {
-				return err
-			}
-			page.Items = append(page.Items, *r.public())
-		}
-		page.HasNext, page.HasPrevious = hasNext, hasPrev
-		if hasNext && len(ids) > 0 {
-			page.Next = ids[len(ids)-1]
-		}
-		if hasPrev && len(ids) > 0 {
-			page.Previous = ids[0]
-		}
-		page.Total, err = readDetailsCount(tx, prefix)
+		var err error
+		page, err = listPage(tx, bucketDetailsIndex, bucketDetailsCounts, detailsFilterPrefix(f), opts, limit, s.GetAccountDetailsTx)
 		return err
 	})
 	if err != nil {
@@ -696,65 +661,36 @@ const expireBatch = 256
 // many it expired. A runner calls it on a ticker, tests after advancing a
 // mock clock.
 func (s *Service) ExpireAccountDetails(ctx context.Context, asOf time.Time) (int, error) {
-	total := 0
-	asOfMs := corebank.Millis(asOf)
-	for {
-		var n, scanned int
-		err := s.db.Update(ctx, func(tx storage.Tx) error {
-			n, scanned = 0, 0
-			now := s.clock.Now()
-			var keys [][]byte
-			err := tx.Scan(bucketDetailsDue, storage.ScanOptions{Limit: expireBatch}, func(k, _ []byte) error {
-				if len(k) < 8 {
-					return errCorrupt
-				}
-				ms, _ := storage.Uint64(k)
-				if int64(ms) > asOfMs {
-					return storage.ErrStop
-				}
-				keys = append(keys, append([]byte(nil), k...))
-				return nil
-			})
+	return s.drainDue(ctx, bucketDetailsDue, asOf, expireBatch, func(tx storage.Tx, now time.Time, keys [][]byte) (int, error) {
+		n := 0
+		for _, k := range keys {
+			if err := tx.Delete(bucketDetailsDue, k); err != nil {
+				return 0, err
+			}
+			r, err := s.getDetailsTx(tx, string(k[8:]))
+			if errors.Is(err, ErrAccountDetailsNotFound) {
+				continue
+			}
 			if err != nil {
-				return err
+				return 0, err
 			}
-			scanned = len(keys)
-			for _, k := range keys {
-				if err := tx.Delete(bucketDetailsDue, k); err != nil {
-					return err
-				}
-				r, err := s.getDetailsTx(tx, string(k[8:]))
-				if errors.Is(err, ErrAccountDetailsNotFound) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				if r.Deleted != 0 || r.Status == DetailsInactive {
-					continue
-				}
-				r.Status, r.StatusReason = DetailsInactive, ReasonExpired
-				r.Capabilities.ReceiveInflows = false
-				r.Updated = corebank.Millis(now)
-				if err := putDetails(tx, r); err != nil {
-					return err
-				}
-				out := r.public()
-				if _, err := s.AppendEventTx(tx, now, EventAccountDetailsUpdated, out.EntityID, out); err != nil {
-					return err
-				}
-				n++
+			if r.Deleted != 0 || r.Status == DetailsInactive {
+				continue
 			}
-			return nil
-		})
-		if err != nil {
-			return total, err
+			r.Status, r.StatusReason = DetailsInactive, ReasonExpired
+			r.Capabilities.ReceiveInflows = false
+			r.Updated = corebank.Millis(now)
+			if err := putDetails(tx, r); err != nil {
+				return 0, err
+			}
+			out := r.public()
+			if _, err := s.AppendEventTx(tx, now, EventAccountDetailsUpdated, out.EntityID, out); err != nil {
+				return 0, err
+			}
+			n++
 		}
-		total += n
-		if scanned < expireBatch {
-			return total, nil
-		}
-	}
+		return n, nil
+	})
 }
 
 // AcceptsInflowsTx returns nil when funds may arrive through the details

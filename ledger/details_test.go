@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math/rand"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/benbjohnson/clock"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/corebank/corebank"
@@ -21,40 +19,20 @@ import (
 	"github.com/corebank/corebank/storage/memory"
 )
 
-// detailsStart is the mock clock's start in these tests.
-var detailsStart = time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-
-type detailsEnv struct {
-	s     *ledger.Service
-	clock *clock.Mock
-	db    storage.Backend
-}
-
-func newDetailsEnv(tb testing.TB) *detailsEnv {
+// newDetailsEnv is newEnv with the details tests' ID seed.
+func newDetailsEnv(tb testing.TB) *env {
 	tb.Helper()
 	db := memory.New()
 	tb.Cleanup(func() { db.Close() })
 	return newDetailsEnvOn(tb, db)
 }
 
-func newDetailsEnvOn(tb testing.TB, db storage.Backend) *detailsEnv {
+func newDetailsEnvOn(tb testing.TB, db storage.Backend) *env {
 	tb.Helper()
-	c := clock.NewMock()
-	c.Set(detailsStart)
-	s := ledger.NewService(db, &ledger.Options{Clock: c, IDs: corebank.NewIDs(rand.New(rand.NewSource(7)))})
-	return &detailsEnv{s: s, clock: c, db: db}
+	return newSeededEnv(tb, db, nil, 7)
 }
 
-func (e *detailsEnv) account(tb testing.TB, entity, currency string) *ledger.Account {
-	tb.Helper()
-	a, err := e.s.CreateAccount(context.Background(), ledger.NewAccount{EntityID: entity, Type: ledger.TypeChecking, Currency: currency, DisplayName: "Main " + currency})
-	if err != nil {
-		tb.Fatalf("CreateAccount: %v", err)
-	}
-	return a
-}
-
-func (e *detailsEnv) details(tb testing.TB, n ledger.NewAccountDetails) *ledger.AccountDetails {
+func (e *env) details(tb testing.TB, n ledger.NewAccountDetails) *ledger.AccountDetails {
 	tb.Helper()
 	d, err := e.s.CreateAccountDetails(context.Background(), n)
 	if err != nil {
@@ -64,7 +42,7 @@ func (e *detailsEnv) details(tb testing.TB, n ledger.NewAccountDetails) *ledger.
 }
 
 // eventsOf returns the objects of every outbox event of type typ.
-func (e *detailsEnv) eventsOf(tb testing.TB, typ string) []ledger.AccountDetails {
+func (e *env) eventsOf(tb testing.TB, typ string) []ledger.AccountDetails {
 	tb.Helper()
 	evs, err := e.s.Events(context.Background(), 0, 1000)
 	if err != nil {
@@ -107,7 +85,7 @@ func intp(v int) *int { return &v }
 
 func TestCreateAccountDetails(t *testing.T) {
 	ctx := context.Background()
-	ms := detailsStart.UnixMilli()
+	ms := start.UnixMilli()
 	t.Run("OK", func(t *testing.T) {
 		for _, tc := range []struct {
 			currency string
@@ -144,7 +122,7 @@ func TestCreateAccountDetails(t *testing.T) {
 		} {
 			t.Run(tc.currency, func(t *testing.T) {
 				e := newDetailsEnv(t)
-				a := e.account(t, "ent1", tc.currency)
+				a := e.MustAccount(t, "ent1", tc.currency)
 				got := e.details(t, ledger.NewAccountDetails{AccountID: a.ID, Meta: map[string]string{"k": "v"}})
 				if err := tc.check(got); err != nil {
 					t.Errorf("coordinates: %v (%+v)", err, got)
@@ -185,7 +163,7 @@ func TestCreateAccountDetails(t *testing.T) {
 		for _, chain := range []string{"eth", "base", "matic", "sol"} {
 			t.Run(chain, func(t *testing.T) {
 				e := newDetailsEnv(t)
-				a := e.account(t, "ent1", "USC")
+				a := e.MustAccount(t, "ent1", "USC")
 				got := e.details(t, ledger.NewAccountDetails{AccountID: a.ID, Chain: chain, TerminateAfter: intp(30)})
 				if err := coordinates.ValidateWalletAddress(chain, got.AccountNumber); err != nil {
 					t.Errorf("wallet %q: %v", got.AccountNumber, err)
@@ -219,7 +197,7 @@ func TestCreateAccountDetails(t *testing.T) {
 
 	t.Run("OKHolderAndDisplayName", func(t *testing.T) {
 		e := newDetailsEnv(t)
-		a := e.account(t, "ent1", "GBP")
+		a := e.MustAccount(t, "ent1", "GBP")
 		got := e.details(t, ledger.NewAccountDetails{AccountID: a.ID, AccountHolderName: "Ada Lovelace Ltd", DisplayName: "Collections", ProviderID: "sandbox"})
 		if got.AccountHolderName != "Ada Lovelace Ltd" || got.DisplayName != "Collections" || got.ProviderID != "sandbox" {
 			t.Errorf("got %+v", got)
@@ -228,8 +206,8 @@ func TestCreateAccountDetails(t *testing.T) {
 
 	t.Run("JSON", func(t *testing.T) {
 		e := newDetailsEnv(t)
-		fiat := e.details(t, ledger.NewAccountDetails{AccountID: e.account(t, "ent1", "USD").ID})
-		coin := e.details(t, ledger.NewAccountDetails{AccountID: e.account(t, "ent1", "UST").ID, Chain: "sol"})
+		fiat := e.details(t, ledger.NewAccountDetails{AccountID: e.MustAccount(t, "ent1", "USD").ID})
+		coin := e.details(t, ledger.NewAccountDetails{AccountID: e.MustAccount(t, "ent1", "UST").ID, Chain: "sol"})
 		keys := func(d *ledger.AccountDetails) map[string]json.RawMessage {
 			raw, _ := json.Marshal(d)
 			m := map[string]json.RawMessage{}
@@ -295,7 +273,7 @@ func TestCreateAccountDetails(t *testing.T) {
 			e := newDetailsEnv(t)
 			id := ""
 			if tc.currency != "" {
-				id = e.account(t, "ent1", tc.currency).ID
+				id = e.MustAccount(t, "ent1", tc.currency).ID
 			}
 			_, err := e.s.CreateAccountDetails(ctx, tc.n(id))
 			if got := errCode(err); got != tc.code {
@@ -312,7 +290,7 @@ func TestCreateAccountDetails(t *testing.T) {
 
 	t.Run("ErrAccountDeleted", func(t *testing.T) {
 		e := newDetailsEnv(t)
-		a := e.account(t, "ent1", "USD")
+		a := e.MustAccount(t, "ent1", "USD")
 		if _, err := e.s.DeleteAccount(ctx, a.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -327,7 +305,7 @@ func TestActivateAccountDetails(t *testing.T) {
 	ctx := context.Background()
 	t.Run("OK", func(t *testing.T) {
 		e := newDetailsEnv(t)
-		d := e.details(t, ledger.NewAccountDetails{AccountID: e.account(t, "ent1", "USC").ID, Chain: "eth"})
+		d := e.details(t, ledger.NewAccountDetails{AccountID: e.MustAccount(t, "ent1", "USC").ID, Chain: "eth"})
 		e.clock.Add(time.Minute)
 		got, err := e.s.ActivateAccountDetails(ctx, d.ID)
 		if err != nil {
@@ -336,7 +314,7 @@ func TestActivateAccountDetails(t *testing.T) {
 		want := *d
 		want.Status, want.StatusReason = "active", ""
 		want.Capabilities.ReceiveInflows = true
-		want.Updated = detailsStart.Add(time.Minute).UnixMilli()
+		want.Updated = start.Add(time.Minute).UnixMilli()
 		if diff := cmp.Diff(&want, got); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
@@ -359,7 +337,7 @@ func TestActivateAccountDetails(t *testing.T) {
 	})
 	t.Run("ErrAccountDetailsInactive", func(t *testing.T) {
 		e := newDetailsEnv(t)
-		d := e.details(t, ledger.NewAccountDetails{AccountID: e.account(t, "ent1", "USC").ID, Chain: "eth"})
+		d := e.details(t, ledger.NewAccountDetails{AccountID: e.MustAccount(t, "ent1", "USC").ID, Chain: "eth"})
 		if _, err := e.s.DeleteAccountDetails(ctx, d.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -372,9 +350,9 @@ func TestActivateAccountDetails(t *testing.T) {
 func TestListAccountDetails(t *testing.T) {
 	ctx := context.Background()
 	e := newDetailsEnv(t)
-	a1 := e.account(t, "ent1", "USD")
-	a2 := e.account(t, "ent1", "EUR")
-	b1 := e.account(t, "ent2", "GBP")
+	a1 := e.MustAccount(t, "ent1", "USD")
+	a2 := e.MustAccount(t, "ent1", "EUR")
+	b1 := e.MustAccount(t, "ent2", "GBP")
 	var all, onA1, ent1, onB1 []string
 	for i := 0; i < 3; i++ {
 		for _, a := range []*ledger.Account{a1, a2, b1} {
@@ -463,7 +441,7 @@ func TestDeleteAccountDetails(t *testing.T) {
 	ctx := context.Background()
 	t.Run("OK", func(t *testing.T) {
 		e := newDetailsEnv(t)
-		a := e.account(t, "ent1", "NGN")
+		a := e.MustAccount(t, "ent1", "NGN")
 		d := e.details(t, ledger.NewAccountDetails{AccountID: a.ID, TerminateAfter: intp(1)})
 		keep := e.details(t, ledger.NewAccountDetails{AccountID: a.ID})
 		e.clock.Add(time.Second)
@@ -471,7 +449,7 @@ func TestDeleteAccountDetails(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ms := detailsStart.Add(time.Second).UnixMilli()
+		ms := start.Add(time.Second).UnixMilli()
 		want := *d
 		want.Deleted, want.Updated = ms, ms
 		want.Status, want.StatusReason = "inactive", "deleted"
@@ -511,8 +489,8 @@ func TestDeleteAccountDetails(t *testing.T) {
 	})
 	t.Run("OKForAccount", func(t *testing.T) {
 		e := newDetailsEnv(t)
-		a := e.account(t, "ent1", "ZAR")
-		other := e.account(t, "ent1", "ZAR")
+		a := e.MustAccount(t, "ent1", "ZAR")
+		other := e.MustAccount(t, "ent1", "ZAR")
 		d1 := e.details(t, ledger.NewAccountDetails{AccountID: a.ID})
 		d2 := e.details(t, ledger.NewAccountDetails{AccountID: a.ID})
 		o := e.details(t, ledger.NewAccountDetails{AccountID: other.ID})
@@ -547,7 +525,7 @@ func TestDeleteAccountDetails(t *testing.T) {
 func TestExpireAccountDetails(t *testing.T) {
 	ctx := context.Background()
 	e := newDetailsEnv(t)
-	a := e.account(t, "ent1", "USD")
+	a := e.MustAccount(t, "ent1", "USD")
 	short := e.details(t, ledger.NewAccountDetails{AccountID: a.ID, TerminateAfter: intp(1)})
 	long := e.details(t, ledger.NewAccountDetails{AccountID: a.ID, TerminateAfter: intp(2)})
 	forever := e.details(t, ledger.NewAccountDetails{AccountID: a.ID})
@@ -608,8 +586,8 @@ func TestExpireAccountDetails(t *testing.T) {
 func TestAccountDetailsInflows(t *testing.T) {
 	ctx := context.Background()
 	e := newDetailsEnv(t)
-	fiat := e.details(t, ledger.NewAccountDetails{AccountID: e.account(t, "ent1", "GBP").ID})
-	coin := e.details(t, ledger.NewAccountDetails{AccountID: e.account(t, "ent1", "USC").ID, Chain: "matic"})
+	fiat := e.details(t, ledger.NewAccountDetails{AccountID: e.MustAccount(t, "ent1", "GBP").ID})
+	coin := e.details(t, ledger.NewAccountDetails{AccountID: e.MustAccount(t, "ent1", "USC").ID, Chain: "matic"})
 	accepts := func(id string) error {
 		return e.db.View(ctx, func(tx storage.Tx) error { return e.s.AcceptsInflowsTx(tx, e.clock.Now(), id) })
 	}
@@ -657,10 +635,10 @@ func TestAccountDetailsInflows(t *testing.T) {
 func TestAccountDetailsByNumber(t *testing.T) {
 	ctx := context.Background()
 	e := newDetailsEnv(t)
-	eur := e.details(t, ledger.NewAccountDetails{AccountID: e.account(t, "ent1", "EUR").ID})
-	eth := e.details(t, ledger.NewAccountDetails{AccountID: e.account(t, "ent1", "USC").ID, Chain: "eth"})
-	sol := e.details(t, ledger.NewAccountDetails{AccountID: e.account(t, "ent1", "UST").ID, Chain: "sol"})
-	usd := e.details(t, ledger.NewAccountDetails{AccountID: e.account(t, "ent1", "USD").ID})
+	eur := e.details(t, ledger.NewAccountDetails{AccountID: e.MustAccount(t, "ent1", "EUR").ID})
+	eth := e.details(t, ledger.NewAccountDetails{AccountID: e.MustAccount(t, "ent1", "USC").ID, Chain: "eth"})
+	sol := e.details(t, ledger.NewAccountDetails{AccountID: e.MustAccount(t, "ent1", "UST").ID, Chain: "sol"})
+	usd := e.details(t, ledger.NewAccountDetails{AccountID: e.MustAccount(t, "ent1", "USD").ID})
 	for _, tc := range []struct {
 		name, number, want string
 	}{
@@ -725,7 +703,7 @@ func TestAccountDetailsLifecycle(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			e := newDetailsEnvOn(t, open(t))
-			acct := e.account(t, "ent1", "USC")
+			acct := e.MustAccount(t, "ent1", "USC")
 			check := func(step string, total int64, events map[string]int) {
 				t.Helper()
 				p, err := e.s.ListAccountDetails(ctx, ledger.AccountDetailsFilter{EntityID: "ent1"}, corebank.ListOptions{})

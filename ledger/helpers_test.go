@@ -35,9 +35,15 @@ func newEnv(tb testing.TB) *env {
 
 func newEnvOn(tb testing.TB, db storage.Backend, gate ledger.EntityGate) *env {
 	tb.Helper()
+	return newSeededEnv(tb, db, gate, 1)
+}
+
+// newSeededEnv is newEnvOn with IDs drawn from a source seeded with seed.
+func newSeededEnv(tb testing.TB, db storage.Backend, gate ledger.EntityGate, seed int64) *env {
+	tb.Helper()
 	c := clock.NewMock()
 	c.Set(start)
-	s := ledger.NewService(db, &ledger.Options{Clock: c, IDs: corebank.NewIDs(rand.New(rand.NewSource(1))), Gate: gate})
+	s := ledger.NewService(db, &ledger.Options{Clock: c, IDs: corebank.NewIDs(rand.New(rand.NewSource(seed))), Gate: gate})
 	return &env{s: s, clock: c, db: db}
 }
 

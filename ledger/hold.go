@@ -531,15 +531,49 @@ func (s *Service) putHold(tx storage.Tx, h *Hold) error {
 // how many it resolved. Changes are stamped with the clock's time. Callers
 // run it on a ticker, or after advancing a mock clock.
 func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
+	return s.drainDue(ctx, bucketDue, asOf, s.dueBatch, func(tx storage.Tx, now time.Time, keys [][]byte) (int, error) {
+		n := 0
+		for _, k := range keys {
+			h, err := s.getHold(tx, string(k[8:]))
+			if err != nil {
+				return 0, err
+			}
+			if h.Status != HoldPending {
+				// Defensive: resolution deletes the due key.
+				if err := tx.Delete(bucketDue, dueKey(h.ExpiresAt, h.ID)); err != nil {
+					return 0, err
+				}
+				continue
+			}
+			if h.OnTimeout == TimeoutPost {
+				err = s.resolve(tx, now, h, HoldPosted, h.Amount)
+			} else {
+				err = s.resolve(tx, now, h, HoldExpired, 0)
+			}
+			if err != nil {
+				return 0, err
+			}
+			n++
+		}
+		return n, nil
+	})
+}
+
+// drainDue works through the due index b (keys are dueKey: expiry ms, then
+// an ID) in transactions of up to batch keys each, oldest first, handing
+// each transaction's keys that fell due at or before asOf to handle with
+// the clock's time, until a batch comes up short. It returns the sum of
+// handle's counts.
+func (s *Service) drainDue(ctx context.Context, b storage.Bucket, asOf time.Time, batch int, handle func(tx storage.Tx, now time.Time, keys [][]byte) (int, error)) (int, error) {
 	total := 0
 	asOfMs := corebank.Millis(asOf)
 	for {
 		var n, scanned int
 		err := s.db.Update(ctx, func(tx storage.Tx) error {
-			n = 0
+			n, scanned = 0, 0
 			now := s.clock.Now()
-			var ids []string
-			err := tx.Scan(bucketDue, storage.ScanOptions{Limit: s.dueBatch}, func(k, _ []byte) error {
+			var keys [][]byte
+			err := tx.Scan(b, storage.ScanOptions{Limit: batch}, func(k, _ []byte) error {
 				if len(k) < 8 {
 					return errCorrupt
 				}
@@ -547,42 +581,21 @@ func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
 				if int64(ms) > asOfMs {
 					return storage.ErrStop
 				}
-				ids = append(ids, string(k[8:]))
+				keys = append(keys, append([]byte(nil), k...))
 				return nil
 			})
 			if err != nil {
 				return err
 			}
-			scanned = len(ids)
-			for _, id := range ids {
-				h, err := s.getHold(tx, id)
-				if err != nil {
-					return err
-				}
-				if h.Status != HoldPending {
-					// Defensive: resolution deletes the due key.
-					if err := tx.Delete(bucketDue, dueKey(h.ExpiresAt, h.ID)); err != nil {
-						return err
-					}
-					continue
-				}
-				if h.OnTimeout == TimeoutPost {
-					err = s.resolve(tx, now, h, HoldPosted, h.Amount)
-				} else {
-					err = s.resolve(tx, now, h, HoldExpired, 0)
-				}
-				if err != nil {
-					return err
-				}
-				n++
-			}
-			return nil
+			scanned = len(keys)
+			n, err = handle(tx, now, keys)
+			return err
 		})
 		if err != nil {
 			return total, err
 		}
 		total += n
-		if scanned < s.dueBatch {
+		if scanned < batch {
 			return total, nil
 		}
 	}
