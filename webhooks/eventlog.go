@@ -198,12 +198,9 @@ func (s *Service) SendTest(ctx context.Context, webhookID string) (*Delivery, er
 	s.claim(dlvID) // fresh ID: keeps Run from racing this first attempt
 	defer s.release(dlvID)
 	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		r, err := getRecord(tx, webhookID)
+		r, err := getLiveRecord(tx, webhookID)
 		if err != nil {
 			return err
-		}
-		if r.Deleted != 0 {
-			return ErrWebhookDeleted
 		}
 		ev := Event{ID: evID, Type: TestEventType, EntityID: r.EntityID, Data: data, Created: ms}
 		if err := storeEventTx(tx, &storedEvent{Event: ev}); err != nil {

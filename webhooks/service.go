@@ -566,6 +566,19 @@ func getRecord(tx storage.Tx, id string) (*record, error) {
 	return &r, nil
 }
 
+// getLiveRecord is getRecord for a change: it also returns ErrWebhookDeleted
+// for a deleted webhook.
+func getLiveRecord(tx storage.Tx, id string) (*record, error) {
+	r, err := getRecord(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Deleted != 0 {
+		return nil, ErrWebhookDeleted
+	}
+	return r, nil
+}
+
 // Get returns the webhook with id, deleted ones included (Deleted != 0), or
 // ErrWebhookNotFound. The HTTP layer checks that its EntityID is in the
 // caller's tree and answers 404 otherwise.
@@ -635,12 +648,9 @@ func (s *Service) Update(ctx context.Context, id string, in WebhookUpdate) (*Web
 	now := corebank.Millis(s.clock.Now())
 	var w *Webhook
 	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		r, err := getRecord(tx, id)
+		r, err := getLiveRecord(tx, id)
 		if err != nil {
 			return err
-		}
-		if r.Deleted != 0 {
-			return ErrWebhookDeleted
 		}
 		wasActive := r.Status == StatusActive
 		oldExpiry := r.ExpiresAt
@@ -728,12 +738,9 @@ func (s *Service) RotateSecret(ctx context.Context, id string) (*Webhook, error)
 	sealed := s.sealer.Seal([]byte(secret), secretAD(id))
 	var w *Webhook
 	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		r, err := getRecord(tx, id)
+		r, err := getLiveRecord(tx, id)
 		if err != nil {
 			return err
-		}
-		if r.Deleted != 0 {
-			return ErrWebhookDeleted
 		}
 		r.SealedSecret, r.Updated = sealed, now
 		w = r.view(now)
