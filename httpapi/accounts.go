@@ -101,22 +101,15 @@ func (h *handler) entityEffect(ctx context.Context, a *ledger.Account) (entityEf
 // tree and, when entityID is given, in that entity's tree. Anything else is
 // 404, exactly as for a missing account.
 func (h *handler) account(ctx context.Context, x *exchange, id, entityID string) (*ledger.Account, error) {
-	scopeTo := x.p.entityID
-	if entityID != "" {
-		e, err := h.scope(ctx, x, entityID)
-		if err != nil {
-			return nil, err
-		}
-		scopeTo = e
+	scopeTo, err := h.scopeOrCaller(ctx, x, entityID)
+	if err != nil {
+		return nil, err
 	}
 	a, err := h.led.GetAccount(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if a.EntityID == scopeTo {
-		return a, nil
-	}
-	in, err := h.inTree(ctx, scopeTo, a.EntityID)
+	in, err := h.inScope(ctx, scopeTo, a.EntityID)
 	if err != nil {
 		return nil, err
 	}
@@ -127,9 +120,8 @@ func (h *handler) account(ctx context.Context, x *exchange, id, entityID string)
 }
 
 func (h *handler) getAccount(x *exchange, r *http.Request) error {
-	q := newQuery(r.URL.RawQuery)
-	entity := q.str("entity_id")
-	if err := q.err(); err != nil {
+	entity, err := queryEntityID(r)
+	if err != nil {
 		return err
 	}
 	a, err := h.account(r.Context(), x, r.PathValue("id"), entity)
@@ -157,28 +149,16 @@ func (h *handler) listAccounts(x *exchange, r *http.Request) error {
 		}
 		filters["type"] = t
 	}
-	requested := q.str("entity_id")
-	limit := q.limit()
-	if err := q.err(); err != nil {
-		return err
-	}
 	ctx := r.Context()
-	entity, err := h.scope(ctx, x, requested)
+	entity, fh, opts, err := h.entityList(ctx, x, q, "accounts", filters)
 	if err != nil {
-		return err
-	}
-	filters["entity_id"] = entity
-	fh := filterHash("accounts", filters)
-	opts := h.pageParams(q, fh)
-	opts.Limit = limit
-	if err := q.err(); err != nil {
 		return err
 	}
 	page, err := h.led.ListAccounts(ctx, ledger.AccountFilter{EntityID: entity, Currency: filters["currency"], Type: filters["type"]}, opts)
 	if err != nil {
 		return err
 	}
-	writeJSON(x, http.StatusOK, list(h, "accounts retrieved", page, limit, fh, filters))
+	writeJSON(x, http.StatusOK, list(h, "accounts retrieved", page, opts.Limit, fh, filters))
 	return nil
 }
 
@@ -211,27 +191,13 @@ func (h *handler) patchAccount(x *exchange, r *http.Request) error {
 	return ok(x, http.StatusOK, "account updated", &accountWithChanges{Account: a, Changes: changes})
 }
 
-type deleteAccountReq struct {
-	EntityID string `json:"entity_id"`
-}
-
 func (h *handler) deleteAccount(x *exchange, r *http.Request) error {
-	var req deleteAccountReq
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	q := newQuery(r.URL.RawQuery)
-	if e := q.str("entity_id"); e != "" {
-		if req.EntityID != "" && req.EntityID != e {
-			q.add("entity_id", "differs between the query and the body")
-		}
-		req.EntityID = e
-	}
-	if err := q.err(); err != nil {
+	entity, err := bodyEntityParam(x, r)
+	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	a, err := h.account(ctx, x, r.PathValue("id"), req.EntityID)
+	a, err := h.account(ctx, x, r.PathValue("id"), entity)
 	if err != nil {
 		return err
 	}

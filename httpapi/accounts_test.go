@@ -22,10 +22,19 @@ type call struct {
 
 func (e *env) run(t *testing.T, tests []call) {
 	t.Helper()
+	runCalls(t, e, tests, e.do, nil)
+}
+
+// runCalls runs each call as a subtest through do, with e pointed at the
+// subtest: the status, the error code and the details field it names must
+// be as the call says, the response must have the API's form, and more,
+// when given, checks the rest.
+func runCalls(t *testing.T, e *env, tests []call, do func(method, path, key string, body any, hdr ...string) resp, more func(t *testing.T, got resp)) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e.t = t
-			got := e.do(tt.method, tt.path, tt.key, tt.body)
+			got := do(tt.method, tt.path, tt.key, tt.body)
 			if got.Status != tt.status || got.code() != tt.code {
 				t.Fatalf("%s %s: got %d %q, want %d %q: %.400s", tt.method, tt.path, got.Status, got.code(), tt.status, tt.code, got.Raw)
 			}
@@ -35,6 +44,9 @@ func (e *env) run(t *testing.T, tests []call) {
 				}
 			}
 			checkForm(t, got)
+			if more != nil {
+				more(t, got)
+			}
 		})
 	}
 }

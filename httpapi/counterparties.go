@@ -66,39 +66,16 @@ func payRoute(fn handlerFunc) handlerFunc {
 // before it reaches the store.
 const maxIDLen = 128
 
-// entityParam merges the entity_id of the query with the body's; given in
-// both, they must agree.
-func entityParam(r *http.Request, body string) (string, error) {
-	if r.URL.RawQuery == "" {
-		return body, nil
-	}
-	q := newQuery(r.URL.RawQuery)
-	if e := q.str("entity_id"); e != "" {
-		if body != "" && body != e {
-			q.add("entity_id", "differs between the query and the body")
-		}
-		body = e
-	}
-	return body, q.err()
-}
-
 // within answers nil when owner lies in the tree of entityID (the caller's
 // entity when ""), which must itself lie in the caller's tree. Otherwise it
 // returns nf, the error a missing object gives, so that a foreign object
 // looks missing.
 func (h *handler) within(ctx context.Context, x *exchange, owner, entityID string, nf error) error {
-	scopeTo := x.p.entityID
-	if entityID != "" {
-		e, err := h.scope(ctx, x, entityID)
-		if err != nil {
-			return err
-		}
-		scopeTo = e
+	scopeTo, err := h.scopeOrCaller(ctx, x, entityID)
+	if err != nil {
+		return err
 	}
-	if owner == scopeTo {
-		return nil
-	}
-	in, err := h.inTree(ctx, scopeTo, owner)
+	in, err := h.inScope(ctx, scopeTo, owner)
 	if err != nil {
 		return err
 	}
@@ -179,28 +156,16 @@ func (h *handler) listCounterparties(x *exchange, r *http.Request) error {
 		}
 		filters["status"] = s
 	}
-	requested := q.str("entity_id")
-	limit := q.limit()
-	if err := q.err(); err != nil {
-		return err
-	}
 	ctx := r.Context()
-	entity, err := h.scope(ctx, x, requested)
+	entity, fh, opts, err := h.entityList(ctx, x, q, "counterparties", filters)
 	if err != nil {
-		return err
-	}
-	filters["entity_id"] = entity
-	fh := filterHash("counterparties", filters)
-	opts := h.pageParams(q, fh)
-	opts.Limit = limit
-	if err := q.err(); err != nil {
 		return err
 	}
 	page, err := h.pay.ListCounterparties(ctx, entity, payments.CounterpartyFilter{Type: filters["type"], Status: filters["status"]}, opts)
 	if err != nil {
 		return err
 	}
-	l := list(h, "counterparties retrieved", page, limit, fh, filters)
+	l := list(h, "counterparties retrieved", page, opts.Limit, fh, filters)
 	out := &counterpartyList{Status: l.Status, Message: l.Message, Data: l.Data}
 	out.Meta.Pagination = counterpartyPagination{pagination: l.Meta.Pagination, HasMore: l.Meta.Pagination.HasNext}
 	out.Meta.FiltersApplied = l.Meta.FiltersApplied
@@ -209,9 +174,8 @@ func (h *handler) listCounterparties(x *exchange, r *http.Request) error {
 }
 
 func (h *handler) getCounterparty(x *exchange, r *http.Request) error {
-	q := newQuery(r.URL.RawQuery)
-	entity := q.str("entity_id")
-	if err := q.err(); err != nil {
+	entity, err := queryEntityID(r)
+	if err != nil {
 		return err
 	}
 	c, err := h.counterparty(r.Context(), x, r.PathValue("id"), entity)
@@ -242,17 +206,8 @@ func (h *handler) patchCounterparty(x *exchange, r *http.Request) error {
 	return ok(x, http.StatusOK, "counterparty updated", c)
 }
 
-// entityOnly is the body of routes that take nothing but entity_id.
-type entityOnly struct {
-	EntityID string `json:"entity_id"`
-}
-
 func (h *handler) deactivateCounterparty(x *exchange, r *http.Request) error {
-	var req entityOnly
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	entity, err := entityParam(r, req.EntityID)
+	entity, err := bodyEntityParam(x, r)
 	if err != nil {
 		return err
 	}
@@ -281,10 +236,8 @@ func (h *handler) listCounterpartyDetails(x *exchange, r *http.Request) error {
 		return err
 	}
 	filters := map[string]string{"counterparty_id": c.ID, "entity_id": c.EntityID}
-	fh := filterHash("payment-details", filters)
-	opts := h.pageParams(q, fh)
-	opts.Limit = limit
-	if err := q.err(); err != nil {
+	fh, opts, err := h.listPage(q, "payment-details", filters, limit)
+	if err != nil {
 		return err
 	}
 	page, err := h.pay.ListPaymentDetails(ctx, c.EntityID, c.ID, opts)

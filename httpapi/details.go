@@ -61,26 +61,20 @@ func (h *handler) createDetails(x *exchange, r *http.Request) error {
 
 // details loads account details the caller may see (see account).
 func (h *handler) details(ctx context.Context, x *exchange, id, entityID string) (*ledger.AccountDetails, error) {
-	scopeTo := x.p.entityID
-	if entityID != "" {
-		e, err := h.scope(ctx, x, entityID)
-		if err != nil {
-			return nil, err
-		}
-		scopeTo = e
+	scopeTo, err := h.scopeOrCaller(ctx, x, entityID)
+	if err != nil {
+		return nil, err
 	}
 	d, err := h.led.GetAccountDetails(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if d.EntityID != scopeTo {
-		in, err := h.inTree(ctx, scopeTo, d.EntityID)
-		if err != nil {
-			return nil, err
-		}
-		if !in {
-			return nil, ledger.ErrAccountDetailsNotFound.With("account details " + id + " not found")
-		}
+	in, err := h.inScope(ctx, scopeTo, d.EntityID)
+	if err != nil {
+		return nil, err
+	}
+	if !in {
+		return nil, ledger.ErrAccountDetailsNotFound.With("account details " + id + " not found")
 	}
 	return d, nil
 }
@@ -115,10 +109,8 @@ func (h *handler) listDetails(x *exchange, r *http.Request) error {
 		f.EntityID = entity
 		filters["entity_id"] = entity
 	}
-	fh := filterHash("account-details", filters)
-	opts := h.pageParams(q, fh)
-	opts.Limit = limit
-	if err := q.err(); err != nil {
+	fh, opts, err := h.listPage(q, "account-details", filters, limit)
+	if err != nil {
 		return err
 	}
 	page, err := h.led.ListAccountDetails(ctx, f, opts)
@@ -147,9 +139,8 @@ type detailsView struct {
 }
 
 func (h *handler) getDetails(x *exchange, r *http.Request) error {
-	q := newQuery(r.URL.RawQuery)
-	entity := q.str("entity_id")
-	if err := q.err(); err != nil {
+	entity, err := queryEntityID(r)
+	if err != nil {
 		return err
 	}
 	ctx := r.Context()

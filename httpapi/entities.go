@@ -9,13 +9,6 @@ import (
 	"github.com/corebank/corebank/entities"
 )
 
-// queryEntityID reads the optional entity_id query parameter alone.
-func queryEntityID(r *http.Request) (string, error) {
-	q := newQuery(r.URL.RawQuery)
-	entity := q.str("entity_id")
-	return entity, q.err()
-}
-
 // createIndividual serves POST /individual-entities. The new entity is the
 // caller's child unless parent_entity names one in the caller's tree (the
 // domain checks, answering 404 for any other).
@@ -73,15 +66,8 @@ func decodeWithEntityID(body []byte, v any) (string, error) {
 // the caller's, or the entity_id given in the body or the query (both only
 // when they agree).
 func (h *handler) patchScope(ctx context.Context, x *exchange, r *http.Request, bodyEntity string) (string, error) {
-	q := newQuery(r.URL.RawQuery)
-	entity := bodyEntity
-	if e := q.str("entity_id"); e != "" {
-		if entity != "" && entity != e {
-			q.add("entity_id", "differs between the query and the body")
-		}
-		entity = e
-	}
-	if err := q.err(); err != nil {
+	entity, err := entityParam(r, bodyEntity)
+	if err != nil {
 		return "", err
 	}
 	return h.scope(ctx, x, entity)
@@ -154,21 +140,9 @@ func (h *handler) listEntities(x *exchange, r *http.Request) error {
 			filters[name] = v
 		}
 	}
-	requested := q.str("entity_id")
-	limit := q.limit()
-	if err := q.err(); err != nil {
-		return err
-	}
 	ctx := r.Context()
-	entity, err := h.scope(ctx, x, requested)
+	entity, fh, opts, err := h.entityList(ctx, x, q, "entities", filters)
 	if err != nil {
-		return err
-	}
-	filters["entity_id"] = entity
-	fh := filterHash("entities", filters)
-	opts := h.pageParams(q, fh)
-	opts.Limit = limit
-	if err := q.err(); err != nil {
 		return err
 	}
 	page, err := h.ent.ListEntities(ctx, entity, entities.Filter{Type: filters["type"],
@@ -176,6 +150,6 @@ func (h *handler) listEntities(x *exchange, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(x, http.StatusOK, list(h, "entities retrieved", page, limit, fh, filters))
+	writeJSON(x, http.StatusOK, list(h, "entities retrieved", page, opts.Limit, fh, filters))
 	return nil
 }

@@ -69,24 +69,11 @@ func (k *kyc) must(status int, method, path, key string, body any, hdr ...string
 // run is env.run through the recorder.
 func (k *kyc) run(t *testing.T, tests []call) {
 	t.Helper()
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			k.t = t
-			got := k.do(tt.method, tt.path, tt.key, tt.body)
-			if got.Status != tt.status || got.code() != tt.code {
-				t.Fatalf("%s %s: got %d %q, want %d %q: %.400s", tt.method, tt.path, got.Status, got.code(), tt.status, tt.code, got.Raw)
-			}
-			if tt.field != "" {
-				if _, ok := got.details()[tt.field]; !ok {
-					t.Fatalf("details do not name %q: %s", tt.field, got.Raw)
-				}
-			}
-			checkForm(t, got)
-			if got.Status < 300 && got.Body["status"] != "success" {
-				t.Fatalf("success not in the envelope: %.300s", got.Raw)
-			}
-		})
-	}
+	runCalls(t, k.env, tests, k.do, func(t *testing.T, got resp) {
+		if got.Status < 300 && got.Body["status"] != "success" {
+			t.Fatalf("success not in the envelope: %.300s", got.Raw)
+		}
+	})
 }
 
 // individual is a valid POST /individual-entities body for a Nigerian.

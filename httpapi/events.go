@@ -58,28 +58,16 @@ func (h *handler) listEvents(x *exchange, r *http.Request) error {
 	if f.CreatedAfter > 0 && f.CreatedBefore > 0 && f.CreatedBefore <= f.CreatedAfter {
 		q.add("created_before", "must be later than created_after")
 	}
-	requested := q.str("entity_id")
-	limit := q.limit()
-	if err := q.err(); err != nil {
-		return err
-	}
 	ctx := r.Context()
-	entity, err := h.scope(ctx, x, requested)
+	entity, fh, opts, err := h.entityList(ctx, x, q, "events", filters)
 	if err != nil {
-		return err
-	}
-	filters["entity_id"] = entity
-	fh := filterHash("events", filters)
-	opts := h.pageParams(q, fh)
-	opts.Limit = limit
-	if err := q.err(); err != nil {
 		return err
 	}
 	page, err := h.wh.ListEvents(ctx, entity, f, opts)
 	if err != nil {
 		return err
 	}
-	writeJSON(x, http.StatusOK, list(h, "events retrieved", page, limit, fh, filters))
+	writeJSON(x, http.StatusOK, list(h, "events retrieved", page, opts.Limit, fh, filters))
 	return nil
 }
 

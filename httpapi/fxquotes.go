@@ -41,9 +41,8 @@ func (h *handler) createQuote(x *exchange, r *http.Request) error {
 }
 
 func (h *handler) getQuote(x *exchange, r *http.Request) error {
-	q := newQuery(r.URL.RawQuery)
-	requested := q.str("entity_id")
-	if err := q.err(); err != nil {
+	requested, err := queryEntityID(r)
+	if err != nil {
 		return err
 	}
 	id := r.PathValue("id")

@@ -38,28 +38,9 @@ func TestGarbage(t *testing.T) {
 	methods := []string{"GET", "POST", "PATCH", "PUT", "DELETE", "HEAD", "OPTIONS"}
 	keys := []string{e.key, e.key, e.key, tr.keyA, e.roKey, "", "sk_sandbox_🙂"}
 
-	randBody := func() any {
-		switch rng.IntN(8) {
-		case 0:
-			return nil
-		case 1:
-			b := make([]byte, rng.IntN(300))
-			for i := range b {
-				b[i] = byte(rng.UintN(256))
-			}
-			return b
-		case 2:
-			return []string{"", "{}", "[]", "null", "0", `"x"`, "{", `{"a":}`, "{}{}", `{"amount":1e400}`,
-				strings.Repeat("[", 5000), `{"seconds":99999999999999999999}`, "\xff\xfe"}[rng.IntN(13)]
-		default:
-			m := map[string]any{}
-			for n := rng.IntN(5); n >= 0; n-- {
-				m[fields[rng.IntN(len(fields))]] = values[rng.IntN(len(values))]
-			}
-			raw, _ := json.Marshal(m)
-			return raw
-		}
-	}
+	bodies := garbageBodies{rng: rng, n: 8, maxBytes: 300, fields: fields, values: values, maxFields: 5,
+		odd: []string{"", "{}", "[]", "null", "0", `"x"`, "{", `{"a":}`, "{}{}", `{"amount":1e400}`,
+			strings.Repeat("[", 5000), `{"seconds":99999999999999999999}`, "\xff\xfe"}}
 
 	patterns := httpapi.Patterns(e.h)
 	if len(patterns) < 15 {
@@ -88,7 +69,7 @@ func TestGarbage(t *testing.T) {
 				continue
 			}
 			key := keys[rng.IntN(len(keys))]
-			body := randBody()
+			body := bodies.next()
 			var hdr []string
 			if m == "POST" && rng.IntN(3) == 0 {
 				hdr = []string{"Idempotency-Key", []string{"k", "🙂", strings.Repeat("k", 300)}[rng.IntN(3)]}
@@ -103,15 +84,60 @@ func TestGarbage(t *testing.T) {
 			}
 		}
 	}
-	// A body over each route's limit (10 MiB, more where files travel in
-	// the body) and deep nesting on every POST/PATCH route.
+	// A body over each route's limit and deep nesting on every POST/PATCH route.
+	mustRefuseBodies(t, e, patterns, tr.acctRoot, postOrPatch)
+	t.Logf("%d garbage requests", n)
+}
+
+// garbageBodies draws request bodies for the garbage tests: out of n
+// draws, one is nil, one random bytes (fewer than maxBytes), one a string
+// from odd, and the rest a JSON object of up to maxFields+1 entries taken
+// from fields and values.
+type garbageBodies struct {
+	rng       *rand.Rand
+	n         int
+	maxBytes  int
+	odd       []string
+	fields    []string
+	values    []any
+	maxFields int
+}
+
+func (g *garbageBodies) next() any {
+	switch g.rng.IntN(g.n) {
+	case 0:
+		return nil
+	case 1:
+		b := make([]byte, g.rng.IntN(g.maxBytes))
+		for i := range b {
+			b[i] = byte(g.rng.UintN(256))
+		}
+		return b
+	case 2:
+		return g.odd[g.rng.IntN(len(g.odd))]
+	default:
+		m := map[string]any{}
+		for n := g.rng.IntN(g.maxFields); n >= 0; n-- {
+			m[g.fields[g.rng.IntN(len(g.fields))]] = g.values[g.rng.IntN(len(g.values))]
+		}
+		raw, _ := json.Marshal(m)
+		return raw
+	}
+}
+
+// mustRefuseBodies checks every route in patterns whose method takes
+// reports true, with id in the path: a body 1 MiB over the route's limit
+// (10 MiB, more where files travel in the body) answers 413
+// request_too_large and deep nesting answers 422.
+func mustRefuseBodies(t *testing.T, e *env, patterns []string, id string, takes func(method string) bool) {
+	t.Helper()
 	deep := strings.Repeat(`{"a":[`, 5000)
 	for _, p := range patterns {
 		method, path, _ := strings.Cut(p, " ")
-		if method != "POST" && method != "PATCH" {
+		if !takes(method) {
 			continue
 		}
-		target := strings.ReplaceAll(path, "{id}", tr.acctRoot)
+		target := strings.ReplaceAll(path, "{id}", id)
 		huge := bytes.Repeat([]byte(" "), int(httpapi.BodyLimit(p))+1<<20)
 		if r := e.do(method, target, e.key, huge); r.Status != 413 || r.code() != "request_too_large" {
 			t.Fatalf("%s %s with %d bytes: %d %.200s", method, target, len(huge), r.Status, r.Raw)
@@ -120,8 +146,11 @@ func TestGarbage(t *testing.T) {
 			t.Fatalf("%s %s deeply nested: %d %.200s", method, target, r.Status, r.Raw)
 		}
 	}
-	t.Logf("%d garbage requests", n)
 }
+
+// postOrPatch is mustRefuseBodies' takes for the routes that create or
+// change.
+func postOrPatch(method string) bool { return method == "POST" || method == "PATCH" }
 
 func bodyText(b any) string {
 	switch x := b.(type) {

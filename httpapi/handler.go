@@ -297,12 +297,28 @@ func (h *handler) scope(ctx context.Context, x *exchange, requested string) (str
 	return h.resolve(ctx, x.p.entityID, requested)
 }
 
+// scopeOrCaller is scope for a given entityID, and the caller's entity
+// (without a lookup) for "".
+func (h *handler) scopeOrCaller(ctx context.Context, x *exchange, entityID string) (string, error) {
+	if entityID == "" {
+		return x.p.entityID, nil
+	}
+	return h.scope(ctx, x, entityID)
+}
+
+// inScope reports whether owner is scopeTo or lies in its tree. Each caller
+// decides what a false or an error answers, so that a foreign object looks
+// exactly like a missing one of its kind.
+func (h *handler) inScope(ctx context.Context, scopeTo, owner string) (bool, error) {
+	if owner == scopeTo {
+		return true, nil
+	}
+	return h.inTree(ctx, scopeTo, owner)
+}
+
 // owns answers not_found (naming what) unless owner lies in the caller's tree.
 func (h *handler) owns(ctx context.Context, x *exchange, owner, what string) error {
-	if owner == x.p.entityID {
-		return nil
-	}
-	in, err := h.inTree(ctx, x.p.entityID, owner)
+	in, err := h.inScope(ctx, x.p.entityID, owner)
 	if err != nil {
 		if corebank.KindOf(err) == corebank.KindNotFound {
 			return corebank.NotFound(what)

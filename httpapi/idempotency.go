@@ -200,53 +200,28 @@ func redactCards(body []byte) []byte {
 		!bytes.Contains(body, []byte(`"number"`)) {
 		return body
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return nil
-	}
-	if !redact(v) {
-		return body
-	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	return out
+	return rewriteObjects(body, redactCard)
 }
 
 var cardMarkers = []string{"cvv", "cvc", "expiry_month", "exp_month", "expiry", "last4", "last_four", "masked_number", "card_type"}
 
-func redact(v any) bool {
+// redactCard drops the number and CVV of x when x looks like a card.
+func redactCard(x map[string]any) bool {
+	card := false
+	for _, m := range cardMarkers {
+		if _, ok := x[m]; ok {
+			card = true
+			break
+		}
+	}
+	if !card {
+		return false
+	}
 	changed := false
-	switch x := v.(type) {
-	case map[string]any:
-		card := false
-		for _, m := range cardMarkers {
-			if _, ok := x[m]; ok {
-				card = true
-				break
-			}
-		}
-		if card {
-			for _, f := range []string{"number", "cvv", "cvc", "card_number"} {
-				if _, ok := x[f]; ok {
-					delete(x, f)
-					changed = true
-				}
-			}
-		}
-		for _, e := range x {
-			if redact(e) {
-				changed = true
-			}
-		}
-	case []any:
-		for _, e := range x {
-			if redact(e) {
-				changed = true
-			}
+	for _, f := range []string{"number", "cvv", "cvc", "card_number"} {
+		if _, ok := x[f]; ok {
+			delete(x, f)
+			changed = true
 		}
 	}
 	return changed
@@ -260,13 +235,32 @@ func redactSecrets(body []byte) []byte {
 	if !bytes.Contains(body, []byte(`"secret"`)) {
 		return body
 	}
+	return rewriteObjects(body, redactSecret)
+}
+
+// redactSecret drops the secret of x when x is a webhook.
+func redactSecret(x map[string]any) bool {
+	if _, hook := x["enabled_events"]; hook {
+		if _, ok := x["secret"]; ok {
+			delete(x, "secret")
+			return true
+		}
+	}
+	return false
+}
+
+// rewriteObjects decodes body (numbers kept exact), calls fix on every
+// object in it, outermost first, and answers body itself when fix changed
+// nothing, else the re-encoded value. It answers nil, so that nothing is
+// stored, when body is not JSON or cannot be encoded again.
+func rewriteObjects(body []byte, fix func(map[string]any) bool) []byte {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
 	if dec.Decode(&v) != nil {
 		return nil
 	}
-	if !redactSecret(v) {
+	if !walkObjects(v, fix) {
 		return body
 	}
 	out, err := json.Marshal(v)
@@ -276,24 +270,22 @@ func redactSecrets(body []byte) []byte {
 	return out
 }
 
-func redactSecret(v any) bool {
+// walkObjects calls fix on every object in v, outermost first (an object's
+// own fields before the values left in it), and reports whether any call
+// changed something.
+func walkObjects(v any, fix func(map[string]any) bool) bool {
 	changed := false
 	switch x := v.(type) {
 	case map[string]any:
-		if _, hook := x["enabled_events"]; hook {
-			if _, ok := x["secret"]; ok {
-				delete(x, "secret")
-				changed = true
-			}
-		}
+		changed = fix(x)
 		for _, e := range x {
-			if redactSecret(e) {
+			if walkObjects(e, fix) {
 				changed = true
 			}
 		}
 	case []any:
 		for _, e := range x {
-			if redactSecret(e) {
+			if walkObjects(e, fix) {
 				changed = true
 			}
 		}

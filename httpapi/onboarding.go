@@ -10,22 +10,18 @@ import (
 // of an entity outside the caller's tree alike.
 var errSubmissionNotFound = corebank.NotFound("submission")
 
-type submitReq struct {
-	EntityID string `json:"entity_id"`
-}
-
 // createSubmission serves POST /onboarding-submissions: entity_id (default
 // the caller's entity, which must lie in the caller's tree) is submitted for
 // review. An entity that misses requirements is 422 validation_error with
 // details naming each one; one already pending, approved or suspended is 409
 // invalid_entity_state.
 func (h *handler) createSubmission(x *exchange, r *http.Request) error {
-	var req submitReq
-	if err := decodeJSON(x.body, &req); err != nil {
+	requested, err := bodyEntityID(x)
+	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	entity, err := h.scope(ctx, x, req.EntityID)
+	entity, err := h.scope(ctx, x, requested)
 	if err != nil {
 		return err
 	}

@@ -54,9 +54,8 @@ func (h *handler) createPaymentDetail(x *exchange, r *http.Request) error {
 }
 
 func (h *handler) getPaymentDetail(x *exchange, r *http.Request) error {
-	q := newQuery(r.URL.RawQuery)
-	entity := q.str("entity_id")
-	if err := q.err(); err != nil {
+	entity, err := queryEntityID(r)
+	if err != nil {
 		return err
 	}
 	d, err := h.paymentDetail(r.Context(), x, r.PathValue("id"), entity)

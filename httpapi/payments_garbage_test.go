@@ -1,8 +1,6 @@
 package httpapi_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"math/rand/v2"
 	"net/url"
 	"strings"
@@ -46,28 +44,9 @@ func TestPaymentsGarbage(t *testing.T) {
 	methods := []string{"GET", "POST", "PATCH", "PUT", "DELETE", "HEAD"}
 	keys := []string{e.key, e.key, e.key, tr.keyA, tr.keyB, e.roKey, ""}
 
-	randBody := func() any {
-		switch rng.IntN(8) {
-		case 0:
-			return nil
-		case 1:
-			b := make([]byte, rng.IntN(300))
-			for i := range b {
-				b[i] = byte(rng.UintN(256))
-			}
-			return b
-		case 2:
-			return []string{"", "{}", "[]", "null", "0", `"x"`, "{", `{"a":}`, "{}{}", `{"amount":1e400}`,
-				strings.Repeat("[", 5000), `{"amount_from":99999999999999999999}`, "\xff\xfe"}[rng.IntN(13)]
-		default:
-			m := map[string]any{}
-			for n := rng.IntN(8); n >= 0; n-- {
-				m[fields[rng.IntN(len(fields))]] = values[rng.IntN(len(values))]
-			}
-			raw, _ := json.Marshal(m)
-			return raw
-		}
-	}
+	bodies := garbageBodies{rng: rng, n: 8, maxBytes: 300, fields: fields, values: values, maxFields: 8,
+		odd: []string{"", "{}", "[]", "null", "0", `"x"`, "{", `{"a":}`, "{}{}", `{"amount":1e400}`,
+			strings.Repeat("[", 5000), `{"amount_from":99999999999999999999}`, "\xff\xfe"}}
 
 	var patterns []string
 	for _, p := range httpapi.Patterns(e.h) {
@@ -97,7 +76,7 @@ func TestPaymentsGarbage(t *testing.T) {
 				continue
 			}
 			key := keys[rng.IntN(len(keys))]
-			body := randBody()
+			body := bodies.next()
 			r := e.do(m, target, key, body)
 			n++
 			if r.Status >= 500 && r.code() != "fx_provider_unavailable" {
@@ -108,20 +87,6 @@ func TestPaymentsGarbage(t *testing.T) {
 			}
 		}
 	}
-	huge := bytes.Repeat([]byte(" "), 11<<20)
-	deep := strings.Repeat(`{"a":[`, 5000)
-	for _, p := range patterns {
-		method, path, _ := strings.Cut(p, " ")
-		if method != "POST" && method != "PATCH" {
-			continue
-		}
-		target := strings.ReplaceAll(path, "{id}", f.transfer)
-		if r := e.do(method, target, e.key, huge); r.Status != 413 || r.code() != "request_too_large" {
-			t.Fatalf("%s %s with 11 MiB: %d %.200s", method, target, r.Status, r.Raw)
-		}
-		if r := e.do(method, target, e.key, deep); r.Status != 422 {
-			t.Fatalf("%s %s deeply nested: %d %.200s", method, target, r.Status, r.Raw)
-		}
-	}
+	mustRefuseBodies(t, e, patterns, f.transfer, postOrPatch)
 	t.Logf("%d garbage requests", n)
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -105,3 +106,49 @@ func (q *query) limit() int {
 
 // err returns the collected problems as one validation error, or nil.
 func (q *query) err() error { return q.problems.Err() }
+
+// queryEntityID reads the optional entity_id query parameter alone.
+func queryEntityID(r *http.Request) (string, error) {
+	q := newQuery(r.URL.RawQuery)
+	entity := q.str("entity_id")
+	return entity, q.err()
+}
+
+// entityParam merges the entity_id of the query with the body's; given in
+// both, they must agree.
+func entityParam(r *http.Request, body string) (string, error) {
+	if r.URL.RawQuery == "" {
+		return body, nil
+	}
+	q := newQuery(r.URL.RawQuery)
+	if e := q.str("entity_id"); e != "" {
+		if body != "" && body != e {
+			q.add("entity_id", "differs between the query and the body")
+		}
+		body = e
+	}
+	return body, q.err()
+}
+
+// entityOnly is the body of routes that take nothing but entity_id.
+type entityOnly struct {
+	EntityID string `json:"entity_id"`
+}
+
+// bodyEntityID reads the optional body {"entity_id"} of a by-id route
+// that takes no other fields; an empty body is fine.
+func bodyEntityID(x *exchange) (string, error) {
+	var req entityOnly
+	err := decodeJSON(x.body, &req)
+	return req.EntityID, err
+}
+
+// bodyEntityParam is entityParam for a route whose body takes nothing but
+// entity_id (see bodyEntityID).
+func bodyEntityParam(x *exchange, r *http.Request) (string, error) {
+	body, err := bodyEntityID(x)
+	if err != nil {
+		return "", err
+	}
+	return entityParam(r, body)
+}

@@ -27,10 +27,8 @@ func (h *handler) getStatement(x *exchange, r *http.Request) error {
 	}
 	filters := map[string]string{"account_id": a.ID, "year": strconv.FormatInt(year, 10),
 		"month": strconv.FormatInt(month, 10), "include_pending": strconv.FormatBool(pending)}
-	fh := filterHash("statement", filters)
-	opts := h.pageParams(q, fh)
-	opts.Limit = limit
-	if err := q.err(); err != nil {
+	fh, opts, err := h.listPage(q, "statement", filters, limit)
+	if err != nil {
 		return err
 	}
 	st, err := h.led.Statement(ctx, a.ID, ledger.StatementQuery{Year: int(year), Month: int(month),

@@ -65,9 +65,8 @@ func okTransfer(w http.ResponseWriter, status int, message string, t *payments.T
 }
 
 func (h *handler) getTransfer(x *exchange, r *http.Request) error {
-	q := newQuery(r.URL.RawQuery)
-	requested := q.str("entity_id")
-	if err := q.err(); err != nil {
+	requested, err := queryEntityID(r)
+	if err != nil {
 		return err
 	}
 	t, err := h.transfer(r, x, r.PathValue("id"), requested)
@@ -129,10 +128,8 @@ func (h *handler) listTransfers(x *exchange, r *http.Request) error {
 		}
 	}
 	filters["entity_id"] = entity
-	fh := filterHash("transfers", filters)
-	opts := h.pageParams(q, fh)
-	opts.Limit = limit
-	if err := q.err(); err != nil {
+	fh, opts, err := h.listPage(q, "transfers", filters, limit)
+	if err != nil {
 		return err
 	}
 	page, err := h.pay.ListTransfers(ctx, payments.TransferFilter{EntityID: entity,

@@ -62,21 +62,10 @@ func (h *handler) listWebhooks(x *exchange, r *http.Request) error {
 		return errNoWebhooks
 	}
 	q := newQuery(r.URL.RawQuery)
-	requested := q.str("entity_id")
-	limit := q.limit()
-	if err := q.err(); err != nil {
-		return err
-	}
 	ctx := r.Context()
-	entity, err := h.scope(ctx, x, requested)
+	filters := map[string]string{}
+	entity, fh, opts, err := h.entityList(ctx, x, q, "entity-webhooks", filters)
 	if err != nil {
-		return err
-	}
-	filters := map[string]string{"entity_id": entity}
-	fh := filterHash("entity-webhooks", filters)
-	opts := h.pageParams(q, fh)
-	opts.Limit = limit
-	if err := q.err(); err != nil {
 		return err
 	}
 	page, err := h.wh.List(ctx, entity, opts)
@@ -86,7 +75,7 @@ func (h *handler) listWebhooks(x *exchange, r *http.Request) error {
 	for i := range page.Items {
 		page.Items[i].Secret = "" // List never sets it; a read must never show it
 	}
-	writeJSON(x, http.StatusOK, list(h, "webhooks retrieved", page, limit, fh, filters))
+	writeJSON(x, http.StatusOK, list(h, "webhooks retrieved", page, opts.Limit, fh, filters))
 	return nil
 }
 
@@ -106,27 +95,25 @@ func (h *handler) webhook(ctx context.Context, x *exchange, r *http.Request, bod
 	if err != nil {
 		return nil, err
 	}
-	if w.EntityID != scopeTo {
-		in, err := h.inTree(ctx, scopeTo, w.EntityID)
-		if err != nil && !notFound(err) {
-			return nil, err
-		}
-		if !in {
-			return nil, webhooks.ErrWebhookNotFound
-		}
+	in, err := h.inScope(ctx, scopeTo, w.EntityID)
+	if err != nil && !notFound(err) {
+		return nil, err
+	}
+	if !in {
+		return nil, webhooks.ErrWebhookNotFound
 	}
 	w.Secret = ""
 	return w, nil
 }
 
-// bodyEntityID reads the optional body {"entity_id"} of a by-id route
-// that takes no other fields; an empty body is fine.
-func bodyEntityID(x *exchange) (string, error) {
-	var req struct {
-		EntityID string `json:"entity_id"`
+// bodyWebhook is webhook for the by-id routes whose body takes nothing but
+// entity_id (see bodyEntityID).
+func (h *handler) bodyWebhook(ctx context.Context, x *exchange, r *http.Request) (*webhooks.Webhook, error) {
+	bodyEntity, err := bodyEntityID(x)
+	if err != nil {
+		return nil, err
 	}
-	err := decodeJSON(x.body, &req)
-	return req.EntityID, err
+	return h.webhook(ctx, x, r, bodyEntity)
 }
 
 // getWebhook serves GET /entity-webhooks/{id}.
@@ -163,12 +150,8 @@ func (h *handler) patchWebhook(x *exchange, r *http.Request) error {
 // deleteWebhook serves DELETE /entity-webhooks/{id}; deleting a deleted
 // webhook returns it unchanged.
 func (h *handler) deleteWebhook(x *exchange, r *http.Request) error {
-	bodyEntity, err := bodyEntityID(x)
-	if err != nil {
-		return err
-	}
 	ctx := r.Context()
-	w, err := h.webhook(ctx, x, r, bodyEntity)
+	w, err := h.bodyWebhook(ctx, x, r)
 	if err != nil {
 		return err
 	}
@@ -185,12 +168,8 @@ func (h *handler) deleteWebhook(x *exchange, r *http.Request) error {
 // the answer carries the delivery with the attempt's outcome (a receiver's
 // failure is reported there, not as an error of this route).
 func (h *handler) testWebhook(x *exchange, r *http.Request) error {
-	bodyEntity, err := bodyEntityID(x)
-	if err != nil {
-		return err
-	}
 	ctx := r.Context()
-	w, err := h.webhook(ctx, x, r, bodyEntity)
+	w, err := h.bodyWebhook(ctx, x, r)
 	if err != nil {
 		return err
 	}
@@ -205,12 +184,8 @@ func (h *handler) testWebhook(x *exchange, r *http.Request) error {
 // webhook with its new secret, shown this once. The old secret signs
 // nothing more, retries of earlier events included.
 func (h *handler) rotateWebhookSecret(x *exchange, r *http.Request) error {
-	bodyEntity, err := bodyEntityID(x)
-	if err != nil {
-		return err
-	}
 	ctx := r.Context()
-	w, err := h.webhook(ctx, x, r, bodyEntity)
+	w, err := h.bodyWebhook(ctx, x, r)
 	if err != nil {
 		return err
 	}
@@ -235,10 +210,8 @@ func (h *handler) listWebhookDeliveries(x *exchange, r *http.Request) error {
 		return err
 	}
 	filters := map[string]string{"webhook_id": w.ID}
-	fh := filterHash("webhook-deliveries", filters)
-	opts := h.pageParams(q, fh)
-	opts.Limit = limit
-	if err := q.err(); err != nil {
+	fh, opts, err := h.listPage(q, "webhook-deliveries", filters, limit)
+	if err != nil {
 		return err
 	}
 	page, err := h.wh.Deliveries(ctx, w.ID, opts)

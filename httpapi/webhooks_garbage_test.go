@@ -1,8 +1,6 @@
 package httpapi_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"math/rand/v2"
 	"net/url"
 	"strings"
@@ -45,28 +43,9 @@ func TestWebhookGarbage(t *testing.T) {
 	methods := []string{"GET", "POST", "PATCH", "PUT", "DELETE"}
 	keys := []string{e.key, e.key, e.key, tr.keyA, tr.keyB, e.roKey, ""}
 
-	randBody := func() any {
-		switch rng.IntN(6) {
-		case 0:
-			return nil
-		case 1:
-			b := make([]byte, rng.IntN(200))
-			for i := range b {
-				b[i] = byte(rng.UintN(256))
-			}
-			return b
-		case 2:
-			return []string{"", "{}", "[]", "null", "0", "{", `{"expires_in":1e400}`, "{}{}",
-				`{"enabled_events":{"all":true,"all":false}}`}[rng.IntN(9)]
-		default:
-			m := map[string]any{}
-			for n := rng.IntN(6); n >= 0; n-- {
-				m[fields[rng.IntN(len(fields))]] = values[rng.IntN(len(values))]
-			}
-			raw, _ := json.Marshal(m)
-			return raw
-		}
-	}
+	bodies := garbageBodies{rng: rng, n: 6, maxBytes: 200, fields: fields, values: values, maxFields: 6,
+		odd: []string{"", "{}", "[]", "null", "0", "{", `{"expires_in":1e400}`, "{}{}",
+			`{"enabled_events":{"all":true,"all":false}}`}}
 
 	var mine []string
 	for _, p := range httpapi.Patterns(e.h) {
@@ -96,7 +75,7 @@ func TestWebhookGarbage(t *testing.T) {
 			if m == "POST" && rng.IntN(3) == 0 {
 				hdr = []string{"Idempotency-Key", []string{"k", "k2", strings.Repeat("k", 300)}[rng.IntN(3)]}
 			}
-			body := randBody()
+			body := bodies.next()
 			r := e.do(m, target, keys[rng.IntN(len(keys))], body, hdr...)
 			n++
 			if r.Status >= 500 {
@@ -114,20 +93,6 @@ func TestWebhookGarbage(t *testing.T) {
 		}
 	}
 	// Oversized and deeply nested bodies on every route that takes one.
-	huge := bytes.Repeat([]byte(" "), 11<<20)
-	deep := strings.Repeat(`{"a":[`, 5000)
-	for _, p := range mine {
-		method, path, _ := strings.Cut(p, " ")
-		if method == "GET" {
-			continue
-		}
-		target := strings.ReplaceAll(path, "{id}", own)
-		if r := e.do(method, target, e.key, huge); r.Status != 413 || r.code() != "request_too_large" {
-			t.Fatalf("%s %s with 11 MiB: %d %.200s", method, target, r.Status, r.Raw)
-		}
-		if r := e.do(method, target, e.key, deep); r.Status != 422 {
-			t.Fatalf("%s %s deeply nested: %d %.200s", method, target, r.Status, r.Raw)
-		}
-	}
+	mustRefuseBodies(t, e.env, mine, own, func(method string) bool { return method != "GET" })
 	t.Logf("%d garbage requests", n)
 }
