@@ -1,8 +1,8 @@
 package bolt
 
 import (
-	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +15,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/corebank/corebank/storage"
+	"github.com/corebank/corebank/storage/memory"
 )
 
 var _ storage.Backend = (*DB)(nil)
@@ -35,21 +36,43 @@ type Options struct {
 	// Mode is the permission of a newly created file; zero means 0600.
 	Mode os.FileMode
 	// InitialMmapSize is the initial size in bytes of the memory map. While
-	// the file fits in it, an open View never delays a commit (bbolt must
-	// remap to grow, which waits for read transactions). Zero means 1 GiB of
-	// address space, which costs no memory until the file grows into it.
+	// the file fits in it, an open View never delays a checkpoint (bbolt
+	// must remap to grow, which waits for read transactions). Zero means 1
+	// GiB of address space, which costs no memory until the file grows into
+	// it.
 	InitialMmapSize int
+	// CheckpointSize is how many bytes of log make the next commit round
+	// also fold the log into the bbolt file. Zero means 8 MiB. Larger
+	// checkpoints are rarer and fold more overwrites of the same keys into
+	// one bbolt write, and the unfolded commits are held in memory.
+	CheckpointSize int64
 }
 
 const (
-	defaultTimeout  = time.Second
-	defaultMode     = 0o600
-	defaultMmapSize = 1 << 30
+	defaultTimeout        = time.Second
+	defaultMode           = 0o600
+	defaultMmapSize       = 1 << 30
+	defaultCheckpointSize = 8 << 20
 )
 
-// DB is a storage.Backend on a bbolt file. It is safe for concurrent use.
+// metaBucket is the bbolt bucket of the backend's own records. Its name
+// starts with a NUL byte, which no storage.Bucket in corebank has.
+var (
+	metaBucket = []byte("\x00storage/bolt")
+	genKey     = []byte("generation")
+)
+
+// DB is a storage.Backend on a bbolt file and its log. It is safe for
+// concurrent use.
 type DB struct {
 	db *bbolt.DB
+
+	state atomic.Pointer[layer] // the overlay of commits since the last checkpoint
+
+	// The commit leader's own: no two goroutines use them at once.
+	log            *wal
+	failed         error // a log write failed: the log's state is unknown
+	checkpointSize int64
 
 	closed atomic.Bool
 	active sync.WaitGroup // Updates between enqueue and return
@@ -58,13 +81,40 @@ type DB struct {
 	queue   []*call    // Updates waiting for the next commit
 	leading bool       // a leader is committing a batch
 
-	batches atomic.Uint64 // bbolt commits made, for tests and benchmarks
+	batches     atomic.Uint64 // logged commits (fsyncs), for tests and benchmarks
+	checkpoints atomic.Uint64 // checkpoints folded into bbolt, for tests
 }
 
-// Open opens or creates the bbolt file at path. Every commit is fsynced
-// before Update returns. If the file is held by another process or another
-// DB, Open fails after opt.Timeout (1 second by default) with an error
-// wrapping ErrLocked.
+// layer is the overlay of the commits made since a checkpoint: a
+// storage/memory DB holding tagged values, over the bbolt state it was
+// started on, which no write changes until the overlay is folded in and
+// replaced.
+type layer struct {
+	over *memory.DB
+	txid int    // ID of the bbolt commit the overlay lies on
+	gen  uint64 // generation of that checkpoint, and of the log records
+
+	// Buckets the overlay holds: the commit leader's only.
+	touched map[storage.Bucket]struct{}
+	last    storage.Bucket
+}
+
+func newLayer(txid int, gen uint64) *layer {
+	return &layer{over: memory.New(), txid: txid, gen: gen, touched: map[storage.Bucket]struct{}{}}
+}
+
+func (l *layer) touch(b storage.Bucket) {
+	if b != l.last {
+		l.touched[b] = struct{}{}
+		l.last = b
+	}
+}
+
+// Open opens or creates the bbolt file at path and its log, path+"-wal".
+// It replays the log's commits and folds them into the bbolt file before it
+// returns. Every commit is fsynced before Update returns. If the file is
+// held by another process or another DB, Open fails after opt.Timeout (1
+// second by default) with an error wrapping ErrLocked.
 func Open(path string, opt *Options) (*DB, error) {
 	var o Options
 	if opt != nil {
@@ -78,6 +128,9 @@ func Open(path string, opt *Options) (*DB, error) {
 	}
 	if o.InitialMmapSize <= 0 {
 		o.InitialMmapSize = defaultMmapSize
+	}
+	if o.CheckpointSize <= 0 {
+		o.CheckpointSize = defaultCheckpointSize
 	}
 	db, err := bbolt.Open(path, o.Mode, &bbolt.Options{
 		Timeout:         o.Timeout,
@@ -95,7 +148,56 @@ func Open(path string, opt *Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage/bolt: open %s: %w", path, err)
 	}
-	return &DB{db: db}, nil
+	d := &DB{db: db, checkpointSize: o.CheckpointSize}
+	if err := d.recover(path+"-wal", o.Mode); err != nil {
+		if d.log != nil {
+			_ = d.log.close()
+		}
+		_ = db.Close()
+		return nil, fmt.Errorf("storage/bolt: open %s: %w", path, err)
+	}
+	return d, nil
+}
+
+// recover opens the log, replays the records of the current generation
+// into a fresh overlay and folds them into the bbolt file.
+func (d *DB) recover(path string, mode os.FileMode) error {
+	var txid int
+	var gen uint64
+	err := d.db.View(func(btx *bbolt.Tx) error {
+		txid = btx.ID()
+		if bk := btx.Bucket(metaBucket); bk != nil {
+			if v := bk.Get(genKey); len(v) == 8 {
+				gen = binary.BigEndian.Uint64(v)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if d.log, err = openWAL(path, mode, gen); err != nil {
+		return err
+	}
+	l := newLayer(txid, gen)
+	d.state.Store(l)
+	err = d.log.replay(func(payload []byte) error {
+		return l.over.Update(context.Background(), func(otx storage.Tx) error {
+			var val []byte
+			return decodeOps(payload, func(op byte, b storage.Bucket, key, value []byte) error {
+				l.touch(b)
+				if op == opDelete {
+					return otx.Put(b, key, deleted)
+				}
+				val = append(append(val[:0], tagLive), value...)
+				return otx.Put(b, key, val)
+			})
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("replay %s: %w", path, err)
+	}
+	return d.checkpoint()
 }
 
 // Close waits for running Updates, then closes the file (bbolt waits for
@@ -110,9 +212,67 @@ func (d *DB) Close() error {
 	d.closed.Store(true)
 	d.mu.Unlock()
 	d.active.Wait()
-	if err := d.db.Close(); err != nil {
+	var errs []error
+	if d.failed == nil {
+		errs = append(errs, d.checkpoint())
+	}
+	errs = append(errs, d.log.close(), d.db.Close())
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("storage/bolt: close: %w", err)
 	}
+	return nil
+}
+
+// checkpoint folds the overlay into the bbolt file in one bbolt commit,
+// which also bumps the generation, and starts an empty overlay and a new
+// generation of the log. Views already running keep the overlay and the
+// bbolt snapshot they began with. Only the commit leader, or Open and
+// Close with no leader, call it. On failure nothing changes: the overlay
+// and the log still hold every commit.
+func (d *DB) checkpoint() error {
+	l := d.state.Load()
+	if d.log.off == 0 && len(l.touched) == 0 {
+		return nil
+	}
+	btx, err := d.db.Begin(true)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = btx.Rollback() }()
+	gen := l.gen + 1
+	err = l.over.View(context.Background(), func(otx storage.Tx) error {
+		for b := range l.touched {
+			bk, err := btx.CreateBucketIfNotExists([]byte(b))
+			if err != nil {
+				return err
+			}
+			err = otx.Scan(b, storage.ScanOptions{}, func(k, v []byte) error {
+				if v[0] == tagDeleted {
+					return bk.Delete(k)
+				}
+				// bbolt keeps the slices until its commit.
+				return bk.Put(clone(k), clone(v[1:]))
+			})
+			if err != nil {
+				return err
+			}
+		}
+		mb, err := btx.CreateBucketIfNotExists(metaBucket)
+		if err != nil {
+			return err
+		}
+		return mb.Put(genKey, binary.BigEndian.AppendUint64(nil, gen))
+	})
+	if err != nil {
+		return err
+	}
+	txid := btx.ID()
+	if err := btx.Commit(); err != nil {
+		return err
+	}
+	d.checkpoints.Add(1)
+	d.log.restart(gen)
+	d.state.Store(newLayer(txid, gen))
 	return nil
 }
 
@@ -130,16 +290,35 @@ func (d *DB) View(ctx context.Context, fn func(storage.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	btx, err := d.db.Begin(false)
+	l, btx, err := d.snapshot()
 	if err != nil {
-		return mapErr(err)
+		return err
 	}
-	t := &tx{btx: btx}
-	defer func() {
-		t.done = true
+	defer func() { _ = btx.Rollback() }()
+	return l.over.View(ctx, func(otx storage.Tx) error {
+		t := newTx(otx, btx, l, nil)
+		defer func() { t.done = true }()
+		return fn(t)
+	})
+}
+
+// snapshot returns the current overlay and a bbolt read transaction of the
+// checkpoint it lies on. A checkpoint commits to bbolt just before it
+// replaces the overlay, so in that instant the two can disagree; then it
+// tries again.
+func (d *DB) snapshot() (*layer, *bbolt.Tx, error) {
+	for {
+		l := d.state.Load()
+		btx, err := d.db.Begin(false)
+		if err != nil {
+			return nil, nil, mapErr(err)
+		}
+		if btx.ID() == l.txid {
+			return l, btx, nil
+		}
 		_ = btx.Rollback()
-	}()
-	return fn(t)
+		runtime.Gosched()
+	}
 }
 
 // call is one Update waiting in the commit queue.
@@ -194,7 +373,7 @@ func (d *DB) Update(ctx context.Context, fn func(storage.Tx) error) error {
 // round is the state of one leader's work, kept so that a leader whose
 // goroutine exits mid-round can hand the work on.
 type round struct {
-	btx     *bbolt.Tx // open bbolt transaction, if any
+	btx     *bbolt.Tx // open bbolt read transaction, if any
 	current *call     // call whose fn is running
 }
 
@@ -220,11 +399,24 @@ func (d *DB) lead(self *call) {
 	}()
 	d.runBatch(&r, batch)
 	completed = true
-	d.handOff(batch, self)
+	d.handOff(batch, self, true)
 }
 
-// handOff passes leadership on and wakes the finished calls of batch.
-func (d *DB) handOff(batch []*call, self *call) {
+// handOff wakes the finished calls of batch, checkpoints if the log has
+// grown past the checkpoint size and fold is set, and passes leadership on.
+// Waking first lets those callers queue their next Update for the next
+// round while the checkpoint runs.
+func (d *DB) handOff(batch []*call, self *call, fold bool) {
+	for _, c := range batch {
+		if c != self && c.finished {
+			c.wake <- false
+		}
+	}
+	if fold && d.failed == nil && d.log.off >= d.checkpointSize {
+		// On failure every commit is still in the overlay and the log, and
+		// the next round tries again.
+		_ = d.checkpoint()
+	}
 	d.mu.Lock()
 	var next *call
 	if len(d.queue) > 0 {
@@ -233,11 +425,6 @@ func (d *DB) handOff(batch []*call, self *call) {
 		d.leading = false
 	}
 	d.mu.Unlock()
-	for _, c := range batch {
-		if c != self && c.finished {
-			c.wake <- false
-		}
-	}
 	if next != nil {
 		next.wake <- true
 	}
@@ -262,7 +449,7 @@ func (d *DB) abandon(r *round, batch []*call, self *call) {
 	d.mu.Lock()
 	d.queue = append(retry, d.queue...)
 	d.mu.Unlock()
-	d.handOff(batch, self)
+	d.handOff(batch, self, false)
 }
 
 // runBatch runs batch in one bbolt transaction. When a function fails, the
@@ -293,47 +480,74 @@ func (d *DB) runBatch(r *round, batch []*call) {
 	}
 }
 
-// try runs calls in one transaction and commits it. It returns the first
-// call whose function failed (after rolling back), or nil and the commit's
-// error. For a single call the failure is recorded as its outcome.
+// errRound rolls back the overlay transaction of a round in which a
+// function failed.
+var errRound = errors.New("storage/bolt: round rolled back")
+
+// try runs calls in one overlay transaction over the current checkpoint,
+// appends their writes to the log as one record and syncs it, and only then
+// lets the overlay transaction commit, so no View sees a commit before it
+// is durable. It returns the first call whose function failed (after
+// rolling back), or nil and the commit's error. For a single call the
+// failure is recorded as its outcome.
 func (d *DB) try(r *round, calls []*call) (*call, error) {
-	btx, err := d.db.Begin(true)
-	if err != nil {
-		err = mapErr(err)
+	fail := func(err error) (*call, error) {
 		if len(calls) == 1 {
 			calls[0].err, calls[0].panicked = err, false
 		}
 		return nil, err
 	}
-	r.btx = btx
-	for _, c := range calls {
-		r.current = c
-		c.panicked, c.pval, c.err = run(btx, c.fn)
-		r.current = nil
-		if c.err != nil || c.panicked {
-			r.btx = nil
-			_ = btx.Rollback()
-			return c, nil
-		}
+	if d.failed != nil {
+		return fail(d.failed)
 	}
-	r.btx = nil
-	d.batches.Add(1)
-	if err := btx.Commit(); err != nil {
-		err = fmt.Errorf("storage/bolt: commit: %w", err)
-		if len(calls) == 1 {
-			calls[0].err = err
+	l := d.state.Load()
+	btx, err := d.db.Begin(false)
+	if err != nil {
+		return fail(mapErr(err))
+	}
+	r.btx = btx
+	defer func() {
+		r.btx = nil
+		_ = btx.Rollback()
+	}()
+	d.log.reset()
+	var failed *call
+	err = l.over.Update(context.Background(), func(otx storage.Tx) error {
+		for _, c := range calls {
+			r.current = c
+			c.panicked, c.pval, c.err = run(newTx(otx, btx, l, d.log), c.fn)
+			r.current = nil
+			if c.err != nil || c.panicked {
+				failed = c
+				return errRound
+			}
 		}
-		return nil, err
+		if d.log.empty() {
+			return nil
+		}
+		if err := d.log.commit(); err != nil {
+			// The record may be partly written: nothing more can be
+			// appended safely until a reopen replays the log.
+			d.failed = fmt.Errorf("storage/bolt: log write failed, reopen to recover: %w", err)
+			return d.failed
+		}
+		d.batches.Add(1)
+		return nil
+	})
+	if failed != nil {
+		return failed, nil
+	}
+	if err != nil {
+		return fail(err)
 	}
 	return nil, nil
 }
 
-// run calls fn with a fresh Tx that is invalidated when fn returns, and
-// recovers a panic so that it can be re-raised on its caller's goroutine.
-// (Since Go 1.21 panic(nil) arrives as *runtime.PanicNilError, so a nil
-// recover means no panic; runtime.Goexit passes through to lead's guard.)
-func run(btx *bbolt.Tx, fn func(storage.Tx) error) (panicked bool, pval any, err error) {
-	t := &tx{btx: btx, write: true}
+// run calls fn with t, which is invalidated when fn returns, and recovers
+// a panic so that it can be re-raised on its caller's goroutine. (Since Go
+// 1.21 panic(nil) arrives as *runtime.PanicNilError, so a nil recover means
+// no panic; runtime.Goexit passes through to lead's guard.)
+func run(t *tx, fn func(storage.Tx) error) (panicked bool, pval any, err error) {
 	defer func() {
 		t.done = true
 		if r := recover(); r != nil {
@@ -358,198 +572,4 @@ func mapErr(err error) error {
 		return storage.ErrEmptyKey
 	}
 	return fmt.Errorf("storage/bolt: %w", err)
-}
-
-// tx wraps a bbolt transaction for one run of one function.
-type tx struct {
-	btx    *bbolt.Tx
-	write  bool
-	done   bool
-	writes uint64 // bumped by Put and Delete so a Scan knows to re-seek
-}
-
-// Get returns a copy of the value under key, or storage.ErrNotFound.
-func (t *tx) Get(b storage.Bucket, key []byte) ([]byte, error) {
-	if t.done {
-		return nil, storage.ErrTxDone
-	}
-	bk := t.btx.Bucket([]byte(b))
-	if bk == nil {
-		return nil, storage.ErrNotFound
-	}
-	v := bk.Get(key)
-	if v == nil {
-		return nil, storage.ErrNotFound
-	}
-	return clone(v), nil
-}
-
-// clone copies b into a new non-nil slice: bbolt reads a nil value as
-// absent, and its memory is valid only inside the transaction.
-func clone(b []byte) []byte {
-	c := make([]byte, len(b))
-	copy(c, b)
-	return c
-}
-
-func (t *tx) writable(key []byte) error {
-	switch {
-	case t.done:
-		return storage.ErrTxDone
-	case !t.write:
-		return storage.ErrReadOnly
-	case len(key) == 0:
-		return storage.ErrEmptyKey
-	}
-	return nil
-}
-
-// Put stores a copy of value under key, creating the bucket if needed.
-func (t *tx) Put(b storage.Bucket, key, value []byte) error {
-	if err := t.writable(key); err != nil {
-		return err
-	}
-	bk, err := t.btx.CreateBucketIfNotExists([]byte(b))
-	if err != nil {
-		return mapErr(err)
-	}
-	t.writes++
-	return mapErr(bk.Put(key, clone(value)))
-}
-
-// Delete removes key; an absent key or bucket is not an error.
-func (t *tx) Delete(b storage.Bucket, key []byte) error {
-	if err := t.writable(key); err != nil {
-		if errors.Is(err, storage.ErrEmptyKey) {
-			return nil
-		}
-		return err
-	}
-	bk := t.btx.Bucket([]byte(b))
-	if bk == nil {
-		return nil
-	}
-	t.writes++
-	return mapErr(bk.Delete(key))
-}
-
-// Scan walks a bbolt cursor over the keys selected by o. fn receives copies
-// in buffers reused for the next entry. If fn writes through the Tx, the
-// cursor is re-positioned after the last key visited, since bbolt cursors
-// are not stable across writes.
-func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []byte) error) error {
-	if t.done {
-		return storage.ErrTxDone
-	}
-	bk := t.btx.Bucket([]byte(b))
-	if bk == nil {
-		return nil
-	}
-	c := cursor{bk.Cursor(), bk, t.write}
-	prefix := o.Prefix
-	var k, v []byte
-	switch from, exclusive, bounded := o.Start(); {
-	case !bounded:
-		k, v = c.Last()
-	case o.Reverse:
-		k, v = seekBefore(c, from)
-	case exclusive:
-		k, v = seekAfter(c, from)
-	case len(from) > 0:
-		k, v = c.Seek(from)
-	default:
-		k, v = c.First()
-	}
-	var kbuf, vbuf []byte
-	n := 0
-	for k != nil && bytes.HasPrefix(k, prefix) {
-		if v == nil { // a nested bucket; storage never makes them
-			k, v = c.step(o.Reverse, k)
-			continue
-		}
-		kbuf = append(kbuf[:0], k...)
-		vbuf = append(vbuf[:0], v...)
-		w := t.writes
-		if err := fn(kbuf, vbuf); err != nil {
-			if errors.Is(err, storage.ErrStop) {
-				return nil
-			}
-			return err
-		}
-		n++
-		if o.Limit > 0 && n >= o.Limit {
-			return nil
-		}
-		if t.done {
-			return storage.ErrTxDone
-		}
-		if t.writes != w {
-			// fn may have changed kbuf; position from the key we gave it.
-			last := append([]byte(nil), k...)
-			if bk = t.btx.Bucket([]byte(b)); bk == nil {
-				return nil
-			}
-			c = cursor{bk.Cursor(), bk, true}
-			if o.Reverse {
-				k, v = seekBefore(c, last)
-			} else {
-				k, v = seekAfter(c, last)
-			}
-			continue
-		}
-		k, v = c.step(o.Reverse, k)
-	}
-	return nil
-}
-
-// cursor wraps a bbolt cursor to step past leaves emptied earlier in a
-// write transaction: bbolt rebalances only at commit, and its Prev stops at
-// an empty leaf as if the bucket began there (its Last works around the
-// same case by stepping again, as prev does here).
-type cursor struct {
-	*bbolt.Cursor
-	bk    *bbolt.Bucket
-	write bool
-}
-
-// step moves one key forward, or backward from cur when reverse.
-func (c cursor) step(reverse bool, cur []byte) ([]byte, []byte) {
-	if !reverse {
-		return c.Next()
-	}
-	return c.prev(cur)
-}
-
-// prev moves to the greatest key less than cur, the cursor's position.
-func (c cursor) prev(cur []byte) ([]byte, []byte) {
-	k, v := c.Prev()
-	if k != nil || !c.write {
-		return k, v
-	}
-	first, _ := c.bk.Cursor().First()
-	if first == nil || bytes.Compare(first, cur) >= 0 {
-		return nil, nil
-	}
-	// Keys remain below cur, so each nil is an empty leaf to step over.
-	for k == nil {
-		k, v = c.Prev()
-	}
-	return k, v
-}
-
-// seekAfter positions c on the least key greater than key.
-func seekAfter(c cursor, key []byte) ([]byte, []byte) {
-	k, v := c.Seek(key)
-	if k != nil && bytes.Equal(k, key) {
-		return c.Next()
-	}
-	return k, v
-}
-
-// seekBefore positions c on the greatest key less than key.
-func seekBefore(c cursor, key []byte) ([]byte, []byte) {
-	if k, _ := c.Seek(key); k == nil {
-		return c.Last()
-	}
-	return c.prev(key)
 }

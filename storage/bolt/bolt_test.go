@@ -26,6 +26,20 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestConformanceCheckpoints folds the log into the bbolt file after every
+// commit round, so that every case also runs across checkpoints: reads that
+// merge the overlay with bbolt, Views that outlive a checkpoint.
+func TestConformanceCheckpoints(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storage.Backend {
+		db, err := bolt.Open(filepath.Join(t.TempDir(), "db"), &bolt.Options{CheckpointSize: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	})
+}
+
 func TestDurable(t *testing.T) {
 	storagetest.RunDurable(t, func(t *testing.T, path string) storage.Backend {
 		db, err := bolt.Open(path, nil)

@@ -1,0 +1,226 @@
+package bolt
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+
+	"github.com/corebank/corebank/storage"
+)
+
+// The write-ahead log is one file beside the bbolt file. It holds the
+// commits made since the last checkpoint, one record per group commit:
+//
+//	length uint32 | crc uint32 | generation uint64 | payload (length bytes)
+//
+// The CRC (Castagnoli) covers the generation and the payload. The
+// generation is the checkpoint count stored in the bbolt file: a checkpoint
+// bumps it in the same bbolt commit that absorbs the log, after which the
+// log is written again from offset 0. Records left over from an earlier
+// generation, whether the log was absorbed and not yet rewritten or simply
+// lie past the new end, fail the generation check and are never replayed.
+// Replay stops at the first record that is short, corrupt or of another
+// generation: a torn tail is a commit whose caller was never told it was
+// durable.
+//
+// A payload is a sequence of operations:
+//
+//	opPut | uvarint len(bucket) | bucket | uvarint len(key) | key | uvarint len(value) | value
+//	opDelete | uvarint len(bucket) | bucket | uvarint len(key) | key
+const (
+	opPut    = 1
+	opDelete = 2
+
+	recordHeader = 16
+	// maxRecord bounds a record's length on replay so that a corrupt
+	// length cannot make Open allocate gigabytes.
+	maxRecord = 1 << 30
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+var errCorrupt = errors.New("corrupt record")
+
+// wal is the log file. Only the commit leader (or Open and Close, with no
+// leader) uses it.
+type wal struct {
+	f    *os.File
+	off  int64  // where the next record goes
+	size int64  // bytes known to exist in the file, zeros or old records
+	gen  uint64 // generation of the records being written
+	buf  []byte // the record being built: header then payload
+}
+
+// openWAL opens (or creates) the log at path for generation gen.
+func openWAL(path string, mode os.FileMode, gen uint64) (*wal, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, mode)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	w := &wal{f: f, size: fi.Size(), gen: gen}
+	w.reset()
+	return w, nil
+}
+
+// reset starts an empty record.
+func (w *wal) reset() {
+	w.buf = append(w.buf[:0], make([]byte, recordHeader)...)
+}
+
+// empty reports whether the record being built has no operations.
+func (w *wal) empty() bool { return len(w.buf) == recordHeader }
+
+func (w *wal) put(b storage.Bucket, key, value []byte) {
+	w.buf = append(w.buf, opPut)
+	w.buf = appendBytes(w.buf, []byte(b))
+	w.buf = appendBytes(w.buf, key)
+	w.buf = appendBytes(w.buf, value)
+}
+
+func (w *wal) delete(b storage.Bucket, key []byte) {
+	w.buf = append(w.buf, opDelete)
+	w.buf = appendBytes(w.buf, []byte(b))
+	w.buf = appendBytes(w.buf, key)
+}
+
+func appendBytes(dst, b []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(b)))
+	return append(dst, b...)
+}
+
+// commit writes the record being built at the end of the log and syncs it.
+// The file is grown in zeroed chunks ahead of the records, so that the
+// sync of a commit that stays inside the file writes data alone and no
+// file size.
+func (w *wal) commit() error {
+	n := len(w.buf) - recordHeader
+	binary.LittleEndian.PutUint32(w.buf[0:], uint32(n))
+	binary.LittleEndian.PutUint64(w.buf[8:], w.gen)
+	binary.LittleEndian.PutUint32(w.buf[4:], crc32.Checksum(w.buf[8:], crcTable))
+	end := w.off + int64(len(w.buf))
+	if end > w.size {
+		if err := w.grow(end); err != nil {
+			return err
+		}
+	}
+	if _, err := w.f.WriteAt(w.buf, w.off); err != nil {
+		return err
+	}
+	if err := fdatasync(w.f); err != nil {
+		return err
+	}
+	w.off = end
+	w.reset()
+	return nil
+}
+
+// walChunk is how far ahead of the records the file is zero-filled.
+const walChunk = 4 << 20
+
+// grow zero-fills the file up to past end and syncs the new size.
+func (w *wal) grow(end int64) error {
+	target := (end/walChunk + 1) * walChunk
+	zeros := make([]byte, 1<<20)
+	for off := w.size; off < target; {
+		n := min(int64(len(zeros)), target-off)
+		if _, err := w.f.WriteAt(zeros[:n], off); err != nil {
+			return err
+		}
+		off += n
+	}
+	if err := w.f.Sync(); err != nil {
+		return err
+	}
+	w.size = target
+	return nil
+}
+
+// restart begins generation gen at offset 0, after a checkpoint.
+func (w *wal) restart(gen uint64) {
+	w.gen, w.off = gen, 0
+	w.reset()
+}
+
+func (w *wal) close() error { return w.f.Close() }
+
+// replay reads the records of generation w.gen from the start of the log
+// and calls apply with each payload, in order. It stops at the first record
+// that is missing, torn, corrupt or of another generation.
+func (w *wal) replay(apply func(payload []byte) error) error {
+	r := bufio.NewReaderSize(io.NewSectionReader(w.f, 0, w.size), 1<<20)
+	var hdr [recordHeader]byte
+	var payload []byte
+	for {
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return nil
+		}
+		n := binary.LittleEndian.Uint32(hdr[0:])
+		if n == 0 || n > maxRecord || binary.LittleEndian.Uint64(hdr[8:]) != w.gen {
+			return nil
+		}
+		if cap(payload) < int(n) {
+			payload = make([]byte, n)
+		}
+		payload = payload[:n]
+		if _, err := io.ReadFull(r, payload); err != nil {
+			return nil
+		}
+		crc := crc32.Update(crc32.Checksum(hdr[8:], crcTable), crcTable, payload)
+		if crc != binary.LittleEndian.Uint32(hdr[4:]) {
+			return nil
+		}
+		if err := apply(payload); err != nil {
+			return err
+		}
+	}
+}
+
+// decodeOps calls fn for each operation of a payload; value is nil for a
+// delete. The slices alias payload.
+func decodeOps(payload []byte, fn func(op byte, b storage.Bucket, key, value []byte) error) error {
+	for len(payload) > 0 {
+		op := payload[0]
+		payload = payload[1:]
+		var bk, key, val []byte
+		var ok bool
+		if bk, payload, ok = readBytes(payload); !ok {
+			return errCorrupt
+		}
+		if key, payload, ok = readBytes(payload); !ok {
+			return errCorrupt
+		}
+		switch op {
+		case opPut:
+			if val, payload, ok = readBytes(payload); !ok {
+				return errCorrupt
+			}
+			if val == nil {
+				val = []byte{}
+			}
+		case opDelete:
+		default:
+			return fmt.Errorf("%w: operation %d", errCorrupt, op)
+		}
+		if err := fn(op, storage.Bucket(bk), key, val); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func readBytes(p []byte) (b, rest []byte, ok bool) {
+	n, k := binary.Uvarint(p)
+	if k <= 0 || n > uint64(len(p)-k) {
+		return nil, nil, false
+	}
+	return p[k : k+int(n) : k+int(n)], p[k+int(n):], true
+}
