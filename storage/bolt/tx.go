@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 
 	bbolt "go.etcd.io/bbolt"
@@ -9,55 +10,82 @@ import (
 	"github.com/corebank/corebank/storage"
 )
 
-// Overlay values carry a tag byte: a live value is tagLive followed by the
-// value, a deleted key is tagDeleted alone, which hides the key in bbolt
-// until the checkpoint deletes it there.
+// An overlay value is a header, a tag byte and the number of the commit
+// round that wrote it, followed by the value. A deleted key is a header
+// alone, tagged tagDeleted; it hides the key in bbolt until a checkpoint
+// deletes it there. The round number tells a View whether what it reads is
+// fsynced yet.
 const (
 	tagDeleted = 0
 	tagLive    = 1
+
+	overHeader = 9
 )
+
+// overValue returns the overlay form of value, written by round, in buf.
+func overValue(buf []byte, tag byte, round uint64, value []byte) []byte {
+	buf = append(buf[:0], tag)
+	buf = binary.BigEndian.AppendUint64(buf, round)
+	return append(buf, value...)
+}
+
+func roundOf(v []byte) uint64 { return binary.BigEndian.Uint64(v[1:overHeader]) }
 
 // peeker is the overlay transaction's copy-free read (storage/memory).
 type peeker interface {
 	Peek(b storage.Bucket, key []byte) ([]byte, error)
 }
 
-// tx is one run of one function: the overlay transaction layered over a
-// bbolt read transaction of the checkpoint it starts from. Reads look in
-// the overlay first; writes go to the overlay and, in an Update, to the
-// log record of the round.
+// tx is one run of one function: transactions of the overlays (the active
+// one first, then the frozen one a checkpoint is folding, if any) layered
+// over a bbolt read transaction of the commit they lie on. Reads take the
+// first overlay that has the key, else bbolt; writes go to the active
+// overlay and, in an Update, to the log record of the round.
 type tx struct {
-	over    storage.Tx
-	peek    peeker
+	d       *DB
+	overs   []storage.Tx
 	base    *bbolt.Tx
-	layer   *layer
-	log     *wal // nil in a View
+	active  *layer // nil in a View
+	log     *wal   // nil in a View
+	round   uint64 // the round an Update's writes belong to
 	done    bool
 	writes  uint64 // bumped by Put and Delete so a Scan knows to re-read the overlay
 	scratch []byte
 }
 
-func newTx(over storage.Tx, base *bbolt.Tx, l *layer, log *wal) *tx {
-	return &tx{over: over, peek: over.(peeker), base: base, layer: l, log: log}
+// visible checks an overlay value about to be shown to a View: if the
+// round that wrote it is not fsynced yet, it waits until it is. An Update
+// may read such a value, since it returns only once every round before
+// its own is durable.
+func (t *tx) visible(v []byte) error {
+	if t.log != nil {
+		return nil
+	}
+	return t.d.awaitDurable(roundOf(v))
 }
 
 // lookup returns the value under key, aliasing storage it does not own.
 func (t *tx) lookup(b storage.Bucket, key []byte) ([]byte, bool, error) {
-	v, err := t.peek.Peek(b, key)
-	switch {
-	case err == nil:
-		if v[0] == tagDeleted {
-			return nil, false, nil
+	for _, o := range t.overs {
+		v, err := o.(peeker).Peek(b, key)
+		switch {
+		case err == nil:
+			if err := t.visible(v); err != nil {
+				return nil, false, err
+			}
+			if v[0] == tagDeleted {
+				return nil, false, nil
+			}
+			return v[overHeader:], true, nil
+		case !errors.Is(err, storage.ErrNotFound):
+			return nil, false, err
 		}
-		return v[1:], true, nil
-	case !errors.Is(err, storage.ErrNotFound):
-		return nil, false, err
 	}
 	bk := t.base.Bucket([]byte(b))
 	if bk == nil {
 		return nil, false, nil
 	}
-	v = bk.Get(key)
+	v := bk.Get(key)
 	return v, v != nil, nil
 }
 
@@ -101,17 +129,15 @@ func (t *tx) Put(b storage.Bucket, key, value []byte) error {
 	if err := t.writable(key); err != nil {
 		return err
 	}
-	t.scratch = append(append(t.scratch[:0], tagLive), value...)
-	if err := t.over.Put(b, key, t.scratch); err != nil {
+	t.scratch = overValue(t.scratch, tagLive, t.round, value)
+	if err := t.overs[0].Put(b, key, t.scratch); err != nil {
 		return err
 	}
-	t.layer.touch(b)
+	t.active.touch(b)
 	t.log.put(b, key, value)
 	t.writes++
 	return nil
 }
-
-var deleted = []byte{tagDeleted}
 
 // Delete removes key; an absent key is not an error and writes nothing.
 func (t *tx) Delete(b storage.Bucket, key []byte) error {
@@ -124,28 +150,33 @@ func (t *tx) Delete(b storage.Bucket, key []byte) error {
 	if _, ok, err := t.lookup(b, key); err != nil || !ok {
 		return err
 	}
-	if err := t.over.Put(b, key, deleted); err != nil {
+	t.scratch = overValue(t.scratch, tagDeleted, t.round, nil)
+	if err := t.overs[0].Put(b, key, t.scratch); err != nil {
 		return err
 	}
-	t.layer.touch(b)
+	t.active.touch(b)
 	t.log.delete(b, key)
 	t.writes++
 	return nil
 }
 
-// Scan merges a bbolt cursor over the checkpoint with the overlay's keys
-// in the same range: an overlay key replaces the bbolt key it equals, and
-// a deleted one hides it. The checkpoint never changes under a
-// transaction, so the cursor stays valid; the overlay is read in batches,
-// and re-read from the last key visited whenever fn writes. fn receives
-// copies in buffers reused for the next entry.
+// Scan merges a bbolt cursor over the commit the overlays lie on with the
+// overlays' keys in the same range: of equal keys the newest layer's
+// entry wins, and a deleted one hides the key. bbolt and the frozen
+// overlay never change under a transaction, so their iterators stay valid;
+// the active overlay is read in batches, and re-read from the last key
+// visited whenever fn writes. fn receives copies in buffers reused for the
+// next entry.
 func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []byte) error) error {
 	if t.done {
 		return storage.ErrTxDone
 	}
-	ov := overIter{t: t, b: b, o: o}
-	if err := ov.fetch(o.After); err != nil {
-		return err
+	its := make([]overIter, len(t.overs))
+	for i := range its {
+		its[i] = overIter{tx: t.overs[i], b: b, o: o}
+		if err := its[i].fetch(o.After); err != nil {
+			return err
+		}
 	}
 	var c *bbolt.Cursor
 	var bk, bv []byte
@@ -180,26 +211,43 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 		if bk != nil && !bytes.HasPrefix(bk, o.Prefix) {
 			bk = nil
 		}
-		ok, oval, err := ov.peek()
-		if err != nil {
-			return err
+		// The next key in scan order, and the newest layer holding it.
+		k, v, from := bk, bv, -1
+		for i := range its {
+			ok, ov, err := its[i].peek()
+			if err != nil {
+				return err
+			}
+			if ok != nil && (k == nil || before(ok, k, o.Reverse) < 0) {
+				k, v, from = ok, ov, i
+			}
 		}
-		if ok == nil && bk == nil {
+		if k == nil {
 			return nil
 		}
-		var k, v []byte
-		if ok != nil && (bk == nil || before(ok, bk, o.Reverse) <= 0) {
-			if bk != nil && bytes.Equal(ok, bk) {
-				step()
+		// Step every source past k; only the newest one's entry counts.
+		for i := range its {
+			if ok, _, _ := its[i].peek(); ok != nil && bytes.Equal(ok, k) {
+				if from < 0 {
+					from = i
+				}
+				if i == from {
+					v = its[i].vals[its[i].i]
+				}
+				its[i].i++
 			}
-			ov.i++
-			if oval[0] == tagDeleted {
+		}
+		if bk != nil && bytes.Equal(bk, k) {
+			step()
+		}
+		if from >= 0 {
+			if err := t.visible(v); err != nil {
+				return err
+			}
+			if v[0] == tagDeleted {
 				continue
 			}
-			k, v = ok, oval[1:]
-		} else {
-			k, v = bk, bv
-			step()
+			v = v[overHeader:]
 		}
 		kbuf = append(kbuf[:0], k...)
 		vbuf = append(vbuf[:0], v...)
@@ -219,7 +267,8 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 		}
 		if t.writes != w {
 			// fn may have changed kbuf; resume from the key we gave it.
-			if err := ov.fetch(append([]byte(nil), k...)); err != nil {
+			// k still holds it: fn got a copy.
+			if err := its[0].fetch(append([]byte(nil), k...)); err != nil {
 				return err
 			}
 		}
@@ -240,7 +289,7 @@ const overBatch = 64
 // overIter reads the overlay's entries (deleted ones included) in the
 // range of a Scan, a batch at a time.
 type overIter struct {
-	t          *tx
+	tx         storage.Tx
 	b          storage.Bucket
 	o          storage.ScanOptions
 	keys, vals [][]byte
@@ -259,7 +308,7 @@ func (it *overIter) fetch(after []byte) error {
 		o.After = after
 	}
 	o.Limit = overBatch
-	err := it.t.over.Scan(it.b, o, func(k, v []byte) error {
+	err := it.tx.Scan(it.b, o, func(k, v []byte) error {
 		start := len(it.arena)
 		it.arena = append(it.arena, k...)
 		it.arena = append(it.arena, v...)

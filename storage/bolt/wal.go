@@ -12,20 +12,21 @@ import (
 	"github.com/corebank/corebank/storage"
 )
 
-// The write-ahead log is one file beside the bbolt file. It holds the
-// commits made since the last checkpoint, one record per group commit:
+// The write-ahead log is two files beside the bbolt file, path-wal.0 and
+// path-wal.1, used by turns: generation g is logged in file g%2. A record
+// is one group commit:
 //
 //	length uint32 | crc uint32 | generation uint64 | payload (length bytes)
 //
-// The CRC (Castagnoli) covers the generation and the payload. The
-// generation is the checkpoint count stored in the bbolt file: a checkpoint
-// bumps it in the same bbolt commit that absorbs the log, after which the
-// log is written again from offset 0. Records left over from an earlier
-// generation, whether the log was absorbed and not yet rewritten or simply
-// lie past the new end, fail the generation check and are never replayed.
-// Replay stops at the first record that is short, corrupt or of another
-// generation: a torn tail is a commit whose caller was never told it was
-// durable.
+// The CRC (Castagnoli) covers the generation and the payload. The bbolt
+// file stores the lowest generation it does not hold yet; a checkpoint
+// bumps it in the same bbolt commit that folds a generation in. A file is
+// written from offset 0 again only once the generation it held is in the
+// bbolt file, so records left over from it, whether not yet overwritten or
+// lying past the new end, fail the generation check and are never
+// replayed. Replay stops at the first record that is short, corrupt or of
+// another generation: a torn tail is a commit whose caller was never told
+// it was durable.
 //
 // A payload is a sequence of operations:
 //
@@ -45,7 +46,7 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 var errCorrupt = errors.New("corrupt record")
 
-// wal is the log file. Only the commit leader (or Open and Close, with no
+// wal is one log file. Only the commit leader (or Open and Close, with no
 // leader) uses it.
 type wal struct {
 	f    *os.File
@@ -55,8 +56,8 @@ type wal struct {
 	buf  []byte // the record being built: header then payload
 }
 
-// openWAL opens (or creates) the log at path for generation gen.
-func openWAL(path string, mode os.FileMode, gen uint64) (*wal, error) {
+// openWAL opens (or creates) the log file at path.
+func openWAL(path string, mode os.FileMode) (*wal, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, mode)
 	if err != nil {
 		return nil, err
@@ -66,7 +67,7 @@ func openWAL(path string, mode os.FileMode, gen uint64) (*wal, error) {
 		f.Close()
 		return nil, err
 	}
-	w := &wal{f: f, size: fi.Size(), gen: gen}
+	w := &wal{f: f, size: fi.Size()}
 	w.reset()
 	return w, nil
 }
@@ -97,11 +98,11 @@ func appendBytes(dst, b []byte) []byte {
 	return append(dst, b...)
 }
 
-// commit writes the record being built at the end of the log and syncs it.
-// The file is grown in zeroed chunks ahead of the records, so that the
-// sync of a commit that stays inside the file writes data alone and no
-// file size.
-func (w *wal) commit() error {
+// write writes the record being built at the end of the log; the caller
+// syncs it. The file is grown in zeroed chunks ahead of the records, so
+// that the sync of a record that stays inside the file writes data alone
+// and no file size.
+func (w *wal) write() error {
 	n := len(w.buf) - recordHeader
 	binary.LittleEndian.PutUint32(w.buf[0:], uint32(n))
 	binary.LittleEndian.PutUint64(w.buf[8:], w.gen)
@@ -113,9 +114,6 @@ func (w *wal) commit() error {
 		}
 	}
 	if _, err := w.f.WriteAt(w.buf, w.off); err != nil {
-		return err
-	}
-	if err := fdatasync(w.f); err != nil {
 		return err
 	}
 	w.off = end
@@ -144,7 +142,7 @@ func (w *wal) grow(end int64) error {
 	return nil
 }
 
-// restart begins generation gen at offset 0, after a checkpoint.
+// restart begins generation gen at offset 0.
 func (w *wal) restart(gen uint64) {
 	w.gen, w.off = gen, 0
 	w.reset()
@@ -152,34 +150,35 @@ func (w *wal) restart(gen uint64) {
 
 func (w *wal) close() error { return w.f.Close() }
 
-// replay reads the records of generation w.gen from the start of the log
-// and calls apply with each payload, in order. It stops at the first record
-// that is missing, torn, corrupt or of another generation.
-func (w *wal) replay(apply func(payload []byte) error) error {
+// replay reads the records of generation gen from the start of the file
+// and calls apply with each payload, in order, and returns how many there
+// were. It stops at the first record that is missing, torn, corrupt or of
+// another generation.
+func (w *wal) replay(gen uint64, apply func(payload []byte) error) (int, error) {
 	r := bufio.NewReaderSize(io.NewSectionReader(w.f, 0, w.size), 1<<20)
 	var hdr [recordHeader]byte
 	var payload []byte
-	for {
+	for records := 0; ; records++ {
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			return nil
+			return records, nil
 		}
 		n := binary.LittleEndian.Uint32(hdr[0:])
-		if n == 0 || n > maxRecord || binary.LittleEndian.Uint64(hdr[8:]) != w.gen {
-			return nil
+		if n == 0 || n > maxRecord || binary.LittleEndian.Uint64(hdr[8:]) != gen {
+			return records, nil
 		}
 		if cap(payload) < int(n) {
 			payload = make([]byte, n)
 		}
 		payload = payload[:n]
 		if _, err := io.ReadFull(r, payload); err != nil {
-			return nil
+			return records, nil
 		}
 		crc := crc32.Update(crc32.Checksum(hdr[8:], crcTable), crcTable, payload)
 		if crc != binary.LittleEndian.Uint32(hdr[4:]) {
-			return nil
+			return records, nil
 		}
 		if err := apply(payload); err != nil {
-			return err
+			return records, err
 		}
 	}
 }

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -142,7 +144,7 @@ func TestTornLog(t *testing.T) {
 			put(t, db, "c", "3")
 			end := bolt.LogOffset(db)
 			bolt.Crash(db)
-			f, err := os.OpenFile(path+"-wal", os.O_RDWR, 0)
+			f, err := os.OpenFile(path+"-wal.0", os.O_RDWR, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -317,4 +319,105 @@ func TestKill(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged, %d recovered", len(acked), len(got))
+}
+
+// TestCrashCycles crashes and reopens many times with checkpoints running
+// in the background, so that both log files and several generations are
+// replayed: the contents always match a model of the acknowledged commits.
+func TestCrashCycles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	rng := rand.New(rand.NewPCG(1, 2))
+	want := map[string]string{}
+	for cycle := range 25 {
+		db := open(t, path, &bolt.Options{CheckpointSize: 512})
+		if diff := cmp.Diff(want, contents(t, db)); diff != "" {
+			t.Fatalf("cycle %d: after reopen (-want +got):\n%s", cycle, diff)
+		}
+		for range rng.IntN(40) {
+			k := fmt.Sprintf("k%02d", rng.IntN(30))
+			if rng.IntN(4) == 0 {
+				del(t, db, k)
+				delete(want, k)
+				continue
+			}
+			v := strings.Repeat(strconv.Itoa(cycle), rng.IntN(20))
+			put(t, db, k, v)
+			want[k] = v
+		}
+		if cycle%3 == 1 {
+			// Leave a frozen overlay unfolded, so that the crash leaves
+			// two generations in the two log files.
+			bolt.FailFolds(db, true)
+			for i := range 20 {
+				k := fmt.Sprintf("k%02d", i)
+				put(t, db, k, "frozen")
+				want[k] = "frozen"
+			}
+			if !bolt.Frozen(db) {
+				t.Fatalf("cycle %d: no frozen overlay after failed folds", cycle)
+			}
+			put(t, db, "k00", "active")
+			want["k00"] = "active"
+		}
+		if cycle%5 == 4 {
+			bolt.FailFolds(db, false)
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		bolt.Crash(db)
+	}
+}
+
+// TestViewWaitsForSync holds a commit's fsync: a View that reads the commit
+// waits for it, while a View of data already durable does not.
+func TestViewWaitsForSync(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "db"), nil)
+	defer db.Close()
+	put(t, db, "old", "durable")
+	entered, release := bolt.BlockSyncs(db)
+	ctx := context.Background()
+	committed := make(chan error, 1)
+	go func() {
+		committed <- db.Update(ctx, func(tx storage.Tx) error {
+			return tx.Put(bucket, []byte("new"), []byte("pending"))
+		})
+	}()
+	<-entered // the record is written and its fsync is held
+
+	var old []byte
+	if err := db.View(ctx, func(tx storage.Tx) error {
+		var err error
+		old, err = tx.Get(bucket, []byte("old"))
+		return err
+	}); err != nil || string(old) != "durable" {
+		t.Fatalf("durable key = %q, %v while another commit syncs", old, err)
+	}
+	var released atomic.Bool
+	read := make(chan string, 1)
+	go func() {
+		var v []byte
+		err := db.View(ctx, func(tx storage.Tx) error {
+			var err error
+			v, err = tx.Get(bucket, []byte("new"))
+			if err == nil && !released.Load() {
+				t.Error("View saw a commit before its fsync")
+			}
+			return err
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		read <- string(v)
+	}()
+	runtime.Gosched()
+	released.Store(true)
+	release()
+	if err := <-committed; err != nil {
+		t.Fatal(err)
+	}
+	if v := <-read; v != "pending" {
+		t.Errorf("View read %q, want the commit's value", v)
+	}
 }
