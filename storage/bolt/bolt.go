@@ -38,6 +38,15 @@ type Options struct {
 	// GiB of address space, which costs no memory until the file grows into
 	// it.
 	InitialMmapSize int
+	// PageSize is the bbolt page size of a new file; an existing file keeps
+	// its own. Zero means 16 KiB. bbolt writes each dirty page of a commit
+	// with its own pwrite, and here only checkpoints commit to bbolt, each
+	// folding thousands of commits, mostly appends: larger pages make that
+	// far fewer writes (a fold of 24,000 appended keys takes ~48 ms with 16
+	// KiB pages and ~80-135 ms with 4 KiB ones; 64 KiB gains no more), while
+	// a fold that scatters inserts over a large index rewrites whole pages,
+	// which argues against going larger.
+	PageSize int
 	// CheckpointSize is how many bytes of log make the next commit round
 	// also fold the log into the bbolt file. Zero means 8 MiB. Larger
 	// checkpoints are rarer and fold more overwrites of the same keys into
@@ -50,6 +59,7 @@ const (
 	defaultMode           = 0o600
 	defaultMmapSize       = 1 << 30
 	defaultCheckpointSize = 8 << 20
+	defaultPageSize       = 16 << 10
 )
 
 // metaBucket is the bbolt bucket of the backend's own records. Its name
@@ -117,6 +127,9 @@ func Open(path string, opt *Options) (*DB, error) {
 	if o.CheckpointSize <= 0 {
 		o.CheckpointSize = defaultCheckpointSize
 	}
+	if o.PageSize <= 0 {
+		o.PageSize = defaultPageSize
+	}
 	db, err := bbolt.Open(path, o.Mode, &bbolt.Options{
 		Timeout:         o.Timeout,
 		InitialMmapSize: o.InitialMmapSize,
@@ -126,6 +139,7 @@ func Open(path string, opt *Options) (*DB, error) {
 		// write less per commit, durability unchanged.
 		NoFreelistSync: true,
 		NoStatistics:   true,
+		PageSize:       o.PageSize,
 	})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("%w: %s (waited %s)", ErrLocked, path, o.Timeout)

@@ -421,3 +421,20 @@ func TestViewWaitsForSync(t *testing.T) {
 		t.Errorf("View read %q, want the commit's value", v)
 	}
 }
+
+// TestPageSizeOfExistingFile reopens a file made with 4 KiB pages under the
+// default options: bbolt keeps the file's own page size and the data.
+func TestPageSizeOfExistingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	db := open(t, path, &bolt.Options{PageSize: 4096})
+	put(t, db, "a", "1")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = open(t, path, nil)
+	defer db.Close()
+	put(t, db, "b", "2")
+	if diff := cmp.Diff(map[string]string{"a": "1", "b": "2"}, contents(t, db)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
