@@ -51,6 +51,26 @@ type tx struct {
 	done    bool
 	writes  uint64 // bumped by Put and Delete so a Scan knows to re-read the overlay
 	scratch []byte
+	buckets []baseBucket
+}
+
+type baseBucket struct {
+	name storage.Bucket
+	bk   *bbolt.Bucket
+}
+
+// baseBucket returns bucket b of the bbolt snapshot, or nil. A bbolt read
+// transaction looks a bucket up (and allocates it) on every call, and a
+// transaction reads few buckets many times, so they are kept.
+func (t *tx) baseBucket(b storage.Bucket) *bbolt.Bucket {
+	for _, c := range t.buckets {
+		if c.name == b {
+			return c.bk
+		}
+	}
+	bk := t.base.Bucket([]byte(b))
+	t.buckets = append(t.buckets, baseBucket{b, bk})
+	return bk
 }
 
 // visible checks an overlay value about to be shown to a View: if the
@@ -81,7 +101,7 @@ func (t *tx) lookup(b storage.Bucket, key []byte) ([]byte, bool, error) {
 			return nil, false, err
 		}
 	}
-	bk := t.base.Bucket([]byte(b))
+	bk := t.baseBucket(b)
 	if bk == nil {
 		return nil, false, nil
 	}
@@ -180,7 +200,7 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 	}
 	var c *bbolt.Cursor
 	var bk, bv []byte
-	if bkt := t.base.Bucket([]byte(b)); bkt != nil {
+	if bkt := t.baseBucket(b); bkt != nil {
 		c = bkt.Cursor()
 		switch from, exclusive, bounded := o.Start(); {
 		case !bounded:
