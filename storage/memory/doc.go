@@ -7,20 +7,30 @@
 //
 // # MVCC snapshots
 //
-// The layout follows etcd's MVCC index. Each bucket is a google/btree of
-// keys, for ordered scans, beside a hash index, so that a point read or the
-// overwrite of an existing key costs the same in a store of a thousand keys
-// and of ten million. The hash index maps a seeded 64-bit hash of the key to
-// a chain of items (collisions compare the keys), so it holds no strings and
-// grows without rehashing keys. A bucket gets its hash index, built from the
-// tree in one pass, on the first point read, overwrite or delete an Update
-// makes in it, or at the start of the first Update after a View's point read
-// in it. Until then it has only been appended to, like a ledger's history
-// that is read by scans alone, and a Put costs one tree insert (a View's
-// point read there is a tree search). Every key holds a short chain
-// of versions tagged with the commit sequence number that wrote them; a
-// delete writes a tombstone. Overwriting an existing key appends a version
-// and leaves the tree and the hash index alone.
+// The layout follows etcd's MVCC index. Each bucket is an ordered tree of
+// keys (a B+tree, see below), for scans, beside a hash index, so that a
+// point read or the overwrite of an existing key costs the same in a store
+// of a thousand keys and of ten million. The hash index maps a seeded 64-bit hash of the key to
+// its item (a rare collision goes to a side map), so it holds no strings and
+// grows without rehashing keys. Every key holds a short chain of versions
+// tagged with the commit sequence number that wrote them: the newest inline
+// in its item, older ones, which exist only until compaction, in a list the
+// item borrows; a delete writes a tombstone. Overwriting an existing key
+// adds a version and leaves the tree and the hash index alone.
+//
+// A bucket gets its hash index on the first point read, overwrite or delete
+// an Update makes in it, or at the start of the first Update after a View's
+// point read in it. Until then it has only been appended to, like a
+// ledger's history that is read by scans alone, and it is a log: each key
+// is one entry, its key, value and sequence number carved side by side from
+// a pointer-free block and held by one word in the tree. Hashing the bucket
+// turns its entries into items, once.
+//
+// The tree is a B+tree shaped for appends to many interleaved key ranges,
+// which is how a store mostly grows (per-account histories, time-ordered
+// IDs): an insert next to a recent one in a range costs a few comparisons
+// instead of a descent, leaves filled by appends stay full, and deletes
+// merge thinned leaves rather than rebalance.
 //
 // A View pins the last published sequence number and reads, for each key,
 // the newest version at or below it. It takes a read lock only for a point
@@ -30,13 +40,13 @@
 //
 // # Updates
 //
-// Updates run one at a time. The running Update appends its writes to the
+// Updates run one at a time. The running Update adds its writes to the
 // version chains directly, tagged with the next sequence number, which no
 // View can see yet; its own reads and scans take the newest version, so they
 // see its writes without a separate buffer to merge. Commit is publishing the
-// sequence number. Rollback (an error or a panic in fn) pops the appended
-// versions, so a failed Update leaves no trace; a panic is re-raised after
-// the rollback. fn runs exactly once.
+// sequence number. Rollback (an error or a panic in fn) pops the added
+// versions and unlinks the keys it created, so a failed Update leaves no
+// trace; a panic is re-raised after the rollback. fn runs exactly once.
 //
 // # Garbage collection
 //
@@ -49,15 +59,20 @@
 //
 // # Allocation
 //
-// A new key's item is carved from a slab of 32 and its value (up to 1 KB)
-// from a shared 16 KB block, so inserting a key costs one heap allocation
-// of its own (the key string) plus shares of slabs, blocks and tree nodes.
-// A slab or block is freed once none of its items or values is live. To
+// A store's memory is mostly keys written once, and the cost of a growing
+// Go heap (fresh pages, zeroing, marking) grows with every byte and pointer
+// it keeps, so a kept key is made as small and as pointer-free as it can
+// be. Keys and values are stored as records (a uvarint length, then the
+// bytes) addressed by one pointer. The records of a new key (up to 1 KB)
+// are carved from shared 16 KB blocks, with no pointers for the garbage
+// collector to scan, so a key costs no allocation of its own; a log entry
+// is its records alone, and an item is four words carved from a slab of 64.
+// A block or slab is freed once none of its records or items is live. To
 // keep short-lived data from pinning them, the value of an overwrite
 // (balances, counters) gets its own allocation, freed as soon as compaction
 // drops it; so does every new value in a bucket where a key has been
-// overwritten, and every new item too in one where a key has been deleted
-// (queues, indexes of pending work).
+// overwritten, and every new item and key too in one where a key has been
+// deleted (queues, indexes of pending work).
 //
 // # Slices
 //

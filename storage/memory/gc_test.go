@@ -17,17 +17,19 @@ func (d *DB) versions(b storage.Bucket) (keys, versions int) {
 	if bk == nil {
 		return 0, 0
 	}
-	bk.tree.Ascend(func(r ref) bool {
+	if bk.log != nil {
+		return bk.log.Len(), bk.log.Len()
+	}
+	bk.tree.Ascend(func(e entry) bool {
+		it := (*item)(e)
 		keys++
-		versions += len(r.it.versions)
+		versions += 1 + it.olderLen()
 		return true
 	})
 	if bk.index != nil {
-		indexed := 0
-		for _, it := range bk.index {
-			for ; it != nil; it = it.next {
-				indexed++
-			}
+		indexed := len(bk.index)
+		for _, list := range bk.coll {
+			indexed += len(list)
 		}
 		if indexed != keys {
 			panic(fmt.Sprintf("index has %d keys, tree %d", indexed, keys))

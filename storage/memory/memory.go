@@ -2,163 +2,327 @@ package memory
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"hash/maphash"
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/google/btree"
+	"unsafe"
 
 	"github.com/corebank/corebank/storage"
 )
 
 var _ storage.Backend = (*DB)(nil)
 
-// version is one committed (or, for the running Update, pending) value of a
-// key; a nil val is a tombstone (an empty value is stored as a non-nil empty
-// slice). Its val is never mutated once stored, so readers may hold it after
-// releasing the lock.
-type version struct {
-	seq uint64
-	val []byte
-}
+// A record is a stored key or value: its length as a uvarint, then its
+// bytes, addressed by a pointer to the length. Keys and values of new keys
+// are carved together from pointer-free blocks, so a key costs the
+// allocator and the garbage collector nothing of its own, and what points
+// at them (log entries, items, tree nodes) needs no length word: that is
+// what keeps a tree slot at one word and an item at four. Records are never
+// mutated once stored, so readers may hold their bytes after releasing the
+// lock, and Peek may return them.
+type record = unsafe.Pointer
 
-func (v *version) del() bool { return v.val == nil }
+// emptyRec is the record of an empty value.
+var emptyRec = new(byte)
 
 // emptyVal is the stored form of an empty value: non-nil, so it is not a
 // tombstone.
 var emptyVal = []byte{}
 
-// item is one key and its version chain, oldest first. An item with no
-// versions has been unlinked from its bucket by rollback or compaction.
-type item struct {
-	key      string
-	next     *item // next item in the same hash chain
-	versions []version
-	one      [1]version // backing array for the common single-version chain
+// recData returns the size of r's length prefix and its length. It never
+// forms a pointer past r's bytes, which may end its allocation.
+func recData(r record) (hdr, n int) {
+	if c := *(*byte)(r); c < 0x80 {
+		return 1, int(c)
+	}
+	var u uint
+	for s := uint(0); ; s += 7 {
+		c := *(*byte)(unsafe.Add(r, hdr))
+		hdr++
+		u |= uint(c&0x7f) << s
+		if c < 0x80 {
+			return hdr, int(u)
+		}
+	}
 }
 
-func (it *item) removed() bool { return len(it.versions) == 0 }
+// recString returns a key record's bytes as a string sharing them.
+func recString(r record) string {
+	hdr, n := recData(r)
+	if n == 0 {
+		return ""
+	}
+	return unsafe.String((*byte)(unsafe.Add(r, hdr)), n)
+}
 
-// newest returns the last version in the chain.
-func (it *item) newest() *version { return &it.versions[len(it.versions)-1] }
+// recBytes returns a value record's bytes, sharing them, with capacity equal
+// to length; nil (a tombstone) for a nil record and emptyVal when empty.
+func recBytes(r record) []byte {
+	if r == nil {
+		return nil
+	}
+	hdr, n := recData(r)
+	if n == 0 {
+		return emptyVal
+	}
+	return unsafe.Slice((*byte)(unsafe.Add(r, hdr)), n)
+}
+
+// recSize is the stored size of a record of n bytes.
+func recSize(n int) int { return uvarintLen(uint64(n)) + n }
+
+// appendRec appends b as a record.
+func appendRec(dst, b []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(b)))
+	return append(dst, b...)
+}
+
+// version is an older version of a key: the commit sequence number that
+// wrote it and its value record (nil for a tombstone).
+type version struct {
+	seq uint64
+	val record
+}
+
+// older holds an item's versions before its newest, oldest first. Most
+// items never have one: an overwrite or delete in a later Update takes one
+// from a free list (DB.spare) and compaction gives it back, so the item
+// pays one word for the rare case.
+type older struct {
+	vs  []version
+	one [1]version // backing array for the common single older version
+}
+
+// item is one key and its versions. Its newest version is inline (seq,
+// val; val nil for a tombstone) and any older ones are in old. It holds
+// no length words and no hash chain (see bucket.coll) so that it stays at
+// four words: a store is mostly keys written once. An item whose key is nil
+// has been unlinked from its bucket by rollback or compaction.
+type item struct {
+	key record
+	val record
+	seq uint64
+	old *older
+}
+
+func (it *item) removed() bool { return it.key == nil }
+
+// olderLen returns how many versions precede the newest.
+func (it *item) olderLen() int {
+	if it.old == nil {
+		return 0
+	}
+	return len(it.old.vs)
+}
 
 // visibleAt returns the value of the newest version at or below seq.
 func (it *item) visibleAt(seq uint64) ([]byte, bool) {
-	for i := len(it.versions) - 1; i >= 0; i-- {
-		v := &it.versions[i]
-		if v.seq <= seq {
-			return v.val, v.val != nil
+	if it.seq <= seq {
+		return recBytes(it.val), it.val != nil
+	}
+	if it.old != nil {
+		for i := len(it.old.vs) - 1; i >= 0; i-- {
+			if v := &it.old.vs[i]; v.seq <= seq {
+				return recBytes(v.val), v.val != nil
+			}
 		}
 	}
 	return nil, false
 }
 
-// ref is a tree entry. It holds the key beside the pointer so that the
-// comparisons of a tree search read the key without loading the item.
-type ref struct {
-	key string
-	it  *item
+// An entry is how a bucket that has only been appended to (see bucket)
+// stores a key, with no item: the key's and the value's records, then the
+// seq of the Update that wrote it as a uvarint, carved together from a
+// block and addressed by the key record, so that a tree search reads it
+// as it reads an item's key. It is one word in the bucket's log and nothing
+// for the garbage collector to scan. An entry is never modified: an
+// overwrite or delete first turns the bucket's entries into items.
+type entry = unsafe.Pointer
+
+func entVal(e entry) record {
+	hdr, n := recData(e)
+	return unsafe.Add(e, hdr+n)
 }
 
-func lessRef(a, b ref) bool { return a.key < b.key }
+func entSeq(e entry) uint64 {
+	v := entVal(e)
+	hdr, n := recData(v)
+	p := unsafe.Add(v, hdr+n)
+	var seq uint64
+	for s := uint(0); ; s += 7 {
+		c := *(*byte)(p)
+		seq |= uint64(c&0x7f) << s
+		if c < 0x80 {
+			return seq
+		}
+		p = unsafe.Add(p, 1)
+	}
+}
 
 // bucket is an ordered tree for scans plus a hash index for point reads, so
 // that Get and Put of an existing key cost O(1) however large the store.
-// The index maps a seeded 64-bit hash of the key to a chain of items (a
-// collision is resolved by comparing keys), so it holds no strings: growing
-// it rehashes integers without touching the keys.
+// The index maps a seeded 64-bit hash of the key to its item, so it holds
+// no strings: growing it rehashes integers without touching the keys. The
+// rare second item with the same hash goes to coll.
 //
 // The index is built on the first point read, overwrite or delete an Update
 // makes in the bucket (see DB.hash). Until then the bucket has only been
 // appended to, and may never be read but by scans (a ledger's history), so
-// it is a tree alone and a Put costs one tree insert.
+// it has no items either: its keys are entries in log, a Put costs one tree
+// insert and a key costs its bytes and a word. Hashing turns the log into
+// items in tree, in one pass of appends.
 type bucket struct {
-	tree  *btree.BTreeG[ref]
-	index map[uint64]*item // nil until the bucket is hashed
+	name  storage.Bucket
+	log   *logTree           // nil once the bucket is hashed
+	tree  *logTree           // of items; nil until the bucket is hashed
+	index map[uint64]*item   // nil until the bucket is hashed
+	coll  map[uint64][]*item // further items whose hash is in index
 	seed  maphash.Seed
 	// rewrites is set by the first overwrite of a committed key and
 	// deletes by the first Delete of a present key. Values of new keys in
-	// a bucket with rewrites, and items too in one with deletes, are
-	// allocated one by one, to be freed when superseded, rather than carved
-	// from blocks and slabs that long-lived keys would pin. Only the Update
-	// holder reads or writes them.
+	// a bucket with rewrites, and items and keys too in one with deletes,
+	// are allocated one by one, to be freed when superseded, rather than
+	// carved from blocks and slabs that long-lived keys would pin. Only the
+	// Update holder reads or writes them.
 	rewrites, deletes bool
 	// wanted is set by a View's point read while the bucket has no index;
 	// the next Update builds it.
 	wanted atomic.Bool
 }
 
-func newBucket() *bucket {
-	return &bucket{tree: btree.NewG(32, lessRef), seed: maphash.MakeSeed()}
+func newBucket(name storage.Bucket) *bucket {
+	return &bucket{name: name, log: newLogTree(), seed: maphash.MakeSeed()}
 }
 
 // find returns the item for key and the key's hash. The bucket must be
 // hashed.
 func (b *bucket) find(key []byte) (*item, uint64) {
 	h := maphash.Bytes(b.seed, key)
-	for it := b.index[h]; it != nil; it = it.next {
-		if it.key == string(key) {
+	it := b.index[h]
+	if it == nil {
+		return nil, h
+	}
+	if recString(it.key) == string(key) {
+		return it, h
+	}
+	for _, it := range b.coll[h] {
+		if recString(it.key) == string(key) {
 			return it, h
 		}
 	}
 	return nil, h
 }
 
+// indexAdd adds it, whose key hashes to h and is absent, to the index.
+func (b *bucket) indexAdd(it *item, h uint64) {
+	if b.index[h] == nil {
+		b.index[h] = it
+		return
+	}
+	if b.coll == nil {
+		b.coll = make(map[uint64][]*item)
+	}
+	b.coll[h] = append(b.coll[h], it)
+}
+
 // link adds it, whose key hashes to h and is absent, to the index and the
 // tree. The bucket must be hashed.
 func (b *bucket) link(it *item, h uint64) {
-	it.next = b.index[h]
-	b.index[h] = it
-	b.tree.ReplaceOrInsert(ref{it.key, it})
+	b.indexAdd(it, h)
+	b.tree.Insert(entry(it))
 }
 
-// hash builds bk's index if it has none. Only the Update holder calls it.
+// hash builds bk's index if it has none, turning its log's entries into
+// items. Only the Update holder calls it.
 func (d *DB) hash(bk *bucket) {
 	if bk.index != nil {
 		return
 	}
-	index := make(map[uint64]*item, bk.tree.Len())
-	bk.tree.Ascend(func(r ref) bool {
-		h := maphash.String(bk.seed, r.key)
-		r.it.next = index[h]
-		index[h] = r.it
+	tree := newLogTree()
+	tree.items = true
+	index := make(map[uint64]*item, bk.log.Len())
+	collided := false
+	bk.log.Ascend(func(e entry) bool {
+		it := d.newItem()
+		it.key, it.val, it.seq = e, entVal(e), entSeq(e)
+		tree.Insert(entry(it)) // an append: O(1) (see logTree.hints)
+		// One map operation per key: a bucket may be hashed with millions.
+		n := len(index)
+		index[maphash.String(bk.seed, recString(it.key))] = it
+		collided = collided || len(index) == n
 		return true
 	})
+	var coll map[uint64][]*item
+	if collided { // two keys share a 64-bit hash: index them one by one
+		clear(index)
+		tree.Ascend(func(e entry) bool {
+			it := (*item)(e)
+			h := maphash.String(bk.seed, recString(it.key))
+			if index[h] == nil {
+				index[h] = it
+				return true
+			}
+			if coll == nil {
+				coll = make(map[uint64][]*item)
+			}
+			coll[h] = append(coll[h], it)
+			return true
+		})
+	}
 	d.mu.Lock()
-	bk.index = index
+	bk.tree, bk.index, bk.coll, bk.log = tree, index, coll, nil
 	d.mu.Unlock()
+	// Appends of the running Update now roll back as items.
+	for i := range d.undo {
+		if u := &d.undo[i]; u.b == bk && u.e != nil {
+			u.it, _ = bk.find(recBytes(u.e))
+			u.e = nil
+		}
+	}
 }
 
-// remove unlinks it from the index and the tree and clears its versions.
+// remove unlinks it from the index and the tree and clears it. Items
+// exist only in hashed buckets.
 func (b *bucket) remove(it *item) {
-	b.tree.Delete(ref{key: it.key})
-	if b.index == nil {
-		*it = item{}
-		return
-	}
-	h := maphash.String(b.seed, it.key)
-	switch head := b.index[h]; {
-	case head == it && it.next == nil:
-		delete(b.index, h)
-	case head == it:
-		b.index[h] = it.next
-	default:
-		for p := head; p != nil; p = p.next {
-			if p.next == it {
-				p.next = it.next
+	b.tree.Delete(entry(it))
+	h := maphash.String(b.seed, recString(it.key))
+	list := b.coll[h]
+	if b.index[h] == it {
+		if len(list) == 0 {
+			delete(b.index, h)
+		} else {
+			b.index[h] = list[len(list)-1]
+			list[len(list)-1] = nil
+			list = list[:len(list)-1]
+		}
+	} else {
+		for i, c := range list {
+			if c == it {
+				n := copy(list[i:], list[i+1:])
+				list[i+n] = nil
+				list = list[:i+n]
 				break
 			}
 		}
 	}
-	*it = item{} // drop the key and values; a slab may outlive the item
+	switch {
+	case len(list) > 0:
+		b.coll[h] = list
+	case b.coll != nil:
+		delete(b.coll, h)
+	}
+	*it = item{} // drop the records; a slab may outlive the item
 }
 
-// undo records a version appended by the running Update.
+// undo records a version appended by the running Update: of an item, or
+// an entry appended to a log.
 type undo struct {
 	b  *bucket
 	it *item
+	e  entry
 }
 
 // garbage is an item that holds more than one version or a tombstone since
@@ -178,9 +342,12 @@ type DB struct {
 	mu      sync.RWMutex
 	buckets map[storage.Bucket]*bucket
 
-	wmu     sync.Mutex    // serializes Updates and guards the fields below
-	arena   []byte        // free tail of the current value block (see store)
-	items   []item        // current item slab (see newItem)
+	wmu     sync.Mutex // serializes Updates and guards the fields below
+	arena   []byte     // free tail of the current record block (see block)
+	items   []item     // current item slab (see newItem)
+	spare   []*older   // older lists compaction freed, for reuse
+	hot     [8]*bucket // buckets Updates used last (see tx.bucket)
+	hotNext uint8
 	undo    []undo        // versions appended by the running Update
 	garbage []garbage     // compaction queue in commit order
 	gcHead  int           // first unprocessed entry of garbage
@@ -210,7 +377,7 @@ func (d *DB) Close() error {
 	}
 	d.wmu.Lock()
 	d.undo, d.garbage, d.gcHead = nil, nil, 0
-	d.arena, d.items = nil, nil
+	d.arena, d.items, d.spare = nil, nil, nil
 	d.wmu.Unlock()
 	return nil
 }
@@ -289,7 +456,7 @@ func (d *DB) Update(ctx context.Context, fn func(storage.Tx) error) error {
 // commit publishes seq and queues the touched items for compaction.
 func (d *DB) commit(seq uint64) {
 	for i, u := range d.undo {
-		if len(u.it.versions) > 1 || u.it.newest().del() {
+		if u.it != nil && (u.it.olderLen() > 0 || u.it.val == nil) {
 			d.garbage = append(d.garbage, garbage{b: u.b, it: u.it, seq: seq})
 		}
 		d.undo[i] = undo{}
@@ -306,16 +473,54 @@ func (d *DB) rollback() {
 	d.mu.Lock()
 	for i := len(d.undo) - 1; i >= 0; i-- {
 		u := d.undo[i]
-		n := len(u.it.versions) - 1
-		u.it.versions[n] = version{}
-		u.it.versions = u.it.versions[:n]
-		if n == 0 {
-			u.b.remove(u.it)
+		it := u.it
+		if it == nil {
+			u.b.log.Delete(u.e)
+		} else if n := it.olderLen(); n > 0 {
+			v := it.old.vs[n-1]
+			it.seq, it.val = v.seq, v.val
+			it.old.vs[n-1] = version{}
+			it.old.vs = it.old.vs[:n-1]
+			if n == 1 {
+				d.free(it)
+			}
+		} else {
+			u.b.remove(it)
 		}
 		d.undo[i] = undo{}
 	}
 	d.mu.Unlock()
 	d.undo = d.undo[:0]
+}
+
+// push makes it's newest version an older one, to be superseded by a
+// version of the running Update. Only the Update holder calls it, under mu.
+func (d *DB) push(it *item) {
+	if it.old == nil {
+		if n := len(d.spare); n > 0 {
+			it.old = d.spare[n-1]
+			d.spare[n-1] = nil
+			d.spare = d.spare[:n-1]
+		} else {
+			o := &older{}
+			o.vs = o.one[:0]
+			it.old = o
+		}
+	}
+	it.old.vs = append(it.old.vs, version{seq: it.seq, val: it.val})
+}
+
+// spareMax bounds the older lists kept for reuse.
+const spareMax = 1024
+
+// free detaches it's older list, now empty, keeping it for reuse unless
+// it has grown while a View was pinned.
+func (d *DB) free(it *item) {
+	o := it.old
+	it.old = nil
+	if cap(o.vs) == 1 && len(d.spare) < spareMax {
+		d.spare = append(d.spare, o)
+	}
 }
 
 // oldestPinned returns the lowest seq any View may still read.
@@ -354,7 +559,7 @@ func (d *DB) collect() {
 			g := d.garbage[d.gcHead]
 			d.garbage[d.gcHead] = garbage{}
 			d.gcHead++
-			compact(g.b, g.it, oldest)
+			d.compact(g.b, g.it, oldest)
 		}
 		d.mu.Unlock()
 	}
@@ -367,27 +572,31 @@ func (d *DB) collect() {
 	}
 }
 
-func compact(b *bucket, it *item, oldest uint64) {
+// compact drops the versions of it that no View pinned at or above oldest
+// can read, and removes it if only a tombstone remains. Caller holds mu.
+func (d *DB) compact(b *bucket, it *item, oldest uint64) {
 	if it.removed() {
 		return
 	}
-	i := len(it.versions) - 1
-	for i > 0 && it.versions[i].seq > oldest {
-		i--
+	if n := it.olderLen(); n > 0 {
+		if it.seq <= oldest {
+			clear(it.old.vs)
+			it.old.vs = it.old.vs[:0]
+			d.free(it)
+		} else {
+			// Keep the newest older version a View may read, and those after.
+			i := n - 1
+			for i > 0 && it.old.vs[i].seq > oldest {
+				i--
+			}
+			if i > 0 {
+				m := copy(it.old.vs, it.old.vs[i:])
+				clear(it.old.vs[m:])
+				it.old.vs = it.old.vs[:m]
+			}
+		}
 	}
-	switch {
-	case i == len(it.versions)-1 && cap(it.versions) > 4:
-		// One version left in an array grown while a View was pinned: move
-		// it back inline and free the array. Small arrays are kept, as the
-		// next overwrite appends into them.
-		it.one[0] = it.versions[i]
-		it.versions = it.one[:1:1]
-	case i > 0:
-		n := copy(it.versions, it.versions[i:])
-		clear(it.versions[n:])
-		it.versions = it.versions[:n]
-	}
-	if len(it.versions) == 1 && it.versions[0].del() && it.versions[0].seq <= oldest {
+	if it.old == nil && it.val == nil && it.seq <= oldest {
 		b.remove(it)
 	}
 }
@@ -400,21 +609,53 @@ type tx struct {
 	seq   uint64
 	write bool
 	done  bool
-	// name and bk cache the last bucket used; buckets are never dropped.
-	name storage.Bucket
-	bk   *bucket
+	// recent caches the buckets a View used: a ledger operation
+	// alternates between a handful, and buckets are never dropped. next is
+	// the slot the next miss fills. Updates use DB.hot instead.
+	recent [4]*bucket
+	next   uint8
+	search *scratch // see probe
 }
 
 // bucket returns the named bucket or nil. Views call it under d.mu.
 func (t *tx) bucket(b storage.Bucket) *bucket {
-	if t.bk != nil && t.name == b {
-		return t.bk
+	recent, next := t.recent[:], &t.next
+	if t.write {
+		// Updates share one cache: a fresh one would miss on its first
+		// use of each bucket, a map lookup each.
+		recent, next = t.db.hot[:], &t.db.hotNext
+	}
+	for _, bk := range recent {
+		if bk != nil && bk.name == b {
+			return bk
+		}
 	}
 	bk := t.db.buckets[b]
 	if bk != nil {
-		t.name, t.bk = b, bk
+		recent[*next%uint8(len(recent))] = bk
+		*next++
 	}
 	return bk
+}
+
+// scratch is the key of a transaction's tree searches, allocated
+// on its first: most Updates search no tree.
+type scratch struct {
+	key  []byte // key's record
+	find item   // an item with key, to search a tree of items
+}
+
+// probe sets t's search key to key and returns its record, which is also
+// the key of t.search.find.
+func probe[K string | []byte](t *tx, key K) entry {
+	if t.search == nil {
+		t.search = &scratch{}
+	}
+	s := t.search
+	s.key = binary.AppendUvarint(s.key[:0], uint64(len(key)))
+	s.key = append(s.key, key...)
+	s.find.key = record(&s.key[0])
+	return s.find.key
 }
 
 // lookup returns the value of key visible to t; it takes the read lock
@@ -431,8 +672,7 @@ func (t *tx) lookup(b storage.Bucket, key []byte) ([]byte, bool) {
 		if it == nil {
 			return nil, false
 		}
-		v := it.newest()
-		return v.val, v.val != nil
+		return recBytes(it.val), it.val != nil
 	}
 	d.mu.RLock()
 	bk := t.bucket(b)
@@ -440,17 +680,20 @@ func (t *tx) lookup(b storage.Bucket, key []byte) ([]byte, bool) {
 		d.mu.RUnlock()
 		return nil, false
 	}
-	var it *item
-	if bk.index != nil {
-		it, _ = bk.find(key)
-	} else {
+	if bk.index == nil {
 		if !bk.wanted.Load() && bk.wanted.CompareAndSwap(false, true) {
 			d.wanted.Store(true)
 		}
-		if r, ok := bk.tree.Get(ref{key: string(key)}); ok {
-			it = r.it
+		e, ok := bk.log.Get(probe(t, key))
+		ok = ok && entSeq(e) <= t.seq
+		var val []byte
+		if ok {
+			val = recBytes(entVal(e))
 		}
+		d.mu.RUnlock()
+		return val, ok
 	}
+	it, _ := bk.find(key)
 	if it == nil {
 		d.mu.RUnlock()
 		return nil, false
@@ -517,7 +760,7 @@ func (t *tx) Put(b storage.Bucket, key, value []byte) error {
 	d := t.db
 	bk := t.bucket(b)
 	if bk == nil {
-		bk = newBucket()
+		bk = newBucket(b)
 		d.mu.Lock()
 		d.buckets[b] = bk
 		d.mu.Unlock()
@@ -534,32 +777,34 @@ func (t *tx) Put(b storage.Bucket, key, value []byte) error {
 		// balance, a counter), so its value gets its own allocation, which
 		// the runtime frees as soon as it is superseded, rather than a
 		// slice of a shared block that would stay pinned.
-		val := clone(value)
-		if v := it.newest(); v.seq == t.seq {
-			d.mu.Lock()
-			v.val = val
-			d.mu.Unlock()
-			return nil
-		}
-		bk.rewrites = true
+		val := ownVal(value)
 		d.mu.Lock()
-		it.versions = append(it.versions, version{seq: t.seq, val: val})
+		if it.seq != t.seq {
+			bk.rewrites = true
+			d.push(it)
+			d.undo = append(d.undo, undo{b: bk, it: it})
+		}
+		it.seq, it.val = t.seq, val
 		d.mu.Unlock()
-		d.undo = append(d.undo, undo{b: bk, it: it})
 		return nil
 	}
 	if bk.deletes {
+		// Keys here come and go (queues, indexes of pending work): the
+		// item and its records are one allocation each, freed with it.
 		it = &item{}
+		buf := appendRec(make([]byte, 0, recSize(len(key))+recSize(len(value))), key)
+		it.key = record(&buf[0])
+		it.val = valRec(appendRec(buf, value), len(buf))
 	} else {
 		it = d.newItem()
+		if bk.rewrites {
+			it.key = d.carveKey(key)
+			it.val = ownVal(value)
+		} else {
+			it.key, it.val = d.carve(key, value)
+		}
 	}
-	if bk.rewrites || bk.deletes {
-		it.one[0] = version{seq: t.seq, val: clone(value)}
-	} else {
-		it.one[0] = version{seq: t.seq, val: d.store(value)}
-	}
-	it.key = string(key)
-	it.versions = it.one[:1:1]
+	it.seq = t.seq
 	d.mu.Lock()
 	bk.link(it, h)
 	d.mu.Unlock()
@@ -567,32 +812,47 @@ func (t *tx) Put(b storage.Bucket, key, value []byte) error {
 	return nil
 }
 
-// insert adds key to bk, which has no index, unless it is present; it
-// reports whether it did.
+// valRec returns the value record at off in buf, or the shared emptyRec
+// when it is empty.
+func valRec(buf []byte, off int) record {
+	if buf[off] == 0 {
+		return record(emptyRec)
+	}
+	return record(&buf[off])
+}
+
+// ownVal returns value as a record in an allocation of its own.
+func ownVal(value []byte) record {
+	if len(value) == 0 {
+		return record(emptyRec)
+	}
+	buf := appendRec(make([]byte, 0, recSize(len(value))), value)
+	return record(&buf[0])
+}
+
+// insert appends key to bk's log unless it is present; it reports whether
+// it did. A present key wastes the entry carved for it, which happens once
+// per bucket: its first overwrite hashes the bucket.
 func (t *tx) insert(bk *bucket, key, value []byte) bool {
 	d := t.db
-	it := d.newItem()
-	it.key = string(key)
+	e := d.carveEntry(t.seq, key, value)
 	d.mu.Lock()
-	if old, found := bk.tree.ReplaceOrInsert(ref{it.key, it}); found {
-		bk.tree.ReplaceOrInsert(old) // put it back before a View can see
+	if _, found := bk.log.Insert(e); found {
 		d.mu.Unlock()
-		*it = item{}
 		return false
 	}
-	it.one[0] = version{seq: t.seq, val: d.store(value)}
-	it.versions = it.one[:1:1]
 	d.mu.Unlock()
-	d.undo = append(d.undo, undo{b: bk, it: it})
+	d.undo = append(d.undo, undo{b: bk, e: e})
 	return true
 }
 
-// Values up to arenaMax bytes are carved from shared blocks of arenaBlock
-// bytes instead of being allocated one by one: a block is one allocation
-// (with no pointers for the garbage collector to scan) and is freed once no
-// stored version references any value in it, so the memory a block can
-// keep alive is bounded by arenaBlock per live small value and is in
-// practice close to the live data.
+// Records of up to arenaMax bytes are carved from shared blocks of
+// arenaBlock bytes instead of being allocated one by one: a block is one
+// allocation (with no pointers for the garbage collector to scan) and is
+// freed once nothing references a record in it (an item, a log, a slice a
+// caller kept), so the memory a block can keep alive is bounded by
+// arenaBlock per live small record and is in practice close to the live
+// data.
 const (
 	arenaBlock = 16 << 10
 	arenaMax   = 1 << 10
@@ -601,7 +861,7 @@ const (
 // itemSlab is how many items newItem carves from one allocation. A slab
 // lives while any of its items is linked, so it can keep at most this many
 // dead items alive per live one.
-const itemSlab = 32
+const itemSlab = 64
 
 // newItem returns a zero item. Only the Update holder calls it.
 func (d *DB) newItem() *item {
@@ -612,22 +872,50 @@ func (d *DB) newItem() *item {
 	return &d.items[len(d.items)-1]
 }
 
-// store returns a copy of the value of a new key: an empty value is
-// emptyVal, never nil. Only the Update holder calls it.
-func (d *DB) store(value []byte) []byte {
-	n := len(value)
-	if n == 0 {
-		return emptyVal
-	}
+// block returns n free bytes at the end of the current block, starting a
+// new one when they do not fit. Only the Update holder calls it.
+func (d *DB) block(n int) []byte {
 	if n > arenaMax {
-		return clone(value)
+		return make([]byte, 0, n)
 	}
 	if len(d.arena)+n > cap(d.arena) {
 		d.arena = make([]byte, 0, arenaBlock)
 	}
 	off := len(d.arena)
-	d.arena = append(d.arena, value...)
-	return d.arena[off : off+n : off+n]
+	d.arena = d.arena[:off+n]
+	return d.arena[off : off : off+n]
+}
+
+// carve stores the records of a new key and its value side by side.
+func (d *DB) carve(key, value []byte) (k, v record) {
+	ks := recSize(len(key))
+	buf := d.block(ks + recSize(len(value)))
+	buf = appendRec(buf, key)
+	buf = appendRec(buf, value)
+	return record(&buf[0]), valRec(buf, ks)
+}
+
+// carveEntry stores an entry of a new key (see entry).
+func (d *DB) carveEntry(seq uint64, key, value []byte) entry {
+	buf := d.block(recSize(len(key)) + recSize(len(value)) + uvarintLen(seq))
+	buf = appendRec(buf, key)
+	buf = appendRec(buf, value)
+	buf = binary.AppendUvarint(buf, seq)
+	return entry(&buf[0])
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
+// carveKey stores the record of a new key.
+func (d *DB) carveKey(key []byte) record {
+	buf := appendRec(d.block(recSize(len(key))), key)
+	return record(&buf[0])
 }
 
 // Delete removes key; an absent key is not an error.
@@ -645,25 +933,17 @@ func (t *tx) Delete(b storage.Bucket, key []byte) error {
 	}
 	d.hash(bk)
 	it, _ := bk.find(key)
-	if it == nil {
-		return nil
-	}
-	v := it.newest()
-	if v.del() {
+	if it == nil || it.val == nil {
 		return nil
 	}
 	bk.deletes = true
-	switch {
-	case v.seq == t.seq:
-		d.mu.Lock()
-		v.val = nil
-		d.mu.Unlock()
-	default:
-		d.mu.Lock()
-		it.versions = append(it.versions, version{seq: t.seq})
-		d.mu.Unlock()
+	d.mu.Lock()
+	if it.seq != t.seq {
+		d.push(it)
 		d.undo = append(d.undo, undo{b: bk, it: it})
 	}
+	it.seq, it.val = t.seq, nil
+	d.mu.Unlock()
 	return nil
 }
 
@@ -674,7 +954,8 @@ const (
 	scanExamine = 512
 )
 
-type entry struct {
+// hit is a visible key a Scan gathered; both share stored bytes.
+type hit struct {
 	key string
 	val []byte
 }
@@ -694,7 +975,7 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 	from, excl, bounded := o.Start()
 	cursor := string(from)
 
-	batch := make([]entry, 0, scanBatch)
+	batch := make([]hit, 0, scanBatch)
 	var kbuf, vbuf []byte
 	n := 0
 	for {
@@ -702,26 +983,17 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 		exhausted := true
 		examined := 0
 		last := ""
-		visit := func(r ref) bool {
-			it := r.it
-			if excl && it.key == cursor {
+		take := func(key string, val []byte, ok bool) bool {
+			if excl && key == cursor {
 				return true
 			}
-			if !strings.HasPrefix(it.key, prefix) {
+			if !strings.HasPrefix(key, prefix) {
 				return false
 			}
-			last = it.key
+			last = key
 			examined++
-			var val []byte
-			var ok bool
-			if t.write {
-				v := it.newest()
-				val, ok = v.val, v.val != nil
-			} else {
-				val, ok = it.visibleAt(t.seq)
-			}
 			if ok {
-				batch = append(batch, entry{it.key, val})
+				batch = append(batch, hit{key, val})
 			}
 			if len(batch) == scanBatch || examined == scanExamine {
 				exhausted = false
@@ -729,18 +1001,37 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 			}
 			return true
 		}
+		visitItem := func(e entry) bool {
+			it := (*item)(e)
+			if t.write {
+				return take(recString(it.key), recBytes(it.val), it.val != nil)
+			}
+			val, ok := it.visibleAt(t.seq)
+			return take(recString(it.key), val, ok)
+		}
+		visitEntry := func(e entry) bool {
+			ok := t.write || entSeq(e) <= t.seq
+			return take(recString(e), recBytes(entVal(e)), ok)
+		}
 		if !t.write {
 			d.mu.RLock()
 		}
-		if bk := t.bucket(b); bk != nil {
-			switch {
-			case !o.Reverse:
-				bk.tree.AscendGreaterOrEqual(ref{key: cursor}, visit)
-			case bounded:
-				bk.tree.DescendLessOrEqual(ref{key: cursor}, visit)
-			default:
-				bk.tree.Descend(visit)
-			}
+		switch bk := t.bucket(b); {
+		case bk == nil:
+		case bk.log != nil && !o.Reverse:
+			bk.log.AscendGreaterOrEqual(probe(t, cursor), visitEntry)
+		case bk.log != nil && bounded:
+			bk.log.DescendLessOrEqual(probe(t, cursor), visitEntry)
+		case bk.log != nil:
+			bk.log.Descend(visitEntry)
+		case !o.Reverse:
+			probe(t, cursor)
+			bk.tree.AscendGreaterOrEqual(entry(&t.search.find), visitItem)
+		case bounded:
+			probe(t, cursor)
+			bk.tree.DescendLessOrEqual(entry(&t.search.find), visitItem)
+		default:
+			bk.tree.Descend(visitItem)
 		}
 		if !t.write {
 			d.mu.RUnlock()
