@@ -46,7 +46,7 @@ func BenchmarkUpdate(b *testing.B) {
 // BenchmarkGroupCommit measures 1, 16 and 64 concurrent callers each doing
 // small Updates on their own key. ns/op is per Update; commits/s counts
 // Updates committed (each returns after an fsync), and updates/fsync how
-// many shared each bbolt commit.
+// many shared each fsync of the log.
 func BenchmarkGroupCommit(b *testing.B) {
 	for _, callers := range []int{1, 16, 64} {
 		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {

@@ -96,7 +96,7 @@ func TestGroupCommit(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("committed keys (-want +got):\n%s", diff)
 	}
-	t.Logf("%d successful Updates in %d bbolt commits", len(want), bolt.Batches(db))
+	t.Logf("%d successful Updates in %d log fsyncs", len(want), bolt.Batches(db))
 }
 
 // TestGoexit checks that an Update function that exits its goroutine (as
