@@ -1,6 +1,9 @@
 package storage
 
-import "bytes"
+import (
+	"bytes"
+	"errors"
+)
 
 // Start returns where a Scan with o begins, for backends: the first key
 // visited is the least key at or above from (ascending) or the greatest key
@@ -33,4 +36,29 @@ func PrefixEnd(p []byte) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Feed passes a backend's scanned entries to a Scan callback: each key and
+// value as copies in buffers reused from entry to entry (as Tx.Scan
+// promises), ErrStop taken as the end of the scan, and no more than Limit
+// entries when Limit is positive.
+type Feed struct {
+	Limit      int
+	n          int
+	kbuf, vbuf []byte
+}
+
+// Send passes key and value to fn. It reports whether the scan goes on
+// and, when it does not, the error Scan returns.
+func (f *Feed) Send(fn func(key, value []byte) error, key, value []byte) (bool, error) {
+	f.kbuf = append(f.kbuf[:0], key...)
+	f.vbuf = append(f.vbuf[:0], value...)
+	if err := fn(f.kbuf, f.vbuf); err != nil {
+		if errors.Is(err, ErrStop) {
+			return false, nil
+		}
+		return false, err
+	}
+	f.n++
+	return f.Limit <= 0 || f.n < f.Limit, nil
 }

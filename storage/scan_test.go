@@ -1,6 +1,7 @@
 package storage_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -54,6 +55,61 @@ func TestScanOptionsStart(t *testing.T) {
 			got := start{string(from), excl, bounded}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Start() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestFeed(t *testing.T) {
+	errOwn := errors.New("own")
+	tests := []struct {
+		name   string
+		limit  int
+		stopAt int   // the callback returns stop on this entry (1-based)
+		stop   error // ErrStop or another error
+		want   []string
+		more   []bool
+		err    error
+	}{
+		{name: "NoLimit", want: []string{"a", "b", "c"}, more: []bool{true, true, true}},
+		{name: "Limit", limit: 2, want: []string{"a", "b"}, more: []bool{true, false}},
+		{name: "ErrStop", stopAt: 2, stop: storage.ErrStop, want: []string{"a", "b"}, more: []bool{true, false}},
+		{name: "OtherError", stopAt: 1, stop: errOwn, want: []string{"a"}, more: []bool{false}, err: errOwn},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := storage.Feed{Limit: tt.limit}
+			var got []string
+			var more []bool
+			var err error
+			fn := func(k, v []byte) error {
+				got = append(got, string(k))
+				k[0] = 'X' // the callback's copy, not the caller's
+				if len(got) == tt.stopAt {
+					return tt.stop
+				}
+				return nil
+			}
+			for _, k := range []string{"a", "b", "c"} {
+				key := []byte(k)
+				var m bool
+				m, err = f.Send(fn, key, []byte("v"))
+				more = append(more, m)
+				if string(key) != k {
+					t.Fatalf("Send let the callback change the caller's key: %q", key)
+				}
+				if !m {
+					break
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("keys (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.more, more); diff != "" {
+				t.Errorf("more (-want +got):\n%s", diff)
+			}
+			if !errors.Is(err, tt.err) {
+				t.Errorf("err = %v, want %v", err, tt.err)
 			}
 		})
 	}

@@ -222,8 +222,7 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 			bk, bv = c.Next()
 		}
 	}
-	var kbuf, vbuf []byte
-	n := 0
+	feed := storage.Feed{Limit: o.Limit}
 	for {
 		for bk != nil && bv == nil { // a nested bucket; storage never makes them
 			step()
@@ -269,25 +268,15 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 			}
 			v = v[overHeader:]
 		}
-		kbuf = append(kbuf[:0], k...)
-		vbuf = append(vbuf[:0], v...)
 		w := t.writes
-		if err := fn(kbuf, vbuf); err != nil {
-			if errors.Is(err, storage.ErrStop) {
-				return nil
-			}
+		if more, err := feed.Send(fn, k, v); !more {
 			return err
-		}
-		n++
-		if o.Limit > 0 && n >= o.Limit {
-			return nil
 		}
 		if t.done {
 			return storage.ErrTxDone
 		}
 		if t.writes != w {
-			// fn may have changed kbuf; resume from the key we gave it.
-			// k still holds it: fn got a copy.
+			// Resume from the key fn got a copy of.
 			if err := its[0].fetch(append([]byte(nil), k...)); err != nil {
 				return err
 			}

@@ -976,8 +976,7 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 	cursor := string(from)
 
 	batch := make([]hit, 0, scanBatch)
-	var kbuf, vbuf []byte
-	n := 0
+	feed := storage.Feed{Limit: o.Limit}
 	for {
 		batch = batch[:0]
 		exhausted := true
@@ -1037,17 +1036,10 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 			d.mu.RUnlock()
 		}
 		for _, e := range batch {
-			kbuf = append(kbuf[:0], e.key...)
-			vbuf = append(vbuf[:0], e.val...)
-			if err := fn(kbuf, vbuf); err != nil {
-				if errors.Is(err, storage.ErrStop) {
-					return nil
-				}
+			// Send copies the key out before fn sees it.
+			key := unsafe.Slice(unsafe.StringData(e.key), len(e.key))
+			if more, err := feed.Send(fn, key, e.val); !more {
 				return err
-			}
-			n++
-			if o.Limit > 0 && n >= o.Limit {
-				return nil
 			}
 			if t.done {
 				return storage.ErrTxDone
