@@ -29,7 +29,9 @@
 // Clock. Nothing happens in the background: expiries, hold timeouts, retries
 // and accrual are explicit RunDue-style calls that take the current instant,
 // so a test advances a mock clock and then runs them, and a server runs them
-// on a ticker.
+// on a ticker. (The bolt backend folds its write-ahead log into the bbolt
+// file on a goroutine of its own: storage housekeeping that no clock drives
+// and no result depends on.)
 //
 // # Errors
 //
