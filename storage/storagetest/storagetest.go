@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Backend) {
 		{"SnapshotIsolation", testSnapshot},
 		{"ConcurrentIncrements", testIncrements},
 		{"RandomOperations", testRandom},
+		{"RandomOperationsLarge", testRandomLarge},
 		{"ContextCancelled", testCancelled},
 		{"ErrTxDone", testTxDone},
 		{"ErrClosed", testClosed},
@@ -951,6 +952,9 @@ func testClosed(t *testing.T, db storage.Backend) {
 // testRandom applies random Updates (puts, deletes, some rolled back) and
 // checks the backend against a model after every step, while Views opened
 // along the way stay open and must still see the state of their moment.
+// testRandom runs random Updates (some rolled back) over a few short keys
+// full of edge bytes, checking a random Scan after each against a model and
+// Views held open across many of them.
 func testRandom(t *testing.T, db storage.Backend) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
@@ -959,15 +963,43 @@ func testRandom(t *testing.T, db storage.Backend) {
 	for i := range keys {
 		keys[i] = string([]byte{"a\x00\xff"[r.Intn(3)], byte(r.Intn(4)), byte(0xfe + r.Intn(2))})[:1+r.Intn(3)]
 	}
+	randomOps(t, db, r, keys, randomShape{steps: 120, ops: 8, limit: 4, viewEvery: 15})
+}
+
+// testRandomLarge does the same over thousands of keys shaped like a
+// ledger's (ranges appended to in order, then overwritten and deleted), so
+// that tree nodes split and merge, with point reads inside Updates too.
+func testRandomLarge(t *testing.T, db storage.Backend) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewSource(seed))
+	var keys []string
+	for a := range 8 {
+		for i := range 400 {
+			keys = append(keys, fmt.Sprintf("acct%d/%06d", a, i))
+		}
+	}
+	randomOps(t, db, r, keys, randomShape{steps: 300, ops: 64, limit: 150, viewEvery: 25, reads: true, inOrder: true})
+}
+
+type randomShape struct {
+	steps, ops, limit, viewEvery int
+	reads                        bool // Updates also Get random keys and check them
+	inOrder                      bool // puts mostly walk the keys in order, as appends do
+}
+
+func randomOps(t *testing.T, db storage.Backend, r *rand.Rand, keys []string, shape randomShape) {
 	state := map[string]string{}
+	cursor := 0
 	type pinned struct {
 		want    map[string]string
 		check   chan struct{}
 		checked chan []kv
 	}
 	var views []pinned
-	for step := range 120 {
-		ops := r.Intn(8)
+	var viewSteps []int
+	for step := range shape.steps {
+		ops := r.Intn(shape.ops)
 		fail := r.Intn(5) == 0
 		next := maps.Clone(state)
 		type op struct {
@@ -977,6 +1009,10 @@ func testRandom(t *testing.T, db storage.Backend) {
 		var plan []op
 		for i := range ops {
 			o := op{del: r.Intn(3) == 0, k: keys[r.Intn(len(keys))], v: fmt.Sprintf("%d.%d", step, i)}
+			if shape.inOrder && !o.del && r.Intn(2) == 0 {
+				o.k = keys[cursor%len(keys)]
+				cursor++
+			}
 			plan = append(plan, o)
 			if o.del {
 				delete(next, o.k)
@@ -984,7 +1020,26 @@ func testRandom(t *testing.T, db storage.Backend) {
 				next[o.k] = o.v
 			}
 		}
+		reads := map[string]string{}
+		if shape.reads {
+			for range 4 {
+				k := keys[r.Intn(len(keys))]
+				reads[k] = state[k]
+			}
+		}
 		err := db.Update(context.Background(), func(tx storage.Tx) error {
+			for k, want := range reads {
+				got, err := tx.Get(bucketA, []byte(k))
+				if errors.Is(err, storage.ErrNotFound) {
+					err, got = nil, nil
+				}
+				if err != nil {
+					return err
+				}
+				if string(got) != want {
+					t.Errorf("step %d: Get(%q) in Update = %q, want %q", step, k, got, want)
+				}
+			}
 			for _, o := range plan {
 				var err error
 				if o.del {
@@ -1007,7 +1062,7 @@ func testRandom(t *testing.T, db storage.Backend) {
 		if !fail {
 			state = next
 		}
-		o := storage.ScanOptions{Reverse: r.Intn(2) == 0, Limit: r.Intn(4)}
+		o := storage.ScanOptions{Reverse: r.Intn(2) == 0, Limit: r.Intn(shape.limit)}
 		if r.Intn(2) == 0 {
 			o.Prefix = []byte(keys[r.Intn(len(keys))])[:1]
 		}
@@ -1024,7 +1079,8 @@ func testRandom(t *testing.T, db storage.Backend) {
 			}
 			return nil
 		})
-		if step%15 == 0 {
+		if step%shape.viewEvery == 0 {
+			viewSteps = append(viewSteps, step)
 			p := pinned{want: maps.Clone(state), check: make(chan struct{}), checked: make(chan []kv, 1)}
 			opened := make(chan struct{})
 			go func() {
@@ -1047,7 +1103,7 @@ func testRandom(t *testing.T, db storage.Backend) {
 	for i, p := range views {
 		close(p.check)
 		if diff := cmp.Diff(model(p.want, storage.ScanOptions{}), <-p.checked); diff != "" {
-			t.Errorf("View %d opened at step %d, read at the end (-want +got):\n%s", i, i*15, diff)
+			t.Errorf("View %d opened at step %d, read at the end (-want +got):\n%s", i, viewSteps[i], diff)
 		}
 	}
 }
