@@ -4,12 +4,14 @@ import (
 	"flag"
 	"fmt"
 	"math/rand"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
+	"github.com/corebank/corebank/storage/bolt"
 )
 
 var (
@@ -89,7 +91,31 @@ func (hc *historyCheck) check(t *testing.T, s *ledger.Service, acct string, want
 	}
 }
 
+// TestPropertyInvariants runs the property test on memory and on bolt. On
+// bolt the log is folded into the bbolt file every 64 KiB, so reads keep
+// crossing checkpoints.
 func TestPropertyInvariants(t *testing.T) {
+	for _, backend := range []struct {
+		name string
+		open func(testing.TB) storage.Backend
+	}{{"memory", newMemory}, {"bolt", openBoltCheckpointing}} {
+		t.Run(backend.name, func(t *testing.T) {
+			testProperty(t, newEnvOn(t, backend.open(t), nil))
+		})
+	}
+}
+
+func openBoltCheckpointing(tb testing.TB) storage.Backend {
+	tb.Helper()
+	db, err := bolt.Open(filepath.Join(tb.TempDir(), "db"), &bolt.Options{CheckpointSize: 64 << 10})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+func testProperty(t *testing.T, e *env) {
 	seed := *propSeed
 	if seed == 0 {
 		seed = time.Now().UnixNano()
@@ -100,7 +126,6 @@ func TestPropertyInvariants(t *testing.T) {
 	}
 	t.Logf("seed %d, %d steps (replay with -ledger.seed=%d)", seed, steps, seed)
 	rng := rand.New(rand.NewSource(seed))
-	e := newEnv(t)
 	s := e.s
 	m := &model{bal: map[string]ledger.Balance{}, currency: map[string]string{}, customers: map[string][]string{},
 		systems: map[string][]string{}, holds: map[string]*mhold{}, keys: map[string]func() error{}}
