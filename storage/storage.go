@@ -76,3 +76,18 @@ var (
 	// ErrEmptyKey is returned by Put for an empty key.
 	ErrEmptyKey = errors.New("storage: empty key")
 )
+
+// CheckWrite is the check a backend's Put and Delete make first: ErrTxDone
+// once the transaction has ended, ErrReadOnly inside a View, ErrEmptyKey for
+// an empty key.
+func CheckWrite(done, writable bool, key []byte) error {
+	switch {
+	case done:
+		return ErrTxDone
+	case !writable:
+		return ErrReadOnly
+	case len(key) == 0:
+		return ErrEmptyKey
+	}
+	return nil
+}

@@ -133,15 +133,7 @@ func clone(b []byte) []byte {
 }
 
 func (t *tx) writable(key []byte) error {
-	switch {
-	case t.done:
-		return storage.ErrTxDone
-	case t.log == nil:
-		return storage.ErrReadOnly
-	case len(key) == 0:
-		return storage.ErrEmptyKey
-	}
-	return nil
+	return storage.CheckWrite(t.done, t.log != nil, key)
 }
 
 // Put stores a copy of value under key.
