@@ -59,6 +59,10 @@ type Error struct {
 	Fields  map[string]string
 	Data    any
 	Err     error
+	// Resource names what a not-found error is about ("account",
+	// "transfer"), so that errors.Is tells one resource's absence from
+	// another's while both answer code not_found.
+	Resource string
 }
 
 func (e *Error) Error() string {
@@ -92,12 +96,13 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Is reports whether target is an *Error with the same Code, so that
-// errors.Is(err, ledger.ErrInsufficientFunds) works on wrapped copies that
-// carry their own message or fields.
+// Is reports whether target is an *Error with the same Kind, Code and
+// Resource, so that errors.Is(err, ledger.ErrInsufficientFunds) works on
+// wrapped copies that carry their own message or fields, and a missing
+// payment detail is not ledger.ErrAccountNotFound.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	return ok && t.Code == e.Code && t.Kind == e.Kind
+	return ok && t.Code == e.Code && t.Kind == e.Kind && t.Resource == e.Resource
 }
 
 // E builds an *Error of the given kind and code.
@@ -139,10 +144,16 @@ func InvalidField(field, problem string) *Error {
 	return Invalid(map[string]string{field: problem})
 }
 
-// NotFound reports a missing object; what names it ("account").
+// NotFound reports a missing object; what names it ("account") and
+// becomes its Resource. Declare one per resource and return it (or a copy
+// from With) for both a missing object and one outside the caller's tree.
 func NotFound(what string) *Error {
-	return &Error{Kind: KindNotFound, Code: CodeNotFound, Message: what + " not found"}
+	return &Error{Kind: KindNotFound, Code: CodeNotFound, Message: what + " not found", Resource: what}
 }
+
+// ErrEntityNotFound reports an entity that does not exist or lies outside
+// the caller's tree; the two are indistinguishable on purpose.
+var ErrEntityNotFound = NotFound("entity")
 
 // Common codes shared across packages.
 const (

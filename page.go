@@ -43,3 +43,24 @@ func (o ListOptions) CheckLimit(def int) (int, error) {
 	}
 	return o.Limit, nil
 }
+
+// ErrCursor is the answer to a cursor a list did not issue: tampered,
+// malformed, or from another list or other filters.
+var ErrCursor = InvalidField("cursor", "is not a cursor this list issued")
+
+// ValidID reports whether s has the form of the IDs corebank issues: a
+// 26-character ULID in Crockford base32, upper case.
+func ValidID(s string) bool {
+	if len(s) != 26 || s[0] > '7' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9', c >= 'A' && c <= 'Z' && c != 'I' && c != 'L' && c != 'O' && c != 'U':
+		default:
+			return false
+		}
+	}
+	return true
+}

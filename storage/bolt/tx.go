@@ -31,11 +31,6 @@ func overValue(buf []byte, tag byte, round uint64, value []byte) []byte {
 
 func roundOf(v []byte) uint64 { return binary.BigEndian.Uint64(v[1:overHeader]) }
 
-// peeker is the overlay transaction's copy-free read (storage/memory).
-type peeker interface {
-	Peek(b storage.Bucket, key []byte) ([]byte, error)
-}
-
 // tx is one run of one function: transactions of the overlays (the active
 // one first, then the frozen one a checkpoint is folding, if any) layered
 // over a bbolt read transaction of the commit they lie on. Reads take the
@@ -87,7 +82,7 @@ func (t *tx) visible(v []byte) error {
 // lookup returns the value under key, aliasing storage it does not own.
 func (t *tx) lookup(b storage.Bucket, key []byte) ([]byte, bool, error) {
 	for _, o := range t.overs {
-		v, err := o.(peeker).Peek(b, key)
+		v, err := o.(storage.Peeker).Peek(b, key)
 		switch {
 		case err == nil:
 			if err := t.visible(v); err != nil {

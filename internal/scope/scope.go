@@ -1,0 +1,82 @@
+// Package scope is corebank's one authorization rule: a caller may act on
+// its own entity, every entity below it, and the objects they own. Every
+// service applies it inside the transaction that reads the object, before
+// it reveals anything, and answers a foreign object with the same
+// not-found error as a missing one.
+package scope
+
+import (
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/storage"
+)
+
+// Tree answers whether id is ancestorID or lies below it. entities.Gate
+// implements it; an unknown id lies in no tree.
+type Tree interface {
+	InTree(tx storage.Tx, ancestorID, id string) (bool, error)
+}
+
+// Allowed reports whether c may act on objects owned by entity owner. The
+// zero Caller may act on nothing and System on everything; otherwise owner
+// must be c's entity or lie below it in t (a nil t knows no descendants).
+func Allowed(tx storage.Tx, t Tree, c corebank.Caller, owner string) (bool, error) {
+	switch {
+	case c.IsSystem():
+		return true, nil
+	case c.EntityID == "" || owner == "":
+		return false, nil
+	case owner == c.EntityID:
+		return true, nil
+	case t == nil:
+		return false, nil
+	}
+	return t.InTree(tx, c.EntityID, owner)
+}
+
+// Check returns nil when c may act on objects owned by owner, else
+// notFound: the error the caller would get for a missing object, so that
+// existence never leaks.
+func Check(tx storage.Tx, t Tree, c corebank.Caller, owner string, notFound error) error {
+	ok, err := Allowed(tx, t, c, owner)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return notFound
+	}
+	return nil
+}
+
+// Entity returns the entity a request acts for: requested when c may act
+// on it, c's own entity when requested is "". It returns
+// corebank.ErrEntityNotFound for an unknown entity and for one outside c's
+// tree alike, and a validation error on "entity_id" when System names none.
+func Entity(tx storage.Tx, t Tree, c corebank.Caller, requested string) (string, error) {
+	if requested == "" {
+		if c.IsSystem() {
+			return "", corebank.InvalidField("entity_id", "is required")
+		}
+		if c.EntityID == "" {
+			return "", corebank.ErrEntityNotFound
+		}
+		return c.EntityID, nil
+	}
+	if c.IsSystem() {
+		// System acts on any entity that exists.
+		if t == nil {
+			return requested, nil
+		}
+		ok, err := t.InTree(tx, requested, requested)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "", corebank.ErrEntityNotFound
+		}
+		return requested, nil
+	}
+	if err := Check(tx, t, c, requested, corebank.ErrEntityNotFound); err != nil {
+		return "", err
+	}
+	return requested, nil
+}

@@ -1,0 +1,44 @@
+package storage
+
+import "context"
+
+// Update runs fn in a read-write transaction of db and returns what the
+// committed run of fn returned. A backend may run fn more than once (group
+// commit re-runs a batch; PostgreSQL retries serialization failures), so fn
+// returns its results rather than writing them to variables outside, and
+// every run starts from nothing. On error the zero T is returned.
+func Update[T any](ctx context.Context, db Backend, fn func(Tx) (T, error)) (T, error) {
+	var out T
+	err := db.Update(ctx, func(tx Tx) error {
+		v, err := fn(tx)
+		if err != nil {
+			return err
+		}
+		out = v
+		return nil
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return out, nil
+}
+
+// View runs fn against one consistent snapshot of db and returns what fn
+// returned; on error the zero T.
+func View[T any](ctx context.Context, db Backend, fn func(Tx) (T, error)) (T, error) {
+	var out T
+	err := db.View(ctx, func(tx Tx) error {
+		v, err := fn(tx)
+		if err != nil {
+			return err
+		}
+		out = v
+		return nil
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return out, nil
+}
