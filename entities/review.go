@@ -162,6 +162,12 @@ func approved(tx storage.Tx, entityID string) error {
 	return ErrEntityNotApproved.With("the entity is " + rec.status + "; it must be approved first")
 }
 
+// InTreeTx reports whether id is ancestorID or one of its descendants
+// (scope.Tree); an unknown id lies in no tree.
+func (Gate) InTreeTx(tx storage.Tx, ancestorID, id string) (bool, error) {
+	return inTree(tx, ancestorID, id)
+}
+
 // CanOpenAccount is Gate.CanOpenAccount.
 func (s *Service) CanOpenAccount(tx storage.Tx, entityID string) error {
 	return Gate{}.CanOpenAccount(tx, entityID)

@@ -72,6 +72,11 @@ type exchange struct {
 	capture *bytes.Buffer
 }
 
+// caller is the request's caller as the services take it.
+func (x *exchange) caller() corebank.Caller {
+	return corebank.Caller{EntityID: x.p.entityID, KeyID: x.p.keyID, ReadOnly: x.p.readOnly}
+}
+
 func (x *exchange) Header() http.Header { return x.w.Header() }
 
 func (x *exchange) WriteHeader(status int) {

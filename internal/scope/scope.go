@@ -11,9 +11,9 @@ import (
 )
 
 // Tree answers whether id is ancestorID or lies below it. entities.Gate
-// implements it; an unknown id lies in no tree.
+// and *entities.Service implement it; an unknown id lies in no tree.
 type Tree interface {
-	InTree(tx storage.Tx, ancestorID, id string) (bool, error)
+	InTreeTx(tx storage.Tx, ancestorID, id string) (bool, error)
 }
 
 // Allowed reports whether c may act on objects owned by entity owner. The
@@ -30,7 +30,7 @@ func Allowed(tx storage.Tx, t Tree, c corebank.Caller, owner string) (bool, erro
 	case t == nil:
 		return false, nil
 	}
-	return t.InTree(tx, c.EntityID, owner)
+	return t.InTreeTx(tx, c.EntityID, owner)
 }
 
 // Check returns nil when c may act on objects owned by owner, else
@@ -66,7 +66,7 @@ func Entity(tx storage.Tx, t Tree, c corebank.Caller, requested string) (string,
 		if t == nil {
 			return requested, nil
 		}
-		ok, err := t.InTree(tx, requested, requested)
+		ok, err := t.InTreeTx(tx, requested, requested)
 		if err != nil {
 			return "", err
 		}
