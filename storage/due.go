@@ -163,7 +163,7 @@ func (d *Due) run(ctx context.Context, j DueJob, asOf int64) (int, error) {
 				return items, nil
 			})
 			total += len(items)
-			if err != nil || len(items) < d.batch {
+			if err != nil || len(items) == 0 {
 				return total, err
 			}
 			last := items[len(items)-1]
@@ -180,7 +180,7 @@ func (d *Due) run(ctx context.Context, j DueJob, asOf int64) (int, error) {
 		after = dueKey(j.Kind, last.At, last.ID)
 		n, err := j.Batch(ctx, d.clock.Now(), items)
 		total += n
-		if err != nil || len(items) < d.batch {
+		if err != nil {
 			return total, err
 		}
 	}
