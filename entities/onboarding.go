@@ -84,7 +84,7 @@ func (v *validator) checkIdentification(path string, in *IdentificationInput, na
 			case nationality != want && coordinates.ValidCountry(nationality):
 				v.add(sp, d.TypeSpecific.IDSubtype+" is only accepted for nationality "+want)
 			case nationality != want:
-			case d.Number != "" && (len(d.Number) != digits || !isDigits(d.Number)):
+			case d.Number != "" && (len(d.Number) != digits || !corebank.IsDigits(d.Number)):
 				v.add(join(dp, "number"), "a "+d.TypeSpecific.IDSubtype+" must be "+strconv.Itoa(digits)+" digits")
 			}
 		}
