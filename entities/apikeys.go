@@ -225,14 +225,13 @@ func (s *Service) CreateAPIKey(ctx context.Context, caller corebank.Caller, k Ne
 // scopedKey loads key id for caller, answering ErrAPIKeyNotFound for a
 // missing key and for one of an entity outside the caller's tree alike.
 func (s *Service) scopedKey(tx storage.Tx, caller corebank.Caller, id string) (*keyRecord, error) {
-	rec, err := getKey(tx, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := scope.Check(tx, s, caller, rec.EntityID, ErrAPIKeyNotFound); err != nil {
-		return nil, err
-	}
-	return rec, nil
+	return loadScoped(tx, s, caller, "", ErrAPIKeyNotFound, func() (*keyRecord, string, error) {
+		rec, err := getKey(tx, id)
+		if err != nil {
+			return nil, "", err
+		}
+		return rec, rec.EntityID, nil
+	})
 }
 
 // GetAPIKey returns the key with id (no secret). Errors: ErrAPIKeyNotFound

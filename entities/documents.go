@@ -333,18 +333,13 @@ func (s *Service) GetDocument(ctx context.Context, caller corebank.Caller, withi
 
 // scopedDoc loads document id for caller narrowed to within (see narrow).
 func (s *Service) scopedDoc(tx storage.Tx, caller corebank.Caller, within, id string) (*docRecord, error) {
-	c, err := s.narrow(tx, caller, within)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := getDoc(tx, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := scope.Check(tx, s, c, rec.EntityID, ErrDocumentNotFound); err != nil {
-		return nil, err
-	}
-	return rec, nil
+	return loadScoped(tx, s, caller, within, ErrDocumentNotFound, func() (*docRecord, string, error) {
+		rec, err := getDoc(tx, id)
+		if err != nil {
+			return nil, "", err
+		}
+		return rec, rec.EntityID, nil
+	})
 }
 
 // DocumentFile is a document's stored file: its media type and bytes.

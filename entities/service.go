@@ -278,6 +278,27 @@ func (s *Service) ResolveEntity(ctx context.Context, callerEntityID, requested s
 	})
 }
 
+// loadScoped is how every object is read for a caller: narrow the caller
+// to within (see narrow), load the object, then check that the caller may
+// act on its owner, answering notFound for a foreign object exactly as
+// load answers for a missing one.
+func loadScoped[T any](tx storage.Tx, s *Service, caller corebank.Caller, within string, notFound error,
+	load func() (obj T, owner string, err error)) (T, error) {
+	var zero T
+	c, err := s.narrow(tx, caller, within)
+	if err != nil {
+		return zero, err
+	}
+	obj, owner, err := load()
+	if err != nil {
+		return zero, err
+	}
+	if err := scope.Check(tx, s, c, owner, notFound); err != nil {
+		return zero, err
+	}
+	return obj, nil
+}
+
 // narrow returns the caller a request acts as. A request that names an
 // entity_id (within) acts for that entity, which must lie in the caller's
 // tree (else ErrEntityNotFound, whatever object is asked for, so that an

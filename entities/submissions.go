@@ -209,20 +209,15 @@ func (s *Service) Submit(ctx context.Context, caller corebank.Caller, entityID s
 // and for one outside the tree alike.
 func (s *Service) GetSubmission(ctx context.Context, caller corebank.Caller, within, id string) (*Submission, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Submission, error) {
-		c, err := s.narrow(tx, caller, within)
-		if err != nil {
-			return nil, err
-		}
-		var sub Submission
-		if err := storage.GetJSON(tx, bucketSubmissions, subKey(id), &sub); errors.Is(err, storage.ErrNotFound) {
-			return nil, ErrSubmissionNotFound
-		} else if err != nil {
-			return nil, err
-		}
-		if err := scope.Check(tx, s, c, sub.EntityID, ErrSubmissionNotFound); err != nil {
-			return nil, err
-		}
-		return &sub, nil
+		return loadScoped(tx, s, caller, within, ErrSubmissionNotFound, func() (*Submission, string, error) {
+			var sub Submission
+			if err := storage.GetJSON(tx, bucketSubmissions, subKey(id), &sub); errors.Is(err, storage.ErrNotFound) {
+				return nil, "", ErrSubmissionNotFound
+			} else if err != nil {
+				return nil, "", err
+			}
+			return &sub, sub.EntityID, nil
+		})
 	})
 }
 
