@@ -273,6 +273,9 @@ func inTree(tx storage.Tx, ancestorID, id string) (bool, error) {
 // transaction of its own, for callers that do not yet pass a
 // corebank.Caller into their service.
 func (s *Service) ResolveEntity(ctx context.Context, callerEntityID, requested string) (string, error) {
+	if requested == "" {
+		return callerEntityID, nil // no read: most requests name no entity_id
+	}
 	return storage.View(ctx, s.db, func(tx storage.Tx) (string, error) {
 		return scope.Entity(tx, s, corebank.As(callerEntityID), requested)
 	})
