@@ -54,7 +54,8 @@ type APIKey struct {
 	PublicKeyPEM string `json:"encryption_public_key"`
 }
 
-// NewAPIKey asks for a key on EntityID, full access unless ReadOnly.
+// NewAPIKey asks for a key on EntityID (the caller's own entity when ""),
+// full access unless ReadOnly.
 type NewAPIKey struct {
 	EntityID string
 	ReadOnly bool
