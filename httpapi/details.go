@@ -149,7 +149,7 @@ func (h *handler) getDetails(x *exchange, r *http.Request) error {
 		return err
 	}
 	v := &detailsView{AccountDetail: d}
-	if e, err := h.ent.GetEntity(ctx, d.EntityID); err == nil {
+	if e, err := h.ent.GetEntity(ctx, x.caller(), "", d.EntityID); err == nil {
 		v.Entity = &entitySummary{ID: e.ID, Name: e.Name, Type: e.Type, Status: e.Status, IsRoot: e.IsRoot, ParentID: e.ParentEntity}
 	} else if !notFound(err) {
 		return err

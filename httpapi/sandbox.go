@@ -69,12 +69,7 @@ func (h *handler) createAPIKey(x *exchange, r *http.Request) error {
 	if err := decodeJSON(x.body, &req); err != nil {
 		return err
 	}
-	ctx := r.Context()
-	entity, err := h.scope(ctx, x, req.EntityID)
-	if err != nil {
-		return err
-	}
-	k, err := h.ent.CreateAPIKey(ctx, entities.NewAPIKey{EntityID: entity, ReadOnly: req.ReadOnly})
+	k, err := h.ent.CreateAPIKey(r.Context(), x.caller(), entities.NewAPIKey{EntityID: req.EntityID, ReadOnly: req.ReadOnly})
 	if err != nil {
 		return err
 	}
@@ -89,16 +84,8 @@ type deletedKey struct {
 }
 
 func (h *handler) deleteAPIKey(x *exchange, r *http.Request) error {
-	ctx := r.Context()
-	id := r.PathValue("id")
-	k, err := h.ent.GetAPIKey(ctx, id)
+	k, err := h.ent.DeleteAPIKey(r.Context(), x.caller(), r.PathValue("id"))
 	if err != nil {
-		return err
-	}
-	if err := h.owns(ctx, x, k.EntityID, "api key"); err != nil {
-		return err
-	}
-	if err := h.ent.DeleteAPIKey(ctx, id); err != nil {
 		return err
 	}
 	writeJSON(x, http.StatusOK, &deletedKey{ID: k.ID, EntityID: k.EntityID, Deleted: true})
@@ -112,15 +99,7 @@ func (h *handler) reviewEntity(x *exchange, r *http.Request) error {
 	if err := decodeJSON(x.body, &req); err != nil {
 		return err
 	}
-	ctx := r.Context()
-	id := r.PathValue("id")
-	if err := h.owns(ctx, x, id, "entity"); err != nil {
-		return err
-	}
-	if req.Decision == "" {
-		return corebank.InvalidField("decision", "is required: approved, rejected or suspended")
-	}
-	e, err := h.ent.Review(ctx, id, req.Decision)
+	e, err := h.ent.Review(r.Context(), x.caller(), r.PathValue("id"), req.Decision)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/ledger"
 )
@@ -46,15 +47,15 @@ func (h *handler) getStatement(x *exchange, r *http.Request) error {
 		st.Pagination.PreviousCursor = &s
 	}
 	if st.HolderAddress == nil {
-		st.HolderAddress = h.holderAddress(ctx, a.EntityID)
+		st.HolderAddress = h.holderAddress(ctx, x.caller(), a.EntityID)
 	}
 	return ok(x, http.StatusOK, "statement generated", st)
 }
 
 // holderAddress is the owner's address (a person's, else a business's
 // operating address), or nil when it has none.
-func (h *handler) holderAddress(ctx context.Context, entityID string) any {
-	c, err := h.ent.GetComposite(ctx, entityID)
+func (h *handler) holderAddress(ctx context.Context, caller corebank.Caller, entityID string) any {
+	c, err := h.ent.GetComposite(ctx, caller, "", entityID)
 	if err != nil || c == nil {
 		return nil
 	}
