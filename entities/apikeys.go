@@ -226,7 +226,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, caller corebank.Caller, k Ne
 // scopedKey loads key id for caller, answering ErrAPIKeyNotFound for a
 // missing key and for one of an entity outside the caller's tree alike.
 func (s *Service) scopedKey(tx storage.Tx, caller corebank.Caller, id string) (*keyRecord, error) {
-	return loadScoped(tx, s, caller, "", ErrAPIKeyNotFound, func() (*keyRecord, string, error) {
+	return scope.Load(tx, s, caller, "", ErrAPIKeyNotFound, func() (*keyRecord, string, error) {
 		rec, err := getKey(tx, id)
 		if err != nil {
 			return nil, "", err

@@ -331,9 +331,9 @@ func (s *Service) GetDocument(ctx context.Context, caller corebank.Caller, withi
 	})
 }
 
-// scopedDoc loads document id for caller narrowed to within (see narrow).
+// scopedDoc loads document id for caller narrowed to within (see scope.Within).
 func (s *Service) scopedDoc(tx storage.Tx, caller corebank.Caller, within, id string) (*docRecord, error) {
-	return loadScoped(tx, s, caller, within, ErrDocumentNotFound, func() (*docRecord, string, error) {
+	return scope.Load(tx, s, caller, within, ErrDocumentNotFound, func() (*docRecord, string, error) {
 		rec, err := getDoc(tx, id)
 		if err != nil {
 			return nil, "", err

@@ -222,9 +222,9 @@ func (s *Service) GetComposite(ctx context.Context, caller corebank.Caller, with
 }
 
 // scopedEntity loads entity id for caller narrowed to within (see
-// narrow), answering ErrEntityNotFound outside the tree.
+// scope.Within), answering ErrEntityNotFound outside the tree.
 func (s *Service) scopedEntity(tx storage.Tx, caller corebank.Caller, within, id string) (*entityRecord, error) {
-	c, err := s.narrow(tx, caller, within)
+	c, err := scope.Within(tx, s, caller, within)
 	if err != nil {
 		return nil, err
 	}
@@ -279,41 +279,4 @@ func (s *Service) ResolveEntity(ctx context.Context, callerEntityID, requested s
 	return storage.View(ctx, s.db, func(tx storage.Tx) (string, error) {
 		return scope.Entity(tx, s, corebank.As(callerEntityID), requested)
 	})
-}
-
-// loadScoped is how every object is read for a caller: narrow the caller
-// to within (see narrow), load the object, then check that the caller may
-// act on its owner, answering notFound for a foreign object exactly as
-// load answers for a missing one.
-func loadScoped[T any](tx storage.Tx, s *Service, caller corebank.Caller, within string, notFound error,
-	load func() (obj T, owner string, err error)) (T, error) {
-	var zero T
-	c, err := s.narrow(tx, caller, within)
-	if err != nil {
-		return zero, err
-	}
-	obj, owner, err := load()
-	if err != nil {
-		return zero, err
-	}
-	if err := scope.Check(tx, s, c, owner, notFound); err != nil {
-		return zero, err
-	}
-	return obj, nil
-}
-
-// narrow returns the caller a request acts as. A request that names an
-// entity_id (within) acts for that entity, which must lie in the caller's
-// tree (else ErrEntityNotFound, whatever object is asked for, so that an
-// existing and a missing object answer alike); objects must then lie in
-// within's tree. With within "" it returns caller.
-func (s *Service) narrow(tx storage.Tx, caller corebank.Caller, within string) (corebank.Caller, error) {
-	if within == "" {
-		return caller, nil
-	}
-	id, err := scope.Entity(tx, s, caller, within)
-	if err != nil {
-		return corebank.Caller{}, err
-	}
-	return corebank.Caller{EntityID: id, KeyID: caller.KeyID, ReadOnly: caller.ReadOnly}, nil
 }

@@ -209,7 +209,7 @@ func (s *Service) Submit(ctx context.Context, caller corebank.Caller, entityID s
 // and for one outside the tree alike.
 func (s *Service) GetSubmission(ctx context.Context, caller corebank.Caller, within, id string) (*Submission, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Submission, error) {
-		return loadScoped(tx, s, caller, within, ErrSubmissionNotFound, func() (*Submission, string, error) {
+		return scope.Load(tx, s, caller, within, ErrSubmissionNotFound, func() (*Submission, string, error) {
 			var sub Submission
 			if err := storage.GetJSON(tx, bucketSubmissions, subKey(id), &sub); errors.Is(err, storage.ErrNotFound) {
 				return nil, "", ErrSubmissionNotFound

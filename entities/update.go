@@ -190,7 +190,7 @@ func (s *Service) saveUpdate(tx storage.Tx, now time.Time, rec *entityRecord, pr
 	return &UpdateResult{Composite: composite(rec, prof), ChangesApplied: ch}, nil
 }
 
-// scoped loads entity id for caller narrowed to within (see narrow): it
+// scoped loads entity id for caller narrowed to within (see scope.Within): it
 // must lie in the tree and have type typ ("" for any), else
 // ErrEntityNotFound.
 func (s *Service) scoped(tx storage.Tx, caller corebank.Caller, within, id, typ string) (*entityRecord, *profileRecord, error) {
