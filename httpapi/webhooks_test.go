@@ -146,7 +146,7 @@ func newHookEnvDB(t *testing.T, raw storage.Backend, run bool) *hookEnv {
 	wake.Store(wh)
 	e.wh = wh
 	fund := e.funding.svc
-	e.h = httpapi.New(httpapi.Services{DB: hooked, Ledger: e.led, Entities: e.ent, Funding: e.funding,
+	e.h = httpapi.New(httpapi.Services{DB: hooked, Ledger: e.led, Entities: e.ent, Funding: e.funding.svc,
 		Payments: e.pay, Webhooks: wh}, &httpapi.Options{Env: httpapi.EnvSandbox, FakeClock: e.clock,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		CursorKey: []byte("test cursor key"),
