@@ -15,10 +15,12 @@ import (
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/memory"
 )
 
 type fixture struct {
+	db   storage.Backend
 	clk  *clock.Mock
 	led  *ledger.Service
 	fund *funding.Service
@@ -39,7 +41,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{clk: clk, led: led, fund: funding.NewService(db, led, &funding.Options{Clock: clk, IDs: ids}), acct: acct,
+	return &fixture{db: db, clk: clk, led: led, fund: funding.NewService(db, led, &funding.Options{Clock: clk, IDs: ids}), acct: acct,
 		own: corebank.As(acct.EntityID)}
 }
 
@@ -259,6 +261,36 @@ func TestCreateInflowScope(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// parentOf is a scope.Tree in which parent lies above child.
+type parentOf struct{ parent, child string }
+
+func (p parentOf) InTreeTx(_ storage.Tx, ancestorID, id string) (bool, error) {
+	return ancestorID == id || (ancestorID == p.parent && id == p.child), nil
+}
+
+func TestCreateInflowTree(t *testing.T) {
+	ctx := context.Background()
+	const parent = "01HXXXXXXXXXXXXXXXXXXXXXXX"
+	for _, tc := range []struct {
+		name string
+		tree bool
+		ok   bool
+	}{{"OK parent with a tree", true, true}, {"ErrAccountNotFound parent without a tree", false, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			o := &funding.Options{Clock: f.clk}
+			if tc.tree {
+				o.Tree = parentOf{parent, f.acct.EntityID}
+			}
+			fund := funding.NewService(f.db, f.led, o)
+			_, err := fund.CreateInflow(ctx, corebank.As(parent), funding.NewInflow{AccountID: f.acct.ID, Amount: 3})
+			if tc.ok != (err == nil) || (!tc.ok && !errors.Is(err, ledger.ErrAccountNotFound)) {
+				t.Fatalf("err = %v", err)
+			}
+		})
+	}
 }
 
 func TestNewInflowJSON(t *testing.T) {
