@@ -185,7 +185,9 @@ type Options struct {
 	// 15 min.
 	RetryWindow time.Duration
 	// EventRetention is how long ListEvents and Redeliver see an event and
-	// Deliveries a finished delivery; default 30 days.
+	// Deliveries a finished delivery; default 30 days. Each event's and
+	// delivery's purge is scheduled when it is written, so a new value
+	// applies to those written after the change.
 	EventRetention time.Duration
 	// PollInterval is how often Run looks for work on the real clock when
 	// no Wake arrives; default 1 s.
