@@ -36,7 +36,7 @@ func Example() {
 		EntityID: root.EntityID, Type: "checking", Currency: "USD", DisplayName: "Operating"})
 
 	settle := false
-	fund.CreateInflow(ctx, funding.NewInflow{AccountID: acct.ID, Amount: 150000, Settle: &settle})
+	fund.CreateInflow(ctx, corebank.System(), funding.NewInflow{AccountID: acct.ID, Amount: 150000, Settle: &settle})
 	bal, _ := led.GetBalance(ctx, acct.ID)
 	fmt.Printf("pending: available %d, current %d\n", bal.Available(), bal.Current())
 

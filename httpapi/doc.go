@@ -1,7 +1,7 @@
 // Package httpapi serves corebank's REST API (SPEC.md, CONTRACT.md) as an
 // http.Handler:
 //
-//	h := httpapi.New(httpapi.Services{DB: db, Ledger: led, Entities: ent, Funding: inflows}, &httpapi.Options{
+//	h := httpapi.New(httpapi.Services{DB: db, Ledger: led, Entities: ent, Funding: fund}, &httpapi.Options{
 //		Env: httpapi.EnvSandbox, FakeClock: mock, RunJobs: runner.RunDue,
 //	})
 //	http.ListenAndServe(addr, h)

@@ -46,23 +46,24 @@ func testKey() (*rsa.PrivateKey, error) {
 	return rsaKey, nil
 }
 
-// fakeFunding wraps the real funding service, counting calls; block, when
-// set, is waited on before each inflow (to hold a request in flight).
+// fakeFunding is the real funding service over a store that counts the
+// service's transactions; block, when set, is waited on before each (to
+// hold a request in flight).
 type fakeFunding struct {
+	storage.Backend
 	svc     *funding.Service
 	calls   atomic.Int64
 	block   chan struct{}
 	entered chan struct{}
 }
 
-func (f *fakeFunding) CreateInflow(ctx context.Context, in httpapi.NewInflow) (any, error) {
+func (f *fakeFunding) Update(ctx context.Context, fn func(storage.Tx) error) error {
 	f.calls.Add(1)
 	if f.block != nil {
 		f.entered <- struct{}{}
 		<-f.block
 	}
-	return f.svc.CreateInflow(ctx, funding.NewInflow{AccountID: in.AccountID, Amount: in.Amount,
-		Currency: in.Currency, Narration: in.Narration, Settle: in.Settle})
+	return f.Backend.Update(ctx, fn)
 }
 
 // env is one API over a fresh in-memory store with a bootstrapped root.
@@ -121,8 +122,9 @@ func build(t testing.TB, db storage.Backend, seed int64, opts ...envOpt) *env {
 		t.Fatalf("bootstrap: %v %v", created, err)
 	}
 	e.root, e.key, e.roKey = boot.EntityID, boot.APIKey, boot.ReadOnlyAPIKey
-	fund := funding.NewService(e.db, e.led, &funding.Options{Clock: e.clock, IDs: ids})
-	e.funding = &fakeFunding{svc: fund}
+	e.funding = &fakeFunding{Backend: e.db}
+	fund := funding.NewService(e.funding, e.led, &funding.Options{Clock: e.clock, IDs: ids, Tree: entities.Gate{}})
+	e.funding.svc = fund
 	e.pay = payments.NewService(e.db, e.led, &payments.Options{Clock: e.clock, IDs: ids,
 		Receiver: payments.ReceiverFunc(func(tx storage.Tx, now time.Time, in payments.Inflow) error {
 			_, err := fund.ReceiveTx(tx, now, funding.NewInflow{AccountID: in.AccountID, Amount: in.Amount,
@@ -148,7 +150,7 @@ func build(t testing.TB, db storage.Backend, seed int64, opts ...envOpt) *env {
 	for _, f := range opts {
 		f(o)
 	}
-	e.h = httpapi.New(httpapi.Services{DB: e.db, Ledger: e.led, Entities: e.ent, Funding: e.funding, Payments: e.pay, Webhooks: e.wh}, o)
+	e.h = httpapi.New(httpapi.Services{DB: e.db, Ledger: e.led, Entities: e.ent, Funding: e.funding.svc, Payments: e.pay, Webhooks: e.wh}, o)
 	return e
 }
 

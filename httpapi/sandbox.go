@@ -7,7 +7,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/entities"
-	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/funding"
 )
 
 // maxAdvance is the longest single clock advance (ten years).
@@ -109,44 +109,18 @@ func (h *handler) reviewEntity(x *exchange, r *http.Request) error {
 
 var errNoFunding = corebank.E(corebank.KindUnavailable, "unavailable", "sandbox inflows are not configured on this server")
 
+// createInflow serves POST /sandbox/inflows: the body is funding.NewInflow
+// (reference and source are not members of it), and the funding service
+// checks it and the caller's scope over the account.
 func (h *handler) createInflow(x *exchange, r *http.Request) error {
-	var req NewInflow
+	var req funding.NewInflow
 	if err := decodeJSON(x.body, &req); err != nil {
 		return err
-	}
-	p := corebank.Problems{}
-	if req.AccountID == "" {
-		p.Add("account_id", "is required")
-	}
-	switch {
-	case req.Amount < 1:
-		p.Add("amount", "must be at least 1")
-	case req.Amount > ledger.MaxAmount:
-		p.Add("amount", "is too large")
-	}
-	if req.Currency != "" {
-		if _, known := ledger.CurrencyInfo(req.Currency); !known {
-			p.Add("currency", "is not a supported currency")
-		}
-	}
-	if len(req.Narration) > 255 {
-		p.Add("narration", "must be at most 255 characters")
-	}
-	if err := p.Err(); err != nil {
-		return err
-	}
-	ctx := r.Context()
-	a, err := h.account(ctx, x, req.AccountID, "")
-	if err != nil {
-		return err
-	}
-	if req.Currency != "" && req.Currency != a.Currency {
-		return corebank.InvalidField("currency", "must match the account's currency "+a.Currency)
 	}
 	if h.funding == nil {
 		return errNoFunding
 	}
-	in, err := h.funding.CreateInflow(ctx, req)
+	in, err := h.funding.CreateInflow(r.Context(), x.caller(), req)
 	if err != nil {
 		return err
 	}
