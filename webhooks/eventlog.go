@@ -141,7 +141,7 @@ func (s *Service) Redeliver(ctx context.Context, caller corebank.Caller, entityI
 	}
 	now := s.clock.Now()
 	out, err := storage.Update(ctx, s.db, func(tx storage.Tx) ([]Delivery, error) {
-		c, err := s.reach(tx, caller, entityID)
+		c, err := scope.Within(tx, s.tree, caller, entityID)
 		if err != nil {
 			return nil, err
 		}

@@ -499,38 +499,17 @@ func newSecret() string {
 
 func secretAD(hookID string) []byte { return []byte("webhooks.secret/" + hookID) }
 
-// reach returns whom a request acts as: caller itself, or, when requested
-// names an entity, that entity, once scope.Entity has allowed it (an
-// entity outside caller's tree, or unknown, is corebank.ErrEntityNotFound).
-// Objects are then checked against the returned caller, so they must lie
-// under requested.
-func (s *Service) reach(tx storage.Tx, caller corebank.Caller, requested string) (corebank.Caller, error) {
-	if requested == "" {
-		return caller, nil
-	}
-	ent, err := scope.Entity(tx, s.tree, caller, requested)
-	if err != nil {
-		return corebank.Caller{}, err
-	}
-	return corebank.Caller{EntityID: ent, KeyID: caller.KeyID, ReadOnly: caller.ReadOnly}, nil
-}
-
 // hookTx loads webhook id for caller, under entity requested when given
-// (see reach). A webhook outside the caller's reach is ErrWebhookNotFound,
-// exactly as a missing one.
+// (see scope.Within). A webhook outside the caller's reach is
+// ErrWebhookNotFound, exactly as a missing one.
 func (s *Service) hookTx(tx storage.Tx, caller corebank.Caller, requested, id string) (*record, error) {
-	c, err := s.reach(tx, caller, requested)
-	if err != nil {
-		return nil, err
-	}
-	r, err := getRecord(tx, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := scope.Check(tx, s.tree, c, r.EntityID, ErrWebhookNotFound); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return scope.Load(tx, s.tree, caller, requested, ErrWebhookNotFound, func() (*record, string, error) {
+		r, err := getRecord(tx, id)
+		if err != nil {
+			return nil, "", err
+		}
+		return r, r.EntityID, nil
+	})
 }
 
 // Create registers a webhook for in.EntityID ("" is the caller's entity)
