@@ -204,7 +204,7 @@ func filterPrefix(f AccountFilter) string {
 
 func addCount(tx storage.Tx, key string, d int64) error {
 	var n uint64
-	raw, err := peek(tx, bucketCounts, []byte(key))
+	raw, err := storage.Peek(tx, bucketCounts, []byte(key))
 	switch {
 	case err == nil:
 		n, err = storage.Uint64(raw)

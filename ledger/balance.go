@@ -65,19 +65,19 @@ type balRec struct {
 func (r *balRec) system() bool { return r.flags&flagSystem != 0 }
 
 func (r *balRec) appendTo(b []byte) []byte {
-	e := encoder{b: b}
-	e.byte(balVersion)
-	e.byte(r.flags)
-	e.str(r.currency)
-	e.bytes(r.entity)
-	e.varint(r.Settled)
-	e.varint(r.PendingDebits)
-	e.varint(r.PendingCredits)
-	e.varint(r.credits)
-	e.varint(r.debits)
-	e.uvarint(r.seq)
-	e.varint(r.lastMs)
-	return e.b
+	e := storage.Encoder{B: b}
+	e.Byte(balVersion)
+	e.Byte(r.flags)
+	e.Str(r.currency)
+	e.Bytes(r.entity)
+	e.Varint(r.Settled)
+	e.Varint(r.PendingDebits)
+	e.Varint(r.PendingCredits)
+	e.Varint(r.credits)
+	e.Varint(r.debits)
+	e.Uvarint(r.seq)
+	e.Varint(r.lastMs)
+	return e.B
 }
 
 func decodeBal(b []byte) (*balRec, error) {
@@ -90,21 +90,21 @@ func decodeBal(b []byte) (*balRec, error) {
 
 // decode fills r from its stored form.
 func (r *balRec) decode(b []byte) error {
-	d := decoder{b: b}
-	if d.byte() != balVersion {
-		return errCorrupt
+	d := storage.Decoder{B: b}
+	if d.Byte() != balVersion {
+		return storage.ErrCorrupt
 	}
-	r.flags = d.byte()
-	r.currency = d.currency()
-	r.entity = d.raw()
-	r.Settled = d.varint()
-	r.PendingDebits = d.varint()
-	r.PendingCredits = d.varint()
-	r.credits = d.varint()
-	r.debits = d.varint()
-	r.seq = d.uvarint()
-	r.lastMs = d.varint()
-	return d.err
+	r.flags = d.Byte()
+	r.currency = readCurrency(&d)
+	r.entity = d.Raw()
+	r.Settled = d.Varint()
+	r.PendingDebits = d.Varint()
+	r.PendingCredits = d.Varint()
+	r.credits = d.Varint()
+	r.debits = d.Varint()
+	r.seq = d.Uvarint()
+	r.lastMs = d.Varint()
+	return d.Err
 }
 
 // System account purposes. Any purpose matching [a-z0-9._-]{1,64} is
@@ -162,7 +162,7 @@ func parseSystemAccount(id string) (currency string, ok bool) {
 // accounts.
 func loadBal(tx storage.Tx, id string) (*balRec, error) {
 	r := &balRec{}
-	raw, err := peek(tx, bucketBalances, []byte(id))
+	raw, err := storage.Peek(tx, bucketBalances, []byte(id))
 	if err := decodeBalAt(raw, err, id, r); err != nil {
 		return nil, err
 	}
@@ -174,7 +174,7 @@ func loadBal(tx storage.Tx, id string) (*balRec, error) {
 func (s *Service) loadBalInto(tx storage.Tx, id string, r *balRec) error {
 	bp := s.buf()
 	k := append(*bp, id...)
-	raw, err := peek(tx, bucketBalances, k)
+	raw, err := storage.Peek(tx, bucketBalances, k)
 	s.release(bp, k)
 	return decodeBalAt(raw, err, id, r)
 }

@@ -69,57 +69,57 @@ type JournalEntry struct {
 const entryVersion = 1
 
 func (j *JournalEntry) encode() []byte {
-	e := encoder{b: make([]byte, 0, 96+len(j.Lines)*40)}
-	e.byte(entryVersion)
-	e.str(j.ID)
-	e.str(j.Key)
-	e.varint(j.Created)
-	e.str(j.Narration)
-	e.str(j.Reference)
-	e.strMap(j.Meta)
-	e.uvarint(uint64(len(j.Lines)))
+	e := storage.Encoder{B: make([]byte, 0, 96+len(j.Lines)*40)}
+	e.Byte(entryVersion)
+	e.Str(j.ID)
+	e.Str(j.Key)
+	e.Varint(j.Created)
+	e.Str(j.Narration)
+	e.Str(j.Reference)
+	e.StrMap(j.Meta)
+	e.Uvarint(uint64(len(j.Lines)))
 	for _, l := range j.Lines {
-		e.str(l.AccountID)
+		e.Str(l.AccountID)
 		if l.Side == Debit {
-			e.byte('D')
+			e.Byte('D')
 		} else {
-			e.byte('C')
+			e.Byte('C')
 		}
-		e.varint(l.Amount)
-		e.str(l.Currency)
+		e.Varint(l.Amount)
+		e.Str(l.Currency)
 	}
-	return e.b
+	return e.B
 }
 
 func decodeEntry(b []byte) (*JournalEntry, error) {
-	d := decoder{b: b}
-	if d.byte() != entryVersion {
-		return nil, errCorrupt
+	d := storage.Decoder{B: b}
+	if d.Byte() != entryVersion {
+		return nil, storage.ErrCorrupt
 	}
 	j := &JournalEntry{}
-	j.ID = d.str()
-	j.Key = d.str()
-	j.Created = d.varint()
-	j.Narration = d.str()
-	j.Reference = d.str()
-	j.Meta = d.strMap()
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		return nil, errCorrupt
+	j.ID = d.Str()
+	j.Key = d.Str()
+	j.Created = d.Varint()
+	j.Narration = d.Str()
+	j.Reference = d.Str()
+	j.Meta = d.StrMap()
+	n := d.Uvarint()
+	if n > uint64(len(d.B)) {
+		return nil, storage.ErrCorrupt
 	}
 	j.Lines = make([]Line, n)
 	for i := range j.Lines {
 		l := &j.Lines[i]
-		l.AccountID = d.str()
-		if d.byte() == 'D' {
+		l.AccountID = d.Str()
+		if d.Byte() == 'D' {
 			l.Side = Debit
 		} else {
 			l.Side = Credit
 		}
-		l.Amount = d.varint()
-		l.Currency = d.str()
+		l.Amount = d.Varint()
+		l.Currency = d.Str()
 	}
-	return j, d.err
+	return j, d.Err
 }
 
 // Post applies entry as one transaction and returns the posted entry.
@@ -350,7 +350,7 @@ func lookupIdem(tx storage.Tx, key string) (byte, string, error) {
 		return 0, "", err
 	}
 	if len(raw) < 1 {
-		return 0, "", errCorrupt
+		return 0, "", storage.ErrCorrupt
 	}
 	return raw[0], string(raw[1:]), nil
 }

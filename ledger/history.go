@@ -81,50 +81,50 @@ type HistoryLine struct {
 const lineVersion = 1
 
 func (l *HistoryLine) appendTo(b []byte) []byte {
-	e := encoder{b: b}
-	e.byte(lineVersion)
-	e.byte(lineKindCode(l.Kind))
-	e.uvarint(l.Seq)
-	e.varint(l.Created)
-	e.str(l.TxID)
-	e.varint(l.SettledDelta)
-	e.varint(l.PendingDebitsDelta)
-	e.varint(l.PendingCreditsDelta)
-	e.varint(l.Balance.Settled)
-	e.varint(l.Balance.PendingDebits)
-	e.varint(l.Balance.PendingCredits)
-	e.varint(l.Credits)
-	e.varint(l.Debits)
-	e.str(l.Narration)
-	e.str(l.Reference)
-	return e.b
+	e := storage.Encoder{B: b}
+	e.Byte(lineVersion)
+	e.Byte(lineKindCode(l.Kind))
+	e.Uvarint(l.Seq)
+	e.Varint(l.Created)
+	e.Str(l.TxID)
+	e.Varint(l.SettledDelta)
+	e.Varint(l.PendingDebitsDelta)
+	e.Varint(l.PendingCreditsDelta)
+	e.Varint(l.Balance.Settled)
+	e.Varint(l.Balance.PendingDebits)
+	e.Varint(l.Balance.PendingCredits)
+	e.Varint(l.Credits)
+	e.Varint(l.Debits)
+	e.Str(l.Narration)
+	e.Str(l.Reference)
+	return e.B
 }
 
 func decodeLine(b []byte) (*HistoryLine, error) {
-	d := decoder{b: b}
-	if d.byte() != lineVersion {
-		return nil, errCorrupt
+	d := storage.Decoder{B: b}
+	if d.Byte() != lineVersion {
+		return nil, storage.ErrCorrupt
 	}
 	l := &HistoryLine{}
-	k := d.byte()
+	k := d.Byte()
 	if int(k) >= len(lineKindNames) || k == 0 {
-		return nil, errCorrupt
+		return nil, storage.ErrCorrupt
 	}
 	l.Kind = lineKindNames[k]
-	l.Seq = d.uvarint()
-	l.Created = d.varint()
-	l.TxID = d.str()
-	l.SettledDelta = d.varint()
-	l.PendingDebitsDelta = d.varint()
-	l.PendingCreditsDelta = d.varint()
-	l.Balance.Settled = d.varint()
-	l.Balance.PendingDebits = d.varint()
-	l.Balance.PendingCredits = d.varint()
-	l.Credits = d.varint()
-	l.Debits = d.varint()
-	l.Narration = d.str()
-	l.Reference = d.str()
-	return l, d.err
+	l.Seq = d.Uvarint()
+	l.Created = d.Varint()
+	l.TxID = d.Str()
+	l.SettledDelta = d.Varint()
+	l.PendingDebitsDelta = d.Varint()
+	l.PendingCreditsDelta = d.Varint()
+	l.Balance.Settled = d.Varint()
+	l.Balance.PendingDebits = d.Varint()
+	l.Balance.PendingCredits = d.Varint()
+	l.Credits = d.Varint()
+	l.Debits = d.Varint()
+	l.Narration = d.Str()
+	l.Reference = d.Str()
+	return l, d.Err
 }
 
 // histPrefix is "<account>/<stream>/".

@@ -77,71 +77,71 @@ type Hold struct {
 const holdVersion = 1
 
 func (h *Hold) appendTo(b []byte) []byte {
-	e := encoder{b: b}
-	e.byte(holdVersion)
-	e.str(h.ID)
-	e.str(h.Key)
-	e.str(h.DebitAccountID)
-	e.str(h.CreditAccountID)
-	e.str(h.Currency)
-	e.varint(h.Amount)
-	e.varint(h.PostedAmount)
+	e := storage.Encoder{B: b}
+	e.Byte(holdVersion)
+	e.Str(h.ID)
+	e.Str(h.Key)
+	e.Str(h.DebitAccountID)
+	e.Str(h.CreditAccountID)
+	e.Str(h.Currency)
+	e.Varint(h.Amount)
+	e.Varint(h.PostedAmount)
 	var st byte
 	for i, n := range holdStatusNames {
 		if n == h.Status {
 			st = byte(i)
 		}
 	}
-	e.byte(st)
-	e.varint(h.ExpiresAt)
+	e.Byte(st)
+	e.Varint(h.ExpiresAt)
 	if h.OnTimeout == TimeoutPost {
-		e.byte(1)
+		e.Byte(1)
 	} else {
-		e.byte(0)
+		e.Byte(0)
 	}
-	e.varint(h.Created)
-	e.varint(h.Updated)
-	e.str(h.Narration)
-	e.str(h.Reference)
-	e.strMap(h.Meta)
-	return e.b
+	e.Varint(h.Created)
+	e.Varint(h.Updated)
+	e.Str(h.Narration)
+	e.Str(h.Reference)
+	e.StrMap(h.Meta)
+	return e.B
 }
 
 // decodeHold decodes a stored hold whose key is id, sharing id's bytes for
 // the ID instead of allocating a copy.
 func decodeHold(b []byte, id string) (*Hold, error) {
-	d := decoder{b: b}
-	if d.byte() != holdVersion {
-		return nil, errCorrupt
+	d := storage.Decoder{B: b}
+	if d.Byte() != holdVersion {
+		return nil, storage.ErrCorrupt
 	}
 	h := &Hold{}
-	h.ID = d.strKnown(id)
-	h.Key = d.str()
-	h.DebitAccountID = d.str()
-	h.CreditAccountID = d.str()
-	h.Currency = d.currency()
-	h.Amount = d.varint()
-	h.PostedAmount = d.varint()
-	st := d.byte()
+	h.ID = d.StrKnown(id)
+	h.Key = d.Str()
+	h.DebitAccountID = d.Str()
+	h.CreditAccountID = d.Str()
+	h.Currency = readCurrency(&d)
+	h.Amount = d.Varint()
+	h.PostedAmount = d.Varint()
+	st := d.Byte()
 	if int(st) >= len(holdStatusNames) {
-		return nil, errCorrupt
+		return nil, storage.ErrCorrupt
 	}
 	h.Status = holdStatusNames[st]
-	h.ExpiresAt = d.varint()
+	h.ExpiresAt = d.Varint()
 	h.OnTimeout = TimeoutVoid
-	if d.byte() == 1 {
+	if d.Byte() == 1 {
 		h.OnTimeout = TimeoutPost
 	}
-	h.Created = d.varint()
-	h.Updated = d.varint()
-	h.Narration = d.str()
-	h.Reference = d.str()
-	h.Meta = d.strMap()
-	return h, d.err
+	h.Created = d.Varint()
+	h.Updated = d.Varint()
+	h.Narration = d.Str()
+	h.Reference = d.Str()
+	h.Meta = d.StrMap()
+	return h, d.Err
 }
 
 func getHold(tx storage.Tx, id string) (*Hold, error) {
-	raw, err := peek(tx, bucketHolds, []byte(id))
+	raw, err := storage.Peek(tx, bucketHolds, []byte(id))
 	return holdFrom(raw, err, id)
 }
 
@@ -149,7 +149,7 @@ func getHold(tx storage.Tx, id string) (*Hold, error) {
 func (s *Service) getHold(tx storage.Tx, id string) (*Hold, error) {
 	bp := s.buf()
 	k := append(*bp, id...)
-	raw, err := peek(tx, bucketHolds, k)
+	raw, err := storage.Peek(tx, bucketHolds, k)
 	s.release(bp, k)
 	return holdFrom(raw, err, id)
 }
@@ -193,17 +193,17 @@ func appendPendingKey(k []byte, account string, ms int64, holdID string) []byte 
 }
 
 func appendPendingValue(b []byte, side Side, h *Hold) []byte {
-	e := encoder{b: b}
-	e.byte(1)
+	e := storage.Encoder{B: b}
+	e.Byte(1)
 	if side == Debit {
-		e.byte('D')
+		e.Byte('D')
 	} else {
-		e.byte('C')
+		e.Byte('C')
 	}
-	e.varint(h.Amount)
-	e.str(h.Narration)
-	e.str(h.Reference)
-	return e.b
+	e.Varint(h.Amount)
+	e.Str(h.Narration)
+	e.Str(h.Reference)
+	return e.B
 }
 
 // Hold places a pending transfer and returns it.
@@ -575,7 +575,7 @@ func (s *Service) drainDue(ctx context.Context, b storage.Bucket, asOf time.Time
 			var keys [][]byte
 			err := tx.Scan(b, storage.ScanOptions{Limit: batch}, func(k, _ []byte) error {
 				if len(k) < 8 {
-					return errCorrupt
+					return storage.ErrCorrupt
 				}
 				ms, _ := storage.Uint64(k)
 				if int64(ms) > asOfMs {

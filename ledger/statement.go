@@ -347,7 +347,7 @@ func (sc *stmtScan) scanSettled(from *stmtPos, reverse bool, n int) ([]stmtItem,
 	var out []stmtItem
 	err := sc.tx.Scan(bucketHistory, storage.ScanOptions{Prefix: prefix, After: after, Reverse: reverse, Limit: n}, func(k, v []byte) error {
 		if len(k) != len(prefix)+16 {
-			return errCorrupt
+			return storage.ErrCorrupt
 		}
 		ms := int64(binary.BigEndian.Uint64(k[len(prefix):]))
 		if ms > sc.endMs || ms < sc.startMs {
@@ -384,25 +384,25 @@ func (sc *stmtScan) scanPending(from *stmtPos, reverse bool, n int) ([]stmtItem,
 	var out []stmtItem
 	err := sc.tx.Scan(bucketPending, storage.ScanOptions{Prefix: prefix, After: after, Reverse: reverse, Limit: n}, func(k, v []byte) error {
 		if len(k) < len(prefix)+8 {
-			return errCorrupt
+			return storage.ErrCorrupt
 		}
 		ms := int64(binary.BigEndian.Uint64(k[len(prefix):]))
 		if ms > sc.endMs || ms < sc.startMs {
 			return storage.ErrStop
 		}
-		d := decoder{b: v}
-		if d.byte() != 1 {
-			return errCorrupt
+		d := storage.Decoder{B: v}
+		if d.Byte() != 1 {
+			return storage.ErrCorrupt
 		}
 		t := StatementTransaction{ID: string(k[len(prefix)+8:]), Created: ms, Type: string(Credit), Status: StatusPending}
-		if d.byte() == 'D' {
+		if d.Byte() == 'D' {
 			t.Type = string(Debit)
 		}
-		t.Amount = d.varint()
-		t.Narration = d.str()
-		t.Reference = d.str()
-		if d.err != nil {
-			return d.err
+		t.Amount = d.Varint()
+		t.Narration = d.Str()
+		t.Reference = d.Str()
+		if d.Err != nil {
+			return d.Err
 		}
 		out = append(out, stmtItem{pos: stmtPos{ms: ms, stream: histPending, holdID: t.ID}, tx: t})
 		return nil
