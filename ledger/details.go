@@ -19,7 +19,6 @@ const (
 	bucketDetails       = storage.Bucket("ledger.account_details")         // details ID -> detailsRecord JSON
 	bucketDetailsIndex  = storage.Bucket("ledger.account_details_index")   // <filter>/<values...>/<details ID> -> empty
 	bucketDetailsCounts = storage.Bucket("ledger.account_details_counts")  // <filter>/<values...>/ -> uint64 count
-	bucketDetailsDue    = storage.Bucket("ledger.account_details_due")     // <expiry ms><details ID> -> empty
 	bucketDetailsStats  = storage.Bucket("ledger.account_details_stats")   // details ID -> AccountDetailsStats JSON
 	bucketDetailsNums   = storage.Bucket("ledger.account_details_numbers") // normalized account number or IBAN -> details ID
 )
@@ -195,7 +194,7 @@ func validateNewAccountDetails(p corebank.Problems, n *NewAccountDetails) {
 // (it is external I/O). Fiat details from the sandbox are active at once;
 // stablecoin details are pending until ActivateAccountDetails. With
 // TerminateAfter the details expire that many days after creation (see
-// ExpireAccountDetails).
+// RunDue).
 //
 // Errors: a validation error naming each bad field (account_id, chain,
 // terminate_after, provider_id, meta, display_name); ErrAccountNotFound;
@@ -338,7 +337,7 @@ func newDetailsRecord(id string, ms int64, a *Account, kind, holder string, n *N
 // insertDetailsTx stores new details with their list, number and expiry keys.
 func insertDetailsTx(tx storage.Tx, r *detailsRecord) error {
 	if r.ExpiresAt != nil {
-		if err := tx.Put(bucketDetailsDue, dueKey(*r.ExpiresAt, r.ID), nil); err != nil {
+		if err := storage.Schedule(tx, dueDetails, *r.ExpiresAt, r.ID); err != nil {
 			return err
 		}
 	}
@@ -511,7 +510,7 @@ func (s *Service) ListAccountDetails(ctx context.Context, f AccountDetailsFilter
 //
 // Errors: ErrAccountDetailsNotFound; ErrAccountDetailsInactive for deleted
 // or expired details (including ones whose expiry has passed but which
-// ExpireAccountDetails has not yet processed).
+// RunDue has not yet processed).
 func (s *Service) ActivateAccountDetails(ctx context.Context, id string) (*AccountDetails, error) {
 	var out *AccountDetails
 	err := s.db.Update(ctx, func(tx storage.Tx) error {
@@ -608,7 +607,7 @@ func (s *Service) deleteDetailsTx(tx storage.Tx, now time.Time, r *detailsRecord
 		return nil, err
 	}
 	if r.ExpiresAt != nil {
-		if err := tx.Delete(bucketDetailsDue, dueKey(*r.ExpiresAt, r.ID)); err != nil {
+		if err := storage.Unschedule(tx, dueDetails, *r.ExpiresAt, r.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -648,49 +647,27 @@ func (s *Service) DeleteAccountDetailsForAccountTx(tx storage.Tx, now time.Time,
 	return len(ids), nil
 }
 
-// expireBatch is how many expiries ExpireAccountDetails handles per
-// transaction.
-const expireBatch = 256
-
-// ExpireAccountDetails deactivates every account details whose expiry
-// (terminate_after days after creation) is at or before asOf: the status
-// becomes inactive with reason "expired", capabilities.receive_inflows
-// false, and account_details.updated is appended for each. Expired details
-// stay listed and are not marked deleted. It works in batches, one
-// transaction each, stamps changes with the clock's time, and returns how
-// many it expired. A runner calls it on a ticker, tests after advancing a
-// mock clock.
-func (s *Service) ExpireAccountDetails(ctx context.Context, asOf time.Time) (int, error) {
-	return s.drainDue(ctx, bucketDetailsDue, asOf, expireBatch, func(tx storage.Tx, now time.Time, keys [][]byte) (int, error) {
-		n := 0
-		for _, k := range keys {
-			if err := tx.Delete(bucketDetailsDue, k); err != nil {
-				return 0, err
-			}
-			r, err := s.getDetailsTx(tx, string(k[8:]))
-			if errors.Is(err, ErrAccountDetailsNotFound) {
-				continue
-			}
-			if err != nil {
-				return 0, err
-			}
-			if r.Deleted != 0 || r.Status == DetailsInactive {
-				continue
-			}
-			r.Status, r.StatusReason = DetailsInactive, ReasonExpired
-			r.Capabilities.ReceiveInflows = false
-			r.Updated = corebank.Millis(now)
-			if err := putDetails(tx, r); err != nil {
-				return 0, err
-			}
-			out := r.public()
-			if _, err := s.AppendEventTx(tx, now, EventAccountDetailsUpdated, out.EntityID, out); err != nil {
-				return 0, err
-			}
-			n++
-		}
-		return n, nil
-	})
+// expireDetailsTx deactivates details whose terminate_after ended: status
+// inactive with reason "expired", capabilities.receive_inflows false, and
+// account_details.updated appended. Expired details stay listed and are not
+// marked deleted; details already deleted or inactive are left alone.
+func (s *Service) expireDetailsTx(tx storage.Tx, now time.Time, it storage.DueItem) error {
+	r, err := s.getDetailsTx(tx, it.ID)
+	if errors.Is(err, ErrAccountDetailsNotFound) {
+		return nil
+	}
+	if err != nil || r.Deleted != 0 || r.Status == DetailsInactive {
+		return err
+	}
+	r.Status, r.StatusReason = DetailsInactive, ReasonExpired
+	r.Capabilities.ReceiveInflows = false
+	r.Updated = corebank.Millis(now)
+	if err := putDetails(tx, r); err != nil {
+		return err
+	}
+	out := r.public()
+	_, err = s.AppendEventTx(tx, now, EventAccountDetailsUpdated, out.EntityID, out)
+	return err
 }
 
 // AcceptsInflowsTx returns nil when funds may arrive through the details

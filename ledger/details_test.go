@@ -477,8 +477,8 @@ func TestDeleteAccountDetails(t *testing.T) {
 		}
 		// The expiry of deleted details is cancelled.
 		e.clock.Add(48 * time.Hour)
-		if n, err := e.s.ExpireAccountDetails(ctx, e.clock.Now()); err != nil || n != 0 {
-			t.Errorf("ExpireAccountDetails = %d, %v; want 0", n, err)
+		if n, err := e.s.RunDue(ctx, e.clock.Now()); err != nil || n != 0 {
+			t.Errorf("RunDue = %d, %v; want 0", n, err)
 		}
 	})
 	t.Run("ErrAccountDetailsNotFound", func(t *testing.T) {
@@ -522,7 +522,7 @@ func TestDeleteAccountDetails(t *testing.T) {
 	})
 }
 
-func TestExpireAccountDetails(t *testing.T) {
+func TestRunDueExpiresAccountDetails(t *testing.T) {
 	ctx := context.Background()
 	e := newDetailsEnv(t)
 	a := e.MustAccount(t, "ent1", "USD")
@@ -534,8 +534,8 @@ func TestExpireAccountDetails(t *testing.T) {
 	}
 
 	e.clock.Add(24*time.Hour - time.Millisecond)
-	if n, err := e.s.ExpireAccountDetails(ctx, e.clock.Now()); err != nil || n != 0 {
-		t.Fatalf("before expiry: ExpireAccountDetails = %d, %v", n, err)
+	if n, err := e.s.RunDue(ctx, e.clock.Now()); err != nil || n != 0 {
+		t.Fatalf("before expiry: RunDue = %d, %v", n, err)
 	}
 	if err := accepts(short.ID); err != nil {
 		t.Errorf("AcceptsInflowsTx before expiry: %v", err)
@@ -546,8 +546,8 @@ func TestExpireAccountDetails(t *testing.T) {
 	if err := accepts(short.ID); !errors.Is(err, ledger.ErrAccountDetailsInactive) {
 		t.Errorf("AcceptsInflowsTx at expiry = %v, want ErrAccountDetailsInactive", err)
 	}
-	if n, err := e.s.ExpireAccountDetails(ctx, e.clock.Now()); err != nil || n != 1 {
-		t.Fatalf("at expiry: ExpireAccountDetails = %d, %v; want 1", n, err)
+	if n, err := e.s.RunDue(ctx, e.clock.Now()); err != nil || n != 1 {
+		t.Fatalf("at expiry: RunDue = %d, %v; want 1", n, err)
 	}
 	got, err := e.s.GetAccountDetails(ctx, short.ID)
 	if err != nil {
@@ -563,13 +563,13 @@ func TestExpireAccountDetails(t *testing.T) {
 	if diff := cmp.Diff([]ledger.AccountDetails{want}, e.eventsOf(t, ledger.EventAccountDetailsUpdated)); diff != "" {
 		t.Errorf("updated events (-want +got):\n%s", diff)
 	}
-	if n, _ := e.s.ExpireAccountDetails(ctx, e.clock.Now()); n != 0 {
+	if n, _ := e.s.RunDue(ctx, e.clock.Now()); n != 0 {
 		t.Errorf("second run expired %d", n)
 	}
 
 	e.clock.Add(10 * 24 * time.Hour)
-	if n, err := e.s.ExpireAccountDetails(ctx, e.clock.Now()); err != nil || n != 1 {
-		t.Fatalf("later: ExpireAccountDetails = %d, %v; want 1", n, err)
+	if n, err := e.s.RunDue(ctx, e.clock.Now()); err != nil || n != 1 {
+		t.Fatalf("later: RunDue = %d, %v; want 1", n, err)
 	}
 	for id, wantErr := range map[string]error{short.ID: ledger.ErrAccountDetailsInactive, long.ID: ledger.ErrAccountDetailsInactive, forever.ID: nil} {
 		if err := accepts(id); !errors.Is(err, wantErr) && !(err == nil && wantErr == nil) {
@@ -738,8 +738,8 @@ func TestAccountDetailsLifecycle(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.clock.Add(7 * 24 * time.Hour)
-			if n, err := e.s.ExpireAccountDetails(ctx, e.clock.Now()); err != nil || n != 1 {
-				t.Fatalf("ExpireAccountDetails = %d, %v", n, err)
+			if n, err := e.s.RunDue(ctx, e.clock.Now()); err != nil || n != 1 {
+				t.Fatalf("RunDue = %d, %v", n, err)
 			}
 			check("expire", 2, map[string]int{ledger.EventAccountDetailsUpdated: 3})
 			if _, err := e.s.DeleteAccountDetails(ctx, d2.ID); err != nil {

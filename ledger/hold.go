@@ -179,10 +179,6 @@ func (s *Service) GetHold(ctx context.Context, id string) (*Hold, error) {
 // GetHoldTx is GetHold inside tx.
 func (s *Service) GetHoldTx(tx storage.Tx, id string) (*Hold, error) { return getHold(tx, id) }
 
-func dueKey(ms int64, id string) []byte {
-	return append(storage.AppendInt64(make([]byte, 0, 8+len(id)), ms), id...)
-}
-
 // pendingKey indexes a customer account's pending holds by time, for
 // statements that include pending transactions.
 func appendPendingKey(k []byte, account string, ms int64, holdID string) []byte {
@@ -296,7 +292,7 @@ func (s *Service) HoldTx(tx storage.Tx, now time.Time, req HoldRequest) (*Hold, 
 		if req.Timeout%time.Millisecond != 0 {
 			h.ExpiresAt++
 		}
-		if err := tx.Put(bucketDue, dueKey(h.ExpiresAt, h.ID), nil); err != nil {
+		if err := storage.Schedule(tx, dueHold, h.ExpiresAt, h.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -505,7 +501,7 @@ func (s *Service) resolve(tx storage.Tx, now time.Time, h *Hold, status HoldStat
 		return err
 	}
 	if h.ExpiresAt != 0 {
-		if err := tx.Delete(bucketDue, dueKey(h.ExpiresAt, h.ID)); err != nil {
+		if err := storage.Unschedule(tx, dueHold, h.ExpiresAt, h.ID); err != nil {
 			return err
 		}
 	}
@@ -525,80 +521,44 @@ func (s *Service) putHold(tx storage.Tx, h *Hold) error {
 	return err
 }
 
-// RunDue resolves every pending hold whose timeout fell due at or before
-// asOf (voiding it, or posting it in full when its OnTimeout is
-// TimeoutPost), in batches of Options.DueBatch per transaction, and returns
-// how many it resolved. Changes are stamped with the clock's time. Callers
-// run it on a ticker, or after advancing a mock clock.
-func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
-	return s.drainDue(ctx, bucketDue, asOf, s.dueBatch, func(tx storage.Tx, now time.Time, keys [][]byte) (int, error) {
-		n := 0
-		for _, k := range keys {
-			h, err := s.getHold(tx, string(k[8:]))
-			if err != nil {
-				return 0, err
-			}
-			if h.Status != HoldPending {
-				// Defensive: resolution deletes the due key.
-				if err := tx.Delete(bucketDue, dueKey(h.ExpiresAt, h.ID)); err != nil {
-					return 0, err
-				}
-				continue
-			}
-			if h.OnTimeout == TimeoutPost {
-				err = s.resolve(tx, now, h, HoldPosted, h.Amount)
-			} else {
-				err = s.resolve(tx, now, h, HoldExpired, 0)
-			}
-			if err != nil {
-				return 0, err
-			}
-			n++
-		}
-		return n, nil
-	})
+// Kinds of due work the ledger schedules (see DueJobs).
+const (
+	dueHold    = "ledger.hold"    // a hold's timeout, at ExpiresAt
+	dueDetails = "ledger.details" // account details' terminate_after, at ExpiresAt
+)
+
+// DueJobs returns the ledger's due work, in the order it runs at one
+// instant: "ledger.hold" resolves a pending hold whose timeout fell due
+// (voiding it, status expired, or posting it in full when its OnTimeout is
+// TimeoutPost), then "ledger.details" deactivates account details whose
+// terminate_after ended (status inactive, reason expired,
+// account_details.updated appended). Both run inside the transaction that
+// takes the item off the queue, stamped with the clock's time.
+func (s *Service) DueJobs() []storage.DueJob {
+	return []storage.DueJob{
+		{Kind: dueHold, Tx: s.expireHoldTx},
+		{Kind: dueDetails, Tx: s.expireDetailsTx},
+	}
 }
 
-// drainDue works through the due index b (keys are dueKey: expiry ms, then
-// an ID) in transactions of up to batch keys each, oldest first, handing
-// each transaction's keys that fell due at or before asOf to handle with
-// the clock's time, until a batch comes up short. It returns the sum of
-// handle's counts.
-func (s *Service) drainDue(ctx context.Context, b storage.Bucket, asOf time.Time, batch int, handle func(tx storage.Tx, now time.Time, keys [][]byte) (int, error)) (int, error) {
-	total := 0
-	asOfMs := corebank.Millis(asOf)
-	for {
-		var n, scanned int
-		err := s.db.Update(ctx, func(tx storage.Tx) error {
-			n, scanned = 0, 0
-			now := s.clock.Now()
-			var keys [][]byte
-			err := tx.Scan(b, storage.ScanOptions{Limit: batch}, func(k, _ []byte) error {
-				if len(k) < 8 {
-					return storage.ErrCorrupt
-				}
-				ms, _ := storage.Uint64(k)
-				if int64(ms) > asOfMs {
-					return storage.ErrStop
-				}
-				keys = append(keys, append([]byte(nil), k...))
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			scanned = len(keys)
-			n, err = handle(tx, now, keys)
-			return err
-		})
-		if err != nil {
-			return total, err
-		}
-		total += n
-		if scanned < batch {
-			return total, nil
-		}
+// RunDue does every item of DueJobs due at or before asOf, in batches of
+// Options.DueBatch per transaction, and returns how many it handled.
+// Callers run it on a ticker, or after advancing a mock clock.
+func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
+	return storage.NewDue(s.db, s.clock, s.dueBatch, s.DueJobs()...).RunDue(ctx, asOf)
+}
+
+// expireHoldTx resolves the hold of a due timeout. A hold already resolved
+// (which unschedules its timeout) is left alone.
+func (s *Service) expireHoldTx(tx storage.Tx, now time.Time, it storage.DueItem) error {
+	h, err := s.getHold(tx, it.ID)
+	if err != nil || h.Status != HoldPending {
+		return err
 	}
+	if h.OnTimeout == TimeoutPost {
+		return s.resolve(tx, now, h, HoldPosted, h.Amount)
+	}
+	return s.resolve(tx, now, h, HoldExpired, 0)
 }
 
 // plainlyValid reports, without allocating, that req passes every check of

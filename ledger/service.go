@@ -21,7 +21,6 @@ const (
 	bucketHistory  = storage.Bucket("ledger.history")        // <account>/S|P/<ms><seq> -> binary history line
 	bucketPending  = storage.Bucket("ledger.pending")        // <account>/<ms><hold ID> -> pending statement row
 	bucketHolds    = storage.Bucket("ledger.holds")          // hold ID -> binary hold
-	bucketDue      = storage.Bucket("ledger.due")            // <ms><hold ID> -> empty, holds with a timeout
 	bucketEntries  = storage.Bucket("ledger.entries")        // entry ID -> binary journal entry
 	bucketIdem     = storage.Bucket("ledger.idempotency")    // caller key -> kind byte + object ID
 	bucketEvents   = storage.Bucket("ledger.events")         // <seq> -> event JSON
@@ -53,8 +52,8 @@ type Options struct {
 	// Coordinates issues account details (bank coordinates, wallet
 	// addresses); default coordinates.NewSandbox(nil).
 	Coordinates coordinates.Provider
-	// DueBatch is how many due holds RunDue resolves per transaction;
-	// default 256.
+	// DueBatch is how many due items RunDue handles per transaction;
+	// default storage.DefaultDueBatch.
 	DueBatch int
 }
 
@@ -103,9 +102,6 @@ func NewService(db storage.Backend, opt *Options) *Service {
 	}
 	if o.Coordinates == nil {
 		o.Coordinates = coordinates.NewSandbox(nil)
-	}
-	if o.DueBatch <= 0 {
-		o.DueBatch = 256
 	}
 	return &Service{db: db, clock: o.Clock, ids: o.IDs, gate: o.Gate, coords: o.Coordinates, dueBatch: o.DueBatch}
 }

@@ -112,8 +112,7 @@ func (a *app) runJobs(ctx context.Context, now time.Time) error {
 		name string
 		fn   func(context.Context, time.Time) (int, error)
 	}{
-		{"ledger holds", a.ledger.RunDue},
-		{"account details expiry", a.ledger.ExpireAccountDetails},
+		{"ledger holds and account details expiry", a.ledger.RunDue},
 		{"inflow settlement", a.funding.RunDue},
 		{"transfers and quotes", a.payments.RunDue},
 		{"webhook retries", a.webhooks.RunDue},
