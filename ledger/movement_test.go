@@ -388,7 +388,7 @@ func TestEventsOrder(t *testing.T) {
 		a := e.MustAccount(t, "e1", "USD")
 		want = append(want, ledger.EventAccountCreated+" "+a.ID)
 		if i%2 == 0 {
-			e.s.RenameAccount(ctx, a.ID, "renamed")
+			e.s.RenameAccount(ctx, sys, a.ID, "", "renamed")
 			want = append(want, ledger.EventAccountUpdated+" "+a.ID)
 		}
 	}
@@ -442,7 +442,7 @@ func TestRunDueOrder(t *testing.T) {
 	a := e.MustAccount(t, "e1", "USD")
 	bank := e.s.SystemAccount("USD", ledger.PurposeClearingBank)
 	days := 1
-	if _, err := e.s.CreateAccountDetails(ctx, ledger.NewAccountDetails{AccountID: a.ID, TerminateAfter: &days}); err != nil {
+	if _, err := e.s.CreateAccountDetails(ctx, sys, ledger.NewAccountDetails{AccountID: a.ID, TerminateAfter: &days}); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Add(time.Hour)

@@ -6,6 +6,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger/coordinates"
 	"github.com/corebank/corebank/storage"
 )
@@ -49,6 +50,10 @@ type Options struct {
 	IDs *corebank.IDs
 	// Gate vetoes account opening and money movement; nil allows everything.
 	Gate EntityGate
+	// Tree answers which entities lie below which, for the scope of a
+	// caller (entities.Gate{} or *entities.Service); nil: a caller reaches
+	// only its own entity.
+	Tree scope.Tree
 	// Coordinates issues account details (bank coordinates, wallet
 	// addresses); default coordinates.NewSandbox(nil).
 	Coordinates coordinates.Provider
@@ -65,6 +70,7 @@ type Service struct {
 	clock    clock.Clock
 	ids      *corebank.IDs
 	gate     EntityGate
+	tree     scope.Tree
 	coords   coordinates.Provider
 	dueBatch int
 	// bufs recycles the scratch buffers hot writes build keys and values
@@ -103,7 +109,7 @@ func NewService(db storage.Backend, opt *Options) *Service {
 	if o.Coordinates == nil {
 		o.Coordinates = coordinates.NewSandbox(nil)
 	}
-	return &Service{db: db, clock: o.Clock, ids: o.IDs, gate: o.Gate, coords: o.Coordinates, dueBatch: o.DueBatch}
+	return &Service{db: db, clock: o.Clock, ids: o.IDs, gate: o.Gate, tree: o.Tree, coords: o.Coordinates, dueBatch: o.DueBatch}
 }
 
 // Clock returns the clock the service reads time from.

@@ -49,7 +49,7 @@ func newApp(db storage.Backend, key []byte, clk clock.Clock, mock *clock.Mock, c
 	var wh *webhooks.Service
 	raw := db
 	db = storage.WithCommitHook(raw, func() { wh.Wake() })
-	led := ledger.NewService(db, &ledger.Options{Clock: clk, IDs: ids, Gate: entities.Gate{}})
+	led := ledger.NewService(db, &ledger.Options{Clock: clk, IDs: ids, Gate: entities.Gate{}, Tree: entities.Gate{}})
 	ents := entities.NewService(db, led, sealer, &entities.Options{Clock: clk, IDs: ids, Env: cfg.env, Logger: logger})
 	fund := funding.NewService(db, led, &funding.Options{Clock: clk, IDs: ids})
 	pay := payments.NewService(db, led, &payments.Options{
