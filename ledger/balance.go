@@ -207,13 +207,9 @@ func (s *Service) putBal(tx storage.Tx, id string, r *balRec) error {
 // included (a system account never used has a zero balance). It returns
 // ErrAccountNotFound for an unknown account.
 func (s *Service) GetBalance(ctx context.Context, accountID string) (Balance, error) {
-	var b Balance
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		b, err = s.BalanceTx(tx, accountID)
-		return err
+	return storage.View(ctx, s.db, func(tx storage.Tx) (Balance, error) {
+		return s.BalanceTx(tx, accountID)
 	})
-	return b, err
 }
 
 // BalanceTx is GetBalance inside tx.
@@ -231,41 +227,38 @@ func (s *Service) BalanceTx(tx storage.Tx, accountID string) (Balance, error) {
 // two seeks whatever the account's history length. It returns
 // ErrAccountNotFound for an unknown account.
 func (s *Service) BalanceAt(ctx context.Context, accountID string, at time.Time) (Balance, error) {
-	var out Balance
-	err := s.db.View(ctx, func(tx storage.Tx) error {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (Balance, error) {
 		if _, err := loadBal(tx, accountID); err != nil {
-			return err
+			return Balance{}, err
 		}
 		ms := corebank.Millis(at)
 		if ms < 0 {
-			return nil
+			return Balance{}, nil
 		}
 		var best *HistoryLine
 		for _, kind := range []byte{histSettled, histPending} {
 			l, err := lastLineBefore(tx, accountID, kind, uint64(ms)+1)
 			if err != nil {
-				return err
+				return Balance{}, err
 			}
 			if l != nil && (best == nil || l.Seq > best.Seq) {
 				best = l
 			}
 		}
-		if best != nil {
-			out = best.Balance
+		if best == nil {
+			return Balance{}, nil
 		}
-		return nil
+		return best.Balance, nil
 	})
-	return out, err
 }
 
 // TrialBalance sums every balance record per currency, system accounts
 // included. In a consistent ledger Settled and Current are zero for every
 // currency. It scans all accounts: an audit tool, not a hot path.
 func (s *Service) TrialBalance(ctx context.Context) (map[string]Balance, error) {
-	out := map[string]Balance{}
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		clear(out)
-		return tx.Scan(bucketBalances, storage.ScanOptions{}, func(_, v []byte) error {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (map[string]Balance, error) {
+		out := map[string]Balance{}
+		err := tx.Scan(bucketBalances, storage.ScanOptions{}, func(_, v []byte) error {
 			r, err := decodeBal(v)
 			if err != nil {
 				return err
@@ -277,6 +270,6 @@ func (s *Service) TrialBalance(ctx context.Context) (map[string]Balance, error) 
 			out[r.currency] = t
 			return nil
 		})
+		return out, err
 	})
-	return out, err
 }

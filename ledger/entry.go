@@ -131,16 +131,9 @@ func decodeEntry(b []byte) (*JournalEntry, error) {
 // below zero; ErrIdempotencyKeyReused; and any error of the EntityGate. On
 // error nothing is written.
 func (s *Service) Post(ctx context.Context, entry Entry) (*JournalEntry, error) {
-	var out *JournalEntry
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = s.PostTx(tx, s.clock.Now(), entry)
-		return err
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*JournalEntry, error) {
+		return s.PostTx(tx, s.clock.Now(), entry)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // PostTx is Post inside tx at time now, for callers composing several
@@ -420,11 +413,7 @@ func getEntry(tx storage.Tx, id string) (*JournalEntry, error) {
 
 // GetEntry returns a posted journal entry, or ErrEntryNotFound.
 func (s *Service) GetEntry(ctx context.Context, id string) (*JournalEntry, error) {
-	var out *JournalEntry
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = getEntry(tx, id)
-		return err
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*JournalEntry, error) {
+		return getEntry(tx, id)
 	})
-	return out, err
 }

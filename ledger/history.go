@@ -195,11 +195,12 @@ func lastLineBefore(tx storage.Tx, account string, stream byte, msExclusive uint
 // after is non-nil (the last line the caller already has) the walk resumes
 // after it with one seek per stream; otherwise it reads the whole history,
 // O(n): for audits, exports and tests. It returns ErrAccountNotFound for an
-// unknown account; an error from fn ends the walk and is returned.
+// unknown account; an error from fn ends the walk and is returned. fn runs
+// after the read transaction ends, so it may call the ledger.
 func (s *Service) History(ctx context.Context, accountID string, after *HistoryLine, fn func(HistoryLine) error) error {
-	return s.db.View(ctx, func(tx storage.Tx) error {
+	lines, err := storage.View(ctx, s.db, func(tx storage.Tx) ([]*HistoryLine, error) {
 		if _, err := loadBal(tx, accountID); err != nil {
-			return err
+			return nil, err
 		}
 		var lines []*HistoryLine
 		for _, stream := range []byte{histSettled, histPending} {
@@ -218,15 +219,19 @@ func (s *Service) History(ctx context.Context, accountID string, after *HistoryL
 				return nil
 			})
 			if err != nil {
-				return err
+				return nil, err
 			}
 		}
 		sort.Slice(lines, func(i, j int) bool { return lines[i].Seq < lines[j].Seq })
-		for _, l := range lines {
-			if err := fn(*l); err != nil {
-				return err
-			}
-		}
-		return nil
+		return lines, nil
 	})
+	if err != nil {
+		return err
+	}
+	for _, l := range lines {
+		if err := fn(*l); err != nil {
+			return err
+		}
+	}
+	return nil
 }

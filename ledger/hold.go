@@ -167,13 +167,9 @@ func holdFrom(raw []byte, err error, id string) (*Hold, error) {
 
 // GetHold returns a hold, or ErrHoldNotFound.
 func (s *Service) GetHold(ctx context.Context, id string) (*Hold, error) {
-	var out *Hold
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = getHold(tx, id)
-		return err
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*Hold, error) {
+		return getHold(tx, id)
 	})
-	return out, err
 }
 
 // GetHoldTx is GetHold inside tx.
@@ -211,16 +207,9 @@ func appendPendingValue(b []byte, side Side, h *Hold) []byte {
 // is below Amount; ErrIdempotencyKeyReused; any EntityGate error. On error
 // nothing is written.
 func (s *Service) Hold(ctx context.Context, req HoldRequest) (*Hold, error) {
-	var out *Hold
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = s.HoldTx(tx, s.clock.Now(), req)
-		return err
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Hold, error) {
+		return s.HoldTx(tx, s.clock.Now(), req)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // HoldTx is Hold inside tx at time now. It writes nothing when it returns
@@ -402,16 +391,9 @@ func replayHold(tx storage.Tx, req *HoldRequest) (*Hold, error) {
 // expired or was posted with another amount; a validation error on
 // "amount" when it is negative or exceeds the hold.
 func (s *Service) PostHold(ctx context.Context, holdID string, amount int64) (*Hold, error) {
-	var out *Hold
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = s.PostHoldTx(tx, s.clock.Now(), holdID, amount)
-		return err
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Hold, error) {
+		return s.PostHoldTx(tx, s.clock.Now(), holdID, amount)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // PostHoldTx is PostHold inside tx at time now. It writes nothing when it
@@ -444,16 +426,9 @@ func (s *Service) PostHoldTx(tx storage.Tx, now time.Time, holdID string, amount
 //
 // Errors: ErrHoldNotFound; ErrHoldNotPending when it is posted or expired.
 func (s *Service) VoidHold(ctx context.Context, holdID string) (*Hold, error) {
-	var out *Hold
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = s.VoidHoldTx(tx, s.clock.Now(), holdID)
-		return err
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Hold, error) {
+		return s.VoidHoldTx(tx, s.clock.Now(), holdID)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // VoidHoldTx is VoidHold inside tx at time now. It writes nothing when it
