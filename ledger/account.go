@@ -236,6 +236,28 @@ func readCount(tx storage.Tx, b storage.Bucket, key string) (int64, error) {
 	return int64(n), err
 }
 
+// countedPage reads one page of the index under prefix (an ID after the
+// prefix each), loading every item by ID, with Total from the counter kept
+// under prefix in counts.
+func countedPage[T any](tx storage.Tx, index, counts storage.Bucket, prefix string, opts corebank.ListOptions, limit int, load func(storage.Tx, string) (*T, error)) (*corebank.Page[T], error) {
+	page, err := storage.ReadPage(tx, storage.PageQuery{Bucket: index, Prefix: []byte(prefix), Opts: opts, Limit: limit},
+		func(id string, _ []byte) (T, bool, error) {
+			v, err := load(tx, id)
+			if err != nil {
+				var zero T
+				return zero, false, err
+			}
+			return *v, true, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	if page.Total, err = readCount(tx, counts, prefix); err != nil {
+		return nil, err
+	}
+	return page, nil
+}
+
 // serviceBAN derives a 10-digit number (first digit 1-9, last a Luhn check
 // digit) from an ID.
 func serviceBAN(seed string) string {
@@ -476,38 +498,13 @@ func (s *Service) GetAccountTx(tx storage.Tx, id string) (*Account, error) {
 	return s.getAccountTx(tx, id)
 }
 
-// actor returns who a request acts for: caller, or, when requested names
-// an entity, caller narrowed to that entity, which caller must reach.
-// Errors: corebank.ErrEntityNotFound for an unknown or foreign requested
-// entity, whatever the request is about, so that existence never leaks.
-func (s *Service) actor(tx storage.Tx, caller corebank.Caller, requested string) (corebank.Caller, error) {
-	if requested == "" {
-		return caller, nil
-	}
-	id, err := scope.Entity(tx, s.tree, caller, requested)
-	if err != nil {
-		return corebank.Caller{}, err
-	}
-	return corebank.Caller{EntityID: id, KeyID: caller.KeyID, ReadOnly: caller.ReadOnly}, nil
+// accountFor loads account id for caller (see scoped): an account outside
+// the caller's scope answers ErrAccountNotFound, exactly as a missing one.
+func (s *Service) accountFor(tx storage.Tx, caller corebank.Caller, id, entityID string) (*Account, error) {
+	return scoped(s, tx, caller, id, entityID, s.getAccountTx, ErrAccountNotFound.With("account "+id+" not found"))
 }
 
-// accountFor loads account id for caller, narrowed to entityID when it is
-// set (see actor). An account outside that scope answers
-// ErrAccountNotFound, exactly as a missing one.
-func (s *Service) accountFor(tx storage.Tx, caller corebank.Caller, id, entityID string) (*Account, error) {
-	who, err := s.actor(tx, caller, entityID)
-	if err != nil {
-		return nil, err
-	}
-	a, err := s.getAccountTx(tx, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := scope.Check(tx, s.tree, who, a.EntityID, ErrAccountNotFound.With("account "+id+" not found")); err != nil {
-		return nil, err
-	}
-	return a, nil
-}
+func (a *Account) owner() string { return a.EntityID }
 
 // GetAccount returns account id with its current balance, when caller may
 // see it; entityID, when set, narrows the caller to that entity's tree. A
@@ -532,14 +529,7 @@ func (s *Service) GetAccount(ctx context.Context, caller corebank.Caller, id, en
 // caller's tree.
 func (s *Service) AccountByServiceBAN(ctx context.Context, caller corebank.Caller, ban string) (*Account, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Account, error) {
-		a, err := s.AccountByServiceBANTx(tx, ban)
-		if err != nil {
-			return nil, err
-		}
-		if err := scope.Check(tx, s.tree, caller, a.EntityID, ErrAccountNotFound.With("no account has service_ban "+ban)); err != nil {
-			return nil, err
-		}
-		return a, nil
+		return scoped(s, tx, caller, ban, "", s.AccountByServiceBANTx, ErrAccountNotFound.With("no account has service_ban "+ban))
 	})
 }
 
@@ -558,16 +548,6 @@ func (s *Service) AccountByServiceBANTx(tx storage.Tx, ban string) (*Account, er
 		return nil, err
 	}
 	return s.getAccountTx(tx, string(id))
-}
-
-// listEntity resolves the entity a list of caller's is about: requested
-// when caller may act on it, caller's own entity for "", and "" (every
-// entity) for System asking for none.
-func (s *Service) listEntity(tx storage.Tx, caller corebank.Caller, requested string) (string, error) {
-	if requested == "" && caller.IsSystem() {
-		return "", nil
-	}
-	return scope.Entity(tx, s.tree, caller, requested)
 }
 
 // ListAccounts returns one page of active (not deleted) accounts matching
@@ -589,21 +569,7 @@ func (s *Service) ListAccounts(ctx context.Context, caller corebank.Caller, f Ac
 		if err != nil {
 			return nil, err
 		}
-		page, err := storage.ReadPage(tx, storage.PageQuery{Bucket: bucketIndex, Prefix: []byte(prefix), Opts: opts, Limit: limit},
-			func(id string, _ []byte) (Account, bool, error) {
-				a, err := s.getAccountTx(tx, id)
-				if err != nil {
-					return Account{}, false, err
-				}
-				return *a, true, nil
-			})
-		if err != nil {
-			return nil, err
-		}
-		if page.Total, err = readCount(tx, bucketCounts, prefix); err != nil {
-			return nil, err
-		}
-		return page, nil
+		return countedPage(tx, bucketIndex, bucketCounts, prefix, opts, limit, s.getAccountTx)
 	})
 }
 

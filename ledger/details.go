@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/corebank/corebank"
-	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger/coordinates"
 	"github.com/corebank/corebank/storage"
 )
@@ -459,23 +458,14 @@ func (s *Service) GetAccountDetailsTx(tx storage.Tx, id string) (*AccountDetails
 	return r.public(), nil
 }
 
-// detailsFor loads details id for caller, narrowed to entityID when it is
-// set (see actor). Details outside that scope answer
-// ErrAccountDetailsNotFound, exactly as missing ones.
+// detailsFor loads details id for caller (see scoped): details outside
+// the caller's scope answer ErrAccountDetailsNotFound, exactly as missing
+// ones.
 func (s *Service) detailsFor(tx storage.Tx, caller corebank.Caller, id, entityID string) (*detailsRecord, error) {
-	who, err := s.actor(tx, caller, entityID)
-	if err != nil {
-		return nil, err
-	}
-	r, err := s.getDetailsTx(tx, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := scope.Check(tx, s.tree, who, r.EntityID, ErrAccountDetailsNotFound.With("account details "+id+" not found")); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return scoped(s, tx, caller, id, entityID, s.getDetailsTx, ErrAccountDetailsNotFound.With("account details "+id+" not found"))
 }
+
+func (d *AccountDetails) owner() string { return d.EntityID }
 
 // GetAccountDetails returns account details id when caller may see them;
 // entityID, when set, narrows the caller as in GetAccount. Deleted details
@@ -530,22 +520,7 @@ func (s *Service) ListAccountDetails(ctx context.Context, caller corebank.Caller
 			}
 			g.EntityID = entity
 		}
-		prefix := detailsFilterPrefix(g)
-		page, err := storage.ReadPage(tx, storage.PageQuery{Bucket: bucketDetailsIndex, Prefix: []byte(prefix), Opts: opts, Limit: limit},
-			func(id string, _ []byte) (AccountDetails, bool, error) {
-				d, err := s.GetAccountDetailsTx(tx, id)
-				if err != nil {
-					return AccountDetails{}, false, err
-				}
-				return *d, true, nil
-			})
-		if err != nil {
-			return nil, err
-		}
-		if page.Total, err = readCount(tx, bucketDetailsCounts, prefix); err != nil {
-			return nil, err
-		}
-		return page, nil
+		return countedPage(tx, bucketDetailsIndex, bucketDetailsCounts, detailsFilterPrefix(g), opts, limit, s.GetAccountDetailsTx)
 	})
 }
 
@@ -868,14 +843,7 @@ func (s *Service) AccountDetailsByNumberTx(tx storage.Tx, number string) (*Accou
 // lie outside the caller's tree.
 func (s *Service) AccountDetailsByNumber(ctx context.Context, caller corebank.Caller, number string) (*AccountDetails, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*AccountDetails, error) {
-		d, err := s.AccountDetailsByNumberTx(tx, number)
-		if err != nil {
-			return nil, err
-		}
-		if err := scope.Check(tx, s.tree, caller, d.EntityID, ErrAccountDetailsNotFound.With("no account details hold number "+number)); err != nil {
-			return nil, err
-		}
-		return d, nil
+		return scoped(s, tx, caller, number, "", s.AccountDetailsByNumberTx, ErrAccountDetailsNotFound.With("no account details hold number "+number))
 	})
 }
 
