@@ -48,8 +48,6 @@ const (
 	flagNoOutflows = 1 << 3
 )
 
-const balVersion = 1
-
 // balRec is the hot per-account record every movement reads and writes.
 type balRec struct {
 	flags    byte
@@ -63,49 +61,6 @@ type balRec struct {
 }
 
 func (r *balRec) system() bool { return r.flags&flagSystem != 0 }
-
-func (r *balRec) appendTo(b []byte) []byte {
-	e := storage.Encoder{B: b}
-	e.Byte(balVersion)
-	e.Byte(r.flags)
-	e.Str(r.currency)
-	e.Bytes(r.entity)
-	e.Varint(r.Settled)
-	e.Varint(r.PendingDebits)
-	e.Varint(r.PendingCredits)
-	e.Varint(r.credits)
-	e.Varint(r.debits)
-	e.Uvarint(r.seq)
-	e.Varint(r.lastMs)
-	return e.B
-}
-
-func decodeBal(b []byte) (*balRec, error) {
-	r := &balRec{}
-	if err := r.decode(b); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// decode fills r from its stored form.
-func (r *balRec) decode(b []byte) error {
-	d := storage.Decoder{B: b}
-	if d.Byte() != balVersion {
-		return storage.ErrCorrupt
-	}
-	r.flags = d.Byte()
-	r.currency = readCurrency(&d)
-	r.entity = d.Raw()
-	r.Settled = d.Varint()
-	r.PendingDebits = d.Varint()
-	r.PendingCredits = d.Varint()
-	r.credits = d.Varint()
-	r.debits = d.Varint()
-	r.seq = d.Uvarint()
-	r.lastMs = d.Varint()
-	return d.Err
-}
 
 // System account purposes. Any purpose matching [a-z0-9._-]{1,64} is
 // accepted; these are the ones corebank uses.

@@ -66,62 +66,6 @@ type JournalEntry struct {
 	Created   int64             `json:"created"`
 }
 
-const entryVersion = 1
-
-func (j *JournalEntry) encode() []byte {
-	e := storage.Encoder{B: make([]byte, 0, 96+len(j.Lines)*40)}
-	e.Byte(entryVersion)
-	e.Str(j.ID)
-	e.Str(j.Key)
-	e.Varint(j.Created)
-	e.Str(j.Narration)
-	e.Str(j.Reference)
-	e.StrMap(j.Meta)
-	e.Uvarint(uint64(len(j.Lines)))
-	for _, l := range j.Lines {
-		e.Str(l.AccountID)
-		if l.Side == Debit {
-			e.Byte('D')
-		} else {
-			e.Byte('C')
-		}
-		e.Varint(l.Amount)
-		e.Str(l.Currency)
-	}
-	return e.B
-}
-
-func decodeEntry(b []byte) (*JournalEntry, error) {
-	d := storage.Decoder{B: b}
-	if d.Byte() != entryVersion {
-		return nil, storage.ErrCorrupt
-	}
-	j := &JournalEntry{}
-	j.ID = d.Str()
-	j.Key = d.Str()
-	j.Created = d.Varint()
-	j.Narration = d.Str()
-	j.Reference = d.Str()
-	j.Meta = d.StrMap()
-	n := d.Uvarint()
-	if n > uint64(len(d.B)) {
-		return nil, storage.ErrCorrupt
-	}
-	j.Lines = make([]Line, n)
-	for i := range j.Lines {
-		l := &j.Lines[i]
-		l.AccountID = d.Str()
-		if d.Byte() == 'D' {
-			l.Side = Debit
-		} else {
-			l.Side = Credit
-		}
-		l.Amount = d.Varint()
-		l.Currency = d.Str()
-	}
-	return j, d.Err
-}
-
 // Post applies entry as one transaction and returns the posted entry.
 //
 // Errors: a validation error naming each bad field (lines.N.amount, ...);

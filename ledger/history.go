@@ -78,55 +78,6 @@ type HistoryLine struct {
 	Reference string `json:"reference,omitempty"`
 }
 
-const lineVersion = 1
-
-func (l *HistoryLine) appendTo(b []byte) []byte {
-	e := storage.Encoder{B: b}
-	e.Byte(lineVersion)
-	e.Byte(lineKindCode(l.Kind))
-	e.Uvarint(l.Seq)
-	e.Varint(l.Created)
-	e.Str(l.TxID)
-	e.Varint(l.SettledDelta)
-	e.Varint(l.PendingDebitsDelta)
-	e.Varint(l.PendingCreditsDelta)
-	e.Varint(l.Balance.Settled)
-	e.Varint(l.Balance.PendingDebits)
-	e.Varint(l.Balance.PendingCredits)
-	e.Varint(l.Credits)
-	e.Varint(l.Debits)
-	e.Str(l.Narration)
-	e.Str(l.Reference)
-	return e.B
-}
-
-func decodeLine(b []byte) (*HistoryLine, error) {
-	d := storage.Decoder{B: b}
-	if d.Byte() != lineVersion {
-		return nil, storage.ErrCorrupt
-	}
-	l := &HistoryLine{}
-	k := d.Byte()
-	if int(k) >= len(lineKindNames) || k == 0 {
-		return nil, storage.ErrCorrupt
-	}
-	l.Kind = lineKindNames[k]
-	l.Seq = d.Uvarint()
-	l.Created = d.Varint()
-	l.TxID = d.Str()
-	l.SettledDelta = d.Varint()
-	l.PendingDebitsDelta = d.Varint()
-	l.PendingCreditsDelta = d.Varint()
-	l.Balance.Settled = d.Varint()
-	l.Balance.PendingDebits = d.Varint()
-	l.Balance.PendingCredits = d.Varint()
-	l.Credits = d.Varint()
-	l.Debits = d.Varint()
-	l.Narration = d.Str()
-	l.Reference = d.Str()
-	return l, d.Err
-}
-
 // histPrefix is "<account>/<stream>/".
 func histPrefix(account string, stream byte) []byte {
 	k := make([]byte, 0, len(account)+3+16)

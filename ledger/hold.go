@@ -74,72 +74,6 @@ type Hold struct {
 	Updated   int64             `json:"updated"`
 }
 
-const holdVersion = 1
-
-func (h *Hold) appendTo(b []byte) []byte {
-	e := storage.Encoder{B: b}
-	e.Byte(holdVersion)
-	e.Str(h.ID)
-	e.Str(h.Key)
-	e.Str(h.DebitAccountID)
-	e.Str(h.CreditAccountID)
-	e.Str(h.Currency)
-	e.Varint(h.Amount)
-	e.Varint(h.PostedAmount)
-	var st byte
-	for i, n := range holdStatusNames {
-		if n == h.Status {
-			st = byte(i)
-		}
-	}
-	e.Byte(st)
-	e.Varint(h.ExpiresAt)
-	if h.OnTimeout == TimeoutPost {
-		e.Byte(1)
-	} else {
-		e.Byte(0)
-	}
-	e.Varint(h.Created)
-	e.Varint(h.Updated)
-	e.Str(h.Narration)
-	e.Str(h.Reference)
-	e.StrMap(h.Meta)
-	return e.B
-}
-
-// decodeHold decodes a stored hold whose key is id, sharing id's bytes for
-// the ID instead of allocating a copy.
-func decodeHold(b []byte, id string) (*Hold, error) {
-	d := storage.Decoder{B: b}
-	if d.Byte() != holdVersion {
-		return nil, storage.ErrCorrupt
-	}
-	h := &Hold{}
-	h.ID = d.StrKnown(id)
-	h.Key = d.Str()
-	h.DebitAccountID = d.Str()
-	h.CreditAccountID = d.Str()
-	h.Currency = readCurrency(&d)
-	h.Amount = d.Varint()
-	h.PostedAmount = d.Varint()
-	st := d.Byte()
-	if int(st) >= len(holdStatusNames) {
-		return nil, storage.ErrCorrupt
-	}
-	h.Status = holdStatusNames[st]
-	h.ExpiresAt = d.Varint()
-	h.OnTimeout = TimeoutVoid
-	if d.Byte() == 1 {
-		h.OnTimeout = TimeoutPost
-	}
-	h.Created = d.Varint()
-	h.Updated = d.Varint()
-	h.Narration = d.Str()
-	h.Reference = d.Str()
-	h.Meta = d.StrMap()
-	return h, d.Err
-}
-
 func getHold(tx storage.Tx, id string) (*Hold, error) {
 	raw, err := storage.Peek(tx, bucketHolds, []byte(id))
 	return holdFrom(raw, err, id)
@@ -182,20 +116,6 @@ func appendPendingKey(k []byte, account string, ms int64, holdID string) []byte 
 	k = append(k, '/')
 	k = storage.AppendInt64(k, ms)
 	return append(k, holdID...)
-}
-
-func appendPendingValue(b []byte, side Side, h *Hold) []byte {
-	e := storage.Encoder{B: b}
-	e.Byte(1)
-	if side == Debit {
-		e.Byte('D')
-	} else {
-		e.Byte('C')
-	}
-	e.Varint(h.Amount)
-	e.Str(h.Narration)
-	e.Str(h.Reference)
-	return e.B
 }
 
 // Hold places a pending transfer and returns it.

@@ -393,20 +393,11 @@ func (sc *stmtScan) scanPending(from *stmtPos, reverse bool, n int) ([]stmtItem,
 		if ms > sc.endMs || ms < sc.startMs {
 			return storage.ErrStop
 		}
-		d := storage.Decoder{B: v}
-		if d.Byte() != 1 {
-			return storage.ErrCorrupt
+		t, err := decodePendingValue(v)
+		if err != nil {
+			return err
 		}
-		t := StatementTransaction{ID: string(k[len(prefix)+8:]), Created: ms, Type: string(Credit), Status: StatusPending}
-		if d.Byte() == 'D' {
-			t.Type = string(Debit)
-		}
-		t.Amount = d.Varint()
-		t.Narration = d.Str()
-		t.Reference = d.Str()
-		if d.Err != nil {
-			return d.Err
-		}
+		t.ID, t.Created = string(k[len(prefix)+8:]), ms
 		out = append(out, stmtItem{pos: stmtPos{ms: ms, stream: histPending, holdID: t.ID}, tx: t})
 		return nil
 	})
