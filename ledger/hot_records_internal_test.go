@@ -1,13 +1,17 @@
 package ledger
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/corebank/corebank/storage"
+	"github.com/corebank/corebank/storage/memory"
 )
 
 // TestHotRecords checks the binary records of hot_records.go against the
@@ -120,4 +124,34 @@ func TestHotRecords(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestScratchBuffers checks that records written through the recycled
+// scratch buffers are stored exactly as their plain encoding, also when a
+// buffer is reused for a longer and then a shorter record.
+func TestScratchBuffers(t *testing.T) {
+	db := memory.New()
+	defer db.Close()
+	s := NewService(db, nil)
+	recs := []*balRec{
+		{currency: "USD", entity: []byte("e1"), Balance: Balance{Settled: 5}},
+		{currency: "USC", entity: []byte(strings.Repeat("long entity ", 100)), Balance: Balance{Settled: -1 << 40}, seq: 9},
+		{flags: flagSystem, currency: "EUR"},
+	}
+	for i, r := range recs {
+		id := fmt.Sprintf("acct%d", i)
+		err := db.Update(context.Background(), func(tx storage.Tx) error { return s.putBal(tx, id, r) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := storage.View(context.Background(), db, func(tx storage.Tx) ([]byte, error) {
+			return tx.Get(bucketBalances, []byte(id))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(r.appendTo(nil), got); diff != "" {
+			t.Errorf("record %d (-plain +stored):\n%s", i, diff)
+		}
+	}
 }

@@ -74,23 +74,8 @@ type Service struct {
 	coords   coordinates.Provider
 	dueBatch int
 	// bufs recycles the scratch buffers hot writes build keys and values
-	// in; backends copy both on Put, so a buffer is free right after.
+	// in (see hot_records.go).
 	bufs sync.Pool
-}
-
-func (s *Service) buf() *[]byte {
-	if b, ok := s.bufs.Get().(*[]byte); ok {
-		return b
-	}
-	b := make([]byte, 0, 512)
-	return &b
-}
-
-func (s *Service) release(bp *[]byte, b []byte) {
-	if cap(b) <= 16<<10 {
-		*bp = b[:0]
-		s.bufs.Put(bp)
-	}
 }
 
 // NewService returns a ledger over db. It starts no goroutines; call RunDue
