@@ -32,7 +32,7 @@ func Example() {
 	fund := funding.NewService(db, led, &funding.Options{Clock: clk})
 
 	root, _, _ := ents.Bootstrap(ctx) // an approved root entity and its API keys
-	acct, _ := led.CreateAccount(ctx, ledger.NewAccount{
+	acct, _ := led.CreateAccount(ctx, corebank.System(), ledger.NewAccount{
 		EntityID: root.EntityID, Type: "checking", Currency: "USD", DisplayName: "Operating"})
 
 	settle := false

@@ -192,7 +192,7 @@ func TestGate(t *testing.T) {
 	root := e.root.EntityID
 	id := e.individual(root, nil).Entity.ID
 	open := func() error {
-		_, err := e.led.CreateAccount(ctx, ledger.NewAccount{EntityID: id, Type: "checking", Currency: "USD", DisplayName: "Main"})
+		_, err := e.led.CreateAccount(ctx, corebank.System(), ledger.NewAccount{EntityID: id, Type: "checking", Currency: "USD", DisplayName: "Main"})
 		return err
 	}
 	t.Run("ErrEntityNotApproved", func(t *testing.T) {
@@ -231,7 +231,7 @@ func TestGate(t *testing.T) {
 		}
 	})
 	t.Run("ErrEntityNotFound", func(t *testing.T) {
-		_, err := e.led.CreateAccount(ctx, ledger.NewAccount{EntityID: "01HZZZZZZZZZZZZZZZZZZZZZZZ", Type: "checking", Currency: "USD", DisplayName: "Main"})
+		_, err := e.led.CreateAccount(ctx, corebank.System(), ledger.NewAccount{EntityID: "01HZZZZZZZZZZZZZZZZZZZZZZZ", Type: "checking", Currency: "USD", DisplayName: "Main"})
 		if !errors.Is(err, entities.ErrEntityNotFound) {
 			t.Fatalf("open unknown = %v", err)
 		}

@@ -36,7 +36,7 @@ func newFixture(t *testing.T) *fixture {
 	clk.Set(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	ids := corebank.NewIDs(rand.New(rand.NewSource(1)))
 	led := ledger.NewService(db, &ledger.Options{Clock: clk, IDs: ids})
-	acct, err := led.CreateAccount(context.Background(), ledger.NewAccount{
+	acct, err := led.CreateAccount(context.Background(), corebank.System(), ledger.NewAccount{
 		EntityID: "01HZZZZZZZZZZZZZZZZZZZZZZZ", Type: "checking", Currency: "USD", DisplayName: "Ops"})
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func TestCreateInflow(t *testing.T) {
 	})
 	t.Run("OK through active details", func(t *testing.T) {
 		f := newFixture(t)
-		d, err := f.led.CreateAccountDetails(ctx, ledger.NewAccountDetails{AccountID: f.acct.ID})
+		d, err := f.led.CreateAccountDetails(ctx, corebank.System(), ledger.NewAccountDetails{AccountID: f.acct.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +145,7 @@ func TestCreateInflow(t *testing.T) {
 		if in.AccountDetailsID == nil || *in.AccountDetailsID != d.ID {
 			t.Fatalf("account_details_id = %v, want %s", in.AccountDetailsID, d.ID)
 		}
-		stats, err := f.led.GetAccountDetailsStats(ctx, d.ID)
+		stats, err := f.led.GetAccountDetailsStats(ctx, corebank.System(), d.ID)
 		if err != nil || stats.TotalInflowsCount != 1 || stats.TotalInflowsAmount != 10 {
 			t.Fatalf("stats = %+v, %v", stats, err)
 		}
@@ -153,7 +153,7 @@ func TestCreateInflow(t *testing.T) {
 	t.Run("ErrNoReceivingDetails when details expired", func(t *testing.T) {
 		f := newFixture(t)
 		days := 1
-		if _, err := f.led.CreateAccountDetails(ctx, ledger.NewAccountDetails{AccountID: f.acct.ID, TerminateAfter: &days}); err != nil {
+		if _, err := f.led.CreateAccountDetails(ctx, corebank.System(), ledger.NewAccountDetails{AccountID: f.acct.ID, TerminateAfter: &days}); err != nil {
 			t.Fatal(err)
 		}
 		f.clk.Add(25 * time.Hour)

@@ -115,7 +115,7 @@ func build(t testing.TB, db storage.Backend, seed int64, opts ...envOpt) *env {
 	if seed != 0 {
 		ids = corebank.NewIDs(mrand.New(mrand.NewSource(seed)))
 	}
-	e.led = ledger.NewService(e.db, &ledger.Options{Clock: e.clock, Gate: entities.Gate{}, IDs: ids})
+	e.led = ledger.NewService(e.db, &ledger.Options{Clock: e.clock, Gate: entities.Gate{}, Tree: entities.Gate{}, IDs: ids})
 	e.ent = entities.NewService(e.db, e.led, sealer, &entities.Options{Clock: e.clock, GenerateKey: testKey, IDs: ids})
 	boot, created, err := e.ent.Bootstrap(context.Background())
 	if err != nil || !created {

@@ -22,18 +22,14 @@ func (h *handler) getStatement(x *exchange, r *http.Request) error {
 	}
 	ctx := r.Context()
 	id := r.PathValue("id")
-	a, err := h.account(ctx, x, id, entity)
-	if err != nil {
-		return err
-	}
-	filters := map[string]string{"account_id": a.ID, "year": strconv.FormatInt(year, 10),
+	filters := map[string]string{"account_id": id, "year": strconv.FormatInt(year, 10),
 		"month": strconv.FormatInt(month, 10), "include_pending": strconv.FormatBool(pending)}
 	fh, opts, err := h.listPage(q, "statement", filters, limit)
 	if err != nil {
 		return err
 	}
-	st, err := h.led.Statement(ctx, a.ID, ledger.StatementQuery{Year: int(year), Month: int(month),
-		IncludePending: pending, ListOptions: opts})
+	st, err := h.led.Statement(ctx, x.caller(), id, ledger.StatementQuery{Year: int(year), Month: int(month),
+		IncludePending: pending, EntityID: entity, ListOptions: opts})
 	if err != nil {
 		return err
 	}
@@ -47,7 +43,7 @@ func (h *handler) getStatement(x *exchange, r *http.Request) error {
 		st.Pagination.PreviousCursor = &s
 	}
 	if st.HolderAddress == nil {
-		st.HolderAddress = h.holderAddress(ctx, x.caller(), a.EntityID)
+		st.HolderAddress = h.holderAddress(ctx, x.caller(), st.EntityID)
 	}
 	return ok(x, http.StatusOK, "statement generated", st)
 }

@@ -49,7 +49,7 @@ func newApp(db storage.Backend, key []byte, clk clock.Clock, mock *clock.Mock, c
 	var wh *webhooks.Service
 	raw := db
 	db = storage.WithCommitHook(raw, func() { wh.Wake() })
-	led := ledger.NewService(db, &ledger.Options{Clock: clk, IDs: ids, Gate: entities.Gate{}})
+	led := ledger.NewService(db, &ledger.Options{Clock: clk, IDs: ids, Gate: entities.Gate{}, Tree: entities.Gate{}})
 	ents := entities.NewService(db, led, sealer, &entities.Options{Clock: clk, IDs: ids, Env: cfg.env, Logger: logger})
 	fund := funding.NewService(db, led, &funding.Options{Clock: clk, IDs: ids, Tree: entities.Gate{}})
 	pay := payments.NewService(db, led, &payments.Options{
@@ -102,8 +102,7 @@ func (a *app) runJobs(ctx context.Context, now time.Time) error {
 		name string
 		fn   func(context.Context, time.Time) (int, error)
 	}{
-		{"ledger holds", a.ledger.RunDue},
-		{"account details expiry", a.ledger.ExpireAccountDetails},
+		{"ledger holds and account details expiry", a.ledger.RunDue},
 		{"inflow settlement", a.funding.RunDue},
 		{"transfers and quotes", a.payments.RunDue},
 		{"webhook retries", a.webhooks.RunDue},
