@@ -179,3 +179,49 @@ func TestDueAddPanics(t *testing.T) {
 		})
 	}
 }
+
+// TestDuePrepare: a kind's Prepare runs before its items are read, so work
+// it schedules (as the webhooks' outbox reader does) runs in the same call,
+// and after the kinds registered before it.
+func TestDuePrepare(t *testing.T) {
+	ctx := context.Background()
+	db := memory.New()
+	var log []string
+	d := storage.NewDue(db, clock.NewMock(), 0,
+		storage.DueJob{Kind: "first", Tx: func(tx storage.Tx, _ time.Time, it storage.DueItem) error {
+			log = append(log, "first "+it.ID)
+			return tx.Put("test.outbox", []byte(it.ID), nil)
+		}},
+		storage.DueJob{Kind: "send",
+			Prepare: func(ctx context.Context) error {
+				log = append(log, "prepare")
+				return db.Update(ctx, func(tx storage.Tx) error {
+					return tx.Scan("test.outbox", storage.ScanOptions{}, func(k, _ []byte) error {
+						if err := tx.Delete("test.outbox", k); err != nil {
+							return err
+						}
+						return storage.Schedule(tx, "send", 0, string(k))
+					})
+				})
+			},
+			Batch: func(ctx context.Context, _ time.Time, items []storage.DueItem) (int, error) {
+				for _, it := range items {
+					log = append(log, "send "+it.ID)
+				}
+				return storage.Update(ctx, db, func(tx storage.Tx) (int, error) {
+					for _, it := range items {
+						if err := storage.Unschedule(tx, "send", it.At, it.ID); err != nil {
+							return 0, err
+						}
+					}
+					return len(items), nil
+				})
+			}})
+	schedule(t, db, "first", 1, "e1")
+	if n, err := d.RunDue(ctx, time.UnixMilli(1)); n != 2 || err != nil {
+		t.Fatalf("RunDue = %d, %v; want 2, nil", n, err)
+	}
+	if diff := cmp.Diff([]string{"first e1", "prepare", "send e1"}, log); diff != "" {
+		t.Fatalf("(-want +got)\n%s", diff)
+	}
+}

@@ -32,15 +32,7 @@ func (s *Service) DueJobs() []storage.DueJob {
 // at asOf waits for the next call. The sandbox clock-advance route calls
 // it after moving the clock; Run does the same work continuously.
 func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
-	n, err := storage.NewDue(s.db, s.clock, 0, s.housekeeping()...).RunDue(ctx, asOf)
-	if err != nil {
-		return n, err
-	}
-	if _, err := s.ingest(ctx); err != nil {
-		return n, err
-	}
-	sent, err := storage.NewDue(s.db, s.clock, 0, s.sendJob(nil)).RunDue(ctx, asOf)
-	return n + sent, err
+	return storage.NewDue(s.db, s.clock, 0, s.DueJobs()...).RunDue(ctx, asOf)
 }
 
 // Drain is RunDue at the clock's current time: it delivers everything
@@ -71,9 +63,6 @@ func (s *Service) Run(ctx context.Context) error {
 			if _, err := housekeeping.RunDue(ctx, now); err != nil && ctx.Err() == nil {
 				s.log.Error("webhook housekeeping", "err", err)
 			}
-		}
-		if _, err := s.ingest(ctx); err != nil && ctx.Err() == nil {
-			s.log.Error("webhook ingestion", "err", err)
 		}
 		if _, err := sending.RunDue(ctx, now); err != nil && ctx.Err() == nil {
 			s.log.Error("webhook dispatch", "err", err)

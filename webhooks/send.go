@@ -37,9 +37,14 @@ const maxErrorText = 300
 // sendJob returns the due job that sends attempts. With track nil (RunDue)
 // each batch returns once its attempts are recorded, with the number sent;
 // otherwise (Run) it returns once they are started, and track follows
-// them. A delivery already in flight in this Service is skipped.
+// them. A delivery already in flight in this Service is skipped. Its
+// Prepare reads the outbox into deliveries (ingest.go).
 func (s *Service) sendJob(track *sync.WaitGroup) storage.DueJob {
-	return storage.DueJob{Kind: dueAttempt, Batch: func(ctx context.Context, _ time.Time, items []storage.DueItem) (int, error) {
+	prepare := func(ctx context.Context) error {
+		_, err := s.ingest(ctx)
+		return err
+	}
+	return storage.DueJob{Kind: dueAttempt, Prepare: prepare, Batch: func(ctx context.Context, _ time.Time, items []storage.DueItem) (int, error) {
 		var round sync.WaitGroup
 		var sent atomic.Int64
 		actx := context.WithoutCancel(ctx) // an attempt in flight finishes (bounded by AttemptTimeout)
