@@ -15,6 +15,18 @@
 //	led := ledger.NewService(db, &ledger.Options{Clock: clk})
 //	acct, err := led.CreateAccount(ctx, corebank.System(), ledger.NewAccount{...})
 //
+// # Callers and scope
+//
+// Every service method that acts for someone takes a Caller: the entity of
+// the API key behind a request (As), or System() for trusted in-process
+// work. The service decides scope itself, inside the transaction that reads
+// the object, with one rule (internal/scope): a caller may act on its own
+// entity, every entity below it, and the objects they own. An object outside
+// that tree answers exactly as a missing one, with its resource's own
+// not-found error; a request that names an entity_id outside the tree
+// answers ErrEntityNotFound whether or not the object exists. Read-only
+// callers get ErrForbidden from every method that changes something.
+//
 // # Money
 //
 // Amounts are int64 in the currency's smallest unit (cents for USD, 10^-6
@@ -27,9 +39,12 @@
 //
 // Services read time only from an injected github.com/benbjohnson/clock
 // Clock. Nothing happens in the background: expiries, hold timeouts, retries
-// and accrual are explicit RunDue-style calls that take the current instant,
-// so a test advances a mock clock and then runs them, and a server runs them
-// on a ticker. (The bolt backend folds its write-ahead log into the bbolt
+// and accrual are due work on one queue (storage.Due). Each service
+// schedules its items in the transaction that makes them due and exposes
+// its DueJobs; an application registers them all on one storage.Due and
+// calls its RunDue with the current instant, so a test advances a mock
+// clock and then runs it, and a server runs it on a ticker. Each service's
+// own RunDue runs just its jobs. (The bolt backend folds its write-ahead log into the bbolt
 // file on a goroutine of its own: storage housekeeping that no clock drives
 // and no result depends on.)
 //
