@@ -1,10 +1,12 @@
 package payments
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -43,9 +45,39 @@ func (c *accountRefs) put(id string, r accountRef) {
 	}
 }
 
-// accountTx returns account id for a transfer by entityID, or
-// ErrAccountNotFound when it does not exist, is deleted or is another
-// entity's, checked in tx.
+// accountFor returns account id when c may act on its owner (its entity
+// or one below it), or ErrAccountNotFound when it is missing, deleted or
+// outside c's tree alike.
+func (s *Service) accountFor(tx storage.Tx, c corebank.Caller, id string) (account, error) {
+	a, err := s.accountTx(tx, id)
+	if err != nil {
+		return account{}, err
+	}
+	if err := scope.Check(tx, s.tree, c, a.EntityID, accountNotFound(id)); err != nil {
+		return account{}, err
+	}
+	return a, nil
+}
+
+// accountOf is accountFor for an account entity itself must own.
+func (s *Service) accountOf(tx storage.Tx, entity, id string) (account, error) {
+	a, err := s.accountTx(tx, id)
+	if err != nil {
+		return account{}, err
+	}
+	if a.EntityID != entity {
+		return account{}, accountNotFound(id)
+	}
+	return a, nil
+}
+
+func accountNotFound(id string) error {
+	return ErrAccountNotFound.With("account " + id + " not found")
+}
+
+// accountTx returns account id, or ErrAccountNotFound when it does not
+// exist or is deleted, read in tx. A missing account answers the ledger's
+// message.
 //
 // Decoding the account record was the largest read of CreateTransfer, so
 // for an account seen before the owner and currency come from s.accounts
@@ -55,18 +87,12 @@ func (c *accountRefs) put(id string, r accountRef) {
 // account takes part in no movement (ledger.ErrAccountDeleted), so its
 // balance stays zero. A zero balance, possibly a deleted account, reads
 // the account record as before.
-func (s *Service) accountTx(tx storage.Tx, id, entityID string) (account, error) {
-	notFound := func() (account, error) {
-		return account{}, ErrAccountNotFound.With("account " + id + " not found")
-	}
+func (s *Service) accountTx(tx storage.Tx, id string) (account, error) {
 	if ref, ok := s.accounts.get(id); ok {
-		if ref.entity != entityID {
-			return notFound()
-		}
 		b, err := s.led.BalanceTx(tx, id)
 		switch {
 		case err != nil && corebank.KindOf(err) == corebank.KindNotFound:
-			return notFound()
+			return account{}, accountNotFound(id)
 		case err != nil:
 			return account{}, err
 		case b.Settled != 0 || b.PendingDebits != 0 || b.PendingCredits != 0:
@@ -74,14 +100,14 @@ func (s *Service) accountTx(tx storage.Tx, id, entityID string) (account, error)
 		}
 	}
 	a, err := s.led.GetAccountTx(tx, id)
-	if err != nil && corebank.KindOf(err) == corebank.KindNotFound || err == nil && (a.Deleted != 0 || a.EntityID != entityID) {
-		if err == nil && a.Deleted == 0 {
-			s.accounts.put(id, accountRef{a.EntityID, a.Currency})
-		}
-		return notFound()
-	}
-	if err != nil {
+	var e *corebank.Error
+	switch {
+	case err != nil && corebank.KindOf(err) == corebank.KindNotFound && errors.As(err, &e):
+		return account{}, ErrAccountNotFound.With(e.Message)
+	case err != nil:
 		return account{}, err
+	case a.Deleted != 0:
+		return account{}, accountNotFound(id)
 	}
 	s.accounts.put(id, accountRef{a.EntityID, a.Currency})
 	return account{ID: a.ID, EntityID: a.EntityID, Currency: a.Currency}, nil

@@ -79,12 +79,12 @@ type detailFields struct {
 	ID, EntityID, CounterpartyID, PaymentMethod, Currency, AccountNumber string
 }
 
-// getDetailFields returns those fields of payment detail id of entityID
-// ("" for any), or ErrPaymentDetailNotFound.
+// getDetailFields returns those fields of payment detail id when entityID
+// owns it, or ErrPaymentDetailNotFound.
 func getDetailFields(tx storage.Tx, entityID, id string) (*detailFields, error) {
 	raw, err := tx.Get(bucketHot, hotDetailKey(id))
 	if errors.Is(err, storage.ErrNotFound) {
-		full, err := getDetail(tx, entityID, id)
+		full, err := ownedBy[PaymentDetail](tx, entityID, bucketDetails, id, ErrPaymentDetailNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -114,18 +114,18 @@ func getDetailFields(tx storage.Tx, entityID, id string) (*detailFields, error) 
 	if !ok || len(rest) != 0 {
 		return nil, fmt.Errorf("payments: malformed compact payment detail %s", id)
 	}
-	if !inScope(entityID, d.EntityID) {
+	if d.EntityID != entityID {
 		return nil, ErrPaymentDetailNotFound
 	}
 	return d, nil
 }
 
-// counterpartyActive reports whether counterparty id of entityID ("" for
-// any) is active, or returns ErrCounterpartyNotFound.
+// counterpartyActive reports whether counterparty id, which entityID must
+// own, is active, or returns ErrCounterpartyNotFound.
 func counterpartyActive(tx storage.Tx, entityID, id string) (bool, error) {
 	raw, err := tx.Get(bucketHot, hotCounterpartyKey(id))
 	if errors.Is(err, storage.ErrNotFound) {
-		c, err := getCounterparty(tx, entityID, id)
+		c, err := ownedBy[Counterparty](tx, entityID, bucketCounterparties, id, ErrCounterpartyNotFound)
 		if err != nil {
 			return false, err
 		}
@@ -145,7 +145,7 @@ func counterpartyActive(tx storage.Tx, entityID, id string) (bool, error) {
 	if !ok || len(rest) != 0 {
 		return false, fmt.Errorf("payments: malformed compact counterparty %s", id)
 	}
-	if entityID != "" && string(owner) != entityID {
+	if string(owner) != entityID {
 		return false, ErrCounterpartyNotFound
 	}
 	return string(status) == CounterpartyActive, nil

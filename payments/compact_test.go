@@ -72,24 +72,24 @@ func TestTransferWithoutCompactRecords(t *testing.T) {
 					raw, _ := json.Marshal(tr)
 					out = append(out, string(raw))
 				}
-				note(e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 1_000, "r1")))
-				note(e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 1_000, "r1")))
+				note(e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 1_000, "r1")))
+				note(e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 1_000, "r1")))
 				wrongType := newTransfer(a, d, 1_000, "r2")
 				wrongType.PaymentType = "momo-transfer"
-				note(e.svc.CreateTransfer(ctx, "ent1", wrongType))
-				note(e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, other, 1_000, "r3")))
+				note(e.svc.CreateTransfer(ctx, corebank.As("ent1"), wrongType))
+				note(e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, other, 1_000, "r3")))
 				wrongCP := newTransfer(a, d, 1_000, "r4")
 				wrongCP.CounterpartyID = other.CounterpartyID
-				note(e.svc.CreateTransfer(ctx, "ent1", wrongCP))
+				note(e.svc.CreateTransfer(ctx, corebank.As("ent1"), wrongCP))
 				wrongCur := newTransfer(a, d, 1_000, "r5")
 				wrongCur.Currency = "EUR"
-				note(e.svc.CreateTransfer(ctx, "ent1", wrongCur))
-				if _, err := e.svc.DeactivateCounterparty(ctx, "ent1", d.CounterpartyID); err != nil {
+				note(e.svc.CreateTransfer(ctx, corebank.As("ent1"), wrongCur))
+				if _, err := e.svc.DeactivateCounterparty(ctx, corebank.As("ent1"), "", d.CounterpartyID); err != nil {
 					t.Fatal(err)
 				}
 				maybeStrip()
-				note(e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 1_000, "r6")))
-				note(e.svc.GetTransfer(ctx, "ent1", "01HZZZZZZZZZZZZZZZZZZZZZZZ"))
+				note(e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 1_000, "r6")))
+				note(e.svc.GetTransfer(ctx, corebank.As("ent1"), "", "01HZZZZZZZZZZZZZZZZZZZZZZZ"))
 				return out
 			}
 			want, got := run(false), run(true)
@@ -123,27 +123,27 @@ func TestAccountSeenBefore(t *testing.T) {
 			funded, d := setupUSD(t, e, 100_000)
 			empty := e.account(t, "ent1", "USD")
 			for i, want := range []string{"", ""} {
-				if _, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(funded, d, 10, fmt.Sprint("ok", i))); errCode(err) != want {
+				if _, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(funded, d, 10, fmt.Sprint("ok", i))); errCode(err) != want {
 					t.Fatalf("funded account, try %d: %v", i, err)
 				}
 			}
-			if _, err := e.svc.CreateTransfer(ctx, "ent2", newTransfer(funded, d, 10, "other")); !errors.Is(err, payments.ErrAccountNotFound) {
+			if _, err := e.svc.CreateTransfer(ctx, corebank.As("ent2"), newTransfer(funded, d, 10, "other")); !errors.Is(err, payments.ErrAccountNotFound) {
 				t.Fatalf("another entity's account: %v", err)
 			}
 			for i := 0; i < 2; i++ {
-				if _, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(empty, d, 10, "empty")); errCode(err) != "insufficient_funds" {
+				if _, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(empty, d, 10, "empty")); errCode(err) != "insufficient_funds" {
 					t.Fatalf("empty account: %v", err)
 				}
 			}
 			if _, err := e.led.DeleteAccount(ctx, empty.ID); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(empty, d, 10, "deleted")); !errors.Is(err, payments.ErrAccountNotFound) {
+			if _, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(empty, d, 10, "deleted")); !errors.Is(err, payments.ErrAccountNotFound) {
 				t.Fatalf("deleted account: %v", err)
 			}
 			missing := *funded
 			missing.ID = "01HZZZZZZZZZZZZZZZZZZZZZZZ"
-			if _, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(&missing, d, 10, "missing")); !errors.Is(err, payments.ErrAccountNotFound) {
+			if _, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(&missing, d, 10, "missing")); !errors.Is(err, payments.ErrAccountNotFound) {
 				t.Fatalf("missing account: %v", err)
 			}
 			e.checkBalanced(t)
