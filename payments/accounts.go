@@ -2,8 +2,6 @@ package payments
 
 import (
 	"errors"
-	"sync"
-	"sync/atomic"
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
@@ -13,36 +11,6 @@ import (
 // account is what CreateTransfer needs of the account it debits.
 type account struct {
 	ID, EntityID, Currency string
-}
-
-// accountRefs remembers the owner and currency of accounts CreateTransfer
-// has read. Both are fixed when an account is created and account IDs are
-// never reused, so an entry can never be stale and needs no invalidation,
-// whichever Service or process changes the store. What does change,
-// deletion, is never taken from here: see accountTx.
-type accountRefs struct {
-	m sync.Map // account ID -> accountRef
-	n atomic.Int64
-}
-
-type accountRef struct{ entity, currency string }
-
-// maxAccountRefs bounds the map; past it the map starts over.
-const maxAccountRefs = 1 << 16
-
-func (c *accountRefs) get(id string) (accountRef, bool) {
-	v, ok := c.m.Load(id)
-	if !ok {
-		return accountRef{}, false
-	}
-	return v.(accountRef), true
-}
-
-func (c *accountRefs) put(id string, r accountRef) {
-	if _, loaded := c.m.LoadOrStore(id, r); !loaded && c.n.Add(1) > maxAccountRefs {
-		c.m.Clear()
-		c.n.Store(0)
-	}
 }
 
 // accountFor returns account id when c may act on its owner (its entity
@@ -57,6 +25,15 @@ func (s *Service) accountFor(tx storage.Tx, c corebank.Caller, id string) (accou
 		return account{}, err
 	}
 	return a, nil
+}
+
+func (a account) owner() string { return a.EntityID }
+
+// accountLoader is accountFor in tx, for actsFor.
+func (s *Service) accountLoader(tx storage.Tx) func(c corebank.Caller, id string) (owned, error) {
+	return func(c corebank.Caller, id string) (owned, error) {
+		return s.accountFor(tx, c, id)
+	}
 }
 
 // accountOf is accountFor for an account entity itself must own.
@@ -75,30 +52,11 @@ func accountNotFound(id string) error {
 	return ErrAccountNotFound.With("account " + id + " not found")
 }
 
-// accountTx returns account id, or ErrAccountNotFound when it does not
-// exist or is deleted, read in tx. A missing account answers the ledger's
-// message.
-//
-// Decoding the account record was the largest read of CreateTransfer, so
-// for an account seen before the owner and currency come from s.accounts
-// and tx is asked only for the balance, a small binary record: a non-zero
-// balance proves the account exists and is not deleted, since an account
-// can only be deleted empty (ledger.ErrAccountNotEmpty) and a deleted
-// account takes part in no movement (ledger.ErrAccountDeleted), so its
-// balance stays zero. A zero balance, possibly a deleted account, reads
-// the account record as before.
-func (s *Service) accountTx(tx storage.Tx, id string) (account, error) {
-	if ref, ok := s.accounts.get(id); ok {
-		b, err := s.led.BalanceTx(tx, id)
-		switch {
-		case err != nil && corebank.KindOf(err) == corebank.KindNotFound:
-			return account{}, accountNotFound(id)
-		case err != nil:
-			return account{}, err
-		case b.Settled != 0 || b.PendingDebits != 0 || b.PendingCredits != 0:
-			return account{ID: id, EntityID: ref.entity, Currency: ref.currency}, nil
-		}
-	}
+// readAccount returns account id, or ErrAccountNotFound when it does not
+// exist or is deleted, from the ledger's account record in tx. A missing
+// account answers the ledger's message. accountTx is the same answer,
+// faster for accounts seen before.
+func (s *Service) readAccount(tx storage.Tx, id string) (account, error) {
 	a, err := s.led.GetAccountTx(tx, id)
 	var e *corebank.Error
 	switch {
@@ -109,6 +67,5 @@ func (s *Service) accountTx(tx storage.Tx, id string) (account, error) {
 	case a.Deleted != 0:
 		return account{}, accountNotFound(id)
 	}
-	s.accounts.put(id, accountRef{a.EntityID, a.Currency})
 	return account{ID: a.ID, EntityID: a.EntityID, Currency: a.Currency}, nil
 }

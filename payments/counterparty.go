@@ -548,19 +548,9 @@ func (s *Service) CreateCounterparty(ctx context.Context, caller corebank.Caller
 
 func (c *Counterparty) owner() string { return c.EntityID }
 
-// getCounterparty loads counterparty id when c may act on its owner.
-func (s *Service) getCounterparty(tx storage.Tx, c corebank.Caller, id string) (*Counterparty, error) {
-	return getOwned[Counterparty](tx, s.tree, c, bucketCounterparties, id, ErrCounterpartyNotFound)
-}
-
-// counterpartyFor resolves entityID (see within), then loads counterparty
-// id when it lies in that entity's tree.
+// counterpartyFor loads counterparty id for caller (see getFor).
 func (s *Service) counterpartyFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*Counterparty, error) {
-	c, err := s.within(tx, caller, entityID)
-	if err != nil {
-		return nil, err
-	}
-	return s.getCounterparty(tx, c, id)
+	return getFor[Counterparty](s, tx, caller, entityID, bucketCounterparties, id, ErrCounterpartyNotFound)
 }
 
 // GetCounterparty returns counterparty id when it lies in the tree of

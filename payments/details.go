@@ -586,7 +586,12 @@ func (s *Service) CreatePaymentDetail(ctx context.Context, caller corebank.Calle
 	now := s.clock.Now()
 	id := s.ids.New(now)
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*PaymentDetail, error) {
-		entity, err := s.detailOwner(tx, caller, in.EntityID, in.CounterpartyID)
+		// The owner of the counterparty, which must lie in the tree of
+		// entity_id; with none, entity_id (validation then reports
+		// counterparty_id).
+		entity, err := s.actsFor(tx, caller, in.EntityID, in.CounterpartyID, func(c corebank.Caller, id string) (owned, error) {
+			return getOwned[Counterparty](tx, s.tree, c, bucketCounterparties, id, ErrCounterpartyNotFound)
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -614,31 +619,11 @@ func (s *Service) CreatePaymentDetail(ctx context.Context, caller corebank.Calle
 	})
 }
 
-// detailOwner is the entity a new payment detail belongs to: the owner of
-// counterpartyID, which must lie in the tree of entityID (see within), or
-// entityID itself when no counterparty is named (validation then reports
-// counterparty_id).
-func (s *Service) detailOwner(tx storage.Tx, caller corebank.Caller, entityID, counterpartyID string) (string, error) {
-	if counterpartyID == "" {
-		return s.entity(tx, caller, entityID)
-	}
-	c, err := s.counterpartyFor(tx, caller, entityID, counterpartyID)
-	if err != nil {
-		return "", err
-	}
-	return c.EntityID, nil
-}
-
 func (d *PaymentDetail) owner() string { return d.EntityID }
 
-// detailFor resolves entityID (see within), then loads payment detail id
-// when it lies in that entity's tree.
+// detailFor loads payment detail id for caller (see getFor).
 func (s *Service) detailFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*PaymentDetail, error) {
-	c, err := s.within(tx, caller, entityID)
-	if err != nil {
-		return nil, err
-	}
-	return getOwned[PaymentDetail](tx, s.tree, c, bucketDetails, id, ErrPaymentDetailNotFound)
+	return getFor[PaymentDetail](s, tx, caller, entityID, bucketDetails, id, ErrPaymentDetailNotFound)
 }
 
 // GetPaymentDetail returns payment detail id when it lies in the tree of

@@ -158,7 +158,7 @@ func (s *Service) CreateQuote(ctx context.Context, caller corebank.Caller, in Ne
 	// transaction, and the account is checked again when the quote is
 	// stored.
 	entityID, err := storage.View(ctx, s.db, func(tx storage.Tx) (string, error) {
-		return s.quoteOwner(tx, caller, in)
+		return s.actsFor(tx, caller, in.EntityID, in.AccountID, s.accountLoader(tx))
 	})
 	if err != nil {
 		return nil, err
@@ -256,23 +256,6 @@ func (s *Service) CreateQuote(ctx context.Context, caller corebank.Caller, in Ne
 	return q, nil
 }
 
-// quoteOwner is the entity a new quote is for: the owner of in.AccountID,
-// which must lie in the tree of in.EntityID (see within), else in.EntityID.
-func (s *Service) quoteOwner(tx storage.Tx, caller corebank.Caller, in NewQuote) (string, error) {
-	if in.AccountID == "" {
-		return s.entity(tx, caller, in.EntityID)
-	}
-	c, err := s.within(tx, caller, in.EntityID)
-	if err != nil {
-		return "", err
-	}
-	acct, err := s.accountFor(tx, c, in.AccountID)
-	if err != nil {
-		return "", err
-	}
-	return acct.EntityID, nil
-}
-
 func (q *Quote) owner() string { return q.EntityID }
 
 // GetQuote returns quote id as of now when it lies in the tree of entityID
@@ -284,11 +267,7 @@ func (q *Quote) owner() string { return q.EntityID }
 func (s *Service) GetQuote(ctx context.Context, caller corebank.Caller, entityID, id string) (*Quote, error) {
 	now := s.clock.Now()
 	q, err := storage.View(ctx, s.db, func(tx storage.Tx) (*Quote, error) {
-		c, err := s.within(tx, caller, entityID)
-		if err != nil {
-			return nil, err
-		}
-		return getOwned[Quote](tx, s.tree, c, bucketQuotes, id, ErrQuoteNotFound)
+		return getFor[Quote](s, tx, caller, entityID, bucketQuotes, id, ErrQuoteNotFound)
 	})
 	if err != nil {
 		return nil, err

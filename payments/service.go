@@ -67,7 +67,7 @@ type Service struct {
 	margin   int64
 	receiver Receiver
 	tree     scope.Tree
-	accounts accountRefs // see accountTx
+	accounts accountRefs // see transfer_account_refs.go
 }
 
 // NewService returns a payments service over db that moves money through
@@ -130,6 +130,40 @@ func (s *Service) within(tx storage.Tx, caller corebank.Caller, requested string
 // when "") as scope.Entity resolves it.
 func (s *Service) entity(tx storage.Tx, caller corebank.Caller, requested string) (string, error) {
 	return scope.Entity(tx, s.tree, caller, requested)
+}
+
+// getFor resolves entityID (see within), then loads the JSON record id of
+// bucket b when it lies in that entity's tree: the one way every Get and
+// Update finds its object. A missing and a foreign record both answer
+// notFound.
+func getFor[T any, P interface {
+	*T
+	owned
+}](s *Service, tx storage.Tx, caller corebank.Caller, entityID string, b storage.Bucket, id string, notFound error) (P, error) {
+	c, err := s.within(tx, caller, entityID)
+	if err != nil {
+		return nil, err
+	}
+	return getOwned[T, P](tx, s.tree, c, b, id, notFound)
+}
+
+// actsFor is the entity a request acts for: the owner of the object id it
+// names, which load finds for the caller narrowed to entityID (see
+// within), or entityID itself (the caller's own when "") when it names
+// none.
+func (s *Service) actsFor(tx storage.Tx, caller corebank.Caller, entityID, id string, load func(c corebank.Caller, id string) (owned, error)) (string, error) {
+	if id == "" {
+		return s.entity(tx, caller, entityID)
+	}
+	c, err := s.within(tx, caller, entityID)
+	if err != nil {
+		return "", err
+	}
+	o, err := load(c, id)
+	if err != nil {
+		return "", err
+	}
+	return o.owner(), nil
 }
 
 // maxIDLen bounds the IDs looked up: anything longer names nothing.

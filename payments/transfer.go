@@ -179,14 +179,9 @@ func writeTransferIndexes(tx storage.Tx, t *Transfer, on bool, statusOnly bool) 
 
 func (t *Transfer) owner() string { return t.EntityID }
 
-// transferFor resolves entityID (see within), then loads transfer id when
-// it lies in that entity's tree.
+// transferFor loads transfer id for caller (see getFor).
 func (s *Service) transferFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*transferRecord, error) {
-	c, err := s.within(tx, caller, entityID)
-	if err != nil {
-		return nil, err
-	}
-	return getOwned[transferRecord](tx, s.tree, c, bucketTransfers, id, ErrTransferNotFound)
+	return getFor[transferRecord](s, tx, caller, entityID, bucketTransfers, id, ErrTransferNotFound)
 }
 
 func (r *transferRecord) view() *Transfer {
@@ -724,7 +719,7 @@ func (s *Service) ListTransfers(ctx context.Context, caller corebank.Caller, f T
 		index = "s:" + f.Status
 	}
 	return storage.View(ctx, s.db, func(tx storage.Tx) (EntityPage[Transfer], error) {
-		entity, err := s.transferListEntity(tx, caller, f)
+		entity, err := s.actsFor(tx, caller, f.EntityID, f.AccountID, s.accountLoader(tx))
 		if err != nil {
 			return EntityPage[Transfer]{}, err
 		}
@@ -737,23 +732,6 @@ func (s *Service) ListTransfers(ctx context.Context, caller corebank.Caller, f T
 		})
 		return EntityPage[Transfer]{Page: page, EntityID: entity}, err
 	})
-}
-
-// transferListEntity is the entity whose transfers f lists (see
-// ListTransfers).
-func (s *Service) transferListEntity(tx storage.Tx, caller corebank.Caller, f TransferFilter) (string, error) {
-	if f.AccountID == "" {
-		return s.entity(tx, caller, f.EntityID)
-	}
-	c, err := s.within(tx, caller, f.EntityID)
-	if err != nil {
-		return "", err
-	}
-	acct, err := s.accountFor(tx, c, f.AccountID)
-	if err != nil {
-		return "", err
-	}
-	return acct.EntityID, nil
 }
 
 // Simulation outcomes accepted by Simulate.

@@ -13,9 +13,9 @@ import (
 	"github.com/corebank/corebank/storage"
 )
 
-// stripCompact deletes every compact record (payments.hot), leaving the
+// stripPayeeRecords deletes every payee record (payments.hot), leaving the
 // store as one written before they existed.
-func stripCompact(tb testing.TB, db storage.Backend) int {
+func stripPayeeRecords(tb testing.TB, db storage.Backend) int {
 	tb.Helper()
 	n := 0
 	err := db.Update(ctx, func(tx storage.Tx) error {
@@ -41,10 +41,10 @@ func stripCompact(tb testing.TB, db storage.Backend) int {
 	return n
 }
 
-// TestTransferWithoutCompactRecords runs the same transfers on a store with
-// the compact detail and counterparty records and on one without them:
+// TestTransferWithoutPayeeRecords runs the same transfers on a store with
+// the payee records of details and counterparties and on one without them:
 // every outcome must be the same.
-func TestTransferWithoutCompactRecords(t *testing.T) {
+func TestTransferWithoutPayeeRecords(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			run := func(strip bool) []string {
@@ -52,8 +52,8 @@ func TestTransferWithoutCompactRecords(t *testing.T) {
 				a, d := setupUSD(t, e, 100_000)
 				other := e.detail(t, "ent2", achDetail(e.counterparty(t, "ent2").ID))
 				maybeStrip := func() {
-					if strip && stripCompact(t, e.db) == 0 {
-						t.Fatal("no compact records to strip")
+					if strip && stripPayeeRecords(t, e.db) == 0 {
+						t.Fatal("no payee records to strip")
 					}
 				}
 				maybeStrip()
@@ -97,7 +97,7 @@ func TestTransferWithoutCompactRecords(t *testing.T) {
 				t.Fatalf("%d outcomes", len(want))
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("without compact records (-with +without):\n%s", diff)
+				t.Errorf("without payee records (-with +without):\n%s", diff)
 			}
 		})
 	}
