@@ -17,23 +17,20 @@ import (
 // store as one written before they existed.
 func stripPayeeRecords(tb testing.TB, db storage.Backend) int {
 	tb.Helper()
-	n := 0
-	err := db.Update(ctx, func(tx storage.Tx) error {
-		n = 0
+	n, err := storage.Update(ctx, db, func(tx storage.Tx) (int, error) {
 		var keys [][]byte
 		if err := tx.Scan("payments.hot", storage.ScanOptions{}, func(k, _ []byte) error {
 			keys = append(keys, append([]byte(nil), k...))
 			return nil
 		}); err != nil {
-			return err
+			return 0, err
 		}
 		for _, k := range keys {
 			if err := tx.Delete("payments.hot", k); err != nil {
-				return err
+				return 0, err
 			}
 		}
-		n = len(keys)
-		return nil
+		return len(keys), nil
 	})
 	if err != nil {
 		tb.Fatal(err)
