@@ -5,6 +5,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
+	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -29,10 +30,17 @@ func (s *Service) accountFor(tx storage.Tx, c corebank.Caller, id string) (accou
 
 func (a account) owner() string { return a.EntityID }
 
-// accountLoader is accountFor in tx, for actsFor.
+// accountLoader finds, for actsFor, the owner of account id when c may act
+// on it. A deleted account still has its owner (its history stays
+// listable); the methods that use an account reject it themselves.
 func (s *Service) accountLoader(tx storage.Tx) func(c corebank.Caller, id string) (owned, error) {
 	return func(c corebank.Caller, id string) (owned, error) {
-		return s.accountFor(tx, c, id)
+		a, err := s.ledgerAccount(tx, id)
+		if err != nil {
+			return nil, err
+		}
+		return account{ID: a.ID, EntityID: a.EntityID, Currency: a.Currency},
+			scope.Check(tx, s.tree, c, a.EntityID, accountNotFound(id))
 	}
 }
 
@@ -53,19 +61,26 @@ func accountNotFound(id string) error {
 }
 
 // readAccount returns account id, or ErrAccountNotFound when it does not
-// exist or is deleted, from the ledger's account record in tx. A missing
-// account answers the ledger's message. accountTx is the same answer,
-// faster for accounts seen before.
+// exist or is deleted, from the ledger's account record in tx. accountTx
+// is the same answer, faster for accounts seen before.
 func (s *Service) readAccount(tx storage.Tx, id string) (account, error) {
-	a, err := s.led.GetAccountTx(tx, id)
-	var e *corebank.Error
-	switch {
-	case err != nil && corebank.KindOf(err) == corebank.KindNotFound && errors.As(err, &e):
-		return account{}, ErrAccountNotFound.With(e.Message)
-	case err != nil:
+	a, err := s.ledgerAccount(tx, id)
+	if err != nil {
 		return account{}, err
-	case a.Deleted != 0:
+	}
+	if a.Deleted != 0 {
 		return account{}, accountNotFound(id)
 	}
 	return account{ID: a.ID, EntityID: a.EntityID, Currency: a.Currency}, nil
+}
+
+// ledgerAccount is the ledger's account id, deleted or not; a missing one
+// is ErrAccountNotFound with the ledger's message.
+func (s *Service) ledgerAccount(tx storage.Tx, id string) (*ledger.Account, error) {
+	a, err := s.led.GetAccountTx(tx, id)
+	var e *corebank.Error
+	if err != nil && corebank.KindOf(err) == corebank.KindNotFound && errors.As(err, &e) {
+		return nil, ErrAccountNotFound.With(e.Message)
+	}
+	return a, err
 }

@@ -144,8 +144,8 @@ const maxAmount = 1<<53 - 1
 // when "") or else for in.EntityID (an indicative quote). It returns
 // corebank.ErrForbidden for a read-only caller, corebank.ErrEntityNotFound
 // for an entity_id outside the caller's tree, ErrAccountNotFound for an
-// account missing, deleted or outside that tree alike (both checked before
-// the body), a validation error naming from_currency, to_currency,
+// account missing or outside that tree alike (both checked before the
+// body) or deleted, a validation error naming from_currency, to_currency,
 // amount_from, amount_to or account_id (an unsupported pair, from == to,
 // both or neither amount, amount_from below 100, an account in another
 // currency), and ErrFXProviderUnavailable when the rate provider fails.

@@ -268,3 +268,41 @@ func TestScopeTransferActsForOwner(t *testing.T) {
 		t.Fatalf("a sibling lists by the child's account: %v", err)
 	}
 }
+
+// TestScopeDeletedAccount: a deleted account's transfers stay listable by
+// account_id, while nothing new may use it.
+func TestScopeDeletedAccount(t *testing.T) {
+	e := newScopeEnv(t)
+	a := e.account(t, "ent1", "USD")
+	e.fund(t, a, 100)
+	tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, mustDetail(t, e, "ent1"), 100, "all"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, payments.OutcomeSuccessful, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.led.DeleteAccount(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	page, err := e.svc.ListTransfers(ctx, corebank.As("root"), payments.TransferFilter{AccountID: a.ID}, corebank.ListOptions{})
+	if err != nil || page.EntityID != "ent1" || len(page.Items) != 1 {
+		t.Fatalf("list by a deleted account: %v %+v", err, page)
+	}
+	_, err = e.svc.CreateQuote(ctx, corebank.As("ent1"), payments.NewQuote{FromCurrency: "USD", ToCurrency: "EUR", AmountFrom: 1000, AccountID: a.ID})
+	if !errors.Is(err, payments.ErrAccountNotFound) {
+		t.Fatalf("quote on a deleted account: %v", err)
+	}
+	if _, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, mustDetail(t, e, "ent1"), 1, "after")); !errors.Is(err, payments.ErrAccountNotFound) {
+		t.Fatalf("transfer from a deleted account: %v", err)
+	}
+}
+
+func mustDetail(t *testing.T, e *scopeEnv, ent string) *payments.PaymentDetail {
+	t.Helper()
+	d, err := e.svc.GetPaymentDetail(ctx, corebank.As(ent), "", e.objs[ent].pd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
