@@ -169,14 +169,14 @@
 //
 // CreateTransfer is the hot path, so its transaction avoids decoding large
 // records (transfer_payee_records.go and transfer_account_refs.go, each
-// with the benchmark figures that keep it): payment details and counterparties are stored with a small
-// binary record of the fields it checks (written with them; older stores
-// fall back to the JSON), and the Service remembers the owner and currency
-// of accounts it has debited, which never change, so that the transaction
-// reads only the account's balance record: a non-zero balance proves the
-// account exists and is not deleted (the ledger deletes only empty
-// accounts and moves no money on deleted ones); a zero balance reads the
-// account record as before.
+// with the benchmark figures that keep it): payment details and
+// counterparties are stored with a small binary record of the fields it
+// checks (written with them; older stores fall back to the JSON), and the
+// Service remembers the owner and currency of accounts it has debited,
+// which never change, so that the transaction reads only the account's
+// balance record: a non-zero balance proves the account exists and is not
+// deleted (the ledger deletes only empty accounts and moves no money on
+// deleted ones); a zero balance reads the account record as before.
 //
 // # Lifecycle
 //
@@ -190,9 +190,9 @@
 // beneficiary (outflows.refunded). The payout provider drives these moves
 // through RunDue; the sandbox provider moves a transfer to processing 1 s
 // and to successful 5 s after creation on the clock in use.
-// Simulate(ctx, entity, id, outcome, reason) applies an outcome directly
-// (POST /sandbox/transfers/{id}/simulate); a move the status does not
-// allow is error_operation_invalid_for_state (409).
+// Simulate(ctx, caller, entityID, id, outcome, reason) applies an outcome
+// directly (POST /sandbox/transfers/{id}/simulate); a move the status does
+// not allow is error_operation_invalid_for_state (409).
 //
 // A book transfer settles at once: the holds are posted to clearing.book,
 // Options.Receiver credits the receiving account from clearing.book
