@@ -17,13 +17,15 @@ import (
 // changes the store. What does change, deletion, is never taken from here:
 // see accountTx.
 //
-// Measured (issue 10, on the 2-core machine, in one session, interleaved
-// runs): without these refs and the payee records
-// (transfer_payee_records.go), BenchmarkCreateTransfer/memory/callers=1
-// makes 105 allocs/op instead of 50 and runs at 21-39k transfers/s instead
-// of 60-91k; without these refs alone 69 allocs/op and 29-48k/s.
-// BenchmarkLoopbackTransfers memory/echo fell to 0.36-0.56 (six runs, all
-// below the 0.60 target) from 0.53-0.84 with them.
+// Measured for issue 10 (the 2-core machine, one session, runs
+// interleaved): without these refs and the payee records
+// (transfer_payee_records.go), BenchmarkCreateTransfer/memory/callers=1 ran
+// at 35-39k transfers/s with 106 allocs/op against 89-95k with 47, and
+// BenchmarkLoopbackTransfers memory/echo fell to 0.35-0.42 (the target is
+// 0.60) from 0.58-0.70 (memory 15-17k req/s against 21-26k). Each alone
+// recovers only part: without these refs alone (records kept) 69
+// allocs/op.
+//
 // TestAccountRefsEqualPlainRead checks accountTx answers as readAccount.
 type accountRefs struct {
 	m sync.Map // account ID -> accountRef

@@ -18,14 +18,16 @@ import (
 //	                      currency, account_number
 //	              c/<id>  version, entity, status
 //
-// Measured (issue 10, on the 2-core machine, in one session, interleaved
-// runs): without these records and the account refs
-// (transfer_account_refs.go), BenchmarkCreateTransfer/memory/callers=1
-// makes 105 allocs/op instead of 50 and runs at 21-39k transfers/s instead
-// of 60-91k; without these records alone 86 allocs/op and 24-49k/s.
-// BenchmarkLoopbackTransfers memory/echo fell to 0.36-0.56 (six runs, all
-// below the 0.60 target) from 0.53-0.84 with them. The records only ever
-// hold what the JSON record holds (TestTransferWithoutPayeeRecords runs the
+// Measured for issue 10 (the 2-core machine, one session, runs
+// interleaved): without these records and the account refs
+// (transfer_account_refs.go), BenchmarkCreateTransfer/memory/callers=1 ran
+// at 35-39k transfers/s with 106 allocs/op against 89-95k with 47, and
+// BenchmarkLoopbackTransfers memory/echo fell to 0.35-0.42 (the target is
+// 0.60) from 0.58-0.70 (memory 15-17k req/s against 21-26k). Each alone
+// recovers only part: without these records alone (refs kept) 86
+// allocs/op.
+//
+// The records only ever hold what the JSON record holds (TestTransferWithoutPayeeRecords runs the
 // same transfers with and without them); a store written before them has
 // none, and the readers fall back to the JSON record.
 const (
