@@ -27,9 +27,10 @@ import (
 // recovers only part: without these records alone (refs kept) 86
 // allocs/op.
 //
-// The records only ever hold what the JSON record holds (TestTransferWithoutPayeeRecords runs the
-// same transfers with and without them); a store written before them has
-// none, and the readers fall back to the JSON record.
+// The records only ever hold what the JSON record holds
+// (TestTransferWithoutPayeeRecords runs the same transfers with and
+// without them); a store written before them has none, and the readers
+// fall back to the JSON record.
 const (
 	bucketHot = storage.Bucket("payments.hot")
 	payeeV1   = 0x01
