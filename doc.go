@@ -13,7 +13,7 @@
 //	defer db.Close()
 //	clk := clock.NewMock()                    // or clock.New() in production
 //	led := ledger.NewService(db, &ledger.Options{Clock: clk})
-//	acct, err := led.CreateAccount(ctx, ledger.NewAccount{...})
+//	acct, err := led.CreateAccount(ctx, corebank.System(), ledger.NewAccount{...})
 //
 // # Money
 //

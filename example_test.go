@@ -32,11 +32,11 @@ func Example() {
 	fund := funding.NewService(db, led, &funding.Options{Clock: clk})
 
 	root, _, _ := ents.Bootstrap(ctx) // an approved root entity and its API keys
-	acct, _ := led.CreateAccount(ctx, ledger.NewAccount{
+	acct, _ := led.CreateAccount(ctx, corebank.System(), ledger.NewAccount{
 		EntityID: root.EntityID, Type: "checking", Currency: "USD", DisplayName: "Operating"})
 
 	settle := false
-	fund.CreateInflow(ctx, funding.NewInflow{AccountID: acct.ID, Amount: 150000, Settle: &settle})
+	fund.CreateInflow(ctx, corebank.System(), funding.NewInflow{AccountID: acct.ID, Amount: 150000, Settle: &settle})
 	bal, _ := led.GetBalance(ctx, acct.ID)
 	fmt.Printf("pending: available %d, current %d\n", bal.Available(), bal.Current())
 

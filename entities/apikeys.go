@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -53,7 +54,8 @@ type APIKey struct {
 	PublicKeyPEM string `json:"encryption_public_key"`
 }
 
-// NewAPIKey asks for a key on EntityID, full access unless ReadOnly.
+// NewAPIKey asks for a key on EntityID (the caller's own entity when ""),
+// full access unless ReadOnly.
 type NewAPIKey struct {
 	EntityID string
 	ReadOnly bool
@@ -185,21 +187,34 @@ func issued(rec *keyRecord, secret string) *IssuedKey {
 	return &IssuedKey{Key: rec.APIKey, Secret: secret, EncryptionPublicKey: rec.PublicKeyPEM}
 }
 
-// CreateAPIKey makes a key for an existing entity, with its own RSA key
-// pair, and returns it with its secret, which is shown only this once.
-// Errors: ErrEntityNotFound. It does not check scope: pass an entity from
-// ResolveEntity.
-func (s *Service) CreateAPIKey(ctx context.Context, k NewAPIKey) (*IssuedKey, error) {
+// CreateAPIKey makes a key for k.EntityID (the caller's own entity when
+// ""), with its own RSA key pair, and returns it with its secret, which is
+// shown only this once. Errors: corebank.ErrForbidden for a read-only
+// caller; ErrEntityNotFound for an unknown entity and one outside the
+// caller's tree alike; a validation error naming "entity_id" when a System
+// caller names none.
+func (s *Service) CreateAPIKey(ctx context.Context, caller corebank.Caller, k NewAPIKey) (*IssuedKey, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
 	now := s.clock.Now()
-	rec, secret, err := s.prepareKey(now, k.EntityID, k.ReadOnly)
+	// The slow RSA work happens outside the transaction; the entity is
+	// filled in once scope has resolved it.
+	rec, secret, err := s.prepareKey(now, "", k.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
-	err = s.db.Update(ctx, func(tx storage.Tx) error {
-		if _, err := getEntity(tx, k.EntityID); err != nil {
-			return err
+	rec, err = storage.Update(ctx, s.db, func(tx storage.Tx) (*keyRecord, error) {
+		entityID, err := scope.Entity(tx, s, caller, k.EntityID)
+		if err != nil {
+			return nil, err
 		}
-		return putKey(tx, rec, true)
+		if _, err := getEntity(tx, entityID); err != nil {
+			return nil, err
+		}
+		r := *rec
+		r.EntityID = entityID
+		return &r, putKey(tx, &r, true)
 	})
 	if err != nil {
 		return nil, err
@@ -208,45 +223,57 @@ func (s *Service) CreateAPIKey(ctx context.Context, k NewAPIKey) (*IssuedKey, er
 	return issued(rec, secret), nil
 }
 
-// GetAPIKey returns the key with id (no secret), or ErrAPIKeyNotFound.
-func (s *Service) GetAPIKey(ctx context.Context, id string) (*APIKey, error) {
-	var out *APIKey
-	err := s.db.View(ctx, func(tx storage.Tx) error {
+// scopedKey loads key id for caller, answering ErrAPIKeyNotFound for a
+// missing key and for one of an entity outside the caller's tree alike.
+func (s *Service) scopedKey(tx storage.Tx, caller corebank.Caller, id string) (*keyRecord, error) {
+	return scope.Load(tx, s, caller, "", ErrAPIKeyNotFound, func() (*keyRecord, string, error) {
 		rec, err := getKey(tx, id)
 		if err != nil {
-			return err
+			return nil, "", err
 		}
-		out = &rec.APIKey
-		return nil
+		return rec, rec.EntityID, nil
 	})
-	return out, err
+}
+
+// GetAPIKey returns the key with id (no secret). Errors: ErrAPIKeyNotFound
+// for a missing key and one outside the caller's tree alike.
+func (s *Service) GetAPIKey(ctx context.Context, caller corebank.Caller, id string) (*APIKey, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*APIKey, error) {
+		rec, err := s.scopedKey(tx, caller, id)
+		if err != nil {
+			return nil, err
+		}
+		return &rec.APIKey, nil
+	})
 }
 
 // RotateAPIKey gives the key with id a new secret and a new RSA key pair.
 // The old secret stops authenticating as soon as this returns, and card
 // data encrypted to the old public key no longer decrypts. Errors:
-// ErrAPIKeyNotFound.
-func (s *Service) RotateAPIKey(ctx context.Context, id string) (*IssuedKey, error) {
+// corebank.ErrForbidden for a read-only caller; ErrAPIKeyNotFound (as
+// GetAPIKey).
+func (s *Service) RotateAPIKey(ctx context.Context, caller corebank.Caller, id string) (*IssuedKey, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
 	now := s.clock.Now()
 	fresh := &keyRecord{APIKey: APIKey{ID: id}}
 	secret, err := s.refreshKey(fresh)
 	if err != nil {
 		return nil, err
 	}
-	var out *keyRecord
-	err = s.db.Update(ctx, func(tx storage.Tx) error {
-		rec, err := getKey(tx, id)
+	out, err := storage.Update(ctx, s.db, func(tx storage.Tx) (*keyRecord, error) {
+		rec, err := s.scopedKey(tx, caller, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := tx.Delete(bucketKeys, keyHashKey(rec.Hash)); err != nil {
-			return err
+			return nil, err
 		}
 		rec.Hash, rec.Prefix, rec.PublicKeyPEM, rec.SealedPrivateKey =
 			fresh.Hash, fresh.Prefix, fresh.PublicKeyPEM, fresh.SealedPrivateKey
 		rec.LastRotated = corebank.Millis(now)
-		out = rec
-		return putKey(tx, rec, false)
+		return rec, putKey(tx, rec, false)
 	})
 	if err != nil {
 		return nil, err
@@ -255,13 +282,18 @@ func (s *Service) RotateAPIKey(ctx context.Context, id string) (*IssuedKey, erro
 	return issued(out, secret), nil
 }
 
-// ListAPIKeys returns the keys of entityID, oldest first, without secrets.
-// An entity without keys, or an unknown one, gives an empty list.
-func (s *Service) ListAPIKeys(ctx context.Context, entityID string) ([]APIKey, error) {
-	out := []APIKey{}
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		out = out[:0]
-		return tx.Scan(bucketKeys, storage.ScanOptions{Prefix: storage.Prefix("api-keys", "by-entity", entityID)},
+// ListAPIKeys returns the keys of entityID (the caller's own entity when
+// ""), oldest first, without secrets; an entity without keys gives an
+// empty list. Errors: ErrEntityNotFound for an unknown entity and one
+// outside the caller's tree alike.
+func (s *Service) ListAPIKeys(ctx context.Context, caller corebank.Caller, entityID string) ([]APIKey, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) ([]APIKey, error) {
+		entityID, err := scope.Entity(tx, s, caller, entityID)
+		if err != nil {
+			return nil, err
+		}
+		out := []APIKey{}
+		err = tx.Scan(bucketKeys, storage.ScanOptions{Prefix: storage.Prefix("api-keys", "by-entity", entityID)},
 			func(_, v []byte) error {
 				rec, err := getKey(tx, string(v))
 				if err != nil {
@@ -270,31 +302,34 @@ func (s *Service) ListAPIKeys(ctx context.Context, entityID string) ([]APIKey, e
 				out = append(out, rec.APIKey)
 				return nil
 			})
+		return out, err
 	})
-	return out, err
 }
 
-// DeleteAPIKey removes the key with id; its secret fails from the next
-// request on. Errors: ErrAPIKeyNotFound.
-func (s *Service) DeleteAPIKey(ctx context.Context, id string) error {
-	var entity string
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		rec, err := getKey(tx, id)
+// DeleteAPIKey removes the key with id and returns it; its secret fails
+// from the next request on. Errors: corebank.ErrForbidden for a read-only
+// caller; ErrAPIKeyNotFound (as GetAPIKey).
+func (s *Service) DeleteAPIKey(ctx context.Context, caller corebank.Caller, id string) (*APIKey, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
+	out, err := storage.Update(ctx, s.db, func(tx storage.Tx) (*APIKey, error) {
+		rec, err := s.scopedKey(tx, caller, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		entity = rec.EntityID
 		for _, k := range [][]byte{keyHashKey(rec.Hash), keyEntityKey(rec.EntityID, id), keyKey(id)} {
 			if err := tx.Delete(bucketKeys, k); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		return nil
+		return &rec.APIKey, nil
 	})
-	if err == nil {
-		s.log.Info("api key deleted", "api_key_id", id, "entity_id", entity)
+	if err != nil {
+		return nil, err
 	}
-	return err
+	s.log.Info("api key deleted", "api_key_id", id, "entity_id", out.EntityID)
+	return out, nil
 }
 
 // Authenticate returns the key whose secret is secret, or ErrUnauthorized
@@ -305,31 +340,28 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*APIKey, err
 		return nil, ErrUnauthorized
 	}
 	hash := hashSecret(secret)
-	var out *APIKey
-	err := s.db.View(ctx, func(tx storage.Tx) error {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*APIKey, error) {
 		v, err := tx.Get(bucketKeys, keyHashKey(hash))
 		if errors.Is(err, storage.ErrNotFound) {
-			return ErrUnauthorized
+			return nil, ErrUnauthorized
 		} else if err != nil {
-			return err
+			return nil, err
 		}
 		id, err := keyIDOf(v)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rec, err := getKey(tx, id)
 		if errors.Is(err, ErrAPIKeyNotFound) {
-			return ErrUnauthorized
+			return nil, ErrUnauthorized
 		} else if err != nil {
-			return err
+			return nil, err
 		}
 		if subtle.ConstantTimeCompare([]byte(rec.Hash), []byte(hash)) != 1 {
-			return ErrUnauthorized
+			return nil, ErrUnauthorized
 		}
-		out = &rec.APIKey
-		return nil
+		return &rec.APIKey, nil
 	})
-	return out, err
 }
 
 // DecryptCardData decrypts base64 (standard or URL alphabet, padded or
@@ -341,14 +373,12 @@ func (s *Service) DecryptCardData(ctx context.Context, keyID, base64Ciphertext s
 	if err != nil {
 		return nil, ErrCardData.With("card data is not base64")
 	}
-	var sealed []byte
-	err = s.db.View(ctx, func(tx storage.Tx) error {
+	sealed, err := storage.View(ctx, s.db, func(tx storage.Tx) ([]byte, error) {
 		rec, err := getKey(tx, keyID)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		sealed = rec.SealedPrivateKey
-		return nil
+		return rec.SealedPrivateKey, nil
 	})
 	if err != nil {
 		return nil, err

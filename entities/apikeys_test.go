@@ -58,7 +58,7 @@ func TestBootstrap(t *testing.T) {
 			t.Fatalf("bad secrets %q %q", r.APIKey, r.ReadOnlyAPIKey)
 		}
 		parsePub(t, r.EncryptionPublicKey)
-		ent, err := e.s.GetEntity(ctx, r.EntityID)
+		ent, err := e.s.GetEntity(ctx, sys, "", r.EntityID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestBootstrap(t *testing.T) {
 		if err != nil || created || r != nil {
 			t.Fatalf("second Bootstrap = %+v, %v, %v; want nil, false, nil", r, created, err)
 		}
-		keys, err := e.s.ListAPIKeys(ctx, e.root.EntityID)
+		keys, err := e.s.ListAPIKeys(ctx, sys, e.root.EntityID)
 		if err != nil || len(keys) != 2 {
 			t.Fatalf("ListAPIKeys = %d keys, %v; want 2", len(keys), err)
 		}
@@ -119,7 +119,7 @@ func TestAPIKeys(t *testing.T) {
 	e := newEnv(t)
 	root := e.root.EntityID
 	t.Run("OK", func(t *testing.T) {
-		k, err := e.s.CreateAPIKey(ctx, entities.NewAPIKey{EntityID: root, ReadOnly: true})
+		k, err := e.s.CreateAPIKey(ctx, sys, entities.NewAPIKey{EntityID: root, ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,14 +133,14 @@ func TestAPIKeys(t *testing.T) {
 		if diff := cmp.Diff(k.Key, *got); diff != "" {
 			t.Errorf("Authenticate (-want +got):\n%s", diff)
 		}
-		byID, err := e.s.GetAPIKey(ctx, k.Key.ID)
+		byID, err := e.s.GetAPIKey(ctx, sys, k.Key.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(k.Key, *byID); diff != "" {
 			t.Errorf("GetAPIKey (-want +got):\n%s", diff)
 		}
-		if _, err := e.s.GetAPIKey(ctx, "01HZZZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, entities.ErrAPIKeyNotFound) {
+		if _, err := e.s.GetAPIKey(ctx, sys, "01HZZZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, entities.ErrAPIKeyNotFound) {
 			t.Errorf("GetAPIKey(unknown) = %v", err)
 		}
 		var m map[string]any
@@ -154,13 +154,13 @@ func TestAPIKeys(t *testing.T) {
 			t.Errorf("issued key JSON = %v", m)
 		}
 		// The listed key never carries the secret.
-		keys, _ := e.s.ListAPIKeys(ctx, root)
+		keys, _ := e.s.ListAPIKeys(ctx, sys, root)
 		if strings.Contains(toJSON(t, keys), k.Secret) || len(keys) != 3 {
 			t.Errorf("ListAPIKeys = %s", toJSON(t, keys))
 		}
 	})
 	t.Run("ErrEntityNotFound", func(t *testing.T) {
-		_, err := e.s.CreateAPIKey(ctx, entities.NewAPIKey{EntityID: "01HZZZZZZZZZZZZZZZZZZZZZZZ"})
+		_, err := e.s.CreateAPIKey(ctx, sys, entities.NewAPIKey{EntityID: "01HZZZZZZZZZZZZZZZZZZZZZZZ"})
 		if !errors.Is(err, entities.ErrEntityNotFound) || corebank.KindOf(err) != corebank.KindNotFound {
 			t.Fatalf("err = %v", err)
 		}
@@ -173,12 +173,12 @@ func TestAPIKeys(t *testing.T) {
 		}
 	})
 	t.Run("RotatedKeyFailsOnNextAuthenticate", func(t *testing.T) {
-		k, err := e.s.CreateAPIKey(ctx, entities.NewAPIKey{EntityID: root})
+		k, err := e.s.CreateAPIKey(ctx, sys, entities.NewAPIKey{EntityID: root})
 		if err != nil {
 			t.Fatal(err)
 		}
 		e.clock.Add(time1m)
-		r, err := e.s.RotateAPIKey(ctx, k.Key.ID)
+		r, err := e.s.RotateAPIKey(ctx, sys, k.Key.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,23 +196,23 @@ func TestAPIKeys(t *testing.T) {
 		}
 	})
 	t.Run("DeletedKeyFailsOnNextAuthenticate", func(t *testing.T) {
-		k, err := e.s.CreateAPIKey(ctx, entities.NewAPIKey{EntityID: root})
+		k, err := e.s.CreateAPIKey(ctx, sys, entities.NewAPIKey{EntityID: root})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.s.Authenticate(ctx, k.Secret); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.s.DeleteAPIKey(ctx, k.Key.ID); err != nil {
+		if _, err := e.s.DeleteAPIKey(ctx, sys, k.Key.ID); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.s.Authenticate(ctx, k.Secret); !errors.Is(err, entities.ErrUnauthorized) {
 			t.Fatalf("deleted key: %v", err)
 		}
-		if err := e.s.DeleteAPIKey(ctx, k.Key.ID); !errors.Is(err, entities.ErrAPIKeyNotFound) {
+		if _, err := e.s.DeleteAPIKey(ctx, sys, k.Key.ID); !errors.Is(err, entities.ErrAPIKeyNotFound) {
 			t.Fatalf("second delete: %v", err)
 		}
-		if _, err := e.s.RotateAPIKey(ctx, k.Key.ID); !errors.Is(err, entities.ErrAPIKeyNotFound) {
+		if _, err := e.s.RotateAPIKey(ctx, sys, k.Key.ID); !errors.Is(err, entities.ErrAPIKeyNotFound) {
 			t.Fatalf("rotate deleted: %v", err)
 		}
 		for _, l := range mustList(t, e, root) {
@@ -222,7 +222,7 @@ func TestAPIKeys(t *testing.T) {
 		}
 	})
 	t.Run("DecryptCardData", func(t *testing.T) {
-		k, err := e.s.CreateAPIKey(ctx, entities.NewAPIKey{EntityID: root})
+		k, err := e.s.CreateAPIKey(ctx, sys, entities.NewAPIKey{EntityID: root})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +237,7 @@ func TestAPIKeys(t *testing.T) {
 		if _, err := e.s.DecryptCardData(ctx, "01HZZZZZZZZZZZZZZZZZZZZZZZ", ct); !errors.Is(err, entities.ErrAPIKeyNotFound) {
 			t.Errorf("unknown key: %v", err)
 		}
-		if _, err := e.s.RotateAPIKey(ctx, k.Key.ID); err != nil {
+		if _, err := e.s.RotateAPIKey(ctx, sys, k.Key.ID); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.s.DecryptCardData(ctx, k.Key.ID, ct); !errors.Is(err, entities.ErrCardData) {
@@ -248,7 +248,7 @@ func TestAPIKeys(t *testing.T) {
 
 func mustList(t *testing.T, e *env, entity string) []entities.APIKey {
 	t.Helper()
-	keys, err := e.s.ListAPIKeys(ctx, entity)
+	keys, err := e.s.ListAPIKeys(ctx, sys, entity)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestBootstrapConcurrent(t *testing.T) {
 	if created.Load() != 1 {
 		t.Fatalf("%d bootstraps created a root, want 1", created.Load())
 	}
-	p, err := s.ListEntities(ctx, <-roots, entities.Filter{}, corebank.ListOptions{})
+	p, err := s.ListEntities(ctx, corebank.As(<-roots), "", entities.Filter{}, corebank.ListOptions{})
 	if err != nil || len(p.Items) != 1 || !p.Items[0].IsRoot {
 		t.Fatalf("root tree = %+v, %v", p, err)
 	}

@@ -9,10 +9,18 @@
 // is_root true); every other entity is created by a caller and becomes the
 // child of the caller's entity, or of a parent_entity the body names inside
 // the caller's tree. A caller may act on its own entity and its
-// descendants, never on others: InTree and ResolveEntity decide, and an
-// entity outside the tree answers ErrEntityNotFound exactly as a missing
-// one does, so existence never leaks. Each entity stores its ancestry, so a
-// scope check is one read whatever the depth.
+// descendants, never on others. Every method that acts for a caller takes a
+// corebank.Caller and applies internal/scope inside its own transaction
+// (the Service, like Gate, is the scope.Tree): an entity_id the request
+// names is resolved first, so a foreign one answers ErrEntityNotFound
+// whatever object is asked for; then the object's owner is checked, and an
+// object outside the tree answers its own not-found error
+// (ErrEntityNotFound, ErrDocumentNotFound, ErrSubmissionNotFound,
+// ErrAPIKeyNotFound) exactly as a missing one does, so existence never
+// leaks. Read-only callers get corebank.ErrForbidden from every method
+// that changes something; in-process code trusted with every entity passes
+// corebank.System(). Each entity stores its ancestry, so a scope check is
+// one read whatever the depth.
 //
 // # Statuses and review
 //
@@ -43,6 +51,13 @@
 // an approved entity. A suspended entity gets ErrEntitySuspended (it can
 // still read), any other status ErrEntityNotApproved, both KindRejected.
 //
+// # Updates
+//
+// UpdateIndividual and UpdateBusiness patch each part (person, address,
+// sole trader, business) the same way: the stored part in its input form,
+// the fields the patch gives copied on, the result validated as a create
+// would be, and changes_applied naming the fields that differ.
+//
 // # Validation
 //
 // Every failure is a validation error naming the field by its dotted JSON
@@ -71,13 +86,15 @@
 //
 // AuthenticatePrincipal is Authenticate for the request path: it returns
 // the key's ID, entity and read_only flag from an index record of a few
-// dozen bytes kept under the secret's hash, instead of decoding the whole
-// key (sealed RSA key included). The gate and InTree read a small record
-// of the entity's status and ancestry instead of the entity. Both small
-// records are written in the transaction that writes what they summarise,
-// so nothing is cached in a Service and a rotated or deleted key fails on
-// the next request through any Service over the store; stores written
-// before they existed are read through the full records.
+// dozen bytes kept under the secret's hash (auth_record.go), instead of
+// decoding the whole key (sealed RSA key included). The gate and scope
+// checks read a small record of the entity's status and ancestry
+// (gate_record.go) instead of the entity. Both stay because httpapi's
+// benchmarks show them paying (the figures are in those files). Both are
+// written in the transaction that writes what they summarise, so nothing
+// is cached in a Service and a rotated or deleted key fails on the next
+// request through any Service over the store; stores written before they
+// existed are read through the full records.
 //
 // # Documents
 //

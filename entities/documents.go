@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -117,16 +118,21 @@ func blobPrefix(id string, back bool) []byte {
 	return storage.Prefix("documents", "blob", id)
 }
 
-// CreateDocument stores a document for an entity in callerEntity's tree
-// (the caller's own when EntityID is ""). The files are decoded, checked
-// against Meta.FileType by their first bytes, and stored in chunks. An
-// identity or proof_of_address document is linked to the person named by
-// LinkToIdentity (by default an individual's own person) when that
-// person's identification has no document_id yet. Errors: ErrEntityNotFound
-// for an entity outside the tree; ErrFileTooLarge (Fields names the file)
-// over MaxFileSize; a validation error naming each bad field (key, file,
-// file_back, meta.file_type, description, link_to_identity.person_id).
-func (s *Service) CreateDocument(ctx context.Context, callerEntity string, d NewDocument) (*DocumentResult, error) {
+// CreateDocument stores a document for EntityID, which the caller must be
+// able to act on (the caller's own entity when ""). The files are decoded,
+// checked against Meta.FileType by their first bytes, and stored in
+// chunks. An identity or proof_of_address document is linked to the person
+// named by LinkToIdentity (by default an individual's own person) when that
+// person's identification has no document_id yet. Errors:
+// corebank.ErrForbidden for a read-only caller; ErrEntityNotFound for an
+// entity outside the tree; ErrFileTooLarge (Fields names the file) over
+// MaxFileSize; a validation error naming each bad field (key, file,
+// file_back, meta.file_type, description, link_to_identity.person_id, and
+// entity_id when a System caller names none).
+func (s *Service) CreateDocument(ctx context.Context, caller corebank.Caller, d NewDocument) (*DocumentResult, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
 	p := corebank.Problems{}
 	switch d.Key {
 	case DocIdentity, DocProofOfAddress, DocTaxVerification, DocCertificateOfIncorporation, DocMemorandumOfAssociation:
@@ -168,60 +174,58 @@ func (s *Service) CreateDocument(ctx context.Context, callerEntity string, d New
 		rec.URLs.Back = "/documents/" + id + "/file_back"
 		rec.BackSize = len(back)
 	}
-	var out *DocumentResult
-	err = s.db.Update(ctx, func(tx storage.Tx) error {
-		entityID, err := s.ResolveEntityTx(tx, callerEntity, d.EntityID)
+	out, err := storage.Update(ctx, s.db, func(tx storage.Tx) (*DocumentResult, error) {
+		entityID, err := scope.Entity(tx, s, caller, d.EntityID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ent, err := getEntity(tx, entityID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		prof, err := getProfile(tx, entityID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		r := *rec
 		r.EntityID = entityID
 		if d.LinkToIdentity != nil && d.LinkToIdentity.PersonID != "" {
 			if identOf(prof, d.LinkToIdentity.PersonID) == nil && !hasPerson(prof, d.LinkToIdentity.PersonID) {
-				return corebank.InvalidField("link_to_identity.person_id", "is not a person of this entity")
+				return nil, corebank.InvalidField("link_to_identity.person_id", "is not a person of this entity")
 			}
 			r.PersonID = d.LinkToIdentity.PersonID
 		} else if prof.Person != nil {
 			r.PersonID = prof.Person.ID
 		}
 		if err := storage.PutJSON(tx, bucketDocs, docKey(id), &r); err != nil {
-			return err
+			return nil, err
 		}
 		if err := tx.Put(bucketDocs, append(docEntityPrefix(entityID), id...), []byte(d.Key)); err != nil {
-			return err
+			return nil, err
 		}
 		if err := putBlob(tx, id, false, front); err != nil {
-			return err
+			return nil, err
 		}
 		if err := putBlob(tx, id, true, back); err != nil {
-			return err
+			return nil, err
 		}
 		if linkDocument(prof, r.PersonID, d.Key, id, ms) {
 			ent.Updated = ms
 			if err := putEntity(tx, ent, false); err != nil {
-				return err
+				return nil, err
 			}
 			if err := storage.PutJSON(tx, bucketEntities, profileKey(entityID), prof); err != nil {
-				return err
+				return nil, err
 			}
 			if err := s.event(tx, now, EventUpdated, composite(ent, prof)); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		reqs, err := requirements(tx, ent, prof)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out = &DocumentResult{Document: &r.Document, EntityVerificationImpact: impact(ent, reqs)}
-		return nil
+		return &DocumentResult{Document: &r.Document, EntityVerificationImpact: impact(ent, reqs)}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -312,60 +316,73 @@ func getDoc(tx storage.Tx, id string) (*docRecord, error) {
 	return &rec, nil
 }
 
-// GetDocument returns the document with id (no bytes), or
-// ErrDocumentNotFound. It does not check scope: callers check
-// InTree(caller, doc.EntityID) and answer ErrDocumentNotFound outside it.
-func (s *Service) GetDocument(ctx context.Context, id string) (*Document, error) {
-	var out *Document
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		rec, err := getDoc(tx, id)
+// GetDocument returns the document with id (no bytes) when its entity
+// lies in the caller's tree (and in within's, the request's entity_id, when
+// not ""). Errors: ErrEntityNotFound for a within outside the tree, whether
+// the document exists or not; ErrDocumentNotFound for a missing document
+// and for one outside the tree alike.
+func (s *Service) GetDocument(ctx context.Context, caller corebank.Caller, within, id string) (*Document, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*Document, error) {
+		rec, err := s.scopedDoc(tx, caller, within, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out = &rec.Document
-		return nil
+		return &rec.Document, nil
 	})
-	return out, err
 }
 
-// OpenDocument returns the media type and bytes of the document's main
-// file, or ErrDocumentNotFound. It does not check scope (see GetDocument).
-func (s *Service) OpenDocument(ctx context.Context, id string) (contentType string, data []byte, err error) {
-	return s.openDocument(ctx, id, false)
+// scopedDoc loads document id for caller narrowed to within (see scope.Within).
+func (s *Service) scopedDoc(tx storage.Tx, caller corebank.Caller, within, id string) (*docRecord, error) {
+	return scope.Load(tx, s, caller, within, ErrDocumentNotFound, func() (*docRecord, string, error) {
+		rec, err := getDoc(tx, id)
+		if err != nil {
+			return nil, "", err
+		}
+		return rec, rec.EntityID, nil
+	})
+}
+
+// DocumentFile is a document's stored file: its media type and bytes.
+type DocumentFile struct {
+	ContentType string
+	Data        []byte
+}
+
+// OpenDocument returns the main file of document id, scoped as
+// GetDocument. Errors as GetDocument.
+func (s *Service) OpenDocument(ctx context.Context, caller corebank.Caller, within, id string) (*DocumentFile, error) {
+	return s.openDocument(ctx, caller, within, id, false)
 }
 
 // OpenDocumentBack is OpenDocument for the back side; a document uploaded
 // without file_back gives ErrDocumentNotFound.
-func (s *Service) OpenDocumentBack(ctx context.Context, id string) (contentType string, data []byte, err error) {
-	return s.openDocument(ctx, id, true)
+func (s *Service) OpenDocumentBack(ctx context.Context, caller corebank.Caller, within, id string) (*DocumentFile, error) {
+	return s.openDocument(ctx, caller, within, id, true)
 }
 
-func (s *Service) openDocument(ctx context.Context, id string, back bool) (string, []byte, error) {
-	var ct string
-	var data []byte
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		rec, err := getDoc(tx, id)
+func (s *Service) openDocument(ctx context.Context, caller corebank.Caller, within, id string, back bool) (*DocumentFile, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*DocumentFile, error) {
+		rec, err := s.scopedDoc(tx, caller, within, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		size := rec.Size
 		if back {
 			if rec.URLs.Back == "" {
-				return ErrDocumentNotFound
+				return nil, ErrDocumentNotFound
 			}
 			size = rec.BackSize
 		}
-		ct = rec.Meta.FileType
-		data = make([]byte, 0, size)
-		return tx.Scan(bucketDocs, storage.ScanOptions{Prefix: blobPrefix(id, back)}, func(_, v []byte) error {
-			data = append(data, v...)
+		f := &DocumentFile{ContentType: rec.Meta.FileType, Data: make([]byte, 0, size)}
+		err = tx.Scan(bucketDocs, storage.ScanOptions{Prefix: blobPrefix(id, back)}, func(_, v []byte) error {
+			f.Data = append(f.Data, v...)
 			return nil
 		})
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
 	})
-	if err != nil {
-		return "", nil, err
-	}
-	return ct, data, nil
 }
 
 // documentKeys returns the keys (identity, ...) of an entity's documents.

@@ -31,7 +31,7 @@ func TestCreateDocument(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		d := doc(ind.Entity.ID, "identity")
 		d.FileBack = b64(pdf)
-		r, err := e.s.CreateDocument(ctx, root, d)
+		r, err := e.s.CreateDocument(ctx, corebank.As(root), d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,15 +46,15 @@ func TestCreateDocument(t *testing.T) {
 		if r.EntityVerificationImpact.EntityID != ind.Entity.ID || r.EntityVerificationImpact.ReadyToSubmit {
 			t.Errorf("impact = %+v", r.EntityVerificationImpact)
 		}
-		ct, data, err := e.s.OpenDocument(ctx, got.ID)
-		if err != nil || ct != "application/pdf" || !bytes.Equal(data, pdf) {
-			t.Fatalf("OpenDocument = %q, %q, %v", ct, data, err)
+		f, err := e.s.OpenDocument(ctx, sys, "", got.ID)
+		if err != nil || f.ContentType != "application/pdf" || !bytes.Equal(f.Data, pdf) {
+			t.Fatalf("OpenDocument = %+v, %v", f, err)
 		}
-		if _, back, err := e.s.OpenDocumentBack(ctx, got.ID); err != nil || !bytes.Equal(back, pdf) {
-			t.Fatalf("OpenDocumentBack = %q, %v", back, err)
+		if back, err := e.s.OpenDocumentBack(ctx, sys, "", got.ID); err != nil || !bytes.Equal(back.Data, pdf) {
+			t.Fatalf("OpenDocumentBack = %+v, %v", back, err)
 		}
 		// The identity document is linked to the person's identification.
-		c, _ := e.s.GetComposite(ctx, ind.Entity.ID)
+		c, _ := e.s.GetComposite(ctx, sys, "", ind.Entity.ID)
 		if c.Identification.Document.DocumentID != got.ID {
 			t.Errorf("document_id = %q, want %q", c.Identification.Document.DocumentID, got.ID)
 		}
@@ -65,7 +65,7 @@ func TestCreateDocument(t *testing.T) {
 		}
 	})
 	t.Run("DefaultsToCaller", func(t *testing.T) {
-		r, err := e.s.CreateDocument(ctx, ind.Entity.ID, doc("", "proof_of_address"))
+		r, err := e.s.CreateDocument(ctx, corebank.As(ind.Entity.ID), doc("", "proof_of_address"))
 		if err != nil || r.Document.EntityID != ind.Entity.ID {
 			t.Fatalf("%v %v", r, err)
 		}
@@ -77,19 +77,19 @@ func TestCreateDocument(t *testing.T) {
 		big := append(append([]byte(nil), png...), bytes.Repeat([]byte{7}, 3<<20+123)...)
 		d := doc(ind.Entity.ID, "tax_verification")
 		d.File, d.Meta.FileType = b64(big), "image/png"
-		r, err := e.s.CreateDocument(ctx, root, d)
+		r, err := e.s.CreateDocument(ctx, corebank.As(root), d)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, data, err := e.s.OpenDocument(ctx, r.Document.ID)
-		if err != nil || !bytes.Equal(data, big) {
-			t.Fatalf("round trip of %d bytes: got %d, %v", len(big), len(data), err)
+		f, err := e.s.OpenDocument(ctx, sys, "", r.Document.ID)
+		if err != nil || !bytes.Equal(f.Data, big) {
+			t.Fatalf("round trip of %d bytes: %v", len(big), err)
 		}
 	})
 	t.Run("ErrFileTooLarge", func(t *testing.T) {
 		d := doc(ind.Entity.ID, "identity")
 		d.File = b64(append(append([]byte(nil), pdf...), make([]byte, 10<<20)...))
-		_, err := e.s.CreateDocument(ctx, root, d)
+		_, err := e.s.CreateDocument(ctx, corebank.As(root), d)
 		var ce *corebank.Error
 		if !errors.As(err, &ce) || ce.Kind != corebank.KindTooLarge || ce.Fields["file"] == "" {
 			t.Fatalf("err = %v, want too large naming file", err)
@@ -97,10 +97,10 @@ func TestCreateDocument(t *testing.T) {
 	})
 	t.Run("ErrEntityNotFound", func(t *testing.T) {
 		other := e.individual(root, nil).Entity.ID
-		if _, err := e.s.CreateDocument(ctx, ind.Entity.ID, doc(other, "identity")); !errors.Is(err, entities.ErrEntityNotFound) {
+		if _, err := e.s.CreateDocument(ctx, corebank.As(ind.Entity.ID), doc(other, "identity")); !errors.Is(err, entities.ErrEntityNotFound) {
 			t.Fatalf("sibling: %v", err)
 		}
-		if _, _, err := e.s.OpenDocument(ctx, "01HZZZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, entities.ErrDocumentNotFound) {
+		if _, err := e.s.OpenDocument(ctx, sys, "", "01HZZZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, entities.ErrDocumentNotFound) {
 			t.Fatalf("unknown document: %v", err)
 		}
 	})
@@ -128,7 +128,7 @@ func TestCreateDocument(t *testing.T) {
 		t.Run(c.rule, func(t *testing.T) {
 			d := doc(ind.Entity.ID, "identity")
 			c.mutate(&d)
-			_, err := e.s.CreateDocument(ctx, root, d)
+			_, err := e.s.CreateDocument(ctx, corebank.As(root), d)
 			if f := fieldsOf(t, err); f[c.field] == "" || len(f) != 1 {
 				t.Fatalf("fields = %v, want only %q", f, c.field)
 			}
@@ -138,7 +138,7 @@ func TestCreateDocument(t *testing.T) {
 		for ft, b := range map[string][]byte{"image/jpeg": jpeg, "image/jpg": jpeg, "image/png": png} {
 			d := doc(ind.Entity.ID, "identity")
 			d.File, d.Meta.FileType = base64.RawURLEncoding.EncodeToString(b), ft
-			if _, err := e.s.CreateDocument(ctx, root, d); err != nil {
+			if _, err := e.s.CreateDocument(ctx, corebank.As(root), d); err != nil {
 				t.Errorf("%s: %v", ft, err)
 			}
 		}
@@ -150,15 +150,15 @@ func TestSubmit(t *testing.T) {
 	root := e.root.EntityID
 	t.Run("IndividualMissingDocuments", func(t *testing.T) {
 		id := e.individual(root, nil).Entity.ID
-		_, err := e.s.Submit(ctx, id)
+		_, err := e.s.Submit(ctx, sys, id)
 		f := fieldsOf(t, err)
 		if f["documents.identity"] == "" || f["documents.proof_of_address"] == "" || len(f) != 2 {
 			t.Fatalf("fields = %v", f)
 		}
-		if _, err := e.s.CreateDocument(ctx, root, doc(id, "identity")); err != nil {
+		if _, err := e.s.CreateDocument(ctx, corebank.As(root), doc(id, "identity")); err != nil {
 			t.Fatal(err)
 		}
-		_, err = e.s.Submit(ctx, id)
+		_, err = e.s.Submit(ctx, sys, id)
 		if f := fieldsOf(t, err); f["documents.proof_of_address"] == "" || len(f) != 1 {
 			t.Fatalf("fields = %v", f)
 		}
@@ -166,12 +166,12 @@ func TestSubmit(t *testing.T) {
 	t.Run("IndividualOK", func(t *testing.T) {
 		id := e.individual(root, nil).Entity.ID
 		for _, k := range []string{"identity", "proof_of_address"} {
-			if _, err := e.s.CreateDocument(ctx, root, doc(id, k)); err != nil {
+			if _, err := e.s.CreateDocument(ctx, corebank.As(root), doc(id, k)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		before := len(e.events())
-		sub, err := e.s.Submit(ctx, id)
+		sub, err := e.s.Submit(ctx, sys, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,33 +183,33 @@ func TestSubmit(t *testing.T) {
 				t.Errorf("requirement %+v", r)
 			}
 		}
-		if ent, _ := e.s.GetEntity(ctx, id); ent.Status != "pending" {
+		if ent, _ := e.s.GetEntity(ctx, sys, "", id); ent.Status != "pending" {
 			t.Errorf("status = %s", ent.Status)
 		}
 		if evs := e.events()[before:]; len(evs) != 1 || evs[0].Type != entities.EventUpdated {
 			t.Errorf("events = %+v", evs)
 		}
-		if _, err := e.s.Submit(ctx, id); !errors.Is(err, entities.ErrInvalidTransition) {
+		if _, err := e.s.Submit(ctx, sys, id); !errors.Is(err, entities.ErrInvalidTransition) {
 			t.Errorf("second submit: %v", err)
 		}
-		if _, err := e.s.Review(ctx, id, "approved"); err != nil {
+		if _, err := e.s.Review(ctx, sys, id, "approved"); err != nil {
 			t.Fatal(err)
 		}
-		got, err := e.s.GetSubmission(ctx, sub.ID)
+		got, err := e.s.GetSubmission(ctx, sys, "", sub.ID)
 		if err != nil || got.Status != "approved" {
 			t.Errorf("submission after review = %+v, %v", got, err)
 		}
-		d, _ := e.s.ListEntities(ctx, id, entities.Filter{}, corebank.ListOptions{})
+		d, _ := e.s.ListEntities(ctx, corebank.As(id), "", entities.Filter{}, corebank.ListOptions{})
 		if len(d.Items) != 1 || d.Items[0].Status != "approved" {
 			t.Errorf("entity after review = %+v", d.Items)
 		}
 	})
 	t.Run("BusinessRequirements", func(t *testing.T) {
-		c, err := e.s.CreateBusiness(ctx, root, entities.NewBusiness{Name: "Tiny", Business: &entities.BusinessInput{LegalName: "Tiny Co", Type: "llc"}})
+		c, err := e.s.CreateBusiness(ctx, corebank.As(root), entities.NewBusiness{Name: "Tiny", Business: &entities.BusinessInput{LegalName: "Tiny Co", Type: "llc"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = e.s.Submit(ctx, c.Entity.ID)
+		_, err = e.s.Submit(ctx, sys, c.Entity.ID)
 		f := fieldsOf(t, err)
 		for _, k := range []string{"business.email", "business.registration_number", "business.incorporation_meta.country",
 			"address", "business_officers", "documents.certificate_of_incorporation"} {
@@ -223,14 +223,14 @@ func TestSubmit(t *testing.T) {
 	})
 	t.Run("BusinessOK", func(t *testing.T) {
 		id := e.business(root).Entity.ID
-		_, err := e.s.Submit(ctx, id)
+		_, err := e.s.Submit(ctx, sys, id)
 		if f := fieldsOf(t, err); f["documents.certificate_of_incorporation"] == "" || len(f) != 1 {
 			t.Fatalf("fields = %v", f)
 		}
-		if _, err := e.s.CreateDocument(ctx, root, doc(id, "certificate_of_incorporation")); err != nil {
+		if _, err := e.s.CreateDocument(ctx, corebank.As(root), doc(id, "certificate_of_incorporation")); err != nil {
 			t.Fatal(err)
 		}
-		if sub, err := e.s.Submit(ctx, id); err != nil || sub.Status != "pending" || len(sub.Requirements) != 8 {
+		if sub, err := e.s.Submit(ctx, sys, id); err != nil || sub.Status != "pending" || len(sub.Requirements) != 8 {
 			t.Fatalf("Submit = %+v, %v", sub, err)
 		}
 	})
@@ -238,30 +238,30 @@ func TestSubmit(t *testing.T) {
 		auto := newEnv(t, func(o *entities.Options) { o.Reviewer = entities.SandboxReviewer{Decision: "approved"} })
 		id := auto.individual(auto.root.EntityID, nil).Entity.ID
 		for _, k := range []string{"identity", "proof_of_address"} {
-			if _, err := auto.s.CreateDocument(ctx, auto.root.EntityID, doc(id, k)); err != nil {
+			if _, err := auto.s.CreateDocument(ctx, corebank.As(auto.root.EntityID), doc(id, k)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		sub, err := auto.s.Submit(ctx, id)
+		sub, err := auto.s.Submit(ctx, sys, id)
 		if err != nil || sub.Status != "approved" {
 			t.Fatalf("Submit = %+v, %v", sub, err)
 		}
-		if ent, _ := auto.s.GetEntity(ctx, id); ent.Status != "approved" {
+		if ent, _ := auto.s.GetEntity(ctx, sys, "", id); ent.Status != "approved" {
 			t.Errorf("status = %s", ent.Status)
 		}
 	})
 	t.Run("ResubmitAfterRejection", func(t *testing.T) {
 		id := e.individual(root, nil).Entity.ID
 		for _, k := range []string{"identity", "proof_of_address"} {
-			e.s.CreateDocument(ctx, root, doc(id, k))
+			e.s.CreateDocument(ctx, corebank.As(root), doc(id, k))
 		}
-		if _, err := e.s.Submit(ctx, id); err != nil {
+		if _, err := e.s.Submit(ctx, sys, id); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.s.Review(ctx, id, "rejected"); err != nil {
+		if _, err := e.s.Review(ctx, sys, id, "rejected"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.s.Submit(ctx, id); err != nil {
+		if _, err := e.s.Submit(ctx, sys, id); err != nil {
 			t.Fatalf("resubmit: %v", err)
 		}
 	})
@@ -273,26 +273,26 @@ func TestDocumentLinkToOfficer(t *testing.T) {
 	b := business()
 	b.BusinessOfficers[0].Person.Identification = &entities.IdentificationInput{
 		Document: &entities.DocumentInput{Type: "drivers_license", Number: "D1234567"}}
-	c, err := e.s.CreateBusiness(ctx, root, b)
+	c, err := e.s.CreateBusiness(ctx, corebank.As(root), b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	person := c.BusinessOfficers[0].PersonID
 	d := doc(c.Entity.ID, "identity")
 	d.LinkToIdentity = &entities.LinkToIdentity{PersonID: person}
-	r, err := e.s.CreateDocument(ctx, root, d)
+	r, err := e.s.CreateDocument(ctx, corebank.As(root), d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := e.s.GetDocument(ctx, r.Document.ID)
+	got, err := e.s.GetDocument(ctx, sys, "", r.Document.ID)
 	if err != nil || got.PersonID != person || got.EntityID != c.Entity.ID {
 		t.Fatalf("GetDocument = %+v, %v", got, err)
 	}
-	after, _ := e.s.GetComposite(ctx, c.Entity.ID)
+	after, _ := e.s.GetComposite(ctx, sys, "", c.Entity.ID)
 	if after.BusinessOfficers[0].Identification.Document.DocumentID != r.Document.ID {
 		t.Errorf("officer document_id = %q", after.BusinessOfficers[0].Identification.Document.DocumentID)
 	}
-	if _, err := e.s.GetDocument(ctx, "01HZZZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, entities.ErrDocumentNotFound) {
+	if _, err := e.s.GetDocument(ctx, sys, "", "01HZZZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, entities.ErrDocumentNotFound) {
 		t.Errorf("unknown: %v", err)
 	}
 }

@@ -4,17 +4,27 @@ import "github.com/corebank/corebank"
 
 // Errors returned by this package. Validation failures are
 // corebank.Invalid errors (code validation_error) naming each field by its
-// dotted JSON path; missing or out-of-scope entities are corebank.NotFound.
+// dotted JSON path. Each resource has its own not-found error, distinct
+// under errors.Is, and an object outside the caller's tree answers it
+// exactly as a missing one does.
 var (
 	// ErrEntityNotFound reports an entity that does not exist or lies outside
-	// the caller's tree; the two are indistinguishable on purpose.
-	ErrEntityNotFound = corebank.NotFound("entity")
+	// the caller's tree; the two are indistinguishable on purpose. It is
+	// corebank.ErrEntityNotFound, which every package answers for an
+	// entity_id it may not use.
+	ErrEntityNotFound = corebank.ErrEntityNotFound
 
-	// ErrAPIKeyNotFound reports an unknown API key ID.
+	// ErrAPIKeyNotFound reports an API key that does not exist or belongs to
+	// an entity outside the caller's tree.
 	ErrAPIKeyNotFound = corebank.NotFound("api key")
 
-	// ErrDocumentNotFound reports an unknown document ID.
+	// ErrDocumentNotFound reports a document that does not exist or belongs
+	// to an entity outside the caller's tree.
 	ErrDocumentNotFound = corebank.NotFound("document")
+
+	// ErrSubmissionNotFound reports an onboarding submission that does not
+	// exist or belongs to an entity outside the caller's tree.
+	ErrSubmissionNotFound = corebank.NotFound("submission")
 
 	// ErrUnauthorized reports a secret that matches no API key (unknown,
 	// rotated away or deleted).

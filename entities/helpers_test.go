@@ -210,7 +210,7 @@ func (e *env) individual(caller string, mutate func(*entities.NewIndividual)) *e
 	if mutate != nil {
 		mutate(&in)
 	}
-	c, err := e.s.CreateIndividual(context.Background(), caller, in)
+	c, err := e.s.CreateIndividual(context.Background(), corebank.As(caller), in)
 	if err != nil {
 		e.t.Fatalf("CreateIndividual: %v", err)
 	}
@@ -219,7 +219,7 @@ func (e *env) individual(caller string, mutate func(*entities.NewIndividual)) *e
 
 func (e *env) business(caller string) *entities.Composite {
 	e.t.Helper()
-	c, err := e.s.CreateBusiness(context.Background(), caller, business())
+	c, err := e.s.CreateBusiness(context.Background(), corebank.As(caller), business())
 	if err != nil {
 		e.t.Fatalf("CreateBusiness: %v", err)
 	}
@@ -259,3 +259,6 @@ func fieldsOf(tb testing.TB, err error) map[string]string {
 var ctx = context.Background()
 
 const time1m = time.Minute
+
+// sys is the trusted in-process caller, for setting up and inspecting.
+var sys = corebank.System()

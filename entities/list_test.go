@@ -24,7 +24,7 @@ func TestListEntities(t *testing.T) {
 	a, a1, a11, b := tree(t, e)
 	list := func(caller string, f entities.Filter, o corebank.ListOptions) *corebank.Page[entities.Entity] {
 		t.Helper()
-		p, err := e.s.ListEntities(ctx, caller, f, o)
+		p, err := e.s.ListEntities(ctx, corebank.As(caller), "", f, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func TestListEntities(t *testing.T) {
 		if diff := cmp.Diff([]string{root, b}, ids(list(root, entities.Filter{Type: "business"}, corebank.ListOptions{}).Items)); diff != "" {
 			t.Errorf("type (-want +got):\n%s", diff)
 		}
-		if _, err := e.s.Review(ctx, a1, "approved"); err != nil {
+		if _, err := e.s.Review(ctx, sys, a1, "approved"); err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff([]string{root, a1}, ids(list(root, entities.Filter{Status: "approved"}, corebank.ListOptions{}).Items)); diff != "" {
@@ -59,7 +59,7 @@ func TestListEntities(t *testing.T) {
 		}
 	})
 	t.Run("ErrEntityNotFound", func(t *testing.T) {
-		_, err := e.s.ListEntities(ctx, a, entities.Filter{ParentEntity: b}, corebank.ListOptions{})
+		_, err := e.s.ListEntities(ctx, corebank.As(a), "", entities.Filter{ParentEntity: b}, corebank.ListOptions{})
 		if !errors.Is(err, entities.ErrEntityNotFound) {
 			t.Fatalf("parent outside tree: %v", err)
 		}
@@ -77,7 +77,7 @@ func TestListEntities(t *testing.T) {
 			"CursorFormat": {entities.Filter{}, corebank.ListOptions{After: "not-a-cursor"}, "cursor"},
 		} {
 			t.Run(name, func(t *testing.T) {
-				_, err := e.s.ListEntities(ctx, root, c.f, c.o)
+				_, err := e.s.ListEntities(ctx, corebank.As(root), "", c.f, c.o)
 				if f := fieldsOf(t, err); f[c.field] == "" {
 					t.Fatalf("fields = %v, want %q", f, c.field)
 				}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger/coordinates"
 	"github.com/corebank/corebank/storage"
 )
@@ -84,7 +85,7 @@ func (v *validator) checkIdentification(path string, in *IdentificationInput, na
 			case nationality != want && coordinates.ValidCountry(nationality):
 				v.add(sp, d.TypeSpecific.IDSubtype+" is only accepted for nationality "+want)
 			case nationality != want:
-			case d.Number != "" && (len(d.Number) != digits || !isDigits(d.Number)):
+			case d.Number != "" && (len(d.Number) != digits || !corebank.IsDigits(d.Number)):
 				v.add(join(dp, "number"), "a "+d.TypeSpecific.IDSubtype+" must be "+strconv.Itoa(digits)+" digits")
 			}
 		}
@@ -275,29 +276,31 @@ func newEntityRecord(parent *entityRecord, id, typ, name, relationship string, m
 	}
 }
 
-// parentOf returns the parent a new entity goes under: the caller's entity,
-// or requested when it lies in the caller's tree (else ErrEntityNotFound).
-func parentOf(tx storage.Tx, callerEntity, requested string) (*entityRecord, error) {
-	id := callerEntity
-	if requested != "" {
-		in, err := inTree(tx, callerEntity, requested)
-		if err != nil {
-			return nil, err
-		}
-		if !in {
-			return nil, ErrEntityNotFound
-		}
-		id = requested
+// parentOf returns the parent a new entity goes under: the caller's
+// entity, or requested when the caller may act on it (else
+// ErrEntityNotFound). A System caller must name one.
+func (s *Service) parentOf(tx storage.Tx, caller corebank.Caller, requested string) (*entityRecord, error) {
+	if requested == "" && caller.IsSystem() {
+		return nil, corebank.InvalidField("parent_entity", "is required")
+	}
+	id, err := scope.Entity(tx, s, caller, requested)
+	if err != nil {
+		return nil, err
 	}
 	return getEntity(tx, id)
 }
 
 // CreateIndividual creates an individual entity (status incomplete, risk
-// medium) as a child of callerEntity, or of ParentEntity when that lies in
-// callerEntity's tree, and writes entities.created. Errors: a validation
-// error naming every bad field by its JSON path; ErrEntityNotFound for a
-// parent_entity outside the tree (or an unknown callerEntity).
-func (s *Service) CreateIndividual(ctx context.Context, callerEntity string, in NewIndividual) (*Composite, error) {
+// medium) as a child of the caller's entity, or of ParentEntity when the
+// caller may act on it, and writes entities.created. Errors:
+// corebank.ErrForbidden for a read-only caller; a validation error naming
+// every bad field by its JSON path (and "parent_entity" when a System
+// caller names none); ErrEntityNotFound for a parent_entity outside the
+// tree (or an unknown caller entity).
+func (s *Service) CreateIndividual(ctx context.Context, caller corebank.Caller, in NewIndividual) (*Composite, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
 	now := s.clock.Now()
 	v := newValidator(now)
 	v.text("name", in.Name, true, 1, 255)
@@ -338,11 +341,10 @@ func (s *Service) CreateIndividual(ctx context.Context, callerEntity string, in 
 			Description: st.Description, Website: st.Website, CategoryCode: st.CategoryCode,
 			SubCategoryCode: st.SubCategoryCode, LivenessReportURL: st.LivenessReportURL, Created: b.ms, Updated: b.ms}
 	}
-	var out *Composite
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		parent, err := parentOf(tx, callerEntity, in.ParentEntity)
+	out, err := storage.Update(ctx, s.db, func(tx storage.Tx) (*Composite, error) {
+		parent, err := s.parentOf(tx, caller, in.ParentEntity)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rec := newEntityRecord(parent, id, TypeIndividual, in.Name, in.ParentRelationship, b.ms)
 		rec.PersonID = person.ID
@@ -353,10 +355,9 @@ func (s *Service) CreateIndividual(ctx context.Context, callerEntity string, in 
 			rec.Meta = in.Meta
 		}
 		if err := s.insertEntity(tx, now, rec, prof); err != nil {
-			return err
+			return nil, err
 		}
-		out = composite(rec, prof)
-		return nil
+		return composite(rec, prof), nil
 	})
 	if err != nil {
 		return nil, err
@@ -370,7 +371,10 @@ func (s *Service) CreateIndividual(ctx context.Context, callerEntity string, in 
 // business.type are required now; Submit requires the rest. Errors as
 // CreateIndividual, plus business_officers rules (ownership 0-100 each,
 // at most 100 in total).
-func (s *Service) CreateBusiness(ctx context.Context, callerEntity string, in NewBusiness) (*Composite, error) {
+func (s *Service) CreateBusiness(ctx context.Context, caller corebank.Caller, in NewBusiness) (*Composite, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
 	now := s.clock.Now()
 	v := newValidator(now)
 	v.text("name", in.Name, true, 1, 255)
@@ -406,19 +410,17 @@ func (s *Service) CreateBusiness(ctx context.Context, callerEntity string, in Ne
 		BusinessMeta:     &BusinessMeta{ID: b.id(), BusinessID: bus.ID, Meta: meta, Created: b.ms, Updated: b.ms},
 		Officers:         b.officers(bus.ID, in.BusinessOfficers),
 	}
-	var out *Composite
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		parent, err := parentOf(tx, callerEntity, in.ParentEntity)
+	out, err := storage.Update(ctx, s.db, func(tx storage.Tx) (*Composite, error) {
+		parent, err := s.parentOf(tx, caller, in.ParentEntity)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rec := newEntityRecord(parent, id, TypeBusiness, in.Name, in.ParentRelationship, b.ms)
 		rec.BusinessID = bus.ID
 		if err := s.insertEntity(tx, now, rec, prof); err != nil {
-			return err
+			return nil, err
 		}
-		out = composite(rec, prof)
-		return nil
+		return composite(rec, prof), nil
 	})
 	if err != nil {
 		return nil, err

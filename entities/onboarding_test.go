@@ -3,6 +3,7 @@ package entities_test
 import (
 	"encoding/json"
 	"errors"
+	"github.com/corebank/corebank"
 	"sort"
 	"testing"
 
@@ -97,7 +98,7 @@ func TestCreateIndividual(t *testing.T) {
 		}
 	})
 	t.Run("GetCompositeMatches", func(t *testing.T) {
-		got, err := e.s.GetComposite(ctx, c.Entity.ID)
+		got, err := e.s.GetComposite(ctx, sys, "", c.Entity.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func TestUpdateIndividual(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		e.clock.Add(time1m)
 		before := len(e.events())
-		r, err := e.s.UpdateIndividual(ctx, root, id, entities.IndividualPatch{
+		r, err := e.s.UpdateIndividual(ctx, corebank.As(root), "", id, entities.IndividualPatch{
 			Name:    s("Ada O."),
 			Person:  &entities.PersonPatch{Email: s("ada@new.example"), Gender: s("F"), FirstName: s("Ada")},
 			Address: &entities.AddressPatch{City: s("Abuja"), State: s("FCT")},
@@ -197,7 +198,7 @@ func TestUpdateIndividual(t *testing.T) {
 	})
 	t.Run("NoChangeNoEvent", func(t *testing.T) {
 		before := len(e.events())
-		r, err := e.s.UpdateIndividual(ctx, root, id, entities.IndividualPatch{Name: s("Ada O.")})
+		r, err := e.s.UpdateIndividual(ctx, corebank.As(root), "", id, entities.IndividualPatch{Name: s("Ada O.")})
 		if err != nil || len(r.ChangesApplied.EntityFields) != 0 || len(e.events()) != before {
 			t.Fatalf("r = %+v, %v, events %d", r, err, len(e.events())-before)
 		}
@@ -220,7 +221,7 @@ func TestUpdateIndividual(t *testing.T) {
 		}
 		for _, c := range cases {
 			t.Run(c.rule, func(t *testing.T) {
-				_, err := e.s.UpdateIndividual(ctx, root, id, c.patch)
+				_, err := e.s.UpdateIndividual(ctx, corebank.As(root), "", id, c.patch)
 				if f := fieldsOf(t, err); f[c.field] == "" {
 					t.Fatalf("fields = %v, want %q", f, c.field)
 				}
@@ -229,7 +230,7 @@ func TestUpdateIndividual(t *testing.T) {
 	})
 	t.Run("ErrEntityNotFound", func(t *testing.T) {
 		b := e.business(root).Entity.ID
-		if _, err := e.s.UpdateIndividual(ctx, root, b, entities.IndividualPatch{Name: s("x")}); !errors.Is(err, entities.ErrEntityNotFound) {
+		if _, err := e.s.UpdateIndividual(ctx, corebank.As(root), "", b, entities.IndividualPatch{Name: s("x")}); !errors.Is(err, entities.ErrEntityNotFound) {
 			t.Errorf("business through individual update: %v", err)
 		}
 	})
@@ -238,12 +239,12 @@ func TestUpdateIndividual(t *testing.T) {
 func TestUpdateBusiness(t *testing.T) {
 	e := newEnv(t)
 	root := e.root.EntityID
-	c, err := e.s.CreateBusiness(ctx, root, entities.NewBusiness{Name: "Tiny", Business: &entities.BusinessInput{LegalName: "Tiny Co", Type: "llc"}})
+	c, err := e.s.CreateBusiness(ctx, corebank.As(root), entities.NewBusiness{Name: "Tiny", Business: &entities.BusinessInput{LegalName: "Tiny Co", Type: "llc"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := func(v string) *string { return &v }
-	r, err := e.s.UpdateBusiness(ctx, root, c.Entity.ID, entities.BusinessPatch{
+	r, err := e.s.UpdateBusiness(ctx, corebank.As(root), "", c.Entity.ID, entities.BusinessPatch{
 		Business: &entities.BusinessFieldsPatch{Email: s("hi@tiny.example"), RegistrationNumber: s("RC1"),
 			IncorporationMeta: &entities.IncorporationMetaInput{Year: 2020, Country: "GB"}},
 		Address:          &entities.AddressPatch{Line1: s("1 High St"), City: s("London"), State: s("LDN"), PostalCode: s("EC1A 1BB"), CountryCode: s("GB")},
@@ -263,7 +264,7 @@ func TestUpdateBusiness(t *testing.T) {
 	t.Run("ErrOwnershipTotal", func(t *testing.T) {
 		o := business().BusinessOfficers
 		o[0].OwnershipPercentage = 41
-		_, err := e.s.UpdateBusiness(ctx, root, c.Entity.ID, entities.BusinessPatch{BusinessOfficers: o})
+		_, err := e.s.UpdateBusiness(ctx, corebank.As(root), "", c.Entity.ID, entities.BusinessPatch{BusinessOfficers: o})
 		if f := fieldsOf(t, err); f["business_officers"] == "" {
 			t.Fatalf("fields = %v", f)
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -27,34 +28,48 @@ var reviewMoves = map[string][]string{
 	StatusRejected:   nil,
 }
 
+// reviewed is what Review's transaction decided.
+type reviewed struct {
+	entity *Entity
+	from   string
+}
+
 // Review records a review decision ("approved", "rejected" or
-// "suspended") on the entity with id and writes entities.updated. The
-// person, identification and the entity's latest submission take the same
-// status. Deciding the status the entity already has changes nothing and
-// returns it. Errors: a validation error naming "decision" for any other
-// value; ErrEntityNotFound; ErrInvalidTransition for a move the current
-// status does not allow (see the package docs).
-func (s *Service) Review(ctx context.Context, id, decision string) (*Entity, error) {
-	switch decision {
-	case DecisionApproved, DecisionRejected, DecisionSuspended:
-	default:
-		return nil, corebank.InvalidField("decision", "must be one of approved, rejected, suspended")
+// "suspended") on the entity with id, which the caller must be able to act
+// on, and writes entities.updated. The person, identification and the
+// entity's latest submission take the same status. Deciding the status the
+// entity already has changes nothing and returns it. Scope is checked
+// before the decision, so an entity outside the tree answers
+// ErrEntityNotFound whatever the decision. Errors: corebank.ErrForbidden
+// for a read-only caller; ErrEntityNotFound; a validation error naming
+// "decision" for any other value; ErrInvalidTransition for a move the
+// current status does not allow (see the package docs).
+func (s *Service) Review(ctx context.Context, caller corebank.Caller, id, decision string) (*Entity, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
 	}
 	now := s.clock.Now()
-	var out *Entity
-	var from string
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		var err error
-		out, from, err = s.reviewTx(tx, now, id, decision)
-		return err
+	res, err := storage.Update(ctx, s.db, func(tx storage.Tx) (reviewed, error) {
+		if err := scope.Check(tx, s, caller, id, ErrEntityNotFound); err != nil {
+			return reviewed{}, err
+		}
+		switch decision {
+		case DecisionApproved, DecisionRejected, DecisionSuspended:
+		case "":
+			return reviewed{}, corebank.InvalidField("decision", "is required: approved, rejected or suspended")
+		default:
+			return reviewed{}, corebank.InvalidField("decision", "must be one of approved, rejected, suspended")
+		}
+		e, from, err := s.reviewTx(tx, now, id, decision)
+		return reviewed{e, from}, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if from != decision {
-		s.log.Info("entity reviewed", "entity_id", id, "from", from, "to", decision)
+	if res.from != decision {
+		s.log.Info("entity reviewed", "entity_id", id, "from", res.from, "to", decision)
 	}
-	return out, nil
+	return res.entity, nil
 }
 
 func (s *Service) reviewTx(tx storage.Tx, now time.Time, id, decision string) (*Entity, string, error) {

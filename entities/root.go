@@ -11,14 +11,11 @@ import (
 // before Bootstrap has run. Operators use it to issue fresh root keys when
 // the bootstrap keys are lost.
 func (s *Service) RootID(ctx context.Context) (string, error) {
-	var id string
-	err := s.db.View(ctx, func(tx storage.Tx) error {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (string, error) {
 		raw, err := tx.Get(bucketEntities, keyRoot)
 		if errors.Is(err, storage.ErrNotFound) {
-			return ErrEntityNotFound
+			return "", ErrEntityNotFound
 		}
-		id = string(raw)
-		return err
+		return string(raw), err
 	})
-	return id, err
 }

@@ -26,30 +26,30 @@ func scenario(t *testing.T, e *env) string {
 	root := e.root.EntityID
 	ind := e.individual(root, nil)
 	rec(ind, nil)
-	rec(e.s.UpdateIndividual(ctx, root, ind.Entity.ID, entities.IndividualPatch{
+	rec(e.s.UpdateIndividual(ctx, corebank.As(root), "", ind.Entity.ID, entities.IndividualPatch{
 		Identification: &entities.IdentificationInput{Document: &entities.DocumentInput{Type: "national_id",
 			Number: "NIN00998877", IssuingCountry: "NG"}}}))
 	for _, k := range []string{"identity", "proof_of_address"} {
-		rec(e.s.CreateDocument(ctx, root, doc(ind.Entity.ID, k)))
+		rec(e.s.CreateDocument(ctx, corebank.As(root), doc(ind.Entity.ID, k)))
 	}
-	rec(e.s.Submit(ctx, ind.Entity.ID))
-	rec(e.s.Review(ctx, ind.Entity.ID, "approved"))
+	rec(e.s.Submit(ctx, sys, ind.Entity.ID))
+	rec(e.s.Review(ctx, sys, ind.Entity.ID, "approved"))
 	b := business()
 	b.BusinessOfficers[0].Person.Identification = &entities.IdentificationInput{
 		Document: &entities.DocumentInput{Type: "international_passport", Number: "P99887766"}}
-	biz, err := e.s.CreateBusiness(ctx, root, b)
+	biz, err := e.s.CreateBusiness(ctx, corebank.As(root), b)
 	rec(biz, err)
 	officer := business().BusinessOfficers[0]
 	officer.OwnershipPercentage = 10
 	officer.Person.SSN = "987654321"
-	rec(e.s.UpdateBusiness(ctx, root, biz.Entity.ID, entities.BusinessPatch{BusinessOfficers: []entities.OfficerInput{officer}}))
-	rec(e.s.CreateDocument(ctx, root, doc(biz.Entity.ID, "certificate_of_incorporation")))
-	rec(e.s.Submit(ctx, biz.Entity.ID))
-	rec(e.s.Review(ctx, biz.Entity.ID, "suspended"))
-	rec(e.s.GetComposite(ctx, ind.Entity.ID))
-	rec(e.s.GetComposite(ctx, biz.Entity.ID))
-	rec(e.s.ListEntities(ctx, root, entities.Filter{}, corebank.ListOptions{}))
-	rec(e.s.ListAPIKeys(ctx, root))
+	rec(e.s.UpdateBusiness(ctx, corebank.As(root), "", biz.Entity.ID, entities.BusinessPatch{BusinessOfficers: []entities.OfficerInput{officer}}))
+	rec(e.s.CreateDocument(ctx, corebank.As(root), doc(biz.Entity.ID, "certificate_of_incorporation")))
+	rec(e.s.Submit(ctx, sys, biz.Entity.ID))
+	rec(e.s.Review(ctx, sys, biz.Entity.ID, "suspended"))
+	rec(e.s.GetComposite(ctx, sys, "", ind.Entity.ID))
+	rec(e.s.GetComposite(ctx, sys, "", biz.Entity.ID))
+	rec(e.s.ListEntities(ctx, corebank.As(root), "", entities.Filter{}, corebank.ListOptions{}))
+	rec(e.s.ListAPIKeys(ctx, sys, root))
 	return out.String()
 }
 
@@ -81,11 +81,11 @@ func TestBolt(t *testing.T) {
 	big := append(append([]byte(nil), pdf...), bytes.Repeat([]byte{1}, 2<<20+5)...)
 	d := doc("", "tax_verification")
 	d.File = b64(big)
-	r, err := e.s.CreateDocument(ctx, e.root.EntityID, d)
+	r, err := e.s.CreateDocument(ctx, corebank.As(e.root.EntityID), d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := e.s.CreateAPIKey(ctx, entities.NewAPIKey{EntityID: e.root.EntityID})
+	k, err := e.s.CreateAPIKey(ctx, sys, entities.NewAPIKey{EntityID: e.root.EntityID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,17 +105,17 @@ func TestBolt(t *testing.T) {
 	if got, err := s.Authenticate(ctx, e.root.APIKey); err != nil || got.EntityID != e.root.EntityID {
 		t.Fatalf("root key after reopen: %v, %v", got, err)
 	}
-	if _, data, err := s.OpenDocument(ctx, r.Document.ID); err != nil || !bytes.Equal(data, big) {
-		t.Fatalf("document after reopen: %d bytes, %v", len(data), err)
+	if f, err := s.OpenDocument(ctx, sys, "", r.Document.ID); err != nil || !bytes.Equal(f.Data, big) {
+		t.Fatalf("document after reopen: %v", err)
 	}
-	rot, err := s.RotateAPIKey(ctx, k.Key.ID)
+	rot, err := s.RotateAPIKey(ctx, sys, k.Key.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Authenticate(ctx, k.Secret); err == nil {
 		t.Fatal("rotated secret still authenticates")
 	}
-	if err := s.DeleteAPIKey(ctx, k.Key.ID); err != nil {
+	if _, err := s.DeleteAPIKey(ctx, sys, k.Key.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Authenticate(ctx, rot.Secret); err == nil {

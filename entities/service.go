@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/benbjohnson/clock"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 )
@@ -58,7 +60,11 @@ type Service struct {
 	log      *slog.Logger
 }
 
-var _ ledger.EntityGate = (*Service)(nil)
+var (
+	_ ledger.EntityGate = (*Service)(nil)
+	_ scope.Tree        = (*Service)(nil)
+	_ scope.Tree        = Gate{}
+)
 
 // NewService returns a Service over db. led receives entities.created and
 // entities.updated events in the same transaction as each change; a nil led
@@ -122,12 +128,10 @@ type BootstrapResult struct {
 // returns them with created true. When a root exists it returns nil, false:
 // keys are stored hashed and cannot be shown again.
 func (s *Service) Bootstrap(ctx context.Context) (*BootstrapResult, bool, error) {
-	var exists bool
-	if err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		exists, err = storage.Exists(tx, bucketEntities, keyRoot)
-		return err
-	}); err != nil || exists {
+	exists, err := storage.View(ctx, s.db, func(tx storage.Tx) (bool, error) {
+		return storage.Exists(tx, bucketEntities, keyRoot)
+	})
+	if err != nil || exists {
 		return nil, false, err
 	}
 	now := s.clock.Now()
@@ -152,26 +156,20 @@ func (s *Service) Bootstrap(ctx context.Context) (*BootstrapResult, bool, error)
 		BusinessMeta: &BusinessMeta{ID: s.ids.New(now), BusinessID: businessID,
 			Meta: map[string]any{}, Created: ms, Updated: ms},
 	}
-	var created bool
-	err = s.db.Update(ctx, func(tx storage.Tx) error {
-		created = false
+	created, err := storage.Update(ctx, s.db, func(tx storage.Tx) (bool, error) {
 		if ok, err := storage.Exists(tx, bucketEntities, keyRoot); err != nil || ok {
-			return err
+			return false, err
 		}
 		if err := tx.Put(bucketEntities, keyRoot, []byte(id)); err != nil {
-			return err
+			return false, err
 		}
 		if err := s.insertEntity(tx, now, rec, prof); err != nil {
-			return err
+			return false, err
 		}
 		if err := putKey(tx, full, true); err != nil {
-			return err
+			return false, err
 		}
-		if err := putKey(tx, ro, true); err != nil {
-			return err
-		}
-		created = true
-		return nil
+		return true, putKey(tx, ro, true)
 	})
 	if err != nil || !created {
 		return nil, false, err
@@ -193,54 +191,61 @@ func (s *Service) insertEntity(tx storage.Tx, now time.Time, rec *entityRecord, 
 	return s.event(tx, now, EventCreated, composite(rec, prof))
 }
 
-// GetEntity returns the entity with id, or ErrEntityNotFound. It does not
-// check scope: callers pass an ID from ResolveEntity or check InTree.
-func (s *Service) GetEntity(ctx context.Context, id string) (*Entity, error) {
-	var out *Entity
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		rec, err := getEntity(tx, id)
+// GetEntity returns the entity with id for caller. within, when not "", is
+// the request's entity_id: it must lie in the caller's tree and the entity
+// in its tree. Errors: ErrEntityNotFound for an unknown entity, one outside
+// the tree and a foreign within alike.
+func (s *Service) GetEntity(ctx context.Context, caller corebank.Caller, within, id string) (*Entity, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*Entity, error) {
+		rec, err := s.scopedEntity(tx, caller, within, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out = &rec.Entity
-		return nil
+		return &rec.Entity, nil
 	})
-	return out, err
 }
 
 // GetComposite returns the entity with id and everything attached to it,
-// numbers masked, or ErrEntityNotFound. It does not check scope.
-func (s *Service) GetComposite(ctx context.Context, id string) (*Composite, error) {
-	var out *Composite
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		rec, err := getEntity(tx, id)
+// numbers masked, scoped as GetEntity. Errors: ErrEntityNotFound.
+func (s *Service) GetComposite(ctx context.Context, caller corebank.Caller, within, id string) (*Composite, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*Composite, error) {
+		rec, err := s.scopedEntity(tx, caller, within, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		prof, err := getProfile(tx, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out = composite(rec, prof)
-		return nil
+		return composite(rec, prof), nil
 	})
-	return out, err
+}
+
+// scopedEntity loads entity id for caller narrowed to within (see
+// scope.Within), answering ErrEntityNotFound outside the tree.
+func (s *Service) scopedEntity(tx storage.Tx, caller corebank.Caller, within, id string) (*entityRecord, error) {
+	c, err := scope.Within(tx, s, caller, within)
+	if err != nil {
+		return nil, err
+	}
+	if err := scope.Check(tx, s, c, id, ErrEntityNotFound); err != nil {
+		return nil, err
+	}
+	return getEntity(tx, id)
 }
 
 // InTree reports whether id is ancestorID or one of its descendants. An
-// unknown id is not in any tree.
+// unknown id is not in any tree. Services decide scope with InTreeTx
+// (scope.Tree) inside their own transactions; InTree serves callers that
+// have no transaction.
 func (s *Service) InTree(ctx context.Context, ancestorID, id string) (bool, error) {
-	var in bool
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		in, err = s.InTreeTx(tx, ancestorID, id)
-		return err
+	return storage.View(ctx, s.db, func(tx storage.Tx) (bool, error) {
+		return s.InTreeTx(tx, ancestorID, id)
 	})
-	return in, err
 }
 
-// InTreeTx is InTree inside tx. It costs one read: each entity stores its
-// ancestry.
+// InTreeTx is InTree inside tx; Service implements scope.Tree with it. It
+// costs one read: each entity stores its ancestry.
 func (s *Service) InTreeTx(tx storage.Tx, ancestorID, id string) (bool, error) {
 	return inTree(tx, ancestorID, id)
 }
@@ -250,7 +255,7 @@ func inTree(tx storage.Tx, ancestorID, id string) (bool, error) {
 		return false, nil
 	}
 	rec, err := getGate(tx, id)
-	if err == ErrEntityNotFound {
+	if errors.Is(err, ErrEntityNotFound) {
 		return false, nil
 	} else if err != nil {
 		return false, err
@@ -264,32 +269,14 @@ func inTree(tx storage.Tx, ancestorID, id string) (bool, error) {
 // ResolveEntity returns the entity a request acts on: requested when it is
 // the caller's entity or a descendant, the caller's entity when requested
 // is "". An unknown entity and one outside the caller's tree both give
-// ErrEntityNotFound, so existence never leaks.
+// ErrEntityNotFound, so existence never leaks. It is scope.Entity in a
+// transaction of its own, for callers that do not yet pass a
+// corebank.Caller into their service.
 func (s *Service) ResolveEntity(ctx context.Context, callerEntityID, requested string) (string, error) {
 	if requested == "" {
-		return callerEntityID, nil
+		return callerEntityID, nil // no read: most requests name no entity_id
 	}
-	in, err := s.InTree(ctx, callerEntityID, requested)
-	if err != nil {
-		return "", err
-	}
-	if !in {
-		return "", ErrEntityNotFound
-	}
-	return requested, nil
-}
-
-// ResolveEntityTx is ResolveEntity inside tx.
-func (s *Service) ResolveEntityTx(tx storage.Tx, callerEntityID, requested string) (string, error) {
-	if requested == "" {
-		return callerEntityID, nil
-	}
-	in, err := inTree(tx, callerEntityID, requested)
-	if err != nil {
-		return "", err
-	}
-	if !in {
-		return "", ErrEntityNotFound
-	}
-	return requested, nil
+	return storage.View(ctx, s.db, func(tx storage.Tx) (string, error) {
+		return scope.Entity(tx, s, corebank.As(callerEntityID), requested)
+	})
 }

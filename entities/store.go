@@ -12,10 +12,10 @@ import (
 //	                  by-parent/<parent>/<id>           child index
 //	                  by-tree/<ancestor>/<id>           one key per ancestor and self
 //	                  profiles/<id>                     profileRecord (JSON)
-//	                  gate/<id>                         status, ancestry (binary, compact.go)
+//	                  gate/<id>                         status, ancestry (binary, gate_record.go)
 //	                  root                              the bootstrap root's ID
 //	entities.keys     api-keys/<id>                     keyRecord (JSON)
-//	                  api-keys/by-hash/<sha256 hex>     key ID, entity, read_only (binary, compact.go)
+//	                  api-keys/by-hash/<sha256 hex>     key ID, entity, read_only (binary, auth_record.go)
 //	                  api-keys/by-entity/<entity>/<id>  key ID
 //	entities.docs     documents/<id>                    docRecord (JSON)
 //	                  documents/by-entity/<entity>/<id> document ID

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -112,33 +113,46 @@ func subKey(id string) []byte { return storage.Key("submissions", id) }
 
 func subEntityPrefix(entity string) []byte { return storage.Prefix("submissions", "by-entity", entity) }
 
-// Submit submits the entity with entityID for review: it must be
-// incomplete or rejected and meet every requirement (see Requirement).
-// The entity becomes pending and the Reviewer is asked. Errors:
-// ErrEntityNotFound; a validation error whose Fields name every missing
-// requirement; ErrInvalidTransition when the entity is pending, approved
-// or suspended. It does not check scope: pass an ID from ResolveEntity.
-func (s *Service) Submit(ctx context.Context, entityID string) (*Submission, error) {
+// submitted is what Submit's transaction hands to the reviewer.
+type submitted struct {
+	sub  *Submission
+	comp *Composite
+}
+
+// Submit submits entityID (the caller's own entity when "") for review: the
+// caller must be able to act on it, and it must be incomplete or rejected
+// and meet every requirement (see Requirement). The entity becomes pending
+// and the Reviewer is asked. Errors: corebank.ErrForbidden for a read-only
+// caller; ErrEntityNotFound for an entity outside the tree; a validation
+// error whose Fields name every missing requirement (or "entity_id" when a
+// System caller names none); ErrInvalidTransition when the entity is
+// pending, approved or suspended.
+func (s *Service) Submit(ctx context.Context, caller corebank.Caller, entityID string) (*Submission, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
 	now := s.clock.Now()
 	ms := corebank.Millis(now)
 	id := s.ids.New(now)
-	var sub *Submission
-	var comp *Composite
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
+	res, err := storage.Update(ctx, s.db, func(tx storage.Tx) (submitted, error) {
+		entityID, err := scope.Entity(tx, s, caller, entityID)
+		if err != nil {
+			return submitted{}, err
+		}
 		ent, err := getEntity(tx, entityID)
 		if err != nil {
-			return err
+			return submitted{}, err
 		}
 		if ent.Status != StatusIncomplete && ent.Status != StatusRejected {
-			return ErrInvalidTransition.With("an entity that is " + ent.Status + " cannot be submitted")
+			return submitted{}, ErrInvalidTransition.With("an entity that is " + ent.Status + " cannot be submitted")
 		}
 		prof, err := getProfile(tx, entityID)
 		if err != nil {
-			return err
+			return submitted{}, err
 		}
 		reqs, err := requirements(tx, ent, prof)
 		if err != nil {
-			return err
+			return submitted{}, err
 		}
 		p := corebank.Problems{}
 		for _, r := range reqs {
@@ -147,38 +161,40 @@ func (s *Service) Submit(ctx context.Context, entityID string) (*Submission, err
 			}
 		}
 		if err := p.Err(); err != nil {
-			return err
+			return submitted{}, err
 		}
 		ent.Status, ent.Updated = StatusPending, ms
 		setVerification(prof, VerificationPending, ms)
-		sub = &Submission{ID: id, EntityID: entityID, Status: StatusPending, SubmittedAt: ms,
+		sub := &Submission{ID: id, EntityID: entityID, Status: StatusPending, SubmittedAt: ms,
 			Requirements: reqs, Updated: ms}
 		if err := putEntity(tx, ent, false); err != nil {
-			return err
+			return submitted{}, err
 		}
 		if err := storage.PutJSON(tx, bucketEntities, profileKey(entityID), prof); err != nil {
-			return err
+			return submitted{}, err
 		}
 		if err := storage.PutJSON(tx, bucketSubmissions, subKey(id), sub); err != nil {
-			return err
+			return submitted{}, err
 		}
 		if err := tx.Put(bucketSubmissions, append(subEntityPrefix(entityID), id...), []byte(id)); err != nil {
-			return err
+			return submitted{}, err
 		}
-		comp = composite(ent, prof)
-		return s.event(tx, now, EventUpdated, comp)
+		comp := composite(ent, prof)
+		return submitted{sub, comp}, s.event(tx, now, EventUpdated, comp)
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.log.Info("entity submitted for review", "entity_id", entityID, "submission_id", id)
-	decision, err := s.reviewer.RequestReview(ctx, *sub, comp)
+	sub := res.sub
+	s.log.Info("entity submitted for review", "entity_id", sub.EntityID, "submission_id", id)
+	decision, err := s.reviewer.RequestReview(ctx, *sub, res.comp)
 	if err != nil {
-		s.log.Error("reviewer failed; the submission stays pending", "entity_id", entityID, "submission_id", id, "error", err)
+		s.log.Error("reviewer failed; the submission stays pending", "entity_id", sub.EntityID, "submission_id", id, "error", err)
 		return sub, nil
 	}
 	if decision != "" {
-		if _, err := s.Review(ctx, entityID, decision); err != nil {
+		// The provider decides, not the caller: it may review any entity.
+		if _, err := s.Review(ctx, corebank.System(), sub.EntityID, decision); err != nil {
 			return nil, err
 		}
 		sub.Status, sub.Updated = decision, corebank.Millis(s.clock.Now())
@@ -186,19 +202,23 @@ func (s *Service) Submit(ctx context.Context, entityID string) (*Submission, err
 	return sub, nil
 }
 
-// GetSubmission returns the submission with id, or a NotFound error.
-func (s *Service) GetSubmission(ctx context.Context, id string) (*Submission, error) {
-	var out Submission
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		return storage.GetJSON(tx, bucketSubmissions, subKey(id), &out)
+// GetSubmission returns the submission with id when its entity lies in the
+// caller's tree (and in within's, the request's entity_id, when not "").
+// Errors: ErrEntityNotFound for a within outside the tree, whether the
+// submission exists or not; ErrSubmissionNotFound for a missing submission
+// and for one outside the tree alike.
+func (s *Service) GetSubmission(ctx context.Context, caller corebank.Caller, within, id string) (*Submission, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*Submission, error) {
+		return scope.Load(tx, s, caller, within, ErrSubmissionNotFound, func() (*Submission, string, error) {
+			var sub Submission
+			if err := storage.GetJSON(tx, bucketSubmissions, subKey(id), &sub); errors.Is(err, storage.ErrNotFound) {
+				return nil, "", ErrSubmissionNotFound
+			} else if err != nil {
+				return nil, "", err
+			}
+			return &sub, sub.EntityID, nil
+		})
 	})
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, corebank.NotFound("submission")
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
 }
 
 // setSubmissionStatus gives the entity's latest pending submission a

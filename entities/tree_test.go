@@ -51,7 +51,7 @@ func TestInTree(t *testing.T) {
 			}
 		})
 	}
-	if got, _ := e.s.GetEntity(ctx, a11); got.ParentEntity != a1 || got.IsRoot {
+	if got, _ := e.s.GetEntity(ctx, sys, "", a11); got.ParentEntity != a1 || got.IsRoot {
 		t.Errorf("a11 parent = %q is_root %v; want %q false", got.ParentEntity, got.IsRoot, a1)
 	}
 }
@@ -82,7 +82,7 @@ func TestCreateScoping(t *testing.T) {
 	e := newEnv(t)
 	a, a1, _, b := tree(t, e)
 	t.Run("ParentOutsideTree", func(t *testing.T) {
-		_, err := e.s.CreateIndividual(ctx, a, func() entities.NewIndividual {
+		_, err := e.s.CreateIndividual(ctx, corebank.As(a), func() entities.NewIndividual {
 			n := individual()
 			n.ParentEntity = b
 			return n
@@ -99,17 +99,17 @@ func TestCreateScoping(t *testing.T) {
 	})
 	t.Run("ParentCanActOnChild", func(t *testing.T) {
 		name := "Renamed"
-		if _, err := e.s.UpdateIndividual(ctx, a, a1, entities.IndividualPatch{Name: &name}); err != nil {
+		if _, err := e.s.UpdateIndividual(ctx, corebank.As(a), "", a1, entities.IndividualPatch{Name: &name}); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("ACannotActOnB", func(t *testing.T) {
 		name := "Hijack"
-		_, err := e.s.UpdateBusiness(ctx, a, b, entities.BusinessPatch{Name: &name})
+		_, err := e.s.UpdateBusiness(ctx, corebank.As(a), "", b, entities.BusinessPatch{Name: &name})
 		if !errors.Is(err, entities.ErrEntityNotFound) {
 			t.Fatalf("err = %v, want not found", err)
 		}
-		_, err = e.s.UpdateIndividual(ctx, a1, a, entities.IndividualPatch{Name: &name})
+		_, err = e.s.UpdateIndividual(ctx, corebank.As(a1), "", a, entities.IndividualPatch{Name: &name})
 		if !errors.Is(err, entities.ErrEntityNotFound) {
 			t.Fatalf("child on parent: %v, want not found", err)
 		}
@@ -122,14 +122,14 @@ func TestReview(t *testing.T) {
 	t.Run("ErrDecision", func(t *testing.T) {
 		id := e.individual(root, nil).Entity.ID
 		for _, d := range []string{"", "pending", "incomplete", "APPROVED", "ok"} {
-			_, err := e.s.Review(ctx, id, d)
+			_, err := e.s.Review(ctx, sys, id, d)
 			if f := fieldsOf(t, err); f["decision"] == "" {
 				t.Errorf("Review(%q) fields = %v, want decision", d, f)
 			}
 		}
 	})
 	t.Run("ErrEntityNotFound", func(t *testing.T) {
-		if _, err := e.s.Review(ctx, "01HZZZZZZZZZZZZZZZZZZZZZZZ", "approved"); !errors.Is(err, entities.ErrEntityNotFound) {
+		if _, err := e.s.Review(ctx, sys, "01HZZZZZZZZZZZZZZZZZZZZZZZ", "approved"); !errors.Is(err, entities.ErrEntityNotFound) {
 			t.Fatal(err)
 		}
 	})
@@ -151,11 +151,11 @@ func TestReview(t *testing.T) {
 			t.Run(from+"To"+d, func(t *testing.T) {
 				id := e.individual(root, nil).Entity.ID
 				for _, p := range path {
-					if _, err := e.s.Review(ctx, id, p); err != nil {
+					if _, err := e.s.Review(ctx, sys, id, p); err != nil {
 						t.Fatal(err)
 					}
 				}
-				got, err := e.s.Review(ctx, id, d)
+				got, err := e.s.Review(ctx, sys, id, d)
 				if allowed[from][d] {
 					if err != nil || got.Status != d {
 						t.Fatalf("Review = %v, %v; want %s", got, err, d)
@@ -169,19 +169,19 @@ func TestReview(t *testing.T) {
 	t.Run("Event", func(t *testing.T) {
 		id := e.individual(root, nil).Entity.ID
 		before := len(e.events())
-		if _, err := e.s.Review(ctx, id, "approved"); err != nil {
+		if _, err := e.s.Review(ctx, sys, id, "approved"); err != nil {
 			t.Fatal(err)
 		}
 		evs := e.events()[before:]
 		if len(evs) != 1 || evs[0].Type != entities.EventUpdated || evs[0].EntityID != id {
 			t.Fatalf("events = %+v", evs)
 		}
-		c, _ := e.s.GetComposite(ctx, id)
+		c, _ := e.s.GetComposite(ctx, sys, "", id)
 		if c.Person.Status != "approved" || c.Identification.VerificationStatus != "approved" {
 			t.Errorf("person %s identification %s, want approved", c.Person.Status, c.Identification.VerificationStatus)
 		}
 		// Deciding the current status again is a no-op without an event.
-		if _, err := e.s.Review(ctx, id, "approved"); err != nil || len(e.events()) != before+1 {
+		if _, err := e.s.Review(ctx, sys, id, "approved"); err != nil || len(e.events()) != before+1 {
 			t.Fatalf("repeat review: %v, %d events", err, len(e.events())-before)
 		}
 	})
@@ -192,7 +192,7 @@ func TestGate(t *testing.T) {
 	root := e.root.EntityID
 	id := e.individual(root, nil).Entity.ID
 	open := func() error {
-		_, err := e.led.CreateAccount(ctx, ledger.NewAccount{EntityID: id, Type: "checking", Currency: "USD", DisplayName: "Main"})
+		_, err := e.led.CreateAccount(ctx, corebank.System(), ledger.NewAccount{EntityID: id, Type: "checking", Currency: "USD", DisplayName: "Main"})
 		return err
 	}
 	t.Run("ErrEntityNotApproved", func(t *testing.T) {
@@ -205,7 +205,7 @@ func TestGate(t *testing.T) {
 		}
 	})
 	t.Run("OK", func(t *testing.T) {
-		if _, err := e.s.Review(ctx, id, "approved"); err != nil {
+		if _, err := e.s.Review(ctx, sys, id, "approved"); err != nil {
 			t.Fatal(err)
 		}
 		if err := open(); err != nil {
@@ -216,7 +216,7 @@ func TestGate(t *testing.T) {
 		}
 	})
 	t.Run("ErrEntitySuspended", func(t *testing.T) {
-		if _, err := e.s.Review(ctx, id, "suspended"); err != nil {
+		if _, err := e.s.Review(ctx, sys, id, "suspended"); err != nil {
 			t.Fatal(err)
 		}
 		if err := open(); !errors.Is(err, entities.ErrEntitySuspended) {
@@ -226,12 +226,12 @@ func TestGate(t *testing.T) {
 			t.Fatalf("CanMoveMoney suspended = %v", err)
 		}
 		// A suspended entity still reads.
-		if _, err := e.s.GetComposite(ctx, id); err != nil {
+		if _, err := e.s.GetComposite(ctx, sys, "", id); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("ErrEntityNotFound", func(t *testing.T) {
-		_, err := e.led.CreateAccount(ctx, ledger.NewAccount{EntityID: "01HZZZZZZZZZZZZZZZZZZZZZZZ", Type: "checking", Currency: "USD", DisplayName: "Main"})
+		_, err := e.led.CreateAccount(ctx, corebank.System(), ledger.NewAccount{EntityID: "01HZZZZZZZZZZZZZZZZZZZZZZZ", Type: "checking", Currency: "USD", DisplayName: "Main"})
 		if !errors.Is(err, entities.ErrEntityNotFound) {
 			t.Fatalf("open unknown = %v", err)
 		}

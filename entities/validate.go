@@ -125,7 +125,7 @@ func (v *validator) phone(path, s string, required bool) string {
 		return ""
 	}
 	digits := strings.TrimPrefix(s, "+")
-	if len(s) < 10 || len(s) > 14 || !isDigits(digits) || digits[0] == '0' {
+	if len(s) < 10 || len(s) > 14 || !corebank.IsDigits(digits) || digits[0] == '0' {
 		v.add(path, "must be 10-14 characters: an optional + then the country code and number, digits only")
 		return ""
 	}
@@ -242,18 +242,6 @@ func (v *validator) stringMeta(path string, m map[string]string) {
 	}
 }
 
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // identityNumber checks a BVN, NIN (11 digits, Nigerian nationals) or SSN
 // (9 digits, US nationals) against the person's nationality.
 func (v *validator) identityNumber(path, typ, value, nationality string) {
@@ -268,7 +256,7 @@ func (v *validator) identityNumber(path, typ, value, nationality string) {
 	case nationality != want && coordinates.ValidCountry(nationality):
 		// An invalid nationality is reported on its own field only.
 		v.add(path, "is only accepted for "+who)
-	case len(value) != digits || !isDigits(value):
+	case len(value) != digits || !corebank.IsDigits(value):
 		v.add(path, "must be "+strconv.Itoa(digits)+" digits")
 	}
 }

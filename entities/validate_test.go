@@ -1,6 +1,7 @@
 package entities_test
 
 import (
+	"github.com/corebank/corebank"
 	"strings"
 	"testing"
 
@@ -123,7 +124,7 @@ func TestCreateIndividualValidation(t *testing.T) {
 		t.Run(c.rule, func(t *testing.T) {
 			in := individual()
 			c.mutate(&in)
-			_, err := e.s.CreateIndividual(ctx, root, in)
+			_, err := e.s.CreateIndividual(ctx, corebank.As(root), in)
 			f := fieldsOf(t, err)
 			if f[c.field] == "" || len(f) != 1 {
 				t.Fatalf("fields = %v, want only %q", f, c.field)
@@ -133,7 +134,7 @@ func TestCreateIndividualValidation(t *testing.T) {
 	t.Run("EveryFieldAtOnce", func(t *testing.T) {
 		in := individual()
 		in.Name, in.Person.Email, in.Address.CountryCode = "", "bad", "ZZ"
-		_, err := e.s.CreateIndividual(ctx, root, in)
+		_, err := e.s.CreateIndividual(ctx, corebank.As(root), in)
 		f := fieldsOf(t, err)
 		for _, k := range []string{"name", "person.email", "address.country_code"} {
 			if f[k] == "" {
@@ -164,7 +165,7 @@ func TestCreateIndividualValidation(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				in := individual()
 				mutate(&in)
-				if _, err := e.s.CreateIndividual(ctx, root, in); err != nil {
+				if _, err := e.s.CreateIndividual(ctx, corebank.As(root), in); err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -234,7 +235,7 @@ func TestCreateBusinessValidation(t *testing.T) {
 		t.Run(c.rule, func(t *testing.T) {
 			in := business()
 			c.mutate(&in)
-			_, err := e.s.CreateBusiness(ctx, root, in)
+			_, err := e.s.CreateBusiness(ctx, corebank.As(root), in)
 			f := fieldsOf(t, err)
 			if f[c.field] == "" || len(f) != 1 {
 				t.Fatalf("fields = %v, want only %q", f, c.field)
@@ -245,12 +246,12 @@ func TestCreateBusinessValidation(t *testing.T) {
 		in := business()
 		in.BusinessOfficers[0].OwnershipPercentage = 33.33
 		in.BusinessOfficers = append(in.BusinessOfficers, officer(33.33), officer(33.34))
-		if _, err := e.s.CreateBusiness(ctx, root, in); err != nil {
+		if _, err := e.s.CreateBusiness(ctx, corebank.As(root), in); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("MinimalBusiness", func(t *testing.T) {
-		c, err := e.s.CreateBusiness(ctx, root, entities.NewBusiness{Name: "Tiny", Business: &entities.BusinessInput{LegalName: "Tiny Co", Type: "partnership"}})
+		c, err := e.s.CreateBusiness(ctx, corebank.As(root), entities.NewBusiness{Name: "Tiny", Business: &entities.BusinessInput{LegalName: "Tiny Co", Type: "partnership"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,17 @@
 // one storage transaction. An unsettled inflow (Settle false) is a pending
 // hold: it raises the account's current balance but not its available
 // balance until SettleDelay (60 s by default) has passed on the clock and
-// RunDue posts it; inflows.completed fires then.
+// RunDue posts it; inflows.completed fires then. The settlement waits in
+// storage's due-work queue as kind "funding.inflow" (see DueJobs), written
+// in the transaction that creates the hold.
+//
+// # Authorization
+//
+// CreateInflow acts for a corebank.Caller: the account must belong to the
+// caller's entity or one below it in Options.Tree, checked in the
+// transaction that credits it, and an account outside the tree answers
+// exactly as a missing one. ReceiveTx is for trusted in-process code (a
+// book transfer's receiving leg) and checks no caller.
 //
 // # Object
 //

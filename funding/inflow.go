@@ -12,6 +12,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 )
@@ -35,10 +36,11 @@ const (
 // MaxNarration is the longest narration of an inflow, in characters.
 const MaxNarration = 255
 
-const (
-	bucket    storage.Bucket = "funding.inflows"
-	bucketDue storage.Bucket = "funding.inflows.due"
-)
+const bucket storage.Bucket = "funding.inflows"
+
+// dueInflow is the storage due-queue kind of a pending inflow's settlement,
+// scheduled at its settles_at.
+const dueInflow = "funding.inflow"
 
 // Inflow is money that arrived at an account.
 type Inflow struct {
@@ -65,20 +67,23 @@ type record struct {
 	HoldID string `json:"hold_id,omitempty"`
 }
 
-// NewInflow is money arriving at AccountID.
+// NewInflow is money arriving at AccountID. Its JSON form is the body of
+// the sandbox route POST /sandbox/inflows {account_id, amount, currency?,
+// narration?, settle?}; Reference and Source are set only by code (a book
+// transfer's leg), never from a request body.
 type NewInflow struct {
-	AccountID string
-	Amount    int64
+	AccountID string `json:"account_id"`
+	Amount    int64  `json:"amount"`
 	// Currency, when set, must be the account's currency.
-	Currency  string
-	Narration string
-	Reference string
+	Currency  string `json:"currency,omitempty"`
+	Narration string `json:"narration,omitempty"`
+	Reference string `json:"-"`
 	// Source is the rail the money came through; "" means SourceBank. It
 	// picks the clearing account the credit comes from.
-	Source string
+	Source string `json:"-"`
 	// Settle false leaves the credit pending for Options.SettleDelay; nil
 	// means true.
-	Settle *bool
+	Settle *bool `json:"settle,omitempty"`
 }
 
 // Options are the Service's optional dependencies.
@@ -89,6 +94,10 @@ type Options struct {
 	IDs *corebank.IDs
 	// SettleDelay is how long an unsettled inflow stays pending; default 60 s.
 	SettleDelay time.Duration
+	// Tree places entities in their tree for CreateInflow's scope check
+	// (entities.Gate{} or *entities.Service); nil: a caller reaches only
+	// its own entity's accounts.
+	Tree scope.Tree
 }
 
 // Service records inflows and moves their money through the ledger.
@@ -98,6 +107,7 @@ type Service struct {
 	clock  clock.Clock
 	ids    *corebank.IDs
 	settle time.Duration
+	tree   scope.Tree
 }
 
 // NewService returns a funding service over db that posts through led. It
@@ -116,36 +126,55 @@ func NewService(db storage.Backend, led *ledger.Service, opt *Options) *Service 
 	if o.SettleDelay <= 0 {
 		o.SettleDelay = time.Minute
 	}
-	return &Service{db: db, led: led, clock: o.Clock, ids: o.IDs, settle: o.SettleDelay}
+	return &Service{db: db, led: led, clock: o.Clock, ids: o.IDs, settle: o.SettleDelay, tree: o.Tree}
 }
 
 // CreateInflow credits an account with money that arrived from outside and
-// returns the inflow, completed or (Settle false) pending.
+// returns the inflow, completed or (Settle false) pending. caller must be
+// allowed to write to the account's entity: an account outside its tree
+// answers exactly as a missing one.
 //
-// Errors: a validation error naming account_id, amount, currency, narration
-// or source; ledger.ErrAccountNotFound; ledger.ErrAccountDeleted;
-// ErrNoReceivingDetails; ledger.ErrInflowsNotAllowed.
-func (s *Service) CreateInflow(ctx context.Context, in NewInflow) (*Inflow, error) {
+// Errors: corebank.ErrForbidden for a read-only caller; a validation error
+// naming account_id, amount, currency, narration or source;
+// ledger.ErrAccountNotFound (missing or outside the caller's tree);
+// ledger.ErrAccountDeleted; ErrNoReceivingDetails;
+// ledger.ErrInflowsNotAllowed.
+func (s *Service) CreateInflow(ctx context.Context, caller corebank.Caller, in NewInflow) (*Inflow, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
-	var out *Inflow
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = s.receive(tx, s.clock.Now(), in)
-		return err
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Inflow, error) {
+		acct, err := s.led.GetAccountTx(tx, in.AccountID)
+		if err != nil {
+			return nil, err
+		}
+		foreign := ledger.ErrAccountNotFound.With("account " + in.AccountID + " not found")
+		if err := scope.Check(tx, s.tree, caller, acct.EntityID, foreign); err != nil {
+			return nil, err
+		}
+		return s.receive(tx, s.clock.Now(), acct, in)
 	})
-	return out, err
 }
 
-// ReceiveTx is CreateInflow inside tx at time now, for a domain that must
-// credit an account atomically with its own change (a book transfer's
-// receiving leg).
+// ReceiveTx is CreateInflow inside tx at time now for trusted in-process
+// code, with no caller to check: a domain that must credit an account
+// atomically with its own change (a book transfer's receiving leg). An
+// unknown account is a not-found error on account_id.
 func (s *Service) ReceiveTx(tx storage.Tx, now time.Time, in NewInflow) (*Inflow, error) {
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
-	return s.receive(tx, now, in)
+	acct, err := s.led.GetAccountTx(tx, in.AccountID)
+	if errors.Is(err, ledger.ErrAccountNotFound) {
+		return nil, corebank.NotFound("account").With("account_id: account not found")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.receive(tx, now, acct, in)
 }
 
 func (in *NewInflow) validate() error {
@@ -154,10 +183,10 @@ func (in *NewInflow) validate() error {
 		p.Add("account_id", "is required")
 	}
 	switch {
-	case in.Amount <= 0:
-		p.Add("amount", "must be greater than zero")
+	case in.Amount < 1:
+		p.Add("amount", "must be at least 1")
 	case in.Amount > ledger.MaxAmount:
-		p.Add("amount", fmt.Sprintf("must be at most %d", int64(ledger.MaxAmount)))
+		p.Add("amount", "is too large")
 	}
 	if in.Currency != "" {
 		if _, ok := ledger.CurrencyInfo(in.Currency); !ok {
@@ -195,19 +224,13 @@ func clearingPurpose(source string) string {
 	return "clearing." + strings.TrimSuffix(source, "-transfer")
 }
 
-func (s *Service) receive(tx storage.Tx, now time.Time, in NewInflow) (*Inflow, error) {
-	acct, err := s.led.GetAccountTx(tx, in.AccountID)
-	if err != nil {
-		if errors.Is(err, ledger.ErrAccountNotFound) {
-			return nil, corebank.NotFound("account").With("account_id: account not found")
-		}
-		return nil, err
+// receive credits acct, which in names, with in's money.
+func (s *Service) receive(tx storage.Tx, now time.Time, acct *ledger.Account, in NewInflow) (*Inflow, error) {
+	if in.Currency != "" && in.Currency != acct.Currency {
+		return nil, corebank.InvalidField("currency", "must match the account's currency "+acct.Currency)
 	}
 	if acct.Deleted != 0 {
 		return nil, ledger.ErrAccountDeleted
-	}
-	if in.Currency != "" && in.Currency != acct.Currency {
-		return nil, corebank.InvalidField("currency", "must be the account's currency, "+acct.Currency)
 	}
 	detailsID, err := s.receivingDetails(tx, now, acct.ID)
 	if err != nil {
@@ -273,7 +296,7 @@ func (s *Service) receive(tx storage.Tx, now time.Time, in NewInflow) (*Inflow, 
 	if err := put(tx, r); err != nil {
 		return nil, err
 	}
-	if err := tx.Put(bucketDue, dueKey(due, r.ID), nil); err != nil {
+	if err := storage.Schedule(tx, dueInflow, due, r.ID); err != nil {
 		return nil, err
 	}
 	return &r.Inflow, nil
@@ -318,63 +341,30 @@ func (s *Service) complete(tx storage.Tx, now time.Time, r *record) error {
 
 // GetInflow returns an inflow, or ErrInflowNotFound.
 func (s *Service) GetInflow(ctx context.Context, id string) (*Inflow, error) {
-	var out *Inflow
-	err := s.db.View(ctx, func(tx storage.Tx) error {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*Inflow, error) {
 		r, err := get(tx, id)
-		if err == nil {
-			out = &r.Inflow
+		if err != nil {
+			return nil, err
 		}
-		return err
+		return &r.Inflow, nil
 	})
-	return out, err
 }
-
-// runDueBatch bounds one RunDue transaction so a backlog never makes one
-// huge commit.
-const runDueBatch = 256
 
 // RunDue settles every pending inflow whose settle time is at or before
 // asOf: the hold is posted and inflows.completed appended. It returns how
 // many it settled. A runner calls it on a ticker; tests after advancing a
 // mock clock.
 func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
-	total := 0
-	for {
-		n := 0
-		err := s.db.Update(ctx, func(tx storage.Tx) error {
-			n = 0
-			var due [][]byte
-			end := uint64(asOf.UnixMilli())
-			err := tx.Scan(bucketDue, storage.ScanOptions{Limit: runDueBatch}, func(k, _ []byte) error {
-				at, err := storage.Uint64(k)
-				if err != nil {
-					return err
-				}
-				if at > end {
-					return storage.ErrStop
-				}
-				due = append(due, append([]byte(nil), k...))
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			for _, k := range due {
-				if err := s.settleDue(tx, asOf, string(k[8:])); err != nil {
-					return err
-				}
-				if err := tx.Delete(bucketDue, k); err != nil {
-					return err
-				}
-				n++
-			}
-			return nil
-		})
-		total += n
-		if err != nil || n < runDueBatch {
-			return total, err
-		}
-	}
+	return storage.NewDue(s.db, s.clock, 0, s.DueJobs()...).RunDue(ctx, asOf)
+}
+
+// DueJobs returns funding's due work for a storage.Due runner: the kind
+// "funding.inflow" settles a pending inflow at its settles_at, inside the
+// transaction that takes it off the queue.
+func (s *Service) DueJobs() []storage.DueJob {
+	return []storage.DueJob{{Kind: dueInflow, Tx: func(tx storage.Tx, now time.Time, it storage.DueItem) error {
+		return s.settleDue(tx, now, it.ID)
+	}}}
 }
 
 func (s *Service) settleDue(tx storage.Tx, now time.Time, id string) error {
@@ -389,10 +379,6 @@ func (s *Service) settleDue(tx storage.Tx, now time.Time, id string) error {
 		return fmt.Errorf("settle inflow %s: %w", id, err)
 	}
 	return s.complete(tx, now, r)
-}
-
-func dueKey(ms int64, id string) []byte {
-	return append(storage.AppendInt64(nil, ms), id...)
 }
 
 func put(tx storage.Tx, r *record) error {

@@ -2,8 +2,10 @@ package funding_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,14 +15,17 @@ import (
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/memory"
 )
 
 type fixture struct {
+	db   storage.Backend
 	clk  *clock.Mock
 	led  *ledger.Service
 	fund *funding.Service
 	acct *ledger.Account
+	own  corebank.Caller // acts for acct's entity
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -31,12 +36,13 @@ func newFixture(t *testing.T) *fixture {
 	clk.Set(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	ids := corebank.NewIDs(rand.New(rand.NewSource(1)))
 	led := ledger.NewService(db, &ledger.Options{Clock: clk, IDs: ids})
-	acct, err := led.CreateAccount(context.Background(), ledger.NewAccount{
+	acct, err := led.CreateAccount(context.Background(), corebank.System(), ledger.NewAccount{
 		EntityID: "01HZZZZZZZZZZZZZZZZZZZZZZZ", Type: "checking", Currency: "USD", DisplayName: "Ops"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{clk: clk, led: led, fund: funding.NewService(db, led, &funding.Options{Clock: clk, IDs: ids}), acct: acct}
+	return &fixture{db: db, clk: clk, led: led, fund: funding.NewService(db, led, &funding.Options{Clock: clk, IDs: ids}), acct: acct,
+		own: corebank.As(acct.EntityID)}
 }
 
 func (f *fixture) balance(t *testing.T) ledger.AccountBalance {
@@ -67,7 +73,7 @@ func TestCreateInflow(t *testing.T) {
 	ctx := context.Background()
 	t.Run("OK settled", func(t *testing.T) {
 		f := newFixture(t)
-		in, err := f.fund.CreateInflow(ctx, funding.NewInflow{AccountID: f.acct.ID, Amount: 1500, Narration: "seed"})
+		in, err := f.fund.CreateInflow(ctx, f.own, funding.NewInflow{AccountID: f.acct.ID, Amount: 1500, Narration: "seed"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +97,7 @@ func TestCreateInflow(t *testing.T) {
 	t.Run("OK pending settles after the delay", func(t *testing.T) {
 		f := newFixture(t)
 		no := false
-		in, err := f.fund.CreateInflow(ctx, funding.NewInflow{AccountID: f.acct.ID, Amount: 700, Settle: &no})
+		in, err := f.fund.CreateInflow(ctx, f.own, funding.NewInflow{AccountID: f.acct.ID, Amount: 700, Settle: &no})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,18 +134,18 @@ func TestCreateInflow(t *testing.T) {
 	})
 	t.Run("OK through active details", func(t *testing.T) {
 		f := newFixture(t)
-		d, err := f.led.CreateAccountDetails(ctx, ledger.NewAccountDetails{AccountID: f.acct.ID})
+		d, err := f.led.CreateAccountDetails(ctx, corebank.System(), ledger.NewAccountDetails{AccountID: f.acct.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, err := f.fund.CreateInflow(ctx, funding.NewInflow{AccountID: f.acct.ID, Amount: 10})
+		in, err := f.fund.CreateInflow(ctx, f.own, funding.NewInflow{AccountID: f.acct.ID, Amount: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if in.AccountDetailsID == nil || *in.AccountDetailsID != d.ID {
 			t.Fatalf("account_details_id = %v, want %s", in.AccountDetailsID, d.ID)
 		}
-		stats, err := f.led.GetAccountDetailsStats(ctx, d.ID)
+		stats, err := f.led.GetAccountDetailsStats(ctx, corebank.System(), d.ID)
 		if err != nil || stats.TotalInflowsCount != 1 || stats.TotalInflowsAmount != 10 {
 			t.Fatalf("stats = %+v, %v", stats, err)
 		}
@@ -147,11 +153,11 @@ func TestCreateInflow(t *testing.T) {
 	t.Run("ErrNoReceivingDetails when details expired", func(t *testing.T) {
 		f := newFixture(t)
 		days := 1
-		if _, err := f.led.CreateAccountDetails(ctx, ledger.NewAccountDetails{AccountID: f.acct.ID, TerminateAfter: &days}); err != nil {
+		if _, err := f.led.CreateAccountDetails(ctx, corebank.System(), ledger.NewAccountDetails{AccountID: f.acct.ID, TerminateAfter: &days}); err != nil {
 			t.Fatal(err)
 		}
 		f.clk.Add(25 * time.Hour)
-		_, err := f.fund.CreateInflow(ctx, funding.NewInflow{AccountID: f.acct.ID, Amount: 10})
+		_, err := f.fund.CreateInflow(ctx, f.own, funding.NewInflow{AccountID: f.acct.ID, Amount: 10})
 		if !errors.Is(err, funding.ErrNoReceivingDetails) {
 			t.Fatalf("err = %v, want ErrNoReceivingDetails", err)
 		}
@@ -175,7 +181,7 @@ func TestCreateInflow(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			tc.in.AccountID = f.acct.ID
-			_, err := f.fund.CreateInflow(ctx, tc.in)
+			_, err := f.fund.CreateInflow(ctx, f.own, tc.in)
 			var e *corebank.Error
 			if !errors.As(err, &e) || e.Kind != corebank.KindInvalid || e.Fields[tc.field] == "" {
 				t.Fatalf("err = %v, want a validation error naming %s", err, tc.field)
@@ -184,7 +190,7 @@ func TestCreateInflow(t *testing.T) {
 	}
 	t.Run("ErrNotFound account", func(t *testing.T) {
 		f := newFixture(t)
-		_, err := f.fund.CreateInflow(ctx, funding.NewInflow{AccountID: "01HAAAAAAAAAAAAAAAAAAAAAAA", Amount: 1})
+		_, err := f.fund.CreateInflow(ctx, f.own, funding.NewInflow{AccountID: "01HAAAAAAAAAAAAAAAAAAAAAAA", Amount: 1})
 		if corebank.KindOf(err) != corebank.KindNotFound {
 			t.Fatalf("err = %v, want not found", err)
 		}
@@ -193,7 +199,7 @@ func TestCreateInflow(t *testing.T) {
 		f := newFixture(t)
 		no := false
 		for i := 0; i < 5; i++ {
-			if _, err := f.fund.CreateInflow(ctx, funding.NewInflow{AccountID: f.acct.ID, Amount: 100, Settle: &no, Source: "momo"}); err != nil {
+			if _, err := f.fund.CreateInflow(ctx, f.own, funding.NewInflow{AccountID: f.acct.ID, Amount: 100, Settle: &no, Source: "momo"}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -213,4 +219,100 @@ func TestCreateInflow(t *testing.T) {
 			t.Fatalf("trial balance sums to %d, want 0: %+v", sum, tb)
 		}
 	})
+}
+
+func TestCreateInflowScope(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	missing := "01HAAAAAAAAAAAAAAAAAAAAAAA"
+	errText := func(c corebank.Caller, id string) string {
+		t.Helper()
+		_, err := f.fund.CreateInflow(ctx, c, funding.NewInflow{AccountID: id, Amount: 1})
+		if !errors.Is(err, ledger.ErrAccountNotFound) {
+			t.Fatalf("err = %v, want ledger.ErrAccountNotFound", err)
+		}
+		return err.Error()
+	}
+	t.Run("ErrAccountNotFound foreign answers as missing", func(t *testing.T) {
+		stranger := corebank.As("01HYYYYYYYYYYYYYYYYYYYYYYY")
+		foreign := errText(stranger, f.acct.ID)
+		f.acct.ID, missing = missing, f.acct.ID
+		absent := errText(stranger, f.acct.ID)
+		f.acct.ID, missing = missing, f.acct.ID
+		if foreign != strings.Replace(absent, missing, f.acct.ID, 1) {
+			t.Fatalf("foreign %q, missing %q", foreign, absent)
+		}
+		if diff := cmp.Diff(ledger.AccountBalance{}, f.balance(t)); diff != "" {
+			t.Fatalf("foreign inflow moved money (-want +got)\n%s", diff)
+		}
+	})
+	t.Run("ErrAccountNotFound zero caller", func(t *testing.T) {
+		errText(corebank.Caller{}, f.acct.ID)
+	})
+	t.Run("ErrForbidden read-only", func(t *testing.T) {
+		ro := f.own
+		ro.ReadOnly = true
+		if _, err := f.fund.CreateInflow(ctx, ro, funding.NewInflow{AccountID: f.acct.ID, Amount: 1}); !errors.Is(err, corebank.ErrForbidden) {
+			t.Fatalf("err = %v, want ErrForbidden", err)
+		}
+	})
+	t.Run("OK System", func(t *testing.T) {
+		if _, err := f.fund.CreateInflow(ctx, corebank.System(), funding.NewInflow{AccountID: f.acct.ID, Amount: 1}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// parentOf is a scope.Tree in which parent lies above child.
+type parentOf struct{ parent, child string }
+
+func (p parentOf) InTreeTx(_ storage.Tx, ancestorID, id string) (bool, error) {
+	return ancestorID == id || (ancestorID == p.parent && id == p.child), nil
+}
+
+func TestCreateInflowTree(t *testing.T) {
+	ctx := context.Background()
+	const parent = "01HXXXXXXXXXXXXXXXXXXXXXXX"
+	for _, tc := range []struct {
+		name string
+		tree bool
+		ok   bool
+	}{{"OK parent with a tree", true, true}, {"ErrAccountNotFound parent without a tree", false, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			o := &funding.Options{Clock: f.clk}
+			if tc.tree {
+				o.Tree = parentOf{parent, f.acct.EntityID}
+			}
+			fund := funding.NewService(f.db, f.led, o)
+			_, err := fund.CreateInflow(ctx, corebank.As(parent), funding.NewInflow{AccountID: f.acct.ID, Amount: 3})
+			if tc.ok != (err == nil) || (!tc.ok && !errors.Is(err, ledger.ErrAccountNotFound)) {
+				t.Fatalf("err = %v", err)
+			}
+		})
+	}
+}
+
+func TestNewInflowJSON(t *testing.T) {
+	var in funding.NewInflow
+	body := `{"account_id":"A","amount":5,"currency":"USD","narration":"n","settle":false,"reference":"r","source":"s"}`
+	if err := json.Unmarshal([]byte(body), &in); err != nil {
+		t.Fatal(err)
+	}
+	no := false
+	want := funding.NewInflow{AccountID: "A", Amount: 5, Currency: "USD", Narration: "n", Settle: &no}
+	if diff := cmp.Diff(want, in); diff != "" {
+		t.Fatalf("reference and source must not come from JSON (-want +got)\n%s", diff)
+	}
+}
+
+func TestDueJobs(t *testing.T) {
+	f := newFixture(t)
+	var kinds []string
+	for _, j := range f.fund.DueJobs() {
+		kinds = append(kinds, j.Kind)
+	}
+	if diff := cmp.Diff([]string{"funding.inflow"}, kinds); diff != "" {
+		t.Fatalf("kinds (-want +got)\n%s", diff)
+	}
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 
@@ -55,16 +56,12 @@ func (h *handler) createAccount(x *exchange, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	entity, err := h.scope(ctx, x, req.EntityID)
-	if err != nil {
-		return err
-	}
-	a, err := h.led.CreateAccount(ctx, ledger.NewAccount{EntityID: entity, Type: req.Type,
+	a, err := h.led.CreateAccount(ctx, x.caller(), ledger.NewAccount{EntityID: req.EntityID, Type: req.Type,
 		Currency: req.Currency, DisplayName: req.DisplayName, Meta: req.Meta})
 	if err != nil {
 		return err
 	}
-	eff, err := h.entityEffect(ctx, a)
+	eff, err := h.entityEffect(ctx, x.caller(), a)
 	if err != nil {
 		return err
 	}
@@ -72,9 +69,9 @@ func (h *handler) createAccount(x *exchange, r *http.Request) error {
 }
 
 // entityEffect counts the owner's active accounts and finds its default.
-func (h *handler) entityEffect(ctx context.Context, a *ledger.Account) (entityEffect, error) {
+func (h *handler) entityEffect(ctx context.Context, caller corebank.Caller, a *ledger.Account) (entityEffect, error) {
 	eff := entityEffect{EntityID: a.EntityID, IsDefaultAccount: a.IsDefault}
-	n, err := h.led.CountAccounts(ctx, ledger.AccountFilter{EntityID: a.EntityID})
+	n, err := h.led.CountAccounts(ctx, caller, ledger.AccountFilter{EntityID: a.EntityID})
 	if err != nil {
 		return eff, err
 	}
@@ -86,7 +83,7 @@ func (h *handler) entityEffect(ctx context.Context, a *ledger.Account) (entityEf
 	}
 	// The default is the entity's first account; lists are in creation
 	// order, so it is the first item when it is still active.
-	page, err := h.led.ListAccounts(ctx, ledger.AccountFilter{EntityID: a.EntityID}, corebank.ListOptions{Limit: 1})
+	page, err := h.led.ListAccounts(ctx, caller, ledger.AccountFilter{EntityID: a.EntityID}, corebank.ListOptions{Limit: 1})
 	if err != nil {
 		return eff, err
 	}
@@ -97,26 +94,11 @@ func (h *handler) entityEffect(ctx context.Context, a *ledger.Account) (entityEf
 	return eff, nil
 }
 
-// account loads an account the caller may see: it must lie in the caller's
-// tree and, when entityID is given, in that entity's tree. Anything else is
-// 404, exactly as for a missing account.
+// account loads an account for the caller (see ledger.Service.GetAccount):
+// the ledger decides scope, answering an account outside the caller's tree
+// (or entityID's, when given) exactly as a missing one.
 func (h *handler) account(ctx context.Context, x *exchange, id, entityID string) (*ledger.Account, error) {
-	scopeTo, err := h.scopeOrCaller(ctx, x, entityID)
-	if err != nil {
-		return nil, err
-	}
-	a, err := h.led.GetAccount(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	in, err := h.inScope(ctx, scopeTo, a.EntityID)
-	if err != nil {
-		return nil, err
-	}
-	if !in {
-		return nil, ledger.ErrAccountNotFound.With("account " + id + " not found")
-	}
-	return a, nil
+	return h.led.GetAccount(ctx, x.caller(), id, entityID)
 }
 
 func (h *handler) getAccount(x *exchange, r *http.Request) error {
@@ -124,7 +106,7 @@ func (h *handler) getAccount(x *exchange, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a, err := h.account(r.Context(), x, r.PathValue("id"), entity)
+	a, err := h.led.GetAccount(r.Context(), x.caller(), r.PathValue("id"), entity)
 	if err != nil {
 		return err
 	}
@@ -149,12 +131,19 @@ func (h *handler) listAccounts(x *exchange, r *http.Request) error {
 		}
 		filters["type"] = t
 	}
-	ctx := r.Context()
-	entity, fh, opts, err := h.entityList(ctx, x, q, "accounts", filters)
+	requested := q.str("entity_id")
+	limit := q.limit()
+	if err := q.err(); err != nil {
+		return err
+	}
+	// The list is of the requested entity, by default the caller's; the
+	// ledger decides whether the caller may see it.
+	filters["entity_id"] = cmp.Or(requested, x.caller().EntityID)
+	fh, opts, err := h.listPage(q, "accounts", filters, limit)
 	if err != nil {
 		return err
 	}
-	page, err := h.led.ListAccounts(ctx, ledger.AccountFilter{EntityID: entity, Currency: filters["currency"], Type: filters["type"]}, opts)
+	page, err := h.led.ListAccounts(r.Context(), x.caller(), ledger.AccountFilter{EntityID: requested, Currency: filters["currency"], Type: filters["type"]}, opts)
 	if err != nil {
 		return err
 	}
@@ -175,12 +164,7 @@ func (h *handler) patchAccount(x *exchange, r *http.Request) error {
 	if req.DisplayName == nil {
 		return corebank.InvalidField("display_name", "is required")
 	}
-	ctx := r.Context()
-	a, err := h.account(ctx, x, r.PathValue("id"), req.EntityID)
-	if err != nil {
-		return err
-	}
-	a, change, err := h.led.RenameAccount(ctx, a.ID, *req.DisplayName)
+	a, change, err := h.led.RenameAccount(r.Context(), x.caller(), r.PathValue("id"), req.EntityID, *req.DisplayName)
 	if err != nil {
 		return err
 	}
@@ -197,15 +181,11 @@ func (h *handler) deleteAccount(x *exchange, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	a, err := h.account(ctx, x, r.PathValue("id"), entity)
+	a, err := h.led.DeleteAccount(ctx, x.caller(), r.PathValue("id"), entity)
 	if err != nil {
 		return err
 	}
-	a, err = h.deleteAccountAndDetails(ctx, a.ID)
-	if err != nil {
-		return err
-	}
-	eff, err := h.entityEffect(ctx, a)
+	eff, err := h.entityEffect(ctx, x.caller(), a)
 	if err != nil {
 		return err
 	}

@@ -352,3 +352,53 @@ func TestStatementPagination(t *testing.T) {
 		t.Fatalf("duplicates in statement walk: %v", seen)
 	}
 }
+
+// TestForeignEntityParamLooksMissing checks that an entity_id outside the
+// caller's tree answers "entity not found" for every account, account
+// details and statement route, with the same body whether the object named
+// is the caller's own, another tree's, or missing: the entity is checked
+// before the object is loaded.
+func TestForeignEntityParamLooksMissing(t *testing.T) {
+	e := newEnv(t)
+	tr := newTrees(e)
+	own := e.must(201, "POST", "/account-details", tr.keyA, map[string]any{"account_id": tr.acctA}).str("data", "id")
+	foreign := e.must(201, "POST", "/account-details", e.key, map[string]any{"account_id": tr.acctB}).str("data", "id")
+	const missing = "01HZZZZZZZZZZZZZZZZZZZZZZZ"
+	for _, c := range []struct {
+		name, method, path string // path's %s is the object's ID, if it has one
+		body               func(id string) any
+		ids                [2]string // the caller's own object, another tree's
+	}{
+		{"GetAccount", "GET", "/accounts/%s?entity_id=" + tr.b, nil, [2]string{tr.acctA, tr.acctB}},
+		{"PatchAccount", "PATCH", "/accounts/%s", func(string) any { return map[string]any{"display_name": "x", "entity_id": tr.b} }, [2]string{tr.acctA, tr.acctB}},
+		{"DeleteAccount", "DELETE", "/accounts/%s?entity_id=" + tr.b, nil, [2]string{tr.acctA, tr.acctB}},
+		{"Statement", "GET", "/accounts/%s/statements?year=2026&month=3&entity_id=" + tr.b, nil, [2]string{tr.acctA, tr.acctB}},
+		{"GetDetails", "GET", "/account-details/%s?entity_id=" + tr.b, nil, [2]string{own, foreign}},
+		{"ListDetails", "GET", "/account-details?account_id=%s&entity_id=" + tr.b, nil, [2]string{tr.acctA, tr.acctB}},
+		{"CreateDetails", "POST", "/account-details", func(id string) any { return map[string]any{"account_id": id, "entity_id": tr.b} }, [2]string{tr.acctA, tr.acctB}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var first string
+			for _, id := range []string{c.ids[0], c.ids[1], missing} {
+				path := c.path
+				if strings.Contains(path, "%s") {
+					path = fmt.Sprintf(path, id)
+				}
+				var body any
+				if c.body != nil {
+					body = c.body(id)
+				}
+				got := e.do(c.method, path, tr.keyA, body)
+				if got.Status != 404 || got.code() != "not_found" || !strings.Contains(got.Raw, "entity not found") {
+					t.Fatalf("%s %s = %d %s", c.method, path, got.Status, got.Raw)
+				}
+				raw := strings.ReplaceAll(got.Raw, id, "ID")
+				if first == "" {
+					first = raw
+				} else if raw != first {
+					t.Errorf("%s %s differs:\n%s\n%s", c.method, path, raw, first)
+				}
+			}
+		})
+	}
+}

@@ -1,33 +1,12 @@
 package httpapi
 
 import (
-	"context"
+	"cmp"
 	"net/http"
 
 	"github.com/corebank/corebank"
-
 	"github.com/corebank/corebank/ledger"
-	"github.com/corebank/corebank/storage"
 )
-
-// deleteAccountAndDetails deletes an account and removes its account
-// details in one transaction.
-func (h *handler) deleteAccountAndDetails(ctx context.Context, id string) (*ledger.Account, error) {
-	var out *ledger.Account
-	err := h.db.Update(ctx, func(tx storage.Tx) error {
-		now := h.led.Clock().Now()
-		a, err := h.led.DeleteAccountTx(tx, now, id)
-		if err != nil {
-			return err
-		}
-		if _, err := h.led.DeleteAccountDetailsForAccountTx(tx, now, id); err != nil {
-			return err
-		}
-		out = a
-		return nil
-	})
-	return out, err
-}
 
 type createDetailsReq struct {
 	AccountID      string            `json:"account_id"`
@@ -46,37 +25,12 @@ func (h *handler) createDetails(x *exchange, r *http.Request) error {
 	if req.AccountID == "" {
 		return corebank.InvalidField("account_id", "is required")
 	}
-	ctx := r.Context()
-	a, err := h.account(ctx, x, req.AccountID, req.EntityID)
-	if err != nil {
-		return err
-	}
-	d, err := h.led.CreateAccountDetails(ctx, ledger.NewAccountDetails{AccountID: a.ID, Chain: req.Chain,
-		TerminateAfter: req.TerminateAfter, ProviderID: req.ProviderID, Meta: req.Meta})
+	d, err := h.led.CreateAccountDetails(r.Context(), x.caller(), ledger.NewAccountDetails{AccountID: req.AccountID,
+		EntityID: req.EntityID, Chain: req.Chain, TerminateAfter: req.TerminateAfter, ProviderID: req.ProviderID, Meta: req.Meta})
 	if err != nil {
 		return err
 	}
 	return ok(x, http.StatusCreated, "account details created", d)
-}
-
-// details loads account details the caller may see (see account).
-func (h *handler) details(ctx context.Context, x *exchange, id, entityID string) (*ledger.AccountDetails, error) {
-	scopeTo, err := h.scopeOrCaller(ctx, x, entityID)
-	if err != nil {
-		return nil, err
-	}
-	d, err := h.led.GetAccountDetails(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	in, err := h.inScope(ctx, scopeTo, d.EntityID)
-	if err != nil {
-		return nil, err
-	}
-	if !in {
-		return nil, ledger.ErrAccountDetailsNotFound.With("account details " + id + " not found")
-	}
-	return d, nil
 }
 
 func (h *handler) listDetails(x *exchange, r *http.Request) error {
@@ -87,33 +41,23 @@ func (h *handler) listDetails(x *exchange, r *http.Request) error {
 	if err := q.err(); err != nil {
 		return err
 	}
-	ctx := r.Context()
+	// The filters the caller asked for, the entity defaulting to the
+	// caller's when no account is named; the ledger decides whether the
+	// caller may see them.
 	filters := map[string]string{}
-	f := ledger.AccountDetailsFilter{}
 	if accountID != "" {
-		a, err := h.account(ctx, x, accountID, requested)
-		if err != nil {
-			return err
-		}
-		f.AccountID = a.ID
-		filters["account_id"] = a.ID
+		filters["account_id"] = accountID
 		if requested != "" {
-			f.EntityID = a.EntityID
-			filters["entity_id"] = a.EntityID
+			filters["entity_id"] = requested
 		}
 	} else {
-		entity, err := h.scope(ctx, x, requested)
-		if err != nil {
-			return err
-		}
-		f.EntityID = entity
-		filters["entity_id"] = entity
+		filters["entity_id"] = cmp.Or(requested, x.caller().EntityID)
 	}
 	fh, opts, err := h.listPage(q, "account-details", filters, limit)
 	if err != nil {
 		return err
 	}
-	page, err := h.led.ListAccountDetails(ctx, f, opts)
+	page, err := h.led.ListAccountDetails(r.Context(), x.caller(), ledger.AccountDetailsFilter{AccountID: accountID, EntityID: requested}, opts)
 	if err != nil {
 		return err
 	}
@@ -144,22 +88,22 @@ func (h *handler) getDetails(x *exchange, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	d, err := h.details(ctx, x, r.PathValue("id"), entity)
+	d, err := h.led.GetAccountDetails(ctx, x.caller(), r.PathValue("id"), entity)
 	if err != nil {
 		return err
 	}
 	v := &detailsView{AccountDetail: d}
-	if e, err := h.ent.GetEntity(ctx, d.EntityID); err == nil {
+	if e, err := h.ent.GetEntity(ctx, x.caller(), "", d.EntityID); err == nil {
 		v.Entity = &entitySummary{ID: e.ID, Name: e.Name, Type: e.Type, Status: e.Status, IsRoot: e.IsRoot, ParentID: e.ParentEntity}
 	} else if !notFound(err) {
 		return err
 	}
-	if a, err := h.led.GetAccount(ctx, d.AccountID); err == nil {
+	if a, err := h.led.GetAccount(ctx, x.caller(), d.AccountID, ""); err == nil {
 		v.Account = a
 	} else if !notFound(err) {
 		return err
 	}
-	if v.Statistics, err = h.led.GetAccountDetailsStats(ctx, d.ID); err != nil {
+	if v.Statistics, err = h.led.GetAccountDetailsStats(ctx, x.caller(), d.ID); err != nil {
 		return err
 	}
 	return ok(x, http.StatusOK, "account details retrieved", v)
@@ -169,12 +113,7 @@ func (h *handler) activateDetails(x *exchange, r *http.Request) error {
 	if err := decodeJSON(x.body, &struct{}{}); err != nil {
 		return err
 	}
-	ctx := r.Context()
-	d, err := h.details(ctx, x, r.PathValue("id"), "")
-	if err != nil {
-		return err
-	}
-	d, err = h.led.ActivateAccountDetails(ctx, d.ID)
+	d, err := h.led.ActivateAccountDetails(r.Context(), x.caller(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}

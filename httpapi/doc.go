@@ -1,7 +1,7 @@
 // Package httpapi serves corebank's REST API (SPEC.md, CONTRACT.md) as an
 // http.Handler:
 //
-//	h := httpapi.New(httpapi.Services{DB: db, Ledger: led, Entities: ent, Funding: inflows}, &httpapi.Options{
+//	h := httpapi.New(httpapi.Services{DB: db, Ledger: led, Entities: ent, Funding: fund}, &httpapi.Options{
 //		Env: httpapi.EnvSandbox, FakeClock: mock, RunJobs: runner.RunDue,
 //	})
 //	http.ListenAndServe(addr, h)
@@ -169,7 +169,7 @@
 //   - Responses that a retry should be able to change are not stored and
 //     release the key: 422 (validation), 401, 403, 413, 429 and 5xx.
 //   - Records are kept for Options.IdempotencyTTL (24 h) on Options.Clock,
-//     then replaced on reuse; PurgeIdempotency deletes expired ones in bulk.
+//     then replaced on reuse; the due job in DueJobs deletes expired ones.
 //     A key left in flight by a crash is taken over after 5 minutes.
 //   - A stored response never holds card data: in any object that looks
 //     like a card (it has cvv, cvc, expiry or last4 fields) number and cvv

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 
@@ -28,34 +27,22 @@ func (h *handler) createDocument(x *exchange, r *http.Request) error {
 	if err := decodeJSON(x.body, &req); err != nil {
 		return err
 	}
-	res, err := h.ent.CreateDocument(r.Context(), x.p.entityID, req)
+	res, err := h.ent.CreateDocument(r.Context(), x.caller(), req)
 	if err != nil {
 		return err
 	}
 	return ok(x, http.StatusCreated, "document uploaded", res)
 }
 
-// document loads a document the caller may see: its entity must lie in the
-// caller's tree (and in entity_id's, when given). Anything else answers
-// exactly as a missing document.
-func (h *handler) document(ctx context.Context, x *exchange, r *http.Request) (*entities.Document, error) {
-	entity, err := queryEntityID(r)
-	if err != nil {
-		return nil, err
-	}
-	d, err := h.ent.GetDocument(ctx, r.PathValue("id"))
-	if err != nil {
-		return nil, err
-	}
-	if err := h.within(ctx, x, d.EntityID, entity, entities.ErrDocumentNotFound); err != nil {
-		return nil, err
-	}
-	return d, nil
-}
-
-// getDocument serves GET /documents/{id}: the document (no bytes).
+// getDocument serves GET /documents/{id}: the document (no bytes). The
+// domain decides scope: a foreign entity_id is 404 entity not found, a
+// foreign document 404 document not found, as a missing one.
 func (h *handler) getDocument(x *exchange, r *http.Request) error {
-	d, err := h.document(r.Context(), x, r)
+	within, err := queryEntityID(r)
+	if err != nil {
+		return err
+	}
+	d, err := h.ent.GetDocument(r.Context(), x.caller(), within, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -76,30 +63,31 @@ func (h *handler) downloadDocumentBack(x *exchange, r *http.Request) error {
 var fileExt = map[string]string{"application/pdf": ".pdf", "image/png": ".png", "image/jpeg": ".jpg"}
 
 // serveDocument writes a document's stored bytes with its stored media
-// type, as an attachment the browser must not sniff or cache.
+// type, as an attachment the browser must not sniff or cache. Scope is as
+// getDocument's.
 func (h *handler) serveDocument(x *exchange, r *http.Request, back bool) error {
-	ctx := r.Context()
-	d, err := h.document(ctx, x, r)
+	within, err := queryEntityID(r)
 	if err != nil {
 		return err
 	}
-	open, name := h.ent.OpenDocument, d.ID
+	id := r.PathValue("id")
+	open, name := h.ent.OpenDocument, id
 	if back {
-		open, name = h.ent.OpenDocumentBack, d.ID+"_back"
+		open, name = h.ent.OpenDocumentBack, id+"_back"
 	}
-	ct, data, err := open(ctx, d.ID)
+	f, err := open(r.Context(), x.caller(), within, id)
 	if err != nil {
 		return err
 	}
 	hd := x.Header()
-	hd.Set("Content-Type", ct)
-	hd.Set("Content-Length", strconv.Itoa(len(data)))
-	hd.Set("Content-Disposition", `attachment; filename="`+name+fileExt[ct]+`"`)
+	hd.Set("Content-Type", f.ContentType)
+	hd.Set("Content-Length", strconv.Itoa(len(f.Data)))
+	hd.Set("Content-Disposition", `attachment; filename="`+name+fileExt[f.ContentType]+`"`)
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Cache-Control", "private, no-store")
 	x.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		_, _ = x.Write(data)
+		_, _ = x.Write(f.Data)
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ func (h *handler) createIndividual(x *exchange, r *http.Request) error {
 	if err := decodeJSON(x.body, &req); err != nil {
 		return err
 	}
-	c, err := h.ent.CreateIndividual(r.Context(), x.p.entityID, req)
+	c, err := h.ent.CreateIndividual(r.Context(), x.caller(), req)
 	if err != nil {
 		return err
 	}
@@ -30,7 +30,7 @@ func (h *handler) createBusiness(x *exchange, r *http.Request) error {
 	if err := decodeJSON(x.body, &req); err != nil {
 		return err
 	}
-	c, err := h.ent.CreateBusiness(r.Context(), x.p.entityID, req)
+	c, err := h.ent.CreateBusiness(r.Context(), x.caller(), req)
 	if err != nil {
 		return err
 	}
@@ -62,9 +62,10 @@ func decodeWithEntityID(body []byte, v any) (string, error) {
 	return entity, decodeJSON(rest, v)
 }
 
-// patchScope returns the entity whose tree the patched entity must lie in:
+// patchScope returns the entity whose tree the patched object must lie in:
 // the caller's, or the entity_id given in the body or the query (both only
-// when they agree).
+// when they agree). The entity routes no longer use it (the domain decides
+// scope); events and webhooks still do.
 func (h *handler) patchScope(ctx context.Context, x *exchange, r *http.Request, bodyEntity string) (string, error) {
 	entity, err := entityParam(r, bodyEntity)
 	if err != nil {
@@ -73,38 +74,38 @@ func (h *handler) patchScope(ctx context.Context, x *exchange, r *http.Request, 
 	return h.scope(ctx, x, entity)
 }
 
-// patchIndividual serves PATCH /individual-entities/{id}.
+// patchIndividual serves PATCH /individual-entities/{id}. entity_id, in
+// the body or the query (both only when they agree), narrows the scope;
+// the domain decides it.
 func (h *handler) patchIndividual(x *exchange, r *http.Request) error {
 	var req entities.IndividualPatch
 	bodyEntity, err := decodeWithEntityID(x.body, &req)
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	scopeTo, err := h.patchScope(ctx, x, r, bodyEntity)
+	within, err := entityParam(r, bodyEntity)
 	if err != nil {
 		return err
 	}
-	res, err := h.ent.UpdateIndividual(ctx, scopeTo, r.PathValue("id"), req)
+	res, err := h.ent.UpdateIndividual(r.Context(), x.caller(), within, r.PathValue("id"), req)
 	if err != nil {
 		return err
 	}
 	return ok(x, http.StatusOK, "individual entity updated", res)
 }
 
-// patchBusiness serves PATCH /business-entities/{id}.
+// patchBusiness serves PATCH /business-entities/{id} (see patchIndividual).
 func (h *handler) patchBusiness(x *exchange, r *http.Request) error {
 	var req entities.BusinessPatch
 	bodyEntity, err := decodeWithEntityID(x.body, &req)
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	scopeTo, err := h.patchScope(ctx, x, r, bodyEntity)
+	within, err := entityParam(r, bodyEntity)
 	if err != nil {
 		return err
 	}
-	res, err := h.ent.UpdateBusiness(ctx, scopeTo, r.PathValue("id"), req)
+	res, err := h.ent.UpdateBusiness(r.Context(), x.caller(), within, r.PathValue("id"), req)
 	if err != nil {
 		return err
 	}
@@ -113,16 +114,11 @@ func (h *handler) patchBusiness(x *exchange, r *http.Request) error {
 
 // getEntity serves GET /entities/{id}: the composite, as create returns it.
 func (h *handler) getEntity(x *exchange, r *http.Request) error {
-	entity, err := queryEntityID(r)
+	within, err := queryEntityID(r)
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	id := r.PathValue("id")
-	if err := h.within(ctx, x, id, entity, entities.ErrEntityNotFound); err != nil {
-		return err
-	}
-	c, err := h.ent.GetComposite(ctx, id)
+	c, err := h.ent.GetComposite(r.Context(), x.caller(), within, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -131,7 +127,8 @@ func (h *handler) getEntity(x *exchange, r *http.Request) error {
 
 // listEntities serves GET /entities: the entities in the tree of entity_id
 // (default the caller's entity, which is included), oldest first, filtered
-// by type, status and parent_entity.
+// by type, status and parent_entity. The domain decides scope; the cursor
+// is bound to the entity_id asked for.
 func (h *handler) listEntities(x *exchange, r *http.Request) error {
 	q := newQuery(r.URL.RawQuery)
 	filters := map[string]string{}
@@ -140,12 +137,20 @@ func (h *handler) listEntities(x *exchange, r *http.Request) error {
 			filters[name] = v
 		}
 	}
-	ctx := r.Context()
-	entity, fh, opts, err := h.entityList(ctx, x, q, "entities", filters)
+	within := q.str("entity_id")
+	limit := q.limit()
+	if err := q.err(); err != nil {
+		return err
+	}
+	filters["entity_id"] = within
+	if within == "" {
+		filters["entity_id"] = x.p.entityID
+	}
+	fh, opts, err := h.listPage(q, "entities", filters, limit)
 	if err != nil {
 		return err
 	}
-	page, err := h.ent.ListEntities(ctx, entity, entities.Filter{Type: filters["type"],
+	page, err := h.ent.ListEntities(r.Context(), x.caller(), within, entities.Filter{Type: filters["type"],
 		Status: filters["status"], ParentEntity: filters["parent_entity"]}, opts)
 	if err != nil {
 		return err

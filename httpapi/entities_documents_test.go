@@ -132,6 +132,28 @@ func TestDocuments(t *testing.T) {
 			if a, b := strings.ReplaceAll(foreign.Raw, id, "ID"), strings.ReplaceAll(gone.Raw, missing, "ID"); foreign.Status != 404 || a != b {
 				t.Errorf("%s: foreign %d %s, missing %s", suffix, foreign.Status, a, b)
 			}
+			if msg := foreign.str("message"); msg != "document not found" {
+				t.Errorf("%s: foreign document says %q, want document not found", suffix, msg)
+			}
+		}
+	})
+
+	// A foreign entity_id is decided before the document is read: an
+	// existing and a missing document answer the same entity-not-found.
+	t.Run("ForeignEntityIDLooksMissing", func(t *testing.T) {
+		k.t = t
+		for _, suffix := range []string{"", "/file", "/file_back"} {
+			for _, key := range []string{tr.keyA, tr.keyB} {
+				q := "?entity_id=" + tr.b
+				if key == tr.keyB {
+					q = "?entity_id=" + tr.a1
+				}
+				existing := k.do("GET", "/documents/"+id+suffix+q, key, nil)
+				gone := k.do("GET", "/documents/"+missing+suffix+q, key, nil)
+				if existing.Status != 404 || existing.Raw != gone.Raw || existing.str("message") != "entity not found" {
+					t.Errorf("%s%s: existing %d %s, missing %s", suffix, q, existing.Status, existing.Raw, gone.Raw)
+				}
+			}
 		}
 	})
 }

@@ -102,6 +102,12 @@ func TestOnboardingFlow(t *testing.T) {
 	if foreign.Raw != gone.Raw {
 		t.Errorf("foreign submission %s differs from a missing one %s", foreign.Raw, gone.Raw)
 	}
+	// A foreign entity_id answers entity-not-found, submission or not.
+	existing := k.do("GET", "/onboarding-submissions/"+subID+"?entity_id="+tr.a1, tr.keyB, nil)
+	gone = k.do("GET", "/onboarding-submissions/01HZZZZZZZZZZZZZZZZZZZZZZZ?entity_id="+tr.a1, tr.keyB, nil)
+	if existing.Status != 404 || existing.Raw != gone.Raw || existing.str("message") != "entity not found" {
+		t.Errorf("foreign entity_id: existing %d %s, missing %s", existing.Status, existing.Raw, gone.Raw)
+	}
 
 	// The sandbox review approves; the submission follows.
 	if r := k.must(200, "POST", "/sandbox/entities/"+id+"/review", tr.keyA, map[string]any{"decision": "approved"}); r.str("status") != "approved" {

@@ -370,6 +370,22 @@ func TestEntitiesGet(t *testing.T) {
 			if a, b := strings.ReplaceAll(foreign.Raw, id, "ID"), strings.ReplaceAll(gone.Raw, missing, "ID"); foreign.Status != 404 || a != b {
 				t.Errorf("%s %s: foreign %d %s, missing %s", c.method, c.path, foreign.Status, a, b)
 			}
+			// A foreign entity_id (query, or body for PATCH) answers alike
+			// for an existing and a missing entity.
+			q := "?entity_id=" + tr.a
+			existing := k.do(c.method, fmt.Sprintf(c.path, id)+q, tr.keyB, body)
+			gone = k.do(c.method, fmt.Sprintf(c.path, missing)+q, tr.keyB, body)
+			if existing.Status != 404 || existing.Raw != gone.Raw {
+				t.Errorf("%s %s%s: existing %d %s, missing %s", c.method, c.path, q, existing.Status, existing.Raw, gone.Raw)
+			}
+			if c.method == "PATCH" {
+				withID := map[string]any{"name": "x", "entity_id": tr.a}
+				existing := k.do(c.method, fmt.Sprintf(c.path, id), tr.keyB, withID)
+				gone := k.do(c.method, fmt.Sprintf(c.path, missing), tr.keyB, withID)
+				if existing.Status != 404 || existing.Raw != gone.Raw {
+					t.Errorf("%s %s body entity_id: existing %d %s, missing %s", c.method, c.path, existing.Status, existing.Raw, gone.Raw)
+				}
+			}
 		}
 	})
 }

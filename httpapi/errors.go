@@ -1,12 +1,14 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/corebank/corebank"
 )
@@ -146,12 +148,15 @@ func (h *handler) errorResponse(r *http.Request, err error) (int, any) {
 }
 
 // flatten merges the object fields of data into the top level of body.
-func flatten(body *errorBody, data any) (map[string]json.RawMessage, bool) {
-	raw, err := json.Marshal(data)
+// Its parts are encoded with HTML escaping, as encoding/json.Marshal wrote
+// them before, so that the bytes of a 429 body did not change.
+func flatten(body *errorBody, data any) (map[string]jsontext.Value, bool) {
+	opts := json.JoinOptions(encodeOptions, jsontext.EscapeForHTML(true))
+	raw, err := json.Marshal(data, opts)
 	if err != nil {
 		return nil, false
 	}
-	var m map[string]json.RawMessage
+	var m map[string]jsontext.Value
 	if json.Unmarshal(raw, &m) != nil || m == nil {
 		return nil, false
 	}
@@ -160,8 +165,8 @@ func flatten(body *errorBody, data any) (map[string]json.RawMessage, bool) {
 		Code    string            `json:"code"`
 		Message string            `json:"message"`
 		Details map[string]string `json:"details"`
-	}{body.Status, body.Code, body.Message, body.Details})
-	var out map[string]json.RawMessage
+	}{body.Status, body.Code, body.Message, body.Details}, opts)
+	var out map[string]jsontext.Value
 	_ = json.Unmarshal(top, &out)
 	for k, v := range m {
 		if _, taken := out[k]; !taken {
@@ -176,7 +181,7 @@ func flatten(body *errorBody, data any) (map[string]json.RawMessage, bool) {
 func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, body := h.errorResponse(r, err)
 	if status == http.StatusTooManyRequests {
-		if m, ok := body.(map[string]json.RawMessage); ok {
+		if m, ok := body.(map[string]jsontext.Value); ok {
 			if ra, ok := m["retry_after"]; ok {
 				if n, err := strconv.ParseFloat(string(ra), 64); err == nil && n >= 0 {
 					w.Header().Set("Retry-After", strconv.FormatInt(int64(n+0.999), 10))

@@ -58,16 +58,18 @@ func (h *handler) listEvents(x *exchange, r *http.Request) error {
 	if f.CreatedAfter > 0 && f.CreatedBefore > 0 && f.CreatedBefore <= f.CreatedAfter {
 		q.add("created_before", "must be later than created_after")
 	}
-	ctx := r.Context()
-	entity, fh, opts, err := h.entityList(ctx, x, q, "events", filters)
+	l, err := h.readScopedList(x, q, "events", filters)
 	if err != nil {
 		return err
 	}
-	page, err := h.wh.ListEvents(ctx, entity, f, opts)
+	page, err := h.wh.ListEvents(r.Context(), x.caller(), l.requested, f, l.opts)
 	if err != nil {
 		return err
 	}
-	writeJSON(x, http.StatusOK, list(h, "events retrieved", page, opts.Limit, fh, filters))
+	if l.cursorErr != nil {
+		return l.cursorErr
+	}
+	writeJSON(x, http.StatusOK, list(h, "events retrieved", page, l.opts.Limit, l.fh, filters))
 	return nil
 }
 
@@ -109,19 +111,17 @@ func (h *handler) redeliverEvent(x *exchange, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	entity, err := h.patchScope(ctx, x, r, bodyEntity)
+	entity, err := entityParam(r, bodyEntity)
 	if err != nil {
 		return err
 	}
 	id := r.PathValue("id")
-	ds, err := h.wh.Redeliver(ctx, entity, id)
+	// Redeliver wakes the dispatcher: the webhooks service writes to its
+	// own store, not through the commit hook.
+	ds, err := h.wh.Redeliver(r.Context(), x.caller(), entity, id)
 	if err != nil {
 		return err
 	}
-	// The webhooks service writes to its own store, not through the commit
-	// hook that wakes its dispatcher: wake it so the attempts go out now.
-	h.wh.Wake()
 	if ds == nil {
 		ds = []webhooks.Delivery{}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/benbjohnson/clock"
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/entities"
+	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/payments"
 	"github.com/corebank/corebank/storage"
@@ -41,7 +42,7 @@ type handler struct {
 
 	led     *ledger.Service
 	ent     *entities.Service
-	funding Inflows
+	funding *funding.Service
 	pay     *payments.Service
 	wh      *webhooks.Service
 

@@ -46,23 +46,24 @@ func testKey() (*rsa.PrivateKey, error) {
 	return rsaKey, nil
 }
 
-// fakeFunding wraps the real funding service, counting calls; block, when
-// set, is waited on before each inflow (to hold a request in flight).
+// fakeFunding is the real funding service over a store that counts the
+// service's transactions; block, when set, is waited on before each (to
+// hold a request in flight).
 type fakeFunding struct {
+	storage.Backend
 	svc     *funding.Service
 	calls   atomic.Int64
 	block   chan struct{}
 	entered chan struct{}
 }
 
-func (f *fakeFunding) CreateInflow(ctx context.Context, in httpapi.NewInflow) (any, error) {
+func (f *fakeFunding) Update(ctx context.Context, fn func(storage.Tx) error) error {
 	f.calls.Add(1)
 	if f.block != nil {
 		f.entered <- struct{}{}
 		<-f.block
 	}
-	return f.svc.CreateInflow(ctx, funding.NewInflow{AccountID: in.AccountID, Amount: in.Amount,
-		Currency: in.Currency, Narration: in.Narration, Settle: in.Settle})
+	return f.Backend.Update(ctx, fn)
 }
 
 // env is one API over a fresh in-memory store with a bootstrapped root.
@@ -114,15 +115,16 @@ func build(t testing.TB, db storage.Backend, seed int64, opts ...envOpt) *env {
 	if seed != 0 {
 		ids = corebank.NewIDs(mrand.New(mrand.NewSource(seed)))
 	}
-	e.led = ledger.NewService(e.db, &ledger.Options{Clock: e.clock, Gate: entities.Gate{}, IDs: ids})
+	e.led = ledger.NewService(e.db, &ledger.Options{Clock: e.clock, Gate: entities.Gate{}, Tree: entities.Gate{}, IDs: ids})
 	e.ent = entities.NewService(e.db, e.led, sealer, &entities.Options{Clock: e.clock, GenerateKey: testKey, IDs: ids})
 	boot, created, err := e.ent.Bootstrap(context.Background())
 	if err != nil || !created {
 		t.Fatalf("bootstrap: %v %v", created, err)
 	}
 	e.root, e.key, e.roKey = boot.EntityID, boot.APIKey, boot.ReadOnlyAPIKey
-	fund := funding.NewService(e.db, e.led, &funding.Options{Clock: e.clock, IDs: ids})
-	e.funding = &fakeFunding{svc: fund}
+	e.funding = &fakeFunding{Backend: e.db}
+	fund := funding.NewService(e.funding, e.led, &funding.Options{Clock: e.clock, IDs: ids, Tree: entities.Gate{}})
+	e.funding.svc = fund
 	e.pay = payments.NewService(e.db, e.led, &payments.Options{Clock: e.clock, IDs: ids,
 		Receiver: fund, Tree: e.ent})
 	e.wh = webhooks.NewService(e.db, webhooks.LedgerOutbox(e.led), sealer, &webhooks.Options{Clock: e.clock,
@@ -144,7 +146,7 @@ func build(t testing.TB, db storage.Backend, seed int64, opts ...envOpt) *env {
 	for _, f := range opts {
 		f(o)
 	}
-	e.h = httpapi.New(httpapi.Services{DB: e.db, Ledger: e.led, Entities: e.ent, Funding: e.funding, Payments: e.pay, Webhooks: e.wh}, o)
+	e.h = httpapi.New(httpapi.Services{DB: e.db, Ledger: e.led, Entities: e.ent, Funding: e.funding.svc, Payments: e.pay, Webhooks: e.wh}, o)
 	return e
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/corebank/corebank/entities"
+	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/payments"
 	"github.com/corebank/corebank/storage"
@@ -20,7 +21,7 @@ type Services struct {
 	DB       storage.Backend
 	Ledger   *ledger.Service
 	Entities *entities.Service
-	Funding  Inflows
+	Funding  *funding.Service
 	// Payments serves counterparties, payment details, FX quotes and
 	// transfers. It may be nil: the payment routes stay mounted and answer
 	// 503 unavailable.
@@ -28,25 +29,6 @@ type Services struct {
 	// Webhooks serves /entity-webhooks and /events. It may be nil: those
 	// routes stay mounted and answer 503 unavailable.
 	Webhooks *webhooks.Service
-}
-
-// NewInflow is a sandbox inflow request: money arriving at AccountID.
-// Currency defaults to the account's; Settle defaults to true (false leaves
-// the credit pending until the clock moves 60 s).
-type NewInflow struct {
-	AccountID string `json:"account_id"`
-	Amount    int64  `json:"amount"`
-	Currency  string `json:"currency,omitempty"`
-	Narration string `json:"narration,omitempty"`
-	Settle    *bool  `json:"settle,omitempty"`
-}
-
-// Inflows creates sandbox inflows. CreateInflow returns the inflow object,
-// which is encoded as the response; its errors are *corebank.Error values
-// (a validation error naming fields, ledger.ErrAccountNotFound, ...). The
-// caller's scope over AccountID is checked before it is called.
-type Inflows interface {
-	CreateInflow(ctx context.Context, in NewInflow) (any, error)
 }
 
 // New returns the REST API over svc as an http.Handler that can be mounted

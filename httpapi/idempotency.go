@@ -14,11 +14,12 @@ import (
 	"github.com/corebank/corebank/storage"
 )
 
-// Buckets holding idempotency records and their expiry index.
-const (
-	bucketIdem    storage.Bucket = "httpapi.idempotency"
-	bucketIdemExp storage.Bucket = "httpapi.idempotency.expiry"
-)
+// bucketIdem holds idempotency records, keyed by idemKey.
+const bucketIdem storage.Bucket = "httpapi.idempotency"
+
+// idemDueKind is the due-work kind that deletes a record when it expires;
+// the item's ID is the record's key.
+const idemDueKind = "httpapi.idempotency"
 
 // idemStale is how long a reserved key may stay in flight before another
 // request may take it over (a process that died mid-request leaves one).
@@ -40,11 +41,6 @@ func idemKey(entityID, key string) []byte {
 	k = append(k, entityID...)
 	k = append(k, 0)
 	return append(k, key...)
-}
-
-func idemExpKey(expires int64, k []byte) []byte {
-	e := storage.AppendInt64(make([]byte, 0, 8+len(k)), expires)
-	return append(e, k...)
 }
 
 // requestHash is SHA-256 over method, path and body.
@@ -95,7 +91,7 @@ func (h *handler) reserve(ctx context.Context, k []byte, hash string, now time.T
 			}
 			fallthrough
 		default: // expired or stale: drop it and reserve afresh
-			if err := tx.Delete(bucketIdemExp, idemExpKey(rec.Expires, k)); err != nil {
+			if err := storage.Unschedule(tx, idemDueKind, rec.Expires, string(k)); err != nil {
 				return err
 			}
 		}
@@ -103,7 +99,7 @@ func (h *handler) reserve(ctx context.Context, k []byte, hash string, now time.T
 		if err := storage.PutJSON(tx, bucketIdem, k, &rec); err != nil {
 			return err
 		}
-		return tx.Put(bucketIdemExp, idemExpKey(rec.Expires, k), nil)
+		return storage.Schedule(tx, idemDueKind, rec.Expires, string(k))
 	})
 	return replay, err
 }
@@ -127,7 +123,7 @@ func (h *handler) complete(ctx context.Context, k []byte, hash string, status in
 			return nil // taken over after going stale; not ours any more
 		}
 		if !keep {
-			if err := tx.Delete(bucketIdemExp, idemExpKey(rec.Expires, k)); err != nil {
+			if err := storage.Unschedule(tx, idemDueKind, rec.Expires, string(k)); err != nil {
 				return err
 			}
 			return tx.Delete(bucketIdem, k)
@@ -152,44 +148,38 @@ func storable(status int) bool {
 	return true
 }
 
-// PurgeIdempotency deletes idempotency records that expired at or before
-// now from db, returning how many it removed. Records are also replaced
-// lazily when their key is reused; this job bounds the store's size. The
-// server's job runner calls it alongside the domain jobs.
-func PurgeIdempotency(ctx context.Context, db storage.Backend, now time.Time) (int, error) {
-	total := 0
-	for {
-		n := 0
-		err := db.Update(ctx, func(tx storage.Tx) error {
-			n = 0
-			var dead [][]byte
-			err := tx.Scan(bucketIdemExp, storage.ScanOptions{Limit: 500}, func(key, _ []byte) error {
-				exp, err := storage.Uint64(key)
-				if err != nil || int64(exp) > now.UnixMilli() {
-					return storage.ErrStop
-				}
-				dead = append(dead, bytes.Clone(key))
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			for _, ek := range dead {
-				if err := tx.Delete(bucketIdemExp, ek); err != nil {
-					return err
-				}
-				if err := tx.Delete(bucketIdem, ek[8:]); err != nil {
-					return err
-				}
-			}
-			n = len(dead)
-			return nil
-		})
-		total += n
-		if err != nil || n < 500 {
-			return total, err
-		}
+// DueJobs returns the due work of the HTTP layer, for a storage.Due
+// runner over the store given to New: the job of kind
+// "httpapi.idempotency" deletes an idempotency record when it expires.
+// Records are also replaced when their key is reused after expiry; this job
+// bounds the store's size.
+func DueJobs() []storage.DueJob {
+	return []storage.DueJob{{Kind: idemDueKind, Tx: expireIdem}}
+}
+
+// expireIdem deletes the record item names, unless it has been replaced
+// since (the new record's expiry is queued on its own).
+func expireIdem(tx storage.Tx, _ time.Time, item storage.DueItem) error {
+	k := []byte(item.ID)
+	raw, err := tx.Get(bucketIdem, k)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
 	}
+	if err != nil {
+		return err
+	}
+	var rec idemRecord
+	if json.Unmarshal(raw, &rec) == nil && rec.Expires != item.At {
+		return nil
+	}
+	return tx.Delete(bucketIdem, k)
+}
+
+// PurgeIdempotency deletes the idempotency records in db that expired at
+// or before now and returns how many it removed: DueJobs run on their own,
+// for callers that do not run them with the other services' due work.
+func PurgeIdempotency(ctx context.Context, db storage.Backend, now time.Time) (int, error) {
+	return storage.NewDue(db, nil, 0, DueJobs()...).RunDue(ctx, now)
 }
 
 // redactCards removes card numbers and CVVs from a response before it is

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -11,7 +10,54 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
 	"github.com/corebank/corebank"
+)
+
+// Request bodies and responses go through github.com/go-json-experiment/json,
+// the proposal that became encoding/json/v2: it rejects unknown members
+// itself and names a failing member by its JSON Pointer. (Go 1.26 ships it
+// as encoding/json/v2 only behind GOEXPERIMENT=jsonv2.) Its defaults differ
+// from encoding/json's, and the API's bodies were defined by encoding/json,
+// so the options below name each v1 behaviour the API keeps.
+
+// decodeOptions: v2 defaults, unknown members rejected, and encoding/json's
+// leniencies that clients may rely on kept: member names matched without
+// regard to case (but not ignoring '_' and '-'), a repeated member taking
+// the later value, and invalid UTF-8 in strings read as U+FFFD.
+var decodeOptions = json.JoinOptions(
+	json.DefaultOptionsV2(),
+	json.RejectUnknownMembers(true),
+	json.MatchCaseInsensitiveNames(true),
+	jsonv1.MatchCaseSensitiveDelimiter(true),
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
+)
+
+// encodeOptions: v2 defaults set to write the bytes encoding/json wrote
+// (with SetEscapeHTML(false)), which TestEncodeMatchesEncodingJSON checks:
+// map keys sorted, nil slices and maps as null, omitempty omitting false
+// and 0 too, durations as nanoseconds, methods called as v1 did and their
+// output's escapes kept, a struct without exported fields as {} (v2 calls
+// that a type error), and U+2028 and U+2029 escaped. One difference stays
+// (TestEncodeInvalidUTF8): an invalid UTF-8 byte, which reaches a body only
+// from a request path echoed in a message, is written as U+FFFD itself,
+// not as the escape \ufffd; both are the same JSON string.
+var encodeOptions = json.JoinOptions(
+	json.DefaultOptionsV2(),
+	json.Deterministic(true),
+	json.FormatNilSliceAsNull(true),
+	json.FormatNilMapAsNull(true),
+	jsonv1.OmitEmptyWithLegacySemantics(true),
+	jsonv1.CallMethodsWithLegacySemantics(true),
+	jsonv1.FormatDurationAsNano(true),
+	jsonv1.ReportErrorsWithLegacySemantics(true),
+	jsontext.EscapeForJS(true),
+	jsontext.PreserveRawStrings(true),
+	jsontext.AllowInvalidUTF8(true),
 )
 
 // maxBody is the largest request body accepted (SPEC: 10 MiB, else 413).
@@ -34,37 +80,24 @@ func putBuf(b *bytes.Buffer) {
 	}
 }
 
-// encoder is a buffer with its json.Encoder, pooled together.
-type encoder struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-}
+// internalErrorBody is what writeJSON answers when v cannot be encoded.
+const internalErrorBody = `{"status":"error","code":"internal_error","message":"an internal error occurred","details":{}}` + "\n"
 
-var encPool = sync.Pool{New: func() any {
-	e := &encoder{}
-	e.enc = json.NewEncoder(&e.buf)
-	e.enc.SetEscapeHTML(false)
-	return e
-}}
-
-// writeJSON encodes v and writes it with status. net/http adds
-// Content-Length itself for bodies that fit its buffer.
+// writeJSON encodes v, with a trailing newline, and writes it with status.
+// net/http adds Content-Length itself for bodies that fit its buffer.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	e := encPool.Get().(*encoder)
-	e.buf.Reset()
-	defer func() {
-		if e.buf.Cap() <= 64<<10 {
-			encPool.Put(e)
-		}
-	}()
-	if err := e.enc.Encode(v); err != nil {
+	buf := getBuf()
+	defer putBuf(buf)
+	if err := json.MarshalWrite(buf, v, encodeOptions); err != nil {
 		// Encoding our own types fails only on a programming error
 		// (a NaN or a channel); answer a plain 500 rather than half a body.
-		e.buf.Reset()
-		e.buf.WriteString(`{"status":"error","code":"internal_error","message":"an internal error occurred","details":{}}` + "\n")
+		buf.Reset()
+		buf.WriteString(internalErrorBody)
 		status = http.StatusInternalServerError
+	} else {
+		buf.WriteByte('\n')
 	}
-	writeRaw(w, status, e.buf.Bytes())
+	writeRaw(w, status, buf.Bytes())
 }
 
 // writeRaw writes body, already JSON, with status.
@@ -112,57 +145,135 @@ func decodeJSON(body []byte, v any) error {
 	if err := checkDepth(body); err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return decodeError(body, v, err)
-	}
-	if dec.More() {
-		return corebank.InvalidField("body", "unexpected data after the JSON object")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return corebank.InvalidField("body", "unexpected data after the JSON object")
+	if err := json.Unmarshal(body, v, decodeOptions); err != nil {
+		return decodeError(body, err)
 	}
 	return nil
 }
 
-func decodeError(body []byte, v any, err error) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		return corebank.InvalidField(orBody(malformedPath(body)), "malformed JSON at offset "+strconv.FormatInt(syn.Offset, 10)+": "+syn.Error())
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return corebank.InvalidField(orBody(malformedPath(body)), "malformed JSON: unexpected end of input")
-	case errors.As(err, &typ):
-		field := typ.Field
-		if field == "" {
-			return corebank.InvalidField("body", "must be a JSON object")
-		}
-		// The decoder names a map or a slice, not the element in it; find
-		// the element when the path below the named field is unambiguous.
-		if path := mismatchPath(body, reflect.TypeOf(v)); path != "" && strings.HasPrefix(dropIndexes(path), field) {
-			field = path
-		}
-		return corebank.InvalidField(field, "must be "+describeType(typ.Type)+", not "+describeValue(typ.Value))
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
-		if path := unknownPath(body, reflect.TypeOf(v)); path != "" {
-			name = path
-		}
-		return corebank.InvalidField(name, "unknown field")
+// decodeError turns the library's error for body into the API's. The
+// library stops at the first problem in reading order; encoding/json, which
+// the API's answers were defined with, read the first JSON value whole
+// before decoding it, so a syntax error in that value outranks a type error
+// before it, and trailing data comes last. That order is kept.
+func decodeError(body []byte, err error) error {
+	if serr := syntaxError(body); serr != nil {
+		return serr
 	}
-	var ute *json.UnsupportedTypeError
-	if errors.As(err, &ute) {
-		return err
-	}
-	// Errors from a field's own UnmarshalJSON (decimal, enums) are the
-	// caller's input too.
+	// Errors from a field's own UnmarshalJSON (EnabledEvents) are already
+	// the API's.
 	var ce *corebank.Error
 	if errors.As(err, &ce) {
 		return ce
 	}
-	return corebank.InvalidField("body", "invalid JSON: "+err.Error())
+	var se *json.SemanticError
+	if errors.As(err, &se) {
+		return semanticError(se)
+	}
+	// The first value is well formed, so what failed follows it.
+	return corebank.InvalidField("body", "unexpected data after the JSON object")
+}
+
+// syntaxError reports the syntax error in body's first JSON value, or nil
+// when that value is well formed. It names the member being read where the
+// JSON breaks (syntaxPath).
+func syntaxError(body []byte) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(body), decodeOptions)
+	for {
+		_, err := dec.ReadToken()
+		if err == nil {
+			if dec.StackDepth() == 0 {
+				return nil
+			}
+			continue
+		}
+		path := orBody(dotted(syntaxPath(dec, body)))
+		var se *jsontext.SyntacticError
+		if !errors.As(err, &se) || errors.Is(se.Err, io.ErrUnexpectedEOF) {
+			return corebank.InvalidField(path, "malformed JSON: unexpected end of input")
+		}
+		msg := "syntax error"
+		if se.Err != nil {
+			msg = se.Err.Error()
+		}
+		return corebank.InvalidField(path, "malformed JSON at offset "+strconv.FormatInt(se.ByteOffset, 10)+": "+msg)
+	}
+}
+
+// syntaxPath names the value dec, stopped by a syntax error in body, was
+// reading, so that the error points at a field as CONTRACT asks: the member
+// in progress ("amount" for {"amount": } or {"amount": 12-3}), else the one
+// just read ("amount" for {"amount":12 3}, "items.0" for {"items":[1 2]}),
+// else, once a ',' has begun the next one, that array element ("items.1"
+// for {"items":[1,}) or the object whose member has no name yet (the body
+// for {"type":"checking",}). The library's own pointer would name the
+// enclosing object or array in some of these cases.
+func syntaxPath(dec *jsontext.Decoder, body []byte) jsontext.Pointer {
+	depth := dec.StackDepth()
+	if depth == 0 {
+		return ""
+	}
+	last := dec.StackPointer() // the value or member name read last
+	kind, n := dec.StackIndex(depth)
+	if n == 0 { // just inside '{' or '['
+		if kind == '[' {
+			return last.AppendToken("0")
+		}
+		return last
+	}
+	rest := bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n")
+	comma := len(rest) > 0 && rest[0] == ','
+	switch {
+	case !comma || kind == '{' && n%2 == 1:
+		return last
+	case kind == '[':
+		return last.Parent().AppendToken(strconv.FormatInt(n, 10))
+	default:
+		return last.Parent()
+	}
+}
+
+// semanticError turns a value the library could not store into the API's
+// error for its path.
+func semanticError(se *json.SemanticError) error {
+	path := dotted(se.JSONPointer)
+	switch {
+	case errors.Is(se.Err, json.ErrUnknownName):
+		return corebank.InvalidField(orBody(path), "unknown field")
+	case path == "":
+		return corebank.InvalidField("body", "must be a JSON object")
+	}
+	msg := "must be " + describeType(se.GoType)
+	switch kind := se.JSONKind; {
+	case kind == '0' && len(se.JSONValue) > 0:
+		msg += ", not number " + string(se.JSONValue)
+	case se.Err != nil:
+		// The value has the right kind but a method refused it.
+	case kind == '"':
+		msg += ", not a string"
+	case kind == '0':
+		msg += ", not a number"
+	case kind == 't', kind == 'f':
+		msg += ", not a boolean"
+	case kind == '{':
+		msg += ", not an object"
+	case kind == '[':
+		msg += ", not an array"
+	}
+	return corebank.InvalidField(path, msg)
+}
+
+// dotted is the API's name for the member at p: its reference tokens
+// joined by dots ("/officers/0/email" is "officers.0.email").
+func dotted(p jsontext.Pointer) string {
+	var b strings.Builder
+	for tok := range p.Tokens() {
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(tok)
+	}
+	return b.String()
 }
 
 func orBody(path string) string {
@@ -172,100 +283,11 @@ func orBody(path string) string {
 	return path
 }
 
-// malformedPath names the value that was being read where body stops being
-// valid JSON ("amount" for {"amount": } or {"amount": 12-3}, "items.1" for
-// {"items":[1,}), so that a syntax error points at a field as CONTRACT
-// asks. It returns "" when no member is in progress or just read at the
-// break (after a comma in an object, before the first key, at the top
-// level): the error is then about the body as a whole.
-func malformedPath(body []byte) string {
-	type frame struct {
-		object  bool
-		wantKey bool // an object member is complete (or none has started)
-		key     string
-		index   int // members of an array completed so far
-	}
-	var stack []frame
-	valueDone := func() {
-		if n := len(stack); n > 0 {
-			if stack[n-1].object {
-				stack[n-1].wantKey = true
-			} else {
-				stack[n-1].index++
-			}
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var off int64
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			break
-		}
-		off = dec.InputOffset()
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{':
-				stack = append(stack, frame{object: true, wantKey: true})
-			case '[':
-				stack = append(stack, frame{})
-			default:
-				stack = stack[:len(stack)-1]
-				valueDone()
-			}
-		default:
-			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].wantKey {
-				stack[n-1].key, _ = t.(string)
-				stack[n-1].wantKey = false
-				continue
-			}
-			valueDone()
-		}
-	}
-	if len(stack) == 0 {
-		return ""
-	}
-	// Was the separator after the last good token already read? Then the
-	// next member is in progress; otherwise the break follows the member
-	// just read, which is the one to blame.
-	rest := bytes.TrimLeft(body[min(off, int64(len(body))):], " \t\r\n")
-	afterComma := len(rest) > 0 && rest[0] == ','
-	parts := make([]string, 0, len(stack))
-	for i, f := range stack {
-		top := i == len(stack)-1
-		switch {
-		case f.object && !f.wantKey:
-			parts = append(parts, f.key)
-		case f.object:
-			if !top || afterComma || f.key == "" {
-				return strings.Join(parts, ".")
-			}
-			parts = append(parts, f.key)
-		case top && !afterComma && f.index > 0:
-			parts = append(parts, strconv.Itoa(f.index-1))
-		default:
-			parts = append(parts, strconv.Itoa(f.index))
-		}
-	}
-	return strings.Join(parts, ".")
-}
-
-// dropIndexes removes the array indexes from a dotted path
-// ("items.0.name" -> "items.name"), the form encoding/json names a field in.
-func dropIndexes(path string) string {
-	parts := strings.Split(path, ".")
-	out := parts[:0]
-	for _, p := range parts {
-		if _, err := strconv.Atoi(p); err != nil {
-			out = append(out, p)
-		}
-	}
-	return strings.Join(out, ".")
-}
-
+// describeType names the JSON a Go type takes, for error messages.
 func describeType(t reflect.Type) string {
+	if t == nil {
+		return "a valid value"
+	}
 	switch t.Kind() {
 	case reflect.String:
 		return "a string"
@@ -279,7 +301,7 @@ func describeType(t reflect.Type) string {
 	case reflect.Slice, reflect.Array:
 		return "an array"
 	case reflect.Map, reflect.Struct:
-		if t.String() == "decimal.Decimal" {
+		if t.Name() == "Decimal" { // decimal.Decimal and payments.Decimal
 			return "a decimal number"
 		}
 		return "an object"
@@ -289,20 +311,9 @@ func describeType(t reflect.Type) string {
 	return "a " + t.String()
 }
 
-func describeValue(v string) string {
-	switch {
-	case v == "string", v == "object", v == "array", v == "bool":
-		return "a " + strings.Replace(v, "bool", "boolean", 1)
-	case v == "number":
-		return "a number"
-	case strings.HasPrefix(v, "number"):
-		return v
-	}
-	return v
-}
-
 // checkDepth refuses bodies nested deeper than maxDepth, with a byte scan
-// that costs far less than decoding.
+// that costs far less than decoding. (The library's own limit, 10000, is
+// not adjustable.)
 func checkDepth(b []byte) error {
 	depth := 0
 	inStr := false
@@ -330,204 +341,4 @@ func checkDepth(b []byte) error {
 		}
 	}
 	return nil
-}
-
-// unknownPath finds the dotted path of the first key in body that t (a
-// struct, or a pointer to one) does not declare, as encoding/json matches
-// names (case-insensitively). It runs only after the decoder has refused a
-// body, so its cost is off the hot path.
-func unknownPath(body []byte, t reflect.Type) string {
-	var raw any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if dec.Decode(&raw) != nil {
-		return ""
-	}
-	return walkUnknown(raw, t, "")
-}
-
-func walkUnknown(v any, t reflect.Type, prefix string) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	join := func(name string) string {
-		if prefix == "" {
-			return name
-		}
-		return prefix + "." + name
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		if t.Kind() == reflect.Map {
-			for k, e := range x {
-				if p := walkUnknown(e, t.Elem(), join(k)); p != "" {
-					return p
-				}
-			}
-			return ""
-		}
-		if t.Kind() != reflect.Struct {
-			return ""
-		}
-		fields := jsonFields(t)
-		// Visit keys in body order for a stable answer.
-		for _, k := range orderedKeys(x) {
-			ft, ok := fields[strings.ToLower(k)]
-			if !ok {
-				return join(k)
-			}
-			if p := walkUnknown(x[k], ft, join(k)); p != "" {
-				return p
-			}
-		}
-	case []any:
-		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
-			return ""
-		}
-		for i, e := range x {
-			if p := walkUnknown(e, t.Elem(), join(strconv.Itoa(i))); p != "" {
-				return p
-			}
-		}
-	}
-	return ""
-}
-
-func orderedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	// Sorted: map order is random and a deterministic message is kinder.
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
-}
-
-// jsonFields maps the lower-cased JSON names of t's fields, embedded
-// structs included, to their types.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			for ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				for k, v := range jsonFields(ft) {
-					if _, ok := out[k]; !ok {
-						out[k] = v
-					}
-				}
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out[strings.ToLower(name)] = f.Type
-	}
-	return out
-}
-
-var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
-
-// mismatchPath finds the dotted path of the first value in body whose JSON
-// kind does not fit t's field there. Like unknownPath it runs only on the
-// error path.
-func mismatchPath(body []byte, t reflect.Type) string {
-	var raw any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if dec.Decode(&raw) != nil {
-		return ""
-	}
-	return walkMismatch(raw, t, "")
-}
-
-func walkMismatch(v any, t reflect.Type, path string) string {
-	if v == nil {
-		return ""
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() == reflect.Interface || reflect.PointerTo(t).Implements(unmarshalerType) {
-		return ""
-	}
-	join := func(name string) string {
-		if path == "" {
-			return name
-		}
-		return path + "." + name
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		switch t.Kind() {
-		case reflect.Map:
-			for _, k := range orderedKeys(x) {
-				if p := walkMismatch(x[k], t.Elem(), join(k)); p != "" {
-					return p
-				}
-			}
-			return ""
-		case reflect.Struct:
-			fields := jsonFields(t)
-			for _, k := range orderedKeys(x) {
-				if ft, ok := fields[strings.ToLower(k)]; ok {
-					if p := walkMismatch(x[k], ft, join(k)); p != "" {
-						return p
-					}
-				}
-			}
-			return ""
-		}
-	case []any:
-		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
-			for i, e := range x {
-				if p := walkMismatch(e, t.Elem(), join(strconv.Itoa(i))); p != "" {
-					return p
-				}
-			}
-			return ""
-		}
-	case string:
-		if t.Kind() == reflect.String {
-			return ""
-		}
-	case bool:
-		if t.Kind() == reflect.Bool {
-			return ""
-		}
-	case json.Number:
-		switch t.Kind() {
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			if _, err := strconv.ParseInt(string(x), 10, t.Bits()); err == nil {
-				return ""
-			}
-		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			if _, err := strconv.ParseUint(string(x), 10, t.Bits()); err == nil {
-				return ""
-			}
-		case reflect.Float32, reflect.Float64:
-			return ""
-		}
-	}
-	if path == "" {
-		return ""
-	}
-	return path
 }

@@ -291,3 +291,36 @@ func TestInflowSettlesOnClockAdvance(t *testing.T) {
 		t.Fatalf("statement: %s", r.Raw)
 	}
 }
+
+// TestSandboxKeysAndReviewForeignLooksMissing checks that another tree's
+// API key and entity answer exactly as missing ones on the sandbox routes,
+// whatever the body says.
+func TestSandboxKeysAndReviewForeignLooksMissing(t *testing.T) {
+	e := newEnv(t)
+	tr := newTrees(e)
+	keyID, _ := e.newKey(tr.keyA, "", false)
+	const missing = "01HZZZZZZZZZZZZZZZZZZZZZZZ"
+	for _, c := range []struct {
+		method, path, id string
+		body             any
+	}{
+		{"DELETE", "/sandbox/api-keys/%s", keyID, nil},
+		{"POST", "/sandbox/entities/%s/review", tr.a, map[string]any{"decision": "approved"}},
+		{"POST", "/sandbox/entities/%s/review", tr.a, map[string]any{"decision": "maybe"}},
+		{"POST", "/sandbox/entities/%s/review", tr.a, map[string]any{}},
+	} {
+		foreign := e.do(c.method, strings.Replace(c.path, "%s", c.id, 1), tr.keyB, c.body)
+		gone := e.do(c.method, strings.Replace(c.path, "%s", missing, 1), tr.keyB, c.body)
+		if a, b := strings.ReplaceAll(foreign.Raw, c.id, "ID"), strings.ReplaceAll(gone.Raw, missing, "ID"); foreign.Status != 404 || a != b {
+			t.Errorf("%s %s %v: foreign %d %s, missing %s", c.method, c.path, c.body, foreign.Status, a, b)
+		}
+	}
+	// A foreign entity_id for a new key answers as an unknown one.
+	foreign := e.do("POST", "/sandbox/api-keys", tr.keyB, map[string]any{"entity_id": tr.a})
+	gone := e.do("POST", "/sandbox/api-keys", tr.keyB, map[string]any{"entity_id": missing})
+	if foreign.Status != 404 || foreign.Raw != gone.Raw {
+		t.Errorf("key for a foreign entity: %d %s, unknown %s", foreign.Status, foreign.Raw, gone.Raw)
+	}
+	// The key survived the foreign delete.
+	e.must(200, "DELETE", "/sandbox/api-keys/"+keyID, tr.keyA, nil)
+}

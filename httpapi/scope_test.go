@@ -6,19 +6,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/entities"
 )
 
 // child creates an approved business under parent and returns its ID.
 func (e *env) child(parent, name string, approve bool) string {
 	e.t.Helper()
-	c, err := e.ent.CreateBusiness(context.Background(), parent, entities.NewBusiness{Name: name,
+	c, err := e.ent.CreateBusiness(context.Background(), corebank.As(parent), entities.NewBusiness{Name: name,
 		Business: &entities.BusinessInput{LegalName: name + " Ltd", Type: "llc"}})
 	if err != nil {
 		e.t.Fatalf("create business: %v", err)
 	}
 	if approve {
-		if _, err := e.ent.Review(context.Background(), c.Entity.ID, "approved"); err != nil {
+		if _, err := e.ent.Review(context.Background(), corebank.System(), c.Entity.ID, "approved"); err != nil {
 			e.t.Fatalf("approve: %v", err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/ledger"
 )
@@ -21,18 +22,14 @@ func (h *handler) getStatement(x *exchange, r *http.Request) error {
 	}
 	ctx := r.Context()
 	id := r.PathValue("id")
-	a, err := h.account(ctx, x, id, entity)
-	if err != nil {
-		return err
-	}
-	filters := map[string]string{"account_id": a.ID, "year": strconv.FormatInt(year, 10),
+	filters := map[string]string{"account_id": id, "year": strconv.FormatInt(year, 10),
 		"month": strconv.FormatInt(month, 10), "include_pending": strconv.FormatBool(pending)}
 	fh, opts, err := h.listPage(q, "statement", filters, limit)
 	if err != nil {
 		return err
 	}
-	st, err := h.led.Statement(ctx, a.ID, ledger.StatementQuery{Year: int(year), Month: int(month),
-		IncludePending: pending, ListOptions: opts})
+	st, err := h.led.Statement(ctx, x.caller(), id, ledger.StatementQuery{Year: int(year), Month: int(month),
+		IncludePending: pending, EntityID: entity, ListOptions: opts})
 	if err != nil {
 		return err
 	}
@@ -46,15 +43,15 @@ func (h *handler) getStatement(x *exchange, r *http.Request) error {
 		st.Pagination.PreviousCursor = &s
 	}
 	if st.HolderAddress == nil {
-		st.HolderAddress = h.holderAddress(ctx, a.EntityID)
+		st.HolderAddress = h.holderAddress(ctx, x.caller(), st.EntityID)
 	}
 	return ok(x, http.StatusOK, "statement generated", st)
 }
 
 // holderAddress is the owner's address (a person's, else a business's
 // operating address), or nil when it has none.
-func (h *handler) holderAddress(ctx context.Context, entityID string) any {
-	c, err := h.ent.GetComposite(ctx, entityID)
+func (h *handler) holderAddress(ctx context.Context, caller corebank.Caller, entityID string) any {
+	c, err := h.ent.GetComposite(ctx, caller, "", entityID)
 	if err != nil || c == nil {
 		return nil
 	}

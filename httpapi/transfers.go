@@ -13,7 +13,7 @@ import (
 // original transfer under data.
 func (h *handler) createTransfer(x *exchange, r *http.Request) error {
 	var req payments.NewTransfer
-	if err := decodeTransfer(x.body, &req); err != nil {
+	if err := decodeJSON(x.body, &req); err != nil {
 		return err
 	}
 	requested, err := entityParam(r, req.EntityID)
@@ -25,24 +25,7 @@ func (h *handler) createTransfer(x *exchange, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	okTransfer(x, http.StatusCreated, "transfer created", t)
-	return nil
-}
-
-// okTransfer is ok(w, status, message, t) with t encoded by
-// Transfer.AppendJSON instead of reflection: the same bytes (message must
-// need no escaping; TestOKTransferMatchesOK).
-func okTransfer(w http.ResponseWriter, status int, message string, t *payments.Transfer) {
-	buf := getBuf()
-	defer putBuf(buf)
-	b := buf.AvailableBuffer()
-	b = append(b, `{"status":"success","message":"`...)
-	b = append(b, message...)
-	b = append(b, `","data":`...)
-	b = t.AppendJSON(b, false)
-	b = append(b, "}\n"...)
-	buf.Write(b)
-	writeRaw(w, status, buf.Bytes())
+	return ok(x, http.StatusCreated, "transfer created", t)
 }
 
 func (h *handler) getTransfer(x *exchange, r *http.Request) error {

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/corebank/corebank"
@@ -27,10 +26,59 @@ import (
 // 404 exactly as a missing one; so does an entity_id (query or body)
 // outside it. The by-id routes take an optional entity_id, in the query or
 // the body (both only when they agree), that the webhook must lie under.
+// The handlers pass the caller and the raw entity_id through: the webhooks
+// service decides scope, in the transaction that reads the webhook.
 
 // errNoWebhooks answers the webhook and event routes of a server built
 // without Services.Webhooks.
 var errNoWebhooks = corebank.E(corebank.KindUnavailable, codeUnavailable, "webhooks are not configured on this server")
+
+// scopedList is a list's query read for a service that checks entity_id
+// itself.
+type scopedList struct {
+	requested string // entity_id as given ("" the caller's), for the service to check
+	fh        string
+	opts      corebank.ListOptions
+	// cursorErr is a bad cursor, reported only once the service has
+	// answered, so that a foreign entity_id answers 404 first.
+	cursorErr error
+}
+
+// readScopedList finishes reading a list's query after its own filters:
+// entity_id, which it records in filters (the caller's entity when
+// absent), then limit and the cursor (see listPage).
+func (h *handler) readScopedList(x *exchange, q *query, name string, filters map[string]string) (scopedList, error) {
+	l := scopedList{requested: q.str("entity_id")}
+	limit := q.limit()
+	if err := q.err(); err != nil {
+		return l, err
+	}
+	filters["entity_id"] = l.requested
+	if l.requested == "" {
+		filters["entity_id"] = x.caller().EntityID
+	}
+	l.fh, l.opts, l.cursorErr = h.listPage(q, name, filters, limit)
+	return l, nil
+}
+
+// hookEntity returns the entity_id a by-id webhook route names (query or
+// body, both only when they agree; "" when neither does).
+func (h *handler) hookEntity(r *http.Request, bodyEntity string) (string, error) {
+	if h.wh == nil {
+		return "", errNoWebhooks
+	}
+	return entityParam(r, bodyEntity)
+}
+
+// bodyHookEntity is hookEntity for the by-id routes whose body takes
+// nothing but entity_id (see bodyEntityID).
+func (h *handler) bodyHookEntity(x *exchange, r *http.Request) (string, error) {
+	bodyEntity, err := bodyEntityID(x)
+	if err != nil {
+		return "", err
+	}
+	return h.hookEntity(r, bodyEntity)
+}
 
 // createWebhook serves POST /entity-webhooks. entity_id defaults to the
 // caller's entity and must lie in its tree.
@@ -42,13 +90,7 @@ func (h *handler) createWebhook(x *exchange, r *http.Request) error {
 	if err := decodeJSON(x.body, &req); err != nil {
 		return err
 	}
-	ctx := r.Context()
-	entity, err := h.scope(ctx, x, req.EntityID)
-	if err != nil {
-		return err
-	}
-	req.EntityID = entity
-	w, err := h.wh.Create(ctx, req)
+	w, err := h.wh.Create(r.Context(), x.caller(), req)
 	if err != nil {
 		return err
 	}
@@ -62,63 +104,32 @@ func (h *handler) listWebhooks(x *exchange, r *http.Request) error {
 		return errNoWebhooks
 	}
 	q := newQuery(r.URL.RawQuery)
-	ctx := r.Context()
 	filters := map[string]string{}
-	entity, fh, opts, err := h.entityList(ctx, x, q, "entity-webhooks", filters)
+	l, err := h.readScopedList(x, q, "entity-webhooks", filters)
 	if err != nil {
 		return err
 	}
-	page, err := h.wh.List(ctx, entity, opts)
+	page, err := h.wh.List(r.Context(), x.caller(), l.requested, l.opts)
 	if err != nil {
 		return err
+	}
+	if l.cursorErr != nil {
+		return l.cursorErr
 	}
 	for i := range page.Items {
 		page.Items[i].Secret = "" // List never sets it; a read must never show it
 	}
-	writeJSON(x, http.StatusOK, list(h, "webhooks retrieved", page, opts.Limit, fh, filters))
+	writeJSON(x, http.StatusOK, list(h, "webhooks retrieved", page, l.opts.Limit, l.fh, filters))
 	return nil
-}
-
-// webhook loads the webhook a by-id route names, answering exactly as for
-// a missing webhook unless it lies in the tree of the route's entity_id
-// (query or body, default the caller's entity). The webhooks package does
-// no scoping of its own on these calls, so every by-id route starts here.
-func (h *handler) webhook(ctx context.Context, x *exchange, r *http.Request, bodyEntity string) (*webhooks.Webhook, error) {
-	if h.wh == nil {
-		return nil, errNoWebhooks
-	}
-	scopeTo, err := h.patchScope(ctx, x, r, bodyEntity)
-	if err != nil {
-		return nil, err
-	}
-	w, err := h.wh.Get(ctx, r.PathValue("id"))
-	if err != nil {
-		return nil, err
-	}
-	in, err := h.inScope(ctx, scopeTo, w.EntityID)
-	if err != nil && !notFound(err) {
-		return nil, err
-	}
-	if !in {
-		return nil, webhooks.ErrWebhookNotFound
-	}
-	w.Secret = ""
-	return w, nil
-}
-
-// bodyWebhook is webhook for the by-id routes whose body takes nothing but
-// entity_id (see bodyEntityID).
-func (h *handler) bodyWebhook(ctx context.Context, x *exchange, r *http.Request) (*webhooks.Webhook, error) {
-	bodyEntity, err := bodyEntityID(x)
-	if err != nil {
-		return nil, err
-	}
-	return h.webhook(ctx, x, r, bodyEntity)
 }
 
 // getWebhook serves GET /entity-webhooks/{id}.
 func (h *handler) getWebhook(x *exchange, r *http.Request) error {
-	w, err := h.webhook(r.Context(), x, r, "")
+	entity, err := h.hookEntity(r, "")
+	if err != nil {
+		return err
+	}
+	w, err := h.wh.Get(r.Context(), x.caller(), entity, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -134,32 +145,28 @@ func (h *handler) patchWebhook(x *exchange, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	w, err := h.webhook(ctx, x, r, bodyEntity)
+	entity, err := h.hookEntity(r, bodyEntity)
 	if err != nil {
 		return err
 	}
-	w, err = h.wh.Update(ctx, w.ID, req)
+	w, err := h.wh.Update(r.Context(), x.caller(), entity, r.PathValue("id"), req)
 	if err != nil {
 		return err
 	}
-	w.Secret = ""
 	return ok(x, http.StatusOK, "webhook updated", w)
 }
 
 // deleteWebhook serves DELETE /entity-webhooks/{id}; deleting a deleted
 // webhook returns it unchanged.
 func (h *handler) deleteWebhook(x *exchange, r *http.Request) error {
-	ctx := r.Context()
-	w, err := h.bodyWebhook(ctx, x, r)
+	entity, err := h.bodyHookEntity(x, r)
 	if err != nil {
 		return err
 	}
-	w, err = h.wh.Delete(ctx, w.ID)
+	w, err := h.wh.Delete(r.Context(), x.caller(), entity, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	w.Secret = ""
 	return ok(x, http.StatusOK, "webhook deleted", w)
 }
 
@@ -168,12 +175,11 @@ func (h *handler) deleteWebhook(x *exchange, r *http.Request) error {
 // the answer carries the delivery with the attempt's outcome (a receiver's
 // failure is reported there, not as an error of this route).
 func (h *handler) testWebhook(x *exchange, r *http.Request) error {
-	ctx := r.Context()
-	w, err := h.bodyWebhook(ctx, x, r)
+	entity, err := h.bodyHookEntity(x, r)
 	if err != nil {
 		return err
 	}
-	d, err := h.wh.SendTest(ctx, w.ID)
+	d, err := h.wh.SendTest(r.Context(), x.caller(), entity, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -184,12 +190,11 @@ func (h *handler) testWebhook(x *exchange, r *http.Request) error {
 // webhook with its new secret, shown this once. The old secret signs
 // nothing more, retries of earlier events included.
 func (h *handler) rotateWebhookSecret(x *exchange, r *http.Request) error {
-	ctx := r.Context()
-	w, err := h.bodyWebhook(ctx, x, r)
+	entity, err := h.bodyHookEntity(x, r)
 	if err != nil {
 		return err
 	}
-	w, err = h.wh.RotateSecret(ctx, w.ID)
+	w, err := h.wh.RotateSecret(r.Context(), x.caller(), entity, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -204,19 +209,19 @@ func (h *handler) listWebhookDeliveries(x *exchange, r *http.Request) error {
 	if err := q.err(); err != nil {
 		return err
 	}
-	ctx := r.Context()
-	w, err := h.webhook(ctx, x, r, "")
+	entity, err := h.hookEntity(r, "")
 	if err != nil {
 		return err
 	}
-	filters := map[string]string{"webhook_id": w.ID}
-	fh, opts, err := h.listPage(q, "webhook-deliveries", filters, limit)
+	id := r.PathValue("id")
+	filters := map[string]string{"webhook_id": id}
+	fh, opts, cursorErr := h.listPage(q, "webhook-deliveries", filters, limit)
+	page, err := h.wh.Deliveries(r.Context(), x.caller(), entity, id, opts)
 	if err != nil {
 		return err
 	}
-	page, err := h.wh.Deliveries(ctx, w.ID, opts)
-	if err != nil {
-		return err
+	if cursorErr != nil { // reported once the webhook is known to be the caller's
+		return cursorErr
 	}
 	writeJSON(x, http.StatusOK, list(h, "webhook deliveries retrieved", page, limit, fh, filters))
 	return nil

@@ -146,7 +146,7 @@ func newHookEnvDB(t *testing.T, raw storage.Backend, run bool) *hookEnv {
 	wake.Store(wh)
 	e.wh = wh
 	fund := e.funding.svc
-	e.h = httpapi.New(httpapi.Services{DB: hooked, Ledger: e.led, Entities: e.ent, Funding: e.funding,
+	e.h = httpapi.New(httpapi.Services{DB: hooked, Ledger: e.led, Entities: e.ent, Funding: e.funding.svc,
 		Payments: e.pay, Webhooks: wh}, &httpapi.Options{Env: httpapi.EnvSandbox, FakeClock: e.clock,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		CursorKey: []byte("test cursor key"),
@@ -353,6 +353,33 @@ func TestWebhookForeignLooksMissing(t *testing.T) {
 		if a, b := strings.ReplaceAll(foreign.Raw, idB, "ID"), strings.ReplaceAll(gone.Raw, missing, "ID"); a != b {
 			t.Errorf("%s %s differs:\nforeign %s\nmissing %s", c.method, c.path, a, b)
 		}
+	}
+	// With a foreign entity_id (query or body) an existing and a missing
+	// webhook answer the same "entity not found".
+	for _, c := range []struct {
+		method, path string
+		body         any
+	}{
+		{"GET", "/entity-webhooks/%s?entity_id=" + tr.b, nil},
+		{"GET", "/entity-webhooks/%s/deliveries?entity_id=" + tr.b + "&cursor=tampered", nil},
+		{"PATCH", "/entity-webhooks/%s", map[string]any{"entity_id": tr.b, "url": "http://not-https"}},
+		{"DELETE", "/entity-webhooks/%s", map[string]any{"entity_id": tr.b}},
+		{"POST", "/entity-webhooks/%s/test?entity_id=" + tr.b, nil},
+		{"POST", "/entity-webhooks/%s/rotate_secret", map[string]any{"entity_id": tr.b}},
+	} {
+		foreign := e.do(c.method, fmt.Sprintf(c.path, idB), tr.keyA, c.body)
+		gone := e.do(c.method, fmt.Sprintf(c.path, missing), tr.keyA, c.body)
+		if foreign.Status != 404 || foreign.Raw != gone.Raw || foreign.str("message") != "entity not found" {
+			t.Errorf("%s %s with a foreign entity_id:\nexisting %d %s\nmissing %d %s", c.method, c.path, foreign.Status, foreign.Raw, gone.Status, gone.Raw)
+		}
+	}
+	// A foreign entity_id answers 404 before a bad cursor is looked at.
+	for _, p := range []string{"/entity-webhooks", "/events"} {
+		r := e.do("GET", p+"?entity_id="+tr.b+"&cursor=tampered", tr.keyA, nil)
+		if r.Status != 404 || r.str("message") != "entity not found" {
+			t.Errorf("GET %s foreign entity_id and bad cursor: %d %s", p, r.Status, r.Raw)
+		}
+		e.must(422, "GET", p+"?cursor=tampered", tr.keyA, nil)
 	}
 	// Nothing happened to it.
 	r := e.must(200, "GET", "/entity-webhooks/"+idB, tr.keyB, nil)

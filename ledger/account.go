@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -204,7 +205,7 @@ func filterPrefix(f AccountFilter) string {
 
 func addCount(tx storage.Tx, key string, d int64) error {
 	var n uint64
-	raw, err := peek(tx, bucketCounts, []byte(key))
+	raw, err := storage.Peek(tx, bucketCounts, []byte(key))
 	switch {
 	case err == nil:
 		n, err = storage.Uint64(raw)
@@ -233,6 +234,28 @@ func readCount(tx storage.Tx, b storage.Bucket, key string) (int64, error) {
 	}
 	n, err := storage.Uint64(raw)
 	return int64(n), err
+}
+
+// countedPage reads one page of the index under prefix (an ID after the
+// prefix each), loading every item by ID, with Total from the counter kept
+// under prefix in counts.
+func countedPage[T any](tx storage.Tx, index, counts storage.Bucket, prefix string, opts corebank.ListOptions, limit int, load func(storage.Tx, string) (*T, error)) (*corebank.Page[T], error) {
+	page, err := storage.ReadPage(tx, storage.PageQuery{Bucket: index, Prefix: []byte(prefix), Opts: opts, Limit: limit},
+		func(id string, _ []byte) (T, bool, error) {
+			v, err := load(tx, id)
+			if err != nil {
+				var zero T
+				return zero, false, err
+			}
+			return *v, true, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	if page.Total, err = readCount(tx, counts, prefix); err != nil {
+		return nil, err
+	}
+	return page, nil
 }
 
 // serviceBAN derives a 10-digit number (first digit 1-9, last a Luhn check
@@ -281,26 +304,37 @@ func ValidServiceBAN(s string) bool {
 	return luhn([]byte(s[:9])) == s[9]
 }
 
-// CreateAccount opens an account with zero balances and appends an
-// accounts.created event in the same transaction. The entity's first
-// account becomes its default.
+// CreateAccount opens an account for caller with zero balances and
+// appends an accounts.created event in the same transaction. n.EntityID is
+// the owner; "" means the caller's own entity. The entity's first account
+// becomes its default.
 //
-// Errors: a validation error naming each bad field (entity_id, type,
-// currency, display_name, meta); any error of EntityGate.CanOpenAccount.
-func (s *Service) CreateAccount(ctx context.Context, n NewAccount) (*Account, error) {
-	var out *Account
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = s.CreateAccountTx(tx, s.clock.Now(), n)
-		return err
-	})
-	if err != nil {
+// Errors: corebank.ErrForbidden for a read-only caller;
+// corebank.ErrEntityNotFound when n.EntityID is unknown or outside the
+// caller's tree; a validation error naming each bad field (entity_id,
+// type, currency, display_name, meta); any error of
+// EntityGate.CanOpenAccount.
+func (s *Service) CreateAccount(ctx context.Context, caller corebank.Caller, n NewAccount) (*Account, error) {
+	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Account, error) {
+		// System names the owner itself; a missing one is a validation
+		// error of CreateAccountTx, reported with the other fields.
+		owned := n
+		if n.EntityID != "" || !caller.IsSystem() {
+			id, err := scope.Entity(tx, s.tree, caller, n.EntityID)
+			if err != nil {
+				return nil, err
+			}
+			owned.EntityID = id
+		}
+		return s.CreateAccountTx(tx, s.clock.Now(), owned)
+	})
 }
 
-// CreateAccountTx is CreateAccount inside tx at time now.
+// CreateAccountTx is CreateAccount inside tx at time now for n.EntityID,
+// without a caller: the composing caller has checked its scope.
 func (s *Service) CreateAccountTx(tx storage.Tx, now time.Time, n NewAccount) (*Account, error) {
 	if err := validateNewAccount(&n); err != nil {
 		return nil, err
@@ -457,39 +491,51 @@ func (s *Service) getAccountTx(tx storage.Tx, id string) (*Account, error) {
 	return a, nil
 }
 
-// GetAccountTx is GetAccount inside tx.
+// GetAccountTx is getAccount inside tx without a caller, for domains that
+// compose with the ledger and check scope themselves: it returns the
+// account (deleted ones too) or ErrAccountNotFound.
 func (s *Service) GetAccountTx(tx storage.Tx, id string) (*Account, error) {
 	return s.getAccountTx(tx, id)
 }
 
-// GetAccount returns an account with its current balance. A deleted account
-// is still returned, with Deleted set to when it was deleted; callers that
-// must not act on it check Deleted. It returns ErrAccountNotFound for an
-// unknown ID and for system accounts (use GetBalance for those).
-func (s *Service) GetAccount(ctx context.Context, id string) (*Account, error) {
-	var out *Account
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = s.getAccountTx(tx, id)
-		return err
-	})
-	return out, err
+// accountFor loads account id for caller (see scoped): an account outside
+// the caller's scope answers ErrAccountNotFound, exactly as a missing one.
+func (s *Service) accountFor(tx storage.Tx, caller corebank.Caller, id, entityID string) (*Account, error) {
+	return scoped(s, tx, caller, id, entityID, s.getAccountTx, ErrAccountNotFound.With("account "+id+" not found"))
 }
 
-// AccountByServiceBAN returns the account whose service_ban is ban (deleted
-// accounts included; BANs are never reused). It returns ErrAccountNotFound
-// when no account has it.
-func (s *Service) AccountByServiceBAN(ctx context.Context, ban string) (*Account, error) {
-	var out *Account
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = s.AccountByServiceBANTx(tx, ban)
-		return err
+func (a *Account) owner() string { return a.EntityID }
+
+// GetAccount returns account id with its current balance, when caller may
+// see it; entityID, when set, narrows the caller to that entity's tree. A
+// deleted account is still returned, with Deleted set to when it was
+// deleted; callers that must not act on it check Deleted.
+//
+// Errors: corebank.ErrEntityNotFound when entityID is unknown or outside
+// the caller's tree; ErrAccountNotFound for an unknown ID, an account
+// outside the (narrowed) caller's tree, and system accounts (use
+// GetBalance for those).
+func (s *Service) GetAccount(ctx context.Context, caller corebank.Caller, id, entityID string) (*Account, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*Account, error) {
+		return s.accountFor(tx, caller, id, entityID)
 	})
-	return out, err
 }
 
-// AccountByServiceBANTx is AccountByServiceBAN inside tx.
+// AccountByServiceBAN returns the account whose service_ban is ban
+// (deleted accounts included; BANs are never reused), when caller may see
+// it.
+//
+// Errors: ErrAccountNotFound when no account has it or it lies outside the
+// caller's tree.
+func (s *Service) AccountByServiceBAN(ctx context.Context, caller corebank.Caller, ban string) (*Account, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*Account, error) {
+		return scoped(s, tx, caller, ban, "", s.AccountByServiceBANTx, ErrAccountNotFound.With("no account has service_ban "+ban))
+	})
+}
+
+// AccountByServiceBANTx is AccountByServiceBAN inside tx without a caller,
+// for domains that compose with the ledger (a book transfer resolves its
+// receiving account). Errors: ErrAccountNotFound.
 func (s *Service) AccountByServiceBANTx(tx storage.Tx, ban string) (*Account, error) {
 	if !ValidServiceBAN(ban) {
 		return nil, ErrAccountNotFound.With("no account has service_ban " + ban)
@@ -504,165 +550,95 @@ func (s *Service) AccountByServiceBANTx(tx storage.Tx, ban string) (*Account, er
 	return s.getAccountTx(tx, string(id))
 }
 
-// ListAccounts returns one page of active (not deleted) accounts matching f,
-// in creation order. Total is the number of matching accounts, kept as a
-// counter per filter combination (O(1)). Any page costs one seek plus the
-// page: the indexes are keys.
+// ListAccounts returns one page of active (not deleted) accounts matching
+// f, in creation order. f.EntityID is the owner, "" meaning the caller's
+// own entity (every entity for System). Total is the number of matching
+// accounts, kept as a counter per filter combination (O(1)). Any page
+// costs one seek plus the page: the indexes are keys.
 //
-// Errors: a validation error on "limit" or "cursor".
-func (s *Service) ListAccounts(ctx context.Context, f AccountFilter, opts corebank.ListOptions) (*corebank.Page[Account], error) {
-	limit, err := opts.CheckLimit(corebank.DefaultLimit)
+// Errors: a validation error on "limit", "cursor" (corebank.ErrCursor),
+// "entity_id", "currency" or "type"; corebank.ErrEntityNotFound when
+// f.EntityID is unknown or outside the caller's tree.
+func (s *Service) ListAccounts(ctx context.Context, caller corebank.Caller, f AccountFilter, opts corebank.ListOptions) (*corebank.Page[Account], error) {
+	limit, err := storage.CheckList(opts, corebank.DefaultLimit)
 	if err != nil {
 		return nil, err
 	}
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*corebank.Page[Account], error) {
+		prefix, err := s.accountsPrefix(tx, caller, f)
+		if err != nil {
+			return nil, err
+		}
+		return countedPage(tx, bucketIndex, bucketCounts, prefix, opts, limit, s.getAccountTx)
+	})
+}
+
+// accountsPrefix resolves f's entity for caller (see listEntity), checks
+// f, and returns the index prefix of the accounts it selects.
+func (s *Service) accountsPrefix(tx storage.Tx, caller corebank.Caller, f AccountFilter) (string, error) {
+	entity, err := s.listEntity(tx, caller, f.EntityID)
+	if err != nil {
+		return "", err
+	}
+	f.EntityID = entity
 	p := corebank.Problems{}
 	for field, v := range map[string]string{"entity_id": f.EntityID, "currency": f.Currency, "type": f.Type} {
 		if v != "" && !validID(v) {
 			p.Add(field, "is not valid")
 		}
 	}
-	checkCursors(p, opts)
 	if err := p.Err(); err != nil {
-		return nil, err
+		return "", err
 	}
-	prefix := filterPrefix(f)
-	var page *corebank.Page[Account]
-	err = s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		page, err = listPage(tx, bucketIndex, bucketCounts, prefix, opts, limit, s.getAccountTx)
-		return err
+	return filterPrefix(f), nil
+}
+
+// CountAccounts returns how many active accounts match f, in O(1), with
+// f.EntityID resolved for caller as ListAccounts does.
+//
+// Errors: a validation error on "entity_id", "currency" or "type";
+// corebank.ErrEntityNotFound when f.EntityID is unknown or outside the
+// caller's tree.
+func (s *Service) CountAccounts(ctx context.Context, caller corebank.Caller, f AccountFilter) (int64, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (int64, error) {
+		prefix, err := s.accountsPrefix(tx, caller, f)
+		if err != nil {
+			return 0, err
+		}
+		return readCount(tx, bucketCounts, prefix)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return page, nil
 }
 
-// checkCursors adds a "cursor" problem for each of opts.After and
-// opts.Before that is set but is not an ID.
-func checkCursors(p corebank.Problems, opts corebank.ListOptions) {
-	for _, c := range []string{opts.After, opts.Before} {
-		if c != "" && !validID(c) {
-			p.Add("cursor", "is malformed")
-		}
-	}
-}
-
-// listPage reads one page of the index keys under prefix in index (an ID
-// after the prefix each), loading every item by ID, with the total from the
-// counter kept under prefix in counts.
-func listPage[T any](tx storage.Tx, index, counts storage.Bucket, prefix string, opts corebank.ListOptions, limit int, load func(storage.Tx, string) (*T, error)) (*corebank.Page[T], error) {
-	ids, hasNext, hasPrev, err := pageKeys(tx, index, []byte(prefix), opts, limit)
-	if err != nil {
-		return nil, err
-	}
-	page := &corebank.Page[T]{Items: make([]T, 0, len(ids))}
-	for _, id := range ids {
-		item, err := load(tx, id)
-		if err != nil {
-			return nil, err
-		}
-		page.Items = append(page.Items, *item)
-	}
-	page.HasNext, page.HasPrevious = hasNext, hasPrev
-	if hasNext && len(ids) > 0 {
-		page.Next = ids[len(ids)-1]
-	}
-	if hasPrev && len(ids) > 0 {
-		page.Previous = ids[0]
-	}
-	page.Total, err = readCount(tx, counts, prefix)
-	if err != nil {
-		return nil, err
-	}
-	return page, nil
-}
-
-// pageKeys returns the key suffixes (after prefix) of one page in ascending
-// order and whether items exist beyond each end.
-func pageKeys(tx storage.Tx, b storage.Bucket, prefix []byte, opts corebank.ListOptions, limit int) (ids []string, hasNext, hasPrev bool, err error) {
-	key := func(id string) []byte { return append(append([]byte(nil), prefix...), id...) }
-	collect := func(o storage.ScanOptions) ([]string, error) {
-		var out []string
-		err := tx.Scan(b, o, func(k, _ []byte) error {
-			out = append(out, string(k[len(prefix):]))
-			return nil
-		})
-		return out, err
-	}
-	exists := func(after []byte, reverse bool) (bool, error) {
-		got, err := collect(storage.ScanOptions{Prefix: prefix, After: after, Reverse: reverse, Limit: 1})
-		return len(got) > 0, err
-	}
-	if opts.Before != "" {
-		got, err := collect(storage.ScanOptions{Prefix: prefix, After: key(opts.Before), Reverse: true, Limit: limit + 1})
-		if err != nil {
-			return nil, false, false, err
-		}
-		if len(got) > limit {
-			hasPrev = true
-			got = got[:limit]
-		}
-		for i, j := 0, len(got)-1; i < j; i, j = i+1, j-1 {
-			got[i], got[j] = got[j], got[i]
-		}
-		if len(got) == 0 {
-			// Nothing before the cursor: is the cursor item, or anything
-			// after it, still there?
-			hasNext, err = storage.Exists(tx, b, key(opts.Before))
-			if err != nil || hasNext {
-				return got, hasNext, hasPrev, err
-			}
-			hasNext, err = exists(key(opts.Before), false)
-			return got, hasNext, hasPrev, err
-		}
-		edge := key(got[len(got)-1])
-		hasNext, err = exists(edge, false)
-		return got, hasNext, hasPrev, err
-	}
-	o := storage.ScanOptions{Prefix: prefix, Limit: limit + 1}
-	if opts.After != "" {
-		o.After = key(opts.After)
-	}
-	got, err := collect(o)
-	if err != nil {
-		return nil, false, false, err
-	}
-	if len(got) > limit {
-		hasNext = true
-		got = got[:limit]
-	}
-	if opts.After != "" {
-		edge := append(key(opts.After), 0) // strictly before this includes the cursor item
-		if len(got) > 0 {
-			edge = key(got[0])
-		}
-		hasPrev, err = exists(edge, true)
-	}
-	return got, hasNext, hasPrev, err
-}
-
-// RenameAccount sets an account's display_name, the only field a client may
-// change, and appends accounts.updated. Renaming to the current name writes
+// RenameAccount sets the display_name of account id, the only field a
+// client may change, and appends accounts.updated; entityID, when set,
+// narrows the caller as in GetAccount. Renaming to the current name writes
 // nothing and returns a change whose From equals To.
 //
-// Errors: a validation error on display_name; ErrAccountNotFound;
-// ErrAccountDeleted for a deleted account.
-func (s *Service) RenameAccount(ctx context.Context, id, displayName string) (*Account, *AccountChange, error) {
-	var out *Account
-	var change *AccountChange
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		var err error
-		out, change, err = s.RenameAccountTx(tx, s.clock.Now(), id, displayName)
-		return err
-	})
-	if err != nil {
+// Errors: corebank.ErrForbidden for a read-only caller;
+// corebank.ErrEntityNotFound for an unknown or foreign entityID;
+// ErrAccountNotFound (also for an account outside the caller's tree); a
+// validation error on display_name; ErrAccountDeleted for a deleted
+// account.
+func (s *Service) RenameAccount(ctx context.Context, caller corebank.Caller, id, entityID, displayName string) (*Account, *AccountChange, error) {
+	if err := caller.CheckWrite(); err != nil {
 		return nil, nil, err
 	}
-	return out, change, nil
+	type renamed struct {
+		a      *Account
+		change *AccountChange
+	}
+	r, err := storage.Update(ctx, s.db, func(tx storage.Tx) (renamed, error) {
+		if _, err := s.accountFor(tx, caller, id, entityID); err != nil {
+			return renamed{}, err
+		}
+		a, change, err := s.RenameAccountTx(tx, s.clock.Now(), id, displayName)
+		return renamed{a, change}, err
+	})
+	return r.a, r.change, err
 }
 
-// RenameAccountTx is RenameAccount inside tx at time now.
+// RenameAccountTx is RenameAccount inside tx at time now, without a
+// caller: the composing caller has checked its scope.
 func (s *Service) RenameAccountTx(tx storage.Tx, now time.Time, id, displayName string) (*Account, *AccountChange, error) {
 	p := corebank.Problems{}
 	checkDisplayName(p, displayName)
@@ -692,33 +668,41 @@ func (s *Service) RenameAccountTx(tx storage.Tx, now time.Time, id, displayName 
 	return a, change, nil
 }
 
-// DeleteAccount marks an account deleted (Deleted = now in ms), removes it
+// DeleteAccount marks account id deleted (Deleted = now in ms), removes it
 // from lists, deletes its account details (DeleteAccountDetailsForAccountTx)
-// and appends accounts.deleted, all in one transaction. The record is kept: GetAccount
-// and AccountByServiceBAN still return it, and money can no longer move on
-// it. Deleting a deleted account returns it unchanged.
+// and appends accounts.deleted, all in one transaction; entityID, when
+// set, narrows the caller as in GetAccount. The record is kept: GetAccount
+// and AccountByServiceBAN still return it, and money can no longer move
+// on it. Deleting a deleted account returns it unchanged.
 //
-// Errors: ErrAccountNotFound; ErrAccountNotEmpty when its settled balance
-// is not zero or holds are pending on it.
-func (s *Service) DeleteAccount(ctx context.Context, id string) (*Account, error) {
-	var out *Account
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		now := s.clock.Now()
-		var err error
-		if out, err = s.DeleteAccountTx(tx, now, id); err != nil {
-			return err
-		}
-		_, err = s.DeleteAccountDetailsForAccountTx(tx, now, id)
-		return err
-	})
-	if err != nil {
+// Errors: corebank.ErrForbidden for a read-only caller;
+// corebank.ErrEntityNotFound for an unknown or foreign entityID;
+// ErrAccountNotFound (also for an account outside the caller's tree);
+// ErrAccountNotEmpty when its settled balance is not zero or holds are
+// pending on it.
+func (s *Service) DeleteAccount(ctx context.Context, caller corebank.Caller, id, entityID string) (*Account, error) {
+	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Account, error) {
+		if _, err := s.accountFor(tx, caller, id, entityID); err != nil {
+			return nil, err
+		}
+		now := s.clock.Now()
+		a, err := s.DeleteAccountTx(tx, now, id)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.DeleteAccountDetailsForAccountTx(tx, now, id); err != nil {
+			return nil, err
+		}
+		return a, nil
+	})
 }
 
-// DeleteAccountTx is DeleteAccount inside tx at time now, except that it
-// leaves the account's details alone: a composing caller runs
+// DeleteAccountTx is DeleteAccount inside tx at time now, without a caller
+// (the composing caller has checked its scope), except that it leaves the
+// account's details alone: a composing caller runs
 // DeleteAccountDetailsForAccountTx in the same transaction.
 func (s *Service) DeleteAccountTx(tx storage.Tx, now time.Time, id string) (*Account, error) {
 	a, err := s.getAccountTx(tx, id)
@@ -753,15 +737,4 @@ func (s *Service) DeleteAccountTx(tx storage.Tx, now time.Time, id string) (*Acc
 		return nil, err
 	}
 	return a, nil
-}
-
-// CountAccounts returns how many active accounts match f, in O(1).
-func (s *Service) CountAccounts(ctx context.Context, f AccountFilter) (int64, error) {
-	var n int64
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		n, err = readCount(tx, bucketCounts, filterPrefix(f))
-		return err
-	})
-	return n, err
 }

@@ -17,7 +17,7 @@ import (
 func TestCreateAccount(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		e := newEnv(t)
-		a, err := e.s.CreateAccount(ctx, ledger.NewAccount{EntityID: "ent1", Type: "checking", Currency: "USD", DisplayName: "Ops", Meta: map[string]string{"k": "v"}})
+		a, err := e.s.CreateAccount(ctx, sys, ledger.NewAccount{EntityID: "ent1", Type: "checking", Currency: "USD", DisplayName: "Ops", Meta: map[string]string{"k": "v"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,14 +44,14 @@ func TestCreateAccount(t *testing.T) {
 		if diff := cmp.Diff(map[string]any{}, m["stablecoin_balance"]); diff != "" {
 			t.Errorf("fiat stablecoin_balance (-want +got):\n%s", diff)
 		}
-		b, err := e.s.CreateAccount(ctx, ledger.NewAccount{EntityID: "ent1", Type: "safeguard", Currency: "USC", DisplayName: "Coins"})
+		b, err := e.s.CreateAccount(ctx, sys, ledger.NewAccount{EntityID: "ent1", Type: "safeguard", Currency: "USC", DisplayName: "Coins"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if b.IsDefault || b.StablecoinBalance.Decimals != 6 || b.ServiceBAN == a.ServiceBAN {
 			t.Errorf("second account = %+v", b)
 		}
-		got, err := e.s.AccountByServiceBAN(ctx, b.ServiceBAN)
+		got, err := e.s.AccountByServiceBAN(ctx, sys, b.ServiceBAN)
 		if err != nil || got.ID != b.ID {
 			t.Errorf("AccountByServiceBAN = %v, %v", got, err)
 		}
@@ -76,7 +76,7 @@ func TestCreateAccount(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			_, err := e.s.CreateAccount(ctx, tc.in)
+			_, err := e.s.CreateAccount(ctx, sys, tc.in)
 			if code(err) != corebank.CodeValidation {
 				t.Fatalf("err = %v", err)
 			}
@@ -91,17 +91,17 @@ func TestCreateAccount(t *testing.T) {
 	}
 	t.Run("OK100Runes", func(t *testing.T) {
 		e := newEnv(t)
-		if _, err := e.s.CreateAccount(ctx, ledger.NewAccount{EntityID: "e", Type: "debit", Currency: "CAD", DisplayName: strings.Repeat("é", 100)}); err != nil {
+		if _, err := e.s.CreateAccount(ctx, sys, ledger.NewAccount{EntityID: "e", Type: "debit", Currency: "CAD", DisplayName: strings.Repeat("é", 100)}); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("ErrGate", func(t *testing.T) {
 		e := newEnvOn(t, newMemory(t), gate{open: errNotApproved})
-		_, err := e.s.CreateAccount(ctx, ledger.NewAccount{EntityID: "e", Type: "debit", Currency: "USD", DisplayName: "x"})
+		_, err := e.s.CreateAccount(ctx, sys, ledger.NewAccount{EntityID: "e", Type: "debit", Currency: "USD", DisplayName: "x"})
 		if !errors.Is(err, errNotApproved) {
 			t.Fatalf("err = %v", err)
 		}
-		if n, _ := e.s.CountAccounts(ctx, ledger.AccountFilter{}); n != 0 {
+		if n, _ := e.s.CountAccounts(ctx, sys, ledger.AccountFilter{}); n != 0 {
 			t.Errorf("count = %d after veto", n)
 		}
 	})
@@ -131,7 +131,7 @@ func TestGetAccount(t *testing.T) {
 	e := newEnv(t)
 	a := e.MustAccount(t, "e1", "EUR")
 	t.Run("OK", func(t *testing.T) {
-		got, err := e.s.GetAccount(ctx, a.ID)
+		got, err := e.s.GetAccount(ctx, sys, a.ID, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,12 +141,12 @@ func TestGetAccount(t *testing.T) {
 	})
 	t.Run("ErrAccountNotFound", func(t *testing.T) {
 		for _, id := range []string{"nope", "", "a/b", e.s.SystemAccount("USD", "fees")} {
-			_, err := e.s.GetAccount(ctx, id)
+			_, err := e.s.GetAccount(ctx, sys, id, "")
 			if !errors.Is(err, ledger.ErrAccountNotFound) || corebank.KindOf(err) != corebank.KindNotFound {
 				t.Errorf("GetAccount(%q) err = %v", id, err)
 			}
 		}
-		if _, err := e.s.AccountByServiceBAN(ctx, "1234567890"); !errors.Is(err, ledger.ErrAccountNotFound) {
+		if _, err := e.s.AccountByServiceBAN(ctx, sys, "1234567890"); !errors.Is(err, ledger.ErrAccountNotFound) {
 			t.Errorf("AccountByServiceBAN err = %v", err)
 		}
 	})
@@ -166,7 +166,7 @@ func TestListAccounts(t *testing.T) {
 	for i := range 12 {
 		ent := []string{"e1", "e2"}[i%2]
 		cur := []string{"USD", "USD", "GBP"}[i%3]
-		a, err := e.s.CreateAccount(ctx, ledger.NewAccount{EntityID: ent, Type: []string{"checking", "debit"}[i%4/2], Currency: cur, DisplayName: "a"})
+		a, err := e.s.CreateAccount(ctx, sys, ledger.NewAccount{EntityID: ent, Type: []string{"checking", "debit"}[i%4/2], Currency: cur, DisplayName: "a"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +188,7 @@ func TestListAccounts(t *testing.T) {
 			{ledger.AccountFilter{EntityID: "e1", Currency: "USD"}, e1usd},
 			{ledger.AccountFilter{EntityID: "e3"}, nil},
 		} {
-			p, err := e.s.ListAccounts(ctx, tc.f, corebank.ListOptions{Limit: 100})
+			p, err := e.s.ListAccounts(ctx, sys, tc.f, corebank.ListOptions{Limit: 100})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,30 +201,30 @@ func TestListAccounts(t *testing.T) {
 		}
 	})
 	t.Run("OKPages", func(t *testing.T) {
-		p1, err := e.s.ListAccounts(ctx, ledger.AccountFilter{}, corebank.ListOptions{Limit: 5})
+		p1, err := e.s.ListAccounts(ctx, sys, ledger.AccountFilter{}, corebank.ListOptions{Limit: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
-		p2, _ := e.s.ListAccounts(ctx, ledger.AccountFilter{}, corebank.ListOptions{Limit: 5, After: p1.Next})
-		p3, _ := e.s.ListAccounts(ctx, ledger.AccountFilter{}, corebank.ListOptions{Limit: 5, After: p2.Next})
+		p2, _ := e.s.ListAccounts(ctx, sys, ledger.AccountFilter{}, corebank.ListOptions{Limit: 5, After: p1.Next})
+		p3, _ := e.s.ListAccounts(ctx, sys, ledger.AccountFilter{}, corebank.ListOptions{Limit: 5, After: p2.Next})
 		if diff := cmp.Diff(all, append(append(ids(p1), ids(p2)...), ids(p3)...)); diff != "" {
 			t.Errorf("forward (-want +got):\n%s", diff)
 		}
 		if !p1.HasNext || p1.HasPrevious || !p2.HasNext || !p2.HasPrevious || p3.HasNext || !p3.HasPrevious || p3.Next != "" {
 			t.Errorf("flags: %v %v / %v %v / %v %v", p1.HasNext, p1.HasPrevious, p2.HasNext, p2.HasPrevious, p3.HasNext, p3.HasPrevious)
 		}
-		back, _ := e.s.ListAccounts(ctx, ledger.AccountFilter{}, corebank.ListOptions{Limit: 5, Before: p3.Previous})
+		back, _ := e.s.ListAccounts(ctx, sys, ledger.AccountFilter{}, corebank.ListOptions{Limit: 5, Before: p3.Previous})
 		if diff := cmp.Diff(ids(p2), ids(back)); diff != "" || !back.HasNext || !back.HasPrevious {
 			t.Errorf("backward (-want +got):\n%s next %v prev %v", diff, back.HasNext, back.HasPrevious)
 		}
-		first, _ := e.s.ListAccounts(ctx, ledger.AccountFilter{}, corebank.ListOptions{Limit: 5, Before: back.Previous})
+		first, _ := e.s.ListAccounts(ctx, sys, ledger.AccountFilter{}, corebank.ListOptions{Limit: 5, Before: back.Previous})
 		if diff := cmp.Diff(ids(p1), ids(first)); diff != "" || first.HasPrevious || first.Previous != "" {
 			t.Errorf("first page back (-want +got):\n%s prev %v", diff, first.HasPrevious)
 		}
 	})
 	t.Run("ErrValidation", func(t *testing.T) {
 		for _, o := range []corebank.ListOptions{{Limit: 101}, {Limit: -1}, {After: "a/b"}, {After: "x", Before: "y"}} {
-			if _, err := e.s.ListAccounts(ctx, ledger.AccountFilter{}, o); code(err) != corebank.CodeValidation {
+			if _, err := e.s.ListAccounts(ctx, sys, ledger.AccountFilter{}, o); code(err) != corebank.CodeValidation {
 				t.Errorf("%+v: err = %v", o, err)
 			}
 		}
@@ -236,7 +236,7 @@ func TestRenameAccount(t *testing.T) {
 	a := e.MustAccount(t, "e1", "USD")
 	t.Run("OK", func(t *testing.T) {
 		e.clock.Add(time.Second)
-		got, ch, err := e.s.RenameAccount(ctx, a.ID, "Renamed")
+		got, ch, err := e.s.RenameAccount(ctx, sys, a.ID, "", "Renamed")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,13 +252,13 @@ func TestRenameAccount(t *testing.T) {
 		}
 	})
 	t.Run("ErrValidation", func(t *testing.T) {
-		_, _, err := e.s.RenameAccount(ctx, a.ID, "")
+		_, _, err := e.s.RenameAccount(ctx, sys, a.ID, "", "")
 		if code(err) != corebank.CodeValidation || fields(err)["display_name"] == "" {
 			t.Errorf("err = %v", err)
 		}
 	})
 	t.Run("ErrAccountNotFound", func(t *testing.T) {
-		if _, _, err := e.s.RenameAccount(ctx, "nope", "x"); !errors.Is(err, ledger.ErrAccountNotFound) {
+		if _, _, err := e.s.RenameAccount(ctx, sys, "nope", "", "x"); !errors.Is(err, ledger.ErrAccountNotFound) {
 			t.Errorf("err = %v", err)
 		}
 	})
@@ -270,7 +270,7 @@ func TestDeleteAccount(t *testing.T) {
 	b := e.MustAccount(t, "e1", "USD")
 	t.Run("ErrAccountNotEmptyBalance", func(t *testing.T) {
 		e.MustFund(t, a.ID, "USD", 100)
-		if _, err := e.s.DeleteAccount(ctx, a.ID); !errors.Is(err, ledger.ErrAccountNotEmpty) || corebank.KindOf(err) != corebank.KindRejected {
+		if _, err := e.s.DeleteAccount(ctx, sys, a.ID, ""); !errors.Is(err, ledger.ErrAccountNotEmpty) || corebank.KindOf(err) != corebank.KindRejected {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -279,7 +279,7 @@ func TestDeleteAccount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.s.DeleteAccount(ctx, b.ID); !errors.Is(err, ledger.ErrAccountNotEmpty) {
+		if _, err := e.s.DeleteAccount(ctx, sys, b.ID, ""); !errors.Is(err, ledger.ErrAccountNotEmpty) {
 			t.Fatalf("err = %v", err)
 		}
 		if _, err := e.s.VoidHold(ctx, h.ID); err != nil {
@@ -288,22 +288,22 @@ func TestDeleteAccount(t *testing.T) {
 	})
 	t.Run("OK", func(t *testing.T) {
 		e.clock.Add(5 * time.Second)
-		got, err := e.s.DeleteAccount(ctx, b.ID)
+		got, err := e.s.DeleteAccount(ctx, sys, b.ID, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.Deleted != e.clock.Now().UnixMilli() {
 			t.Errorf("deleted = %d", got.Deleted)
 		}
-		again, err := e.s.GetAccount(ctx, b.ID)
+		again, err := e.s.GetAccount(ctx, sys, b.ID, "")
 		if err != nil || again.Deleted != got.Deleted {
 			t.Errorf("GetAccount after delete = %+v, %v", again, err)
 		}
-		p, _ := e.s.ListAccounts(ctx, ledger.AccountFilter{EntityID: "e1"}, corebank.ListOptions{})
+		p, _ := e.s.ListAccounts(ctx, sys, ledger.AccountFilter{EntityID: "e1"}, corebank.ListOptions{})
 		if diff := cmp.Diff([]string{a.ID}, ids(p)); diff != "" || p.Total != 1 {
 			t.Errorf("list after delete (-want +got):\n%s total %d", diff, p.Total)
 		}
-		if _, err := e.s.DeleteAccount(ctx, b.ID); err != nil {
+		if _, err := e.s.DeleteAccount(ctx, sys, b.ID, ""); err != nil {
 			t.Errorf("second delete: %v", err)
 		}
 		evs, _ := e.s.Events(ctx, 0, 100)
@@ -318,7 +318,7 @@ func TestDeleteAccount(t *testing.T) {
 		if !errors.Is(err, ledger.ErrAccountDeleted) || !strings.Contains(err.Error(), b.ID) || len(fields(err)) != 0 {
 			t.Errorf("hold to deleted: %v", err)
 		}
-		if _, _, err := e.s.RenameAccount(ctx, b.ID, "x"); !errors.Is(err, ledger.ErrAccountDeleted) {
+		if _, _, err := e.s.RenameAccount(ctx, sys, b.ID, "", "x"); !errors.Is(err, ledger.ErrAccountDeleted) {
 			t.Errorf("rename deleted: %v", err)
 		}
 	})

@@ -48,8 +48,6 @@ const (
 	flagNoOutflows = 1 << 3
 )
 
-const balVersion = 1
-
 // balRec is the hot per-account record every movement reads and writes.
 type balRec struct {
 	flags    byte
@@ -63,49 +61,6 @@ type balRec struct {
 }
 
 func (r *balRec) system() bool { return r.flags&flagSystem != 0 }
-
-func (r *balRec) appendTo(b []byte) []byte {
-	e := encoder{b: b}
-	e.byte(balVersion)
-	e.byte(r.flags)
-	e.str(r.currency)
-	e.bytes(r.entity)
-	e.varint(r.Settled)
-	e.varint(r.PendingDebits)
-	e.varint(r.PendingCredits)
-	e.varint(r.credits)
-	e.varint(r.debits)
-	e.uvarint(r.seq)
-	e.varint(r.lastMs)
-	return e.b
-}
-
-func decodeBal(b []byte) (*balRec, error) {
-	r := &balRec{}
-	if err := r.decode(b); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// decode fills r from its stored form.
-func (r *balRec) decode(b []byte) error {
-	d := decoder{b: b}
-	if d.byte() != balVersion {
-		return errCorrupt
-	}
-	r.flags = d.byte()
-	r.currency = d.currency()
-	r.entity = d.raw()
-	r.Settled = d.varint()
-	r.PendingDebits = d.varint()
-	r.PendingCredits = d.varint()
-	r.credits = d.varint()
-	r.debits = d.varint()
-	r.seq = d.uvarint()
-	r.lastMs = d.varint()
-	return d.err
-}
 
 // System account purposes. Any purpose matching [a-z0-9._-]{1,64} is
 // accepted; these are the ones corebank uses.
@@ -162,7 +117,7 @@ func parseSystemAccount(id string) (currency string, ok bool) {
 // accounts.
 func loadBal(tx storage.Tx, id string) (*balRec, error) {
 	r := &balRec{}
-	raw, err := peek(tx, bucketBalances, []byte(id))
+	raw, err := storage.Peek(tx, bucketBalances, []byte(id))
 	if err := decodeBalAt(raw, err, id, r); err != nil {
 		return nil, err
 	}
@@ -174,7 +129,7 @@ func loadBal(tx storage.Tx, id string) (*balRec, error) {
 func (s *Service) loadBalInto(tx storage.Tx, id string, r *balRec) error {
 	bp := s.buf()
 	k := append(*bp, id...)
-	raw, err := peek(tx, bucketBalances, k)
+	raw, err := storage.Peek(tx, bucketBalances, k)
 	s.release(bp, k)
 	return decodeBalAt(raw, err, id, r)
 }
@@ -207,13 +162,9 @@ func (s *Service) putBal(tx storage.Tx, id string, r *balRec) error {
 // included (a system account never used has a zero balance). It returns
 // ErrAccountNotFound for an unknown account.
 func (s *Service) GetBalance(ctx context.Context, accountID string) (Balance, error) {
-	var b Balance
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		b, err = s.BalanceTx(tx, accountID)
-		return err
+	return storage.View(ctx, s.db, func(tx storage.Tx) (Balance, error) {
+		return s.BalanceTx(tx, accountID)
 	})
-	return b, err
 }
 
 // BalanceTx is GetBalance inside tx.
@@ -231,41 +182,38 @@ func (s *Service) BalanceTx(tx storage.Tx, accountID string) (Balance, error) {
 // two seeks whatever the account's history length. It returns
 // ErrAccountNotFound for an unknown account.
 func (s *Service) BalanceAt(ctx context.Context, accountID string, at time.Time) (Balance, error) {
-	var out Balance
-	err := s.db.View(ctx, func(tx storage.Tx) error {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (Balance, error) {
 		if _, err := loadBal(tx, accountID); err != nil {
-			return err
+			return Balance{}, err
 		}
 		ms := corebank.Millis(at)
 		if ms < 0 {
-			return nil
+			return Balance{}, nil
 		}
 		var best *HistoryLine
 		for _, kind := range []byte{histSettled, histPending} {
 			l, err := lastLineBefore(tx, accountID, kind, uint64(ms)+1)
 			if err != nil {
-				return err
+				return Balance{}, err
 			}
 			if l != nil && (best == nil || l.Seq > best.Seq) {
 				best = l
 			}
 		}
-		if best != nil {
-			out = best.Balance
+		if best == nil {
+			return Balance{}, nil
 		}
-		return nil
+		return best.Balance, nil
 	})
-	return out, err
 }
 
 // TrialBalance sums every balance record per currency, system accounts
 // included. In a consistent ledger Settled and Current are zero for every
 // currency. It scans all accounts: an audit tool, not a hot path.
 func (s *Service) TrialBalance(ctx context.Context) (map[string]Balance, error) {
-	out := map[string]Balance{}
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		clear(out)
-		return tx.Scan(bucketBalances, storage.ScanOptions{}, func(_, v []byte) error {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (map[string]Balance, error) {
+		out := map[string]Balance{}
+		err := tx.Scan(bucketBalances, storage.ScanOptions{}, func(_, v []byte) error {
 			r, err := decodeBal(v)
 			if err != nil {
 				return err
@@ -277,6 +225,6 @@ func (s *Service) TrialBalance(ctx context.Context) (map[string]Balance, error) 
 			out[r.currency] = t
 			return nil
 		})
+		return out, err
 	})
-	return out, err
 }

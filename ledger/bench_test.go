@@ -25,7 +25,7 @@ func benchAccounts(b *testing.B, s *ledger.Service, n int, funds int64) []string
 	b.Helper()
 	var ids []string
 	for i := range n {
-		a, err := s.CreateAccount(ctx, ledger.NewAccount{EntityID: fmt.Sprintf("e%d", i), Type: "checking", Currency: "USD", DisplayName: "bench"})
+		a, err := s.CreateAccount(ctx, sys, ledger.NewAccount{EntityID: fmt.Sprintf("e%d", i), Type: "checking", Currency: "USD", DisplayName: "bench"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -185,7 +185,7 @@ func newBigFixture(b *testing.B, db storage.Backend) *bigFixture {
 	first := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c.Set(first)
 	s := ledger.NewService(db, &ledger.Options{Clock: c})
-	a, err := s.CreateAccount(ctx, ledger.NewAccount{EntityID: "big", Type: "checking", Currency: "USD", DisplayName: "big"})
+	a, err := s.CreateAccount(ctx, sys, ledger.NewAccount{EntityID: "big", Type: "checking", Currency: "USD", DisplayName: "big"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func BenchmarkStatementPage(b *testing.B) {
 	f := memoryBigFixture(b)
 	end := ledger.StatementQuery{Year: f.last.Year(), Month: int(f.last.Month()), ListOptions: corebank.ListOptions{Limit: 100}}
 	for {
-		st, err := f.s.Statement(ctx, f.account, end)
+		st, err := f.s.Statement(ctx, sys, f.account, end)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -259,7 +259,7 @@ func BenchmarkStatementPage(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				st, err := f.s.Statement(ctx, f.account, tc.q)
+				st, err := f.s.Statement(ctx, sys, f.account, tc.q)
 				if err != nil || len(st.Transactions) != 20 {
 					b.Fatalf("statement: %v, %d lines", err, len(st.Transactions))
 				}
@@ -308,7 +308,7 @@ func BenchmarkListAccountsPage(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				p, err := bigList.s.ListAccounts(ctx, ledger.AccountFilter{EntityID: "big"}, tc.o)
+				p, err := bigList.s.ListAccounts(ctx, sys, ledger.AccountFilter{EntityID: "big"}, tc.o)
 				if err != nil || len(p.Items) != 20 || p.Total != bigAccounts {
 					b.Fatalf("list: %v, %d items, total %d", err, len(p.Items), p.Total)
 				}

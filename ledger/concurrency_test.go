@@ -51,7 +51,7 @@ func testConcurrent(t *testing.T, db storage.Backend) {
 	s := ledger.NewService(db, nil)
 	var ids []string
 	for i := range accounts {
-		a, err := s.CreateAccount(ctx, ledger.NewAccount{EntityID: fmt.Sprintf("e%d", i%3), Type: "checking", Currency: "USD", DisplayName: "c"})
+		a, err := s.CreateAccount(ctx, sys, ledger.NewAccount{EntityID: fmt.Sprintf("e%d", i%3), Type: "checking", Currency: "USD", DisplayName: "c"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,10 @@
 package ledger
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/corebank/corebank/storage"
+)
 
 // Currency kinds.
 const (
@@ -55,3 +59,13 @@ func CurrencyInfo(code string) (CurrencyDetail, bool) {
 
 // StablecoinAssets are the on-chain assets a stablecoin account accepts.
 var stablecoinAssets = []string{"USDC", "USDT"}
+
+// readCurrency reads a currency code from d, returning the canonical code
+// without allocating when it is a supported one: hot records carry one each.
+func readCurrency(d *storage.Decoder) string {
+	raw := d.Raw()
+	if c, ok := currencies[string(raw)]; ok {
+		return c.Code
+	}
+	return string(raw)
+}

@@ -19,7 +19,6 @@ const (
 	bucketDetails       = storage.Bucket("ledger.account_details")         // details ID -> detailsRecord JSON
 	bucketDetailsIndex  = storage.Bucket("ledger.account_details_index")   // <filter>/<values...>/<details ID> -> empty
 	bucketDetailsCounts = storage.Bucket("ledger.account_details_counts")  // <filter>/<values...>/ -> uint64 count
-	bucketDetailsDue    = storage.Bucket("ledger.account_details_due")     // <expiry ms><details ID> -> empty
 	bucketDetailsStats  = storage.Bucket("ledger.account_details_stats")   // details ID -> AccountDetailsStats JSON
 	bucketDetailsNums   = storage.Bucket("ledger.account_details_numbers") // normalized account number or IBAN -> details ID
 )
@@ -53,8 +52,9 @@ const MaxTerminateAfter = 36500
 
 // Errors about account details.
 var (
-	// ErrAccountDetailsNotFound is returned for an unknown account details ID.
-	ErrAccountDetailsNotFound = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "account details not found")
+	// ErrAccountDetailsNotFound is returned for an unknown account details
+	// ID, and for details outside the caller's tree.
+	ErrAccountDetailsNotFound = corebank.NotFound("account details")
 	// ErrAccountDetailsInactive is returned when details that are deleted or
 	// expired are activated or asked to accept funds.
 	ErrAccountDetailsInactive = corebank.E(corebank.KindRejected, "account_details_inactive", "the account details are deleted or expired")
@@ -135,6 +135,8 @@ type detailsRecord struct {
 // NewAccountDetails is a request for account details (POST /account-details).
 type NewAccountDetails struct {
 	AccountID string `json:"account_id"`
+	// EntityID, when set, narrows the caller to that entity's tree.
+	EntityID string `json:"entity_id,omitempty"`
 	// Chain is required for stablecoin accounts and forbidden for fiat.
 	Chain string `json:"chain,omitempty"`
 	// TerminateAfter, in days (1 to MaxTerminateAfter), makes the details
@@ -168,8 +170,6 @@ type AccountDetailsStats struct {
 func validateNewAccountDetails(p corebank.Problems, n *NewAccountDetails) {
 	if n.AccountID == "" {
 		p.Add("account_id", "is required")
-	} else if !validID(n.AccountID) {
-		p.Add("account_id", "is not a valid ID")
 	}
 	if n.Chain != "" && !coordinates.ValidChain(n.Chain) {
 		p.Add("chain", fmt.Sprintf("unknown chain %q; use one of eth, base, matic, sol", n.Chain))
@@ -195,23 +195,29 @@ func validateNewAccountDetails(p corebank.Problems, n *NewAccountDetails) {
 // (it is external I/O). Fiat details from the sandbox are active at once;
 // stablecoin details are pending until ActivateAccountDetails. With
 // TerminateAfter the details expire that many days after creation (see
-// ExpireAccountDetails).
+// RunDue).
 //
-// Errors: a validation error naming each bad field (account_id, chain,
-// terminate_after, provider_id, meta, display_name); ErrAccountNotFound;
-// ErrAccountDeleted; any error of the provider (validation errors name
-// currency, chain or provider_id; KindUnavailable when it is down).
-func (s *Service) CreateAccountDetails(ctx context.Context, n NewAccountDetails) (*AccountDetails, error) {
+// The account must be one caller may act on; n.EntityID, when set,
+// narrows the caller as in GetAccount.
+//
+// Errors: corebank.ErrForbidden for a read-only caller; a validation error
+// naming each bad field (account_id, chain, terminate_after, provider_id,
+// meta, display_name); corebank.ErrEntityNotFound for an unknown or
+// foreign n.EntityID; ErrAccountNotFound (also for an account outside the
+// caller's tree); ErrAccountDeleted; any error of the provider (validation
+// errors name currency, chain or provider_id; KindUnavailable when it is
+// down).
+func (s *Service) CreateAccountDetails(ctx context.Context, caller corebank.Caller, n NewAccountDetails) (*AccountDetails, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
 	p := corebank.Problems{}
 	validateNewAccountDetails(p, &n)
 	if _, bad := p["account_id"]; bad {
 		return nil, p.Err()
 	}
-	var acct *Account
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		acct, err = s.getAccountTx(tx, n.AccountID)
-		return err
+	acct, err := storage.View(ctx, s.db, func(tx storage.Tx) (*Account, error) {
+		return s.accountFor(tx, caller, n.AccountID, n.EntityID)
 	})
 	if err != nil {
 		return nil, err
@@ -257,28 +263,23 @@ func (s *Service) CreateAccountDetails(ctx context.Context, n NewAccountDetails)
 	if issued.Status != coordinates.StatusPending && issued.Status != coordinates.StatusActive {
 		return nil, fmt.Errorf("ledger: coordinates provider returned status %q", issued.Status)
 	}
-	var out *AccountDetails
-	err = s.db.Update(ctx, func(tx storage.Tx) error {
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*AccountDetails, error) {
 		now := s.clock.Now()
-		a, err := s.getAccountTx(tx, n.AccountID)
+		a, err := s.accountFor(tx, caller, n.AccountID, n.EntityID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if a.Deleted != 0 {
-			return ErrAccountDeleted.With("account " + a.ID + " is deleted")
+			return nil, ErrAccountDeleted.With("account " + a.ID + " is deleted")
 		}
 		r := newDetailsRecord(s.ids.New(now), corebank.Millis(now), a, info.Kind, holder, &n, issued)
 		if err := insertDetailsTx(tx, r); err != nil {
-			return err
+			return nil, err
 		}
-		out = r.public()
+		out := r.public()
 		_, err = s.AppendEventTx(tx, now, EventAccountDetailsCreated, out.EntityID, out)
-		return err
+		return out, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // newDetailsRecord builds the record of new details: the provider's
@@ -338,7 +339,7 @@ func newDetailsRecord(id string, ms int64, a *Account, kind, holder string, n *N
 // insertDetailsTx stores new details with their list, number and expiry keys.
 func insertDetailsTx(tx storage.Tx, r *detailsRecord) error {
 	if r.ExpiresAt != nil {
-		if err := tx.Put(bucketDetailsDue, dueKey(*r.ExpiresAt, r.ID), nil); err != nil {
+		if err := storage.Schedule(tx, dueDetails, *r.ExpiresAt, r.ID); err != nil {
 			return err
 		}
 	}
@@ -446,7 +447,9 @@ func (s *Service) getDetailsTx(tx storage.Tx, id string) (*detailsRecord, error)
 	return r, nil
 }
 
-// GetAccountDetailsTx is GetAccountDetails inside tx.
+// GetAccountDetailsTx is GetAccountDetails inside tx without a caller, for
+// domains that compose with the ledger and check scope themselves.
+// Errors: ErrAccountDetailsNotFound.
 func (s *Service) GetAccountDetailsTx(tx storage.Tx, id string) (*AccountDetails, error) {
 	r, err := s.getDetailsTx(tx, id)
 	if err != nil {
@@ -455,53 +458,70 @@ func (s *Service) GetAccountDetailsTx(tx storage.Tx, id string) (*AccountDetails
 	return r.public(), nil
 }
 
-// GetAccountDetails returns account details by ID. Deleted details are
-// still returned, with Deleted set. It returns ErrAccountDetailsNotFound
-// for an unknown ID.
-func (s *Service) GetAccountDetails(ctx context.Context, id string) (*AccountDetails, error) {
-	var out *AccountDetails
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = s.GetAccountDetailsTx(tx, id)
-		return err
+// detailsFor loads details id for caller (see scoped): details outside
+// the caller's scope answer ErrAccountDetailsNotFound, exactly as missing
+// ones.
+func (s *Service) detailsFor(tx storage.Tx, caller corebank.Caller, id, entityID string) (*detailsRecord, error) {
+	return scoped(s, tx, caller, id, entityID, s.getDetailsTx, ErrAccountDetailsNotFound.With("account details "+id+" not found"))
+}
+
+func (d *AccountDetails) owner() string { return d.EntityID }
+
+// GetAccountDetails returns account details id when caller may see them;
+// entityID, when set, narrows the caller as in GetAccount. Deleted details
+// are still returned, with Deleted set.
+//
+// Errors: corebank.ErrEntityNotFound for an unknown or foreign entityID;
+// ErrAccountDetailsNotFound for an unknown ID or details outside the
+// caller's tree.
+func (s *Service) GetAccountDetails(ctx context.Context, caller corebank.Caller, id, entityID string) (*AccountDetails, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*AccountDetails, error) {
+		r, err := s.detailsFor(tx, caller, id, entityID)
+		if err != nil {
+			return nil, err
+		}
+		return r.public(), nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // ListAccountDetails returns one page of undeleted account details matching
-// f, oldest first; expired (inactive) details are included. Total is the
-// number of matching details. Each page is one index seek plus the page.
+// f, oldest first; expired (inactive) details are included. With
+// f.AccountID the account must be one caller (narrowed to f.EntityID when
+// set) may see; without it the list is of f.EntityID's details, "" meaning
+// the caller's own entity (every entity for System). Total is the number
+// of matching details. Each page is one index seek plus the page.
 //
-// Errors: a validation error on account_id, entity_id, limit or cursor.
-func (s *Service) ListAccountDetails(ctx context.Context, f AccountDetailsFilter, opts corebank.ListOptions) (*corebank.Page[AccountDetails], error) {
-	limit, err := opts.CheckLimit(corebank.DefaultLimit)
+// Errors: a validation error on entity_id, limit or cursor
+// (corebank.ErrCursor); corebank.ErrEntityNotFound for an unknown or
+// foreign f.EntityID; ErrAccountNotFound for an unknown or malformed
+// f.AccountID or one outside the caller's tree.
+func (s *Service) ListAccountDetails(ctx context.Context, caller corebank.Caller, f AccountDetailsFilter, opts corebank.ListOptions) (*corebank.Page[AccountDetails], error) {
+	limit, err := storage.CheckList(opts, corebank.DefaultLimit)
 	if err != nil {
 		return nil, err
 	}
-	p := corebank.Problems{}
-	if f.AccountID != "" && !validID(f.AccountID) {
-		p.Add("account_id", "is not valid")
-	}
-	if f.EntityID != "" && !validID(f.EntityID) {
-		p.Add("entity_id", "is not valid")
-	}
-	checkCursors(p, opts)
-	if err := p.Err(); err != nil {
-		return nil, err
-	}
-	var page *corebank.Page[AccountDetails]
-	err = s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		page, err = listPage(tx, bucketDetailsIndex, bucketDetailsCounts, detailsFilterPrefix(f), opts, limit, s.GetAccountDetailsTx)
-		return err
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*corebank.Page[AccountDetails], error) {
+		g := f
+		if f.AccountID != "" {
+			a, err := s.accountFor(tx, caller, f.AccountID, f.EntityID)
+			if err != nil {
+				return nil, err
+			}
+			if f.EntityID != "" {
+				g.EntityID = a.EntityID
+			}
+		} else {
+			entity, err := s.listEntity(tx, caller, f.EntityID)
+			if err != nil {
+				return nil, err
+			}
+			if entity != "" && !validID(entity) {
+				return nil, corebank.InvalidField("entity_id", "is not valid")
+			}
+			g.EntityID = entity
+		}
+		return countedPage(tx, bucketDetailsIndex, bucketDetailsCounts, detailsFilterPrefix(g), opts, limit, s.GetAccountDetailsTx)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return page, nil
 }
 
 // ActivateAccountDetails moves pending details to active (provisioning
@@ -509,23 +529,24 @@ func (s *Service) ListAccountDetails(ctx context.Context, f AccountDetailsFilter
 // appends account_details.updated. Activating active details returns them
 // unchanged and appends nothing.
 //
-// Errors: ErrAccountDetailsNotFound; ErrAccountDetailsInactive for deleted
-// or expired details (including ones whose expiry has passed but which
-// ExpireAccountDetails has not yet processed).
-func (s *Service) ActivateAccountDetails(ctx context.Context, id string) (*AccountDetails, error) {
-	var out *AccountDetails
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = s.ActivateAccountDetailsTx(tx, s.clock.Now(), id)
-		return err
-	})
-	if err != nil {
+// Errors: corebank.ErrForbidden for a read-only caller;
+// ErrAccountDetailsNotFound (also for details outside the caller's tree);
+// ErrAccountDetailsInactive for deleted or expired details (including ones
+// whose expiry has passed but which RunDue has not yet processed).
+func (s *Service) ActivateAccountDetails(ctx context.Context, caller corebank.Caller, id string) (*AccountDetails, error) {
+	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*AccountDetails, error) {
+		if _, err := s.detailsFor(tx, caller, id, ""); err != nil {
+			return nil, err
+		}
+		return s.ActivateAccountDetailsTx(tx, s.clock.Now(), id)
+	})
 }
 
-// ActivateAccountDetailsTx is ActivateAccountDetails inside tx at time now.
+// ActivateAccountDetailsTx is ActivateAccountDetails inside tx at time now,
+// without a caller: the composing caller has checked its scope.
 func (s *Service) ActivateAccountDetailsTx(tx storage.Tx, now time.Time, id string) (*AccountDetails, error) {
 	r, err := s.getDetailsTx(tx, id)
 	if err != nil {
@@ -571,27 +592,30 @@ func (r *detailsRecord) usable(ms int64) error {
 	return nil
 }
 
-// DeleteAccountDetails deletes account details: Deleted is set, the status
-// becomes inactive with reason "deleted", they leave every list and stop
-// accepting funds, and account_details.deleted is appended. The record is
-// kept for GetAccountDetails. Deleting deleted details returns them
-// unchanged.
+// DeleteAccountDetails deletes account details id: Deleted is set, the
+// status becomes inactive with reason "deleted", they leave every list and
+// stop accepting funds, and account_details.deleted is appended; entityID,
+// when set, narrows the caller as in GetAccount. The record is kept for
+// GetAccountDetails. Deleting deleted details returns them unchanged.
 //
-// Errors: ErrAccountDetailsNotFound.
-func (s *Service) DeleteAccountDetails(ctx context.Context, id string) (*AccountDetails, error) {
-	var out *AccountDetails
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = s.DeleteAccountDetailsTx(tx, s.clock.Now(), id)
-		return err
-	})
-	if err != nil {
+// Errors: corebank.ErrForbidden for a read-only caller;
+// corebank.ErrEntityNotFound for an unknown or foreign entityID;
+// ErrAccountDetailsNotFound (also for details outside the caller's tree).
+func (s *Service) DeleteAccountDetails(ctx context.Context, caller corebank.Caller, id, entityID string) (*AccountDetails, error) {
+	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*AccountDetails, error) {
+		r, err := s.detailsFor(tx, caller, id, entityID)
+		if err != nil {
+			return nil, err
+		}
+		return s.deleteDetailsTx(tx, s.clock.Now(), r, ReasonDeleted)
+	})
 }
 
-// DeleteAccountDetailsTx is DeleteAccountDetails inside tx at time now.
+// DeleteAccountDetailsTx is DeleteAccountDetails inside tx at time now,
+// without a caller: the composing caller has checked its scope.
 func (s *Service) DeleteAccountDetailsTx(tx storage.Tx, now time.Time, id string) (*AccountDetails, error) {
 	r, err := s.getDetailsTx(tx, id)
 	if err != nil {
@@ -608,7 +632,7 @@ func (s *Service) deleteDetailsTx(tx storage.Tx, now time.Time, r *detailsRecord
 		return nil, err
 	}
 	if r.ExpiresAt != nil {
-		if err := tx.Delete(bucketDetailsDue, dueKey(*r.ExpiresAt, r.ID)); err != nil {
+		if err := storage.Unschedule(tx, dueDetails, *r.ExpiresAt, r.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -648,49 +672,27 @@ func (s *Service) DeleteAccountDetailsForAccountTx(tx storage.Tx, now time.Time,
 	return len(ids), nil
 }
 
-// expireBatch is how many expiries ExpireAccountDetails handles per
-// transaction.
-const expireBatch = 256
-
-// ExpireAccountDetails deactivates every account details whose expiry
-// (terminate_after days after creation) is at or before asOf: the status
-// becomes inactive with reason "expired", capabilities.receive_inflows
-// false, and account_details.updated is appended for each. Expired details
-// stay listed and are not marked deleted. It works in batches, one
-// transaction each, stamps changes with the clock's time, and returns how
-// many it expired. A runner calls it on a ticker, tests after advancing a
-// mock clock.
-func (s *Service) ExpireAccountDetails(ctx context.Context, asOf time.Time) (int, error) {
-	return s.drainDue(ctx, bucketDetailsDue, asOf, expireBatch, func(tx storage.Tx, now time.Time, keys [][]byte) (int, error) {
-		n := 0
-		for _, k := range keys {
-			if err := tx.Delete(bucketDetailsDue, k); err != nil {
-				return 0, err
-			}
-			r, err := s.getDetailsTx(tx, string(k[8:]))
-			if errors.Is(err, ErrAccountDetailsNotFound) {
-				continue
-			}
-			if err != nil {
-				return 0, err
-			}
-			if r.Deleted != 0 || r.Status == DetailsInactive {
-				continue
-			}
-			r.Status, r.StatusReason = DetailsInactive, ReasonExpired
-			r.Capabilities.ReceiveInflows = false
-			r.Updated = corebank.Millis(now)
-			if err := putDetails(tx, r); err != nil {
-				return 0, err
-			}
-			out := r.public()
-			if _, err := s.AppendEventTx(tx, now, EventAccountDetailsUpdated, out.EntityID, out); err != nil {
-				return 0, err
-			}
-			n++
-		}
-		return n, nil
-	})
+// expireDetailsTx deactivates details whose terminate_after ended: status
+// inactive with reason "expired", capabilities.receive_inflows false, and
+// account_details.updated appended. Expired details stay listed and are not
+// marked deleted; details already deleted or inactive are left alone.
+func (s *Service) expireDetailsTx(tx storage.Tx, now time.Time, it storage.DueItem) error {
+	r, err := s.getDetailsTx(tx, it.ID)
+	if errors.Is(err, ErrAccountDetailsNotFound) {
+		return nil
+	}
+	if err != nil || r.Deleted != 0 || r.Status == DetailsInactive {
+		return err
+	}
+	r.Status, r.StatusReason = DetailsInactive, ReasonExpired
+	r.Capabilities.ReceiveInflows = false
+	r.Updated = corebank.Millis(now)
+	if err := putDetails(tx, r); err != nil {
+		return err
+	}
+	out := r.public()
+	_, err = s.AppendEventTx(tx, now, EventAccountDetailsUpdated, out.EntityID, out)
+	return err
 }
 
 // AcceptsInflowsTx returns nil when funds may arrive through the details
@@ -752,7 +754,8 @@ func detailsStatsTx(tx storage.Tx, id string) (*AccountDetailsStats, error) {
 	return st, nil
 }
 
-// AccountDetailsStatsTx is GetAccountDetailsStats inside tx.
+// AccountDetailsStatsTx is GetAccountDetailsStats inside tx without a
+// caller. Errors: ErrAccountDetailsNotFound.
 func (s *Service) AccountDetailsStatsTx(tx storage.Tx, detailsID string) (*AccountDetailsStats, error) {
 	if _, err := s.getDetailsTx(tx, detailsID); err != nil {
 		return nil, err
@@ -761,20 +764,18 @@ func (s *Service) AccountDetailsStatsTx(tx storage.Tx, detailsID string) (*Accou
 }
 
 // GetAccountDetailsStats returns the inflow activity through detailsID
-// (zero counts and a null last_inflow_at before any inflow).
+// (zero counts and a null last_inflow_at before any inflow) when caller
+// may see the details.
 //
-// Errors: ErrAccountDetailsNotFound.
-func (s *Service) GetAccountDetailsStats(ctx context.Context, detailsID string) (*AccountDetailsStats, error) {
-	var out *AccountDetailsStats
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = s.AccountDetailsStatsTx(tx, detailsID)
-		return err
+// Errors: ErrAccountDetailsNotFound (also for details outside the
+// caller's tree).
+func (s *Service) GetAccountDetailsStats(ctx context.Context, caller corebank.Caller, detailsID string) (*AccountDetailsStats, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*AccountDetailsStats, error) {
+		if _, err := s.detailsFor(tx, caller, detailsID, ""); err != nil {
+			return nil, err
+		}
+		return detailsStatsTx(tx, detailsID)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // normalizeNumber is the form numbers are indexed and looked up in: IBANs
@@ -836,18 +837,14 @@ func (s *Service) AccountDetailsByNumberTx(tx storage.Tx, number string) (*Accou
 }
 
 // AccountDetailsByNumber is AccountDetailsByNumberTx in its own read
-// transaction.
-func (s *Service) AccountDetailsByNumber(ctx context.Context, number string) (*AccountDetails, error) {
-	var out *AccountDetails
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = s.AccountDetailsByNumberTx(tx, number)
-		return err
+// transaction, for details caller may see.
+//
+// Errors: ErrAccountDetailsNotFound when no details hold number or they
+// lie outside the caller's tree.
+func (s *Service) AccountDetailsByNumber(ctx context.Context, caller corebank.Caller, number string) (*AccountDetails, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*AccountDetails, error) {
+		return scoped(s, tx, caller, number, "", s.AccountDetailsByNumberTx, ErrAccountDetailsNotFound.With("no account details hold number "+number))
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // AccountDetailsOfAccountTx returns the undeleted details of accountID,

@@ -25,7 +25,7 @@ func TestPendingFiatDetails(t *testing.T) {
 	c := clock.NewMock()
 	c.Set(time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC))
 	s := NewService(db, &Options{Clock: c})
-	a, err := s.CreateAccount(ctx, NewAccount{EntityID: "ent1", Type: TypeChecking, Currency: "USD", DisplayName: "Ops"})
+	a, err := s.CreateAccount(ctx, corebank.System(), NewAccount{EntityID: "ent1", Type: TypeChecking, Currency: "USD", DisplayName: "Ops"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestPendingFiatDetails(t *testing.T) {
 	if err := db.Update(ctx, func(tx storage.Tx) error { return insertDetailsTx(tx, r) }); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.GetAccountDetails(ctx, "det1")
+	got, err := s.GetAccountDetails(ctx, corebank.System(), "det1", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestPendingFiatDetails(t *testing.T) {
 	if code := errCodeOf(err); code != ErrAccountDetailsPending.Code {
 		t.Errorf("AcceptsInflowsTx while pending = %v", err)
 	}
-	act, err := s.ActivateAccountDetails(ctx, "det1")
+	act, err := s.ActivateAccountDetails(ctx, corebank.System(), "det1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestPendingFiatDetails(t *testing.T) {
 		t.Errorf("activated = %+v", act)
 	}
 	// The withheld number was reserved at creation.
-	if d, err := s.AccountDetailsByNumber(ctx, "123456789012"); err != nil || d.ID != "det1" {
+	if d, err := s.AccountDetailsByNumber(ctx, corebank.System(), "123456789012"); err != nil || d.ID != "det1" {
 		t.Errorf("AccountDetailsByNumber = %+v, %v", d, err)
 	}
 	// A provider reissuing a number in use is refused.

@@ -34,7 +34,7 @@ func newDetailsEnvOn(tb testing.TB, db storage.Backend) *env {
 
 func (e *env) details(tb testing.TB, n ledger.NewAccountDetails) *ledger.AccountDetails {
 	tb.Helper()
-	d, err := e.s.CreateAccountDetails(context.Background(), n)
+	d, err := e.s.CreateAccountDetails(context.Background(), sys, n)
 	if err != nil {
 		tb.Fatalf("CreateAccountDetails(%+v): %v", n, err)
 	}
@@ -145,7 +145,7 @@ func TestCreateAccountDetails(t *testing.T) {
 				if got.ID == "" || got.AccountNumber == "" || got.Issuer.Code == "" {
 					t.Errorf("missing identifiers: %+v", got)
 				}
-				stored, err := e.s.GetAccountDetails(ctx, got.ID)
+				stored, err := e.s.GetAccountDetails(ctx, sys, got.ID, "")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -275,7 +275,7 @@ func TestCreateAccountDetails(t *testing.T) {
 			if tc.currency != "" {
 				id = e.MustAccount(t, "ent1", tc.currency).ID
 			}
-			_, err := e.s.CreateAccountDetails(ctx, tc.n(id))
+			_, err := e.s.CreateAccountDetails(ctx, sys, tc.n(id))
 			if got := errCode(err); got != tc.code {
 				t.Fatalf("code = %q (%v), want %q", got, err, tc.code)
 			}
@@ -291,10 +291,10 @@ func TestCreateAccountDetails(t *testing.T) {
 	t.Run("ErrAccountDeleted", func(t *testing.T) {
 		e := newDetailsEnv(t)
 		a := e.MustAccount(t, "ent1", "USD")
-		if _, err := e.s.DeleteAccount(ctx, a.ID); err != nil {
+		if _, err := e.s.DeleteAccount(ctx, sys, a.ID, ""); err != nil {
 			t.Fatal(err)
 		}
-		_, err := e.s.CreateAccountDetails(ctx, ledger.NewAccountDetails{AccountID: a.ID})
+		_, err := e.s.CreateAccountDetails(ctx, sys, ledger.NewAccountDetails{AccountID: a.ID})
 		if !errors.Is(err, ledger.ErrAccountDeleted) {
 			t.Errorf("err = %v, want ErrAccountDeleted", err)
 		}
@@ -307,7 +307,7 @@ func TestActivateAccountDetails(t *testing.T) {
 		e := newDetailsEnv(t)
 		d := e.details(t, ledger.NewAccountDetails{AccountID: e.MustAccount(t, "ent1", "USC").ID, Chain: "eth"})
 		e.clock.Add(time.Minute)
-		got, err := e.s.ActivateAccountDetails(ctx, d.ID)
+		got, err := e.s.ActivateAccountDetails(ctx, sys, d.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -318,7 +318,7 @@ func TestActivateAccountDetails(t *testing.T) {
 		if diff := cmp.Diff(&want, got); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
-		again, err := e.s.ActivateAccountDetails(ctx, d.ID)
+		again, err := e.s.ActivateAccountDetails(ctx, sys, d.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,17 +331,17 @@ func TestActivateAccountDetails(t *testing.T) {
 	})
 	t.Run("ErrAccountDetailsNotFound", func(t *testing.T) {
 		e := newDetailsEnv(t)
-		if _, err := e.s.ActivateAccountDetails(ctx, "nope"); !errors.Is(err, ledger.ErrAccountDetailsNotFound) {
+		if _, err := e.s.ActivateAccountDetails(ctx, sys, "nope"); !errors.Is(err, ledger.ErrAccountDetailsNotFound) {
 			t.Errorf("err = %v", err)
 		}
 	})
 	t.Run("ErrAccountDetailsInactive", func(t *testing.T) {
 		e := newDetailsEnv(t)
 		d := e.details(t, ledger.NewAccountDetails{AccountID: e.MustAccount(t, "ent1", "USC").ID, Chain: "eth"})
-		if _, err := e.s.DeleteAccountDetails(ctx, d.ID); err != nil {
+		if _, err := e.s.DeleteAccountDetails(ctx, sys, d.ID, ""); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.s.ActivateAccountDetails(ctx, d.ID); !errors.Is(err, ledger.ErrAccountDetailsInactive) {
+		if _, err := e.s.ActivateAccountDetails(ctx, sys, d.ID); !errors.Is(err, ledger.ErrAccountDetailsInactive) {
 			t.Errorf("err = %v", err)
 		}
 	})
@@ -379,7 +379,7 @@ func TestListAccountDetails(t *testing.T) {
 	}
 	list := func(t *testing.T, f ledger.AccountDetailsFilter, o corebank.ListOptions) *corebank.Page[ledger.AccountDetails] {
 		t.Helper()
-		p, err := e.s.ListAccountDetails(ctx, f, o)
+		p, err := e.s.ListAccountDetails(ctx, sys, f, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -395,7 +395,6 @@ func TestListAccountDetails(t *testing.T) {
 			{"Account", ledger.AccountDetailsFilter{AccountID: a1.ID}, onA1},
 			{"Entity", ledger.AccountDetailsFilter{EntityID: "ent1"}, ent1},
 			{"Both", ledger.AccountDetailsFilter{EntityID: "ent2", AccountID: b1.ID}, onB1},
-			{"Mismatch", ledger.AccountDetailsFilter{EntityID: "ent2", AccountID: a1.ID}, nil},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				p := list(t, tc.f, corebank.ListOptions{Limit: 100})
@@ -424,15 +423,22 @@ func TestListAccountDetails(t *testing.T) {
 		}
 	})
 	t.Run("ErrLimit", func(t *testing.T) {
-		_, err := e.s.ListAccountDetails(ctx, ledger.AccountDetailsFilter{}, corebank.ListOptions{Limit: 101})
+		_, err := e.s.ListAccountDetails(ctx, sys, ledger.AccountDetailsFilter{}, corebank.ListOptions{Limit: 101})
 		if diff := cmp.Diff(map[string]string{"limit": "must be between 1 and 100"}, errFields(err)); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
 	})
+	t.Run("ErrAccountNotFound", func(t *testing.T) {
+		// An account outside the entity named beside it is not found there.
+		_, err := e.s.ListAccountDetails(ctx, sys, ledger.AccountDetailsFilter{EntityID: "ent2", AccountID: a1.ID}, corebank.ListOptions{})
+		if !errors.Is(err, ledger.ErrAccountNotFound) {
+			t.Errorf("err = %v, want ErrAccountNotFound", err)
+		}
+	})
 	t.Run("ErrCursor", func(t *testing.T) {
-		_, err := e.s.ListAccountDetails(ctx, ledger.AccountDetailsFilter{}, corebank.ListOptions{After: "a/b"})
-		if diff := cmp.Diff(map[string]string{"cursor": "is malformed"}, errFields(err)); diff != "" {
-			t.Errorf("(-want +got):\n%s", diff)
+		_, err := e.s.ListAccountDetails(ctx, sys, ledger.AccountDetailsFilter{}, corebank.ListOptions{After: "a/b"})
+		if diff := cmp.Diff(corebank.ErrCursor.Fields, errFields(err)); diff != "" {
+			t.Errorf("err %v (-want +got):\n%s", err, diff)
 		}
 	})
 }
@@ -445,7 +451,7 @@ func TestDeleteAccountDetails(t *testing.T) {
 		d := e.details(t, ledger.NewAccountDetails{AccountID: a.ID, TerminateAfter: intp(1)})
 		keep := e.details(t, ledger.NewAccountDetails{AccountID: a.ID})
 		e.clock.Add(time.Second)
-		got, err := e.s.DeleteAccountDetails(ctx, d.ID)
+		got, err := e.s.DeleteAccountDetails(ctx, sys, d.ID, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -457,15 +463,15 @@ func TestDeleteAccountDetails(t *testing.T) {
 		if diff := cmp.Diff(&want, got); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
-		again, err := e.s.DeleteAccountDetails(ctx, d.ID)
+		again, err := e.s.DeleteAccountDetails(ctx, sys, d.ID, "")
 		if err != nil || again.Deleted != ms {
 			t.Errorf("second delete = %+v, %v", again, err)
 		}
-		stored, err := e.s.GetAccountDetails(ctx, d.ID)
+		stored, err := e.s.GetAccountDetails(ctx, sys, d.ID, "")
 		if err != nil || stored.Deleted != ms {
 			t.Errorf("GetAccountDetails after delete = %+v, %v", stored, err)
 		}
-		p, err := e.s.ListAccountDetails(ctx, ledger.AccountDetailsFilter{AccountID: a.ID}, corebank.ListOptions{})
+		p, err := e.s.ListAccountDetails(ctx, sys, ledger.AccountDetailsFilter{AccountID: a.ID}, corebank.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -477,13 +483,13 @@ func TestDeleteAccountDetails(t *testing.T) {
 		}
 		// The expiry of deleted details is cancelled.
 		e.clock.Add(48 * time.Hour)
-		if n, err := e.s.ExpireAccountDetails(ctx, e.clock.Now()); err != nil || n != 0 {
-			t.Errorf("ExpireAccountDetails = %d, %v; want 0", n, err)
+		if n, err := e.s.RunDue(ctx, e.clock.Now()); err != nil || n != 0 {
+			t.Errorf("RunDue = %d, %v; want 0", n, err)
 		}
 	})
 	t.Run("ErrAccountDetailsNotFound", func(t *testing.T) {
 		e := newDetailsEnv(t)
-		if _, err := e.s.DeleteAccountDetails(ctx, "nope"); !errors.Is(err, ledger.ErrAccountDetailsNotFound) || errCode(err) != "not_found" {
+		if _, err := e.s.DeleteAccountDetails(ctx, sys, "nope", ""); !errors.Is(err, ledger.ErrAccountDetailsNotFound) || errCode(err) != "not_found" {
 			t.Errorf("err = %v", err)
 		}
 	})
@@ -508,12 +514,12 @@ func TestDeleteAccountDetails(t *testing.T) {
 			t.Fatalf("DeleteAccountDetailsForAccountTx = %d, %v; want 2", n, err)
 		}
 		for _, id := range []string{d1.ID, d2.ID} {
-			d, err := e.s.GetAccountDetails(ctx, id)
+			d, err := e.s.GetAccountDetails(ctx, sys, id, "")
 			if err != nil || d.Deleted == 0 || d.StatusReason != "account_deleted" {
 				t.Errorf("details %s after account deletion = %+v, %v", id, d, err)
 			}
 		}
-		if d, _ := e.s.GetAccountDetails(ctx, o.ID); d.Deleted != 0 {
+		if d, _ := e.s.GetAccountDetails(ctx, sys, o.ID, ""); d.Deleted != 0 {
 			t.Errorf("details of another account deleted")
 		}
 		if got := len(e.eventsOf(t, ledger.EventAccountDetailsDeleted)); got != 2 {
@@ -522,7 +528,7 @@ func TestDeleteAccountDetails(t *testing.T) {
 	})
 }
 
-func TestExpireAccountDetails(t *testing.T) {
+func TestRunDueExpiresAccountDetails(t *testing.T) {
 	ctx := context.Background()
 	e := newDetailsEnv(t)
 	a := e.MustAccount(t, "ent1", "USD")
@@ -534,8 +540,8 @@ func TestExpireAccountDetails(t *testing.T) {
 	}
 
 	e.clock.Add(24*time.Hour - time.Millisecond)
-	if n, err := e.s.ExpireAccountDetails(ctx, e.clock.Now()); err != nil || n != 0 {
-		t.Fatalf("before expiry: ExpireAccountDetails = %d, %v", n, err)
+	if n, err := e.s.RunDue(ctx, e.clock.Now()); err != nil || n != 0 {
+		t.Fatalf("before expiry: RunDue = %d, %v", n, err)
 	}
 	if err := accepts(short.ID); err != nil {
 		t.Errorf("AcceptsInflowsTx before expiry: %v", err)
@@ -546,10 +552,10 @@ func TestExpireAccountDetails(t *testing.T) {
 	if err := accepts(short.ID); !errors.Is(err, ledger.ErrAccountDetailsInactive) {
 		t.Errorf("AcceptsInflowsTx at expiry = %v, want ErrAccountDetailsInactive", err)
 	}
-	if n, err := e.s.ExpireAccountDetails(ctx, e.clock.Now()); err != nil || n != 1 {
-		t.Fatalf("at expiry: ExpireAccountDetails = %d, %v; want 1", n, err)
+	if n, err := e.s.RunDue(ctx, e.clock.Now()); err != nil || n != 1 {
+		t.Fatalf("at expiry: RunDue = %d, %v; want 1", n, err)
 	}
-	got, err := e.s.GetAccountDetails(ctx, short.ID)
+	got, err := e.s.GetAccountDetails(ctx, sys, short.ID, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,13 +569,13 @@ func TestExpireAccountDetails(t *testing.T) {
 	if diff := cmp.Diff([]ledger.AccountDetails{want}, e.eventsOf(t, ledger.EventAccountDetailsUpdated)); diff != "" {
 		t.Errorf("updated events (-want +got):\n%s", diff)
 	}
-	if n, _ := e.s.ExpireAccountDetails(ctx, e.clock.Now()); n != 0 {
+	if n, _ := e.s.RunDue(ctx, e.clock.Now()); n != 0 {
 		t.Errorf("second run expired %d", n)
 	}
 
 	e.clock.Add(10 * 24 * time.Hour)
-	if n, err := e.s.ExpireAccountDetails(ctx, e.clock.Now()); err != nil || n != 1 {
-		t.Fatalf("later: ExpireAccountDetails = %d, %v; want 1", n, err)
+	if n, err := e.s.RunDue(ctx, e.clock.Now()); err != nil || n != 1 {
+		t.Fatalf("later: RunDue = %d, %v; want 1", n, err)
 	}
 	for id, wantErr := range map[string]error{short.ID: ledger.ErrAccountDetailsInactive, long.ID: ledger.ErrAccountDetailsInactive, forever.ID: nil} {
 		if err := accepts(id); !errors.Is(err, wantErr) && !(err == nil && wantErr == nil) {
@@ -577,7 +583,7 @@ func TestExpireAccountDetails(t *testing.T) {
 		}
 	}
 	// Expired details stay listed.
-	p, err := e.s.ListAccountDetails(ctx, ledger.AccountDetailsFilter{AccountID: a.ID}, corebank.ListOptions{})
+	p, err := e.s.ListAccountDetails(ctx, sys, ledger.AccountDetailsFilter{AccountID: a.ID}, corebank.ListOptions{})
 	if err != nil || len(p.Items) != 3 {
 		t.Errorf("list after expiry: %d items, %v", len(p.Items), err)
 	}
@@ -601,7 +607,7 @@ func TestAccountDetailsInflows(t *testing.T) {
 		t.Errorf("unknown: %v", err)
 	}
 
-	st, err := e.s.GetAccountDetailsStats(ctx, fiat.ID)
+	st, err := e.s.GetAccountDetailsStats(ctx, sys, fiat.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -616,7 +622,7 @@ func TestAccountDetailsInflows(t *testing.T) {
 		}
 	}
 	last := e.clock.Now().UnixMilli()
-	st, err = e.s.GetAccountDetailsStats(ctx, fiat.ID)
+	st, err = e.s.GetAccountDetailsStats(ctx, sys, fiat.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -627,7 +633,7 @@ func TestAccountDetailsInflows(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"amount": "must be greater than zero"}, errFields(err)); diff != "" {
 		t.Errorf("zero amount (-want +got):\n%s", diff)
 	}
-	if _, err := e.s.GetAccountDetailsStats(ctx, "nope"); !errors.Is(err, ledger.ErrAccountDetailsNotFound) {
+	if _, err := e.s.GetAccountDetailsStats(ctx, sys, "nope"); !errors.Is(err, ledger.ErrAccountDetailsNotFound) {
 		t.Errorf("stats of unknown details: %v", err)
 	}
 }
@@ -650,7 +656,7 @@ func TestAccountDetailsByNumber(t *testing.T) {
 		{"AccountNumber", usd.AccountNumber, usd.ID},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := e.s.AccountDetailsByNumber(ctx, tc.number)
+			got, err := e.s.AccountDetailsByNumber(ctx, sys, tc.number)
 			if err != nil || got.ID != tc.want {
 				t.Errorf("AccountDetailsByNumber(%q) = %v, %v; want %s", tc.number, got, err, tc.want)
 			}
@@ -658,7 +664,7 @@ func TestAccountDetailsByNumber(t *testing.T) {
 	}
 	t.Run("ErrAccountDetailsNotFound", func(t *testing.T) {
 		for _, n := range []string{"", strings.ToLower(sol.AccountNumber), "123"} {
-			if _, err := e.s.AccountDetailsByNumber(ctx, n); !errors.Is(err, ledger.ErrAccountDetailsNotFound) {
+			if _, err := e.s.AccountDetailsByNumber(ctx, sys, n); !errors.Is(err, ledger.ErrAccountDetailsNotFound) {
 				t.Errorf("AccountDetailsByNumber(%q) err = %v", n, err)
 			}
 		}
@@ -706,7 +712,7 @@ func TestAccountDetailsLifecycle(t *testing.T) {
 			acct := e.MustAccount(t, "ent1", "USC")
 			check := func(step string, total int64, events map[string]int) {
 				t.Helper()
-				p, err := e.s.ListAccountDetails(ctx, ledger.AccountDetailsFilter{EntityID: "ent1"}, corebank.ListOptions{})
+				p, err := e.s.ListAccountDetails(ctx, sys, ledger.AccountDetailsFilter{EntityID: "ent1"}, corebank.ListOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -723,7 +729,7 @@ func TestAccountDetailsLifecycle(t *testing.T) {
 			d2 := e.details(t, ledger.NewAccountDetails{AccountID: acct.ID, Chain: "sol"})
 			check("create", 2, map[string]int{ledger.EventAccountDetailsCreated: 2})
 			for _, d := range []*ledger.AccountDetails{d1, d2} {
-				if _, err := e.s.ActivateAccountDetails(ctx, d.ID); err != nil {
+				if _, err := e.s.ActivateAccountDetails(ctx, sys, d.ID); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -738,19 +744,19 @@ func TestAccountDetailsLifecycle(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.clock.Add(7 * 24 * time.Hour)
-			if n, err := e.s.ExpireAccountDetails(ctx, e.clock.Now()); err != nil || n != 1 {
-				t.Fatalf("ExpireAccountDetails = %d, %v", n, err)
+			if n, err := e.s.RunDue(ctx, e.clock.Now()); err != nil || n != 1 {
+				t.Fatalf("RunDue = %d, %v", n, err)
 			}
 			check("expire", 2, map[string]int{ledger.EventAccountDetailsUpdated: 3})
-			if _, err := e.s.DeleteAccountDetails(ctx, d2.ID); err != nil {
+			if _, err := e.s.DeleteAccountDetails(ctx, sys, d2.ID, ""); err != nil {
 				t.Fatal(err)
 			}
 			check("delete", 1, map[string]int{ledger.EventAccountDetailsDeleted: 1})
-			st, err := e.s.GetAccountDetailsStats(ctx, d1.ID)
+			st, err := e.s.GetAccountDetailsStats(ctx, sys, d1.ID)
 			if err != nil || st.TotalInflowsCount != 1 || st.TotalInflowsAmount != 5_000_000 {
 				t.Errorf("stats = %+v, %v", st, err)
 			}
-			if got, err := e.s.AccountDetailsByNumber(ctx, d2.AccountNumber); err != nil || got.Deleted == 0 {
+			if got, err := e.s.AccountDetailsByNumber(ctx, sys, d2.AccountNumber); err != nil || got.Deleted == 0 {
 				t.Errorf("AccountDetailsByNumber of deleted = %+v, %v", got, err)
 			}
 		})

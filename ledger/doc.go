@@ -16,9 +16,9 @@
 // first account is its default (is_default).
 //
 // Lists are prefix scans over index keys, one key per account and subset of
-// the filters {entity, currency, type} ("ec/<entity>/<currency>/<id>"), so a
-// page costs one seek plus the page at any depth, and total counts are
-// counters kept beside the index (O(1)). Deleting requires a zero settled
+// the filters {entity, currency, type} ("ec/<entity>/<currency>/<id>"),
+// read with storage.ReadPage, so a page costs one seek plus the page at any
+// depth, and total counts are counters kept beside the index (O(1)). Deleting requires a zero settled
 // balance and no pending holds (ErrAccountNotEmpty); a deleted account keeps
 // its record with deleted = the deletion time in ms, is still returned by
 // GetAccount and AccountByServiceBAN, leaves every list, and refuses new
@@ -53,9 +53,7 @@
 // PostHold settles it in full or in part, releasing the rest; VoidHold
 // releases it. A hold with a Timeout resolves itself when RunDue runs at or
 // after its expiry: voided (status expired) by default, or posted in full
-// with OnTimeout = TimeoutPost (inflows that settle by themselves). The
-// ledger starts no goroutines; a runner calls RunDue on a ticker, or a test
-// after advancing a mock clock.
+// with OnTimeout = TimeoutPost (inflows that settle by themselves).
 //
 // Post and Hold take an optional idempotency Key: a retry with the same key
 // and content returns the original result without writing; the same key
@@ -67,16 +65,43 @@
 // The EntityGate lets the entities package veto account opening and new
 // movements inside the same transaction; completing a hold is never vetoed.
 //
+// # Due work
+//
+// Hold timeouts and account details' terminate_after are scheduled on
+// storage's due queue (storage.Schedule) in the transaction that makes them
+// due. DueJobs registers them in this order: "ledger.hold" (resolve the
+// hold) then "ledger.details" (deactivate the details, reason expired), and
+// RunDue runs both. The ledger starts no goroutines; a runner calls RunDue
+// on a ticker, or a test after advancing a mock clock.
+//
+// # Authorization
+//
+// Methods about accounts, account details and statements (CreateAccount,
+// GetAccount, ListAccounts, CountAccounts, RenameAccount, DeleteAccount,
+// AccountByServiceBAN, Statement, CreateAccountDetails, GetAccountDetails,
+// ListAccountDetails, ActivateAccountDetails, DeleteAccountDetails,
+// GetAccountDetailsStats, AccountDetailsByNumber) take a corebank.Caller
+// and apply internal/scope's rule inside their own transaction, over
+// Options.Tree: a requested entity_id outside the caller's tree (or
+// unknown) is corebank.ErrEntityNotFound whatever the object; an object
+// outside it answers its own not-found error (ErrAccountNotFound,
+// ErrAccountDetailsNotFound) exactly as a missing one; changes by a
+// read-only caller are corebank.ErrForbidden. The bookkeeping operations
+// (Post, Hold, PostHold, VoidHold, balances, history, events) and every
+// ...Tx form are trusted, caller-free composition: the domain that
+// composes them checks its own caller's scope first.
+//
 // # Storage and encoding
 //
-// Hot records (balances, holds, history lines, journal entries) use a
-// compact binary encoding: a version byte, then varints and length-prefixed
+// Hot records (balances, holds, history lines, journal entries, pending
+// statement rows) use storage's binary record codec (storage.Encoder and
+// storage.Decoder): a version byte, then varints and length-prefixed
 // strings. Accounts and events are JSON; an account change encodes the
 // account once, for its record and its event's object. A two-phase transfer
 // between two customer accounts writes the hold twice, each balance twice,
 // four history lines and adds and removes two pending-index keys. Reads on
 // the hot path decode straight from the stored value when the backend offers
-// Peek (storage/memory) and copy only the strings they keep.
+// storage.Peeker (storage/memory) and copy only the strings they keep.
 //
 // # Statements
 //

@@ -66,62 +66,6 @@ type JournalEntry struct {
 	Created   int64             `json:"created"`
 }
 
-const entryVersion = 1
-
-func (j *JournalEntry) encode() []byte {
-	e := encoder{b: make([]byte, 0, 96+len(j.Lines)*40)}
-	e.byte(entryVersion)
-	e.str(j.ID)
-	e.str(j.Key)
-	e.varint(j.Created)
-	e.str(j.Narration)
-	e.str(j.Reference)
-	e.strMap(j.Meta)
-	e.uvarint(uint64(len(j.Lines)))
-	for _, l := range j.Lines {
-		e.str(l.AccountID)
-		if l.Side == Debit {
-			e.byte('D')
-		} else {
-			e.byte('C')
-		}
-		e.varint(l.Amount)
-		e.str(l.Currency)
-	}
-	return e.b
-}
-
-func decodeEntry(b []byte) (*JournalEntry, error) {
-	d := decoder{b: b}
-	if d.byte() != entryVersion {
-		return nil, errCorrupt
-	}
-	j := &JournalEntry{}
-	j.ID = d.str()
-	j.Key = d.str()
-	j.Created = d.varint()
-	j.Narration = d.str()
-	j.Reference = d.str()
-	j.Meta = d.strMap()
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		return nil, errCorrupt
-	}
-	j.Lines = make([]Line, n)
-	for i := range j.Lines {
-		l := &j.Lines[i]
-		l.AccountID = d.str()
-		if d.byte() == 'D' {
-			l.Side = Debit
-		} else {
-			l.Side = Credit
-		}
-		l.Amount = d.varint()
-		l.Currency = d.str()
-	}
-	return j, d.err
-}
-
 // Post applies entry as one transaction and returns the posted entry.
 //
 // Errors: a validation error naming each bad field (lines.N.amount, ...);
@@ -131,16 +75,9 @@ func decodeEntry(b []byte) (*JournalEntry, error) {
 // below zero; ErrIdempotencyKeyReused; and any error of the EntityGate. On
 // error nothing is written.
 func (s *Service) Post(ctx context.Context, entry Entry) (*JournalEntry, error) {
-	var out *JournalEntry
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = s.PostTx(tx, s.clock.Now(), entry)
-		return err
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*JournalEntry, error) {
+		return s.PostTx(tx, s.clock.Now(), entry)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // PostTx is Post inside tx at time now, for callers composing several
@@ -350,7 +287,7 @@ func lookupIdem(tx storage.Tx, key string) (byte, string, error) {
 		return 0, "", err
 	}
 	if len(raw) < 1 {
-		return 0, "", errCorrupt
+		return 0, "", storage.ErrCorrupt
 	}
 	return raw[0], string(raw[1:]), nil
 }
@@ -420,11 +357,7 @@ func getEntry(tx storage.Tx, id string) (*JournalEntry, error) {
 
 // GetEntry returns a posted journal entry, or ErrEntryNotFound.
 func (s *Service) GetEntry(ctx context.Context, id string) (*JournalEntry, error) {
-	var out *JournalEntry
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = getEntry(tx, id)
-		return err
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*JournalEntry, error) {
+		return getEntry(tx, id)
 	})
-	return out, err
 }

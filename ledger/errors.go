@@ -5,14 +5,16 @@ import "github.com/corebank/corebank"
 // Errors returned by the ledger. Compare with errors.Is; the returned copies
 // may carry a more specific message or fields.
 var (
-	// ErrAccountNotFound is returned for an unknown account ID or service BAN.
-	// Its code is the shared not_found, so errors.Is also matches other
-	// not_found errors of kind NotFound (ErrHoldNotFound, ErrEntryNotFound).
-	ErrAccountNotFound = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "account not found")
+	// ErrAccountNotFound is returned for an unknown account ID or service
+	// BAN, and for an account outside the caller's tree. Each not-found
+	// error names its resource (corebank.NotFound), so errors.Is tells it
+	// from ErrHoldNotFound, ErrEntryNotFound and ErrAccountDetailsNotFound;
+	// all share the code not_found.
+	ErrAccountNotFound = corebank.NotFound("account")
 	// ErrHoldNotFound is returned for an unknown hold ID.
-	ErrHoldNotFound = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "hold not found")
+	ErrHoldNotFound = corebank.NotFound("hold")
 	// ErrEntryNotFound is returned for an unknown journal entry ID.
-	ErrEntryNotFound = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "journal entry not found")
+	ErrEntryNotFound = corebank.NotFound("journal entry")
 
 	// ErrInsufficientFunds is returned when a debit would take a customer
 	// account's available balance below zero. Nothing is written.

@@ -108,10 +108,9 @@ func (s *Service) Events(ctx context.Context, afterSeq uint64, limit int) ([]Eve
 	if limit > 1000 {
 		limit = 1000
 	}
-	var out []Event
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		out = out[:0]
-		return tx.Scan(bucketEvents, storage.ScanOptions{After: storage.AppendUint64(nil, afterSeq), Limit: limit}, func(_, v []byte) error {
+	return storage.View(ctx, s.db, func(tx storage.Tx) ([]Event, error) {
+		var out []Event
+		err := tx.Scan(bucketEvents, storage.ScanOptions{After: storage.AppendUint64(nil, afterSeq), Limit: limit}, func(_, v []byte) error {
 			var ev Event
 			if err := json.Unmarshal(v, &ev); err != nil {
 				return fmt.Errorf("ledger: decode event: %w", err)
@@ -119,9 +118,6 @@ func (s *Service) Events(ctx context.Context, afterSeq uint64, limit int) ([]Eve
 			out = append(out, ev)
 			return nil
 		})
+		return out, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }

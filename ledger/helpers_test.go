@@ -17,6 +17,9 @@ import (
 
 var ctx = context.Background()
 
+// sys is the trusted in-process caller the tests act as.
+var sys = corebank.System()
+
 // start is the mock clock's start: 2026-11-01T09:00:00Z.
 var start = time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 
@@ -50,7 +53,7 @@ func newSeededEnv(tb testing.TB, db storage.Backend, gate ledger.EntityGate, see
 // MustAccount opens a checking account for entity in currency.
 func (e *env) MustAccount(tb testing.TB, entity, currency string) *ledger.Account {
 	tb.Helper()
-	a, err := e.s.CreateAccount(ctx, ledger.NewAccount{EntityID: entity, Type: ledger.TypeChecking, Currency: currency, DisplayName: "Main " + currency})
+	a, err := e.s.CreateAccount(ctx, sys, ledger.NewAccount{EntityID: entity, Type: ledger.TypeChecking, Currency: currency, DisplayName: "Main " + currency})
 	if err != nil {
 		tb.Fatalf("CreateAccount: %v", err)
 	}

@@ -78,55 +78,6 @@ type HistoryLine struct {
 	Reference string `json:"reference,omitempty"`
 }
 
-const lineVersion = 1
-
-func (l *HistoryLine) appendTo(b []byte) []byte {
-	e := encoder{b: b}
-	e.byte(lineVersion)
-	e.byte(lineKindCode(l.Kind))
-	e.uvarint(l.Seq)
-	e.varint(l.Created)
-	e.str(l.TxID)
-	e.varint(l.SettledDelta)
-	e.varint(l.PendingDebitsDelta)
-	e.varint(l.PendingCreditsDelta)
-	e.varint(l.Balance.Settled)
-	e.varint(l.Balance.PendingDebits)
-	e.varint(l.Balance.PendingCredits)
-	e.varint(l.Credits)
-	e.varint(l.Debits)
-	e.str(l.Narration)
-	e.str(l.Reference)
-	return e.b
-}
-
-func decodeLine(b []byte) (*HistoryLine, error) {
-	d := decoder{b: b}
-	if d.byte() != lineVersion {
-		return nil, errCorrupt
-	}
-	l := &HistoryLine{}
-	k := d.byte()
-	if int(k) >= len(lineKindNames) || k == 0 {
-		return nil, errCorrupt
-	}
-	l.Kind = lineKindNames[k]
-	l.Seq = d.uvarint()
-	l.Created = d.varint()
-	l.TxID = d.str()
-	l.SettledDelta = d.varint()
-	l.PendingDebitsDelta = d.varint()
-	l.PendingCreditsDelta = d.varint()
-	l.Balance.Settled = d.varint()
-	l.Balance.PendingDebits = d.varint()
-	l.Balance.PendingCredits = d.varint()
-	l.Credits = d.varint()
-	l.Debits = d.varint()
-	l.Narration = d.str()
-	l.Reference = d.str()
-	return l, d.err
-}
-
 // histPrefix is "<account>/<stream>/".
 func histPrefix(account string, stream byte) []byte {
 	k := make([]byte, 0, len(account)+3+16)
@@ -195,11 +146,12 @@ func lastLineBefore(tx storage.Tx, account string, stream byte, msExclusive uint
 // after is non-nil (the last line the caller already has) the walk resumes
 // after it with one seek per stream; otherwise it reads the whole history,
 // O(n): for audits, exports and tests. It returns ErrAccountNotFound for an
-// unknown account; an error from fn ends the walk and is returned.
+// unknown account; an error from fn ends the walk and is returned. fn runs
+// after the read transaction ends, so it may call the ledger.
 func (s *Service) History(ctx context.Context, accountID string, after *HistoryLine, fn func(HistoryLine) error) error {
-	return s.db.View(ctx, func(tx storage.Tx) error {
+	lines, err := storage.View(ctx, s.db, func(tx storage.Tx) ([]*HistoryLine, error) {
 		if _, err := loadBal(tx, accountID); err != nil {
-			return err
+			return nil, err
 		}
 		var lines []*HistoryLine
 		for _, stream := range []byte{histSettled, histPending} {
@@ -218,15 +170,19 @@ func (s *Service) History(ctx context.Context, accountID string, after *HistoryL
 				return nil
 			})
 			if err != nil {
-				return err
+				return nil, err
 			}
 		}
 		sort.Slice(lines, func(i, j int) bool { return lines[i].Seq < lines[j].Seq })
-		for _, l := range lines {
-			if err := fn(*l); err != nil {
-				return err
-			}
-		}
-		return nil
+		return lines, nil
 	})
+	if err != nil {
+		return err
+	}
+	for _, l := range lines {
+		if err := fn(*l); err != nil {
+			return err
+		}
+	}
+	return nil
 }

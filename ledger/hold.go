@@ -74,74 +74,8 @@ type Hold struct {
 	Updated   int64             `json:"updated"`
 }
 
-const holdVersion = 1
-
-func (h *Hold) appendTo(b []byte) []byte {
-	e := encoder{b: b}
-	e.byte(holdVersion)
-	e.str(h.ID)
-	e.str(h.Key)
-	e.str(h.DebitAccountID)
-	e.str(h.CreditAccountID)
-	e.str(h.Currency)
-	e.varint(h.Amount)
-	e.varint(h.PostedAmount)
-	var st byte
-	for i, n := range holdStatusNames {
-		if n == h.Status {
-			st = byte(i)
-		}
-	}
-	e.byte(st)
-	e.varint(h.ExpiresAt)
-	if h.OnTimeout == TimeoutPost {
-		e.byte(1)
-	} else {
-		e.byte(0)
-	}
-	e.varint(h.Created)
-	e.varint(h.Updated)
-	e.str(h.Narration)
-	e.str(h.Reference)
-	e.strMap(h.Meta)
-	return e.b
-}
-
-// decodeHold decodes a stored hold whose key is id, sharing id's bytes for
-// the ID instead of allocating a copy.
-func decodeHold(b []byte, id string) (*Hold, error) {
-	d := decoder{b: b}
-	if d.byte() != holdVersion {
-		return nil, errCorrupt
-	}
-	h := &Hold{}
-	h.ID = d.strKnown(id)
-	h.Key = d.str()
-	h.DebitAccountID = d.str()
-	h.CreditAccountID = d.str()
-	h.Currency = d.currency()
-	h.Amount = d.varint()
-	h.PostedAmount = d.varint()
-	st := d.byte()
-	if int(st) >= len(holdStatusNames) {
-		return nil, errCorrupt
-	}
-	h.Status = holdStatusNames[st]
-	h.ExpiresAt = d.varint()
-	h.OnTimeout = TimeoutVoid
-	if d.byte() == 1 {
-		h.OnTimeout = TimeoutPost
-	}
-	h.Created = d.varint()
-	h.Updated = d.varint()
-	h.Narration = d.str()
-	h.Reference = d.str()
-	h.Meta = d.strMap()
-	return h, d.err
-}
-
 func getHold(tx storage.Tx, id string) (*Hold, error) {
-	raw, err := peek(tx, bucketHolds, []byte(id))
+	raw, err := storage.Peek(tx, bucketHolds, []byte(id))
 	return holdFrom(raw, err, id)
 }
 
@@ -149,7 +83,7 @@ func getHold(tx storage.Tx, id string) (*Hold, error) {
 func (s *Service) getHold(tx storage.Tx, id string) (*Hold, error) {
 	bp := s.buf()
 	k := append(*bp, id...)
-	raw, err := peek(tx, bucketHolds, k)
+	raw, err := storage.Peek(tx, bucketHolds, k)
 	s.release(bp, k)
 	return holdFrom(raw, err, id)
 }
@@ -167,21 +101,13 @@ func holdFrom(raw []byte, err error, id string) (*Hold, error) {
 
 // GetHold returns a hold, or ErrHoldNotFound.
 func (s *Service) GetHold(ctx context.Context, id string) (*Hold, error) {
-	var out *Hold
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = getHold(tx, id)
-		return err
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*Hold, error) {
+		return getHold(tx, id)
 	})
-	return out, err
 }
 
 // GetHoldTx is GetHold inside tx.
 func (s *Service) GetHoldTx(tx storage.Tx, id string) (*Hold, error) { return getHold(tx, id) }
-
-func dueKey(ms int64, id string) []byte {
-	return append(storage.AppendInt64(make([]byte, 0, 8+len(id)), ms), id...)
-}
 
 // pendingKey indexes a customer account's pending holds by time, for
 // statements that include pending transactions.
@@ -190,20 +116,6 @@ func appendPendingKey(k []byte, account string, ms int64, holdID string) []byte 
 	k = append(k, '/')
 	k = storage.AppendInt64(k, ms)
 	return append(k, holdID...)
-}
-
-func appendPendingValue(b []byte, side Side, h *Hold) []byte {
-	e := encoder{b: b}
-	e.byte(1)
-	if side == Debit {
-		e.byte('D')
-	} else {
-		e.byte('C')
-	}
-	e.varint(h.Amount)
-	e.str(h.Narration)
-	e.str(h.Reference)
-	return e.b
 }
 
 // Hold places a pending transfer and returns it.
@@ -215,16 +127,9 @@ func appendPendingValue(b []byte, side Side, h *Hold) []byte {
 // is below Amount; ErrIdempotencyKeyReused; any EntityGate error. On error
 // nothing is written.
 func (s *Service) Hold(ctx context.Context, req HoldRequest) (*Hold, error) {
-	var out *Hold
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = s.HoldTx(tx, s.clock.Now(), req)
-		return err
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Hold, error) {
+		return s.HoldTx(tx, s.clock.Now(), req)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // HoldTx is Hold inside tx at time now. It writes nothing when it returns
@@ -296,7 +201,7 @@ func (s *Service) HoldTx(tx storage.Tx, now time.Time, req HoldRequest) (*Hold, 
 		if req.Timeout%time.Millisecond != 0 {
 			h.ExpiresAt++
 		}
-		if err := tx.Put(bucketDue, dueKey(h.ExpiresAt, h.ID), nil); err != nil {
+		if err := storage.Schedule(tx, dueHold, h.ExpiresAt, h.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -406,16 +311,9 @@ func replayHold(tx storage.Tx, req *HoldRequest) (*Hold, error) {
 // expired or was posted with another amount; a validation error on
 // "amount" when it is negative or exceeds the hold.
 func (s *Service) PostHold(ctx context.Context, holdID string, amount int64) (*Hold, error) {
-	var out *Hold
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = s.PostHoldTx(tx, s.clock.Now(), holdID, amount)
-		return err
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Hold, error) {
+		return s.PostHoldTx(tx, s.clock.Now(), holdID, amount)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // PostHoldTx is PostHold inside tx at time now. It writes nothing when it
@@ -448,16 +346,9 @@ func (s *Service) PostHoldTx(tx storage.Tx, now time.Time, holdID string, amount
 //
 // Errors: ErrHoldNotFound; ErrHoldNotPending when it is posted or expired.
 func (s *Service) VoidHold(ctx context.Context, holdID string) (*Hold, error) {
-	var out *Hold
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = s.VoidHoldTx(tx, s.clock.Now(), holdID)
-		return err
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Hold, error) {
+		return s.VoidHoldTx(tx, s.clock.Now(), holdID)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // VoidHoldTx is VoidHold inside tx at time now. It writes nothing when it
@@ -505,7 +396,7 @@ func (s *Service) resolve(tx storage.Tx, now time.Time, h *Hold, status HoldStat
 		return err
 	}
 	if h.ExpiresAt != 0 {
-		if err := tx.Delete(bucketDue, dueKey(h.ExpiresAt, h.ID)); err != nil {
+		if err := storage.Unschedule(tx, dueHold, h.ExpiresAt, h.ID); err != nil {
 			return err
 		}
 	}
@@ -525,80 +416,44 @@ func (s *Service) putHold(tx storage.Tx, h *Hold) error {
 	return err
 }
 
-// RunDue resolves every pending hold whose timeout fell due at or before
-// asOf (voiding it, or posting it in full when its OnTimeout is
-// TimeoutPost), in batches of Options.DueBatch per transaction, and returns
-// how many it resolved. Changes are stamped with the clock's time. Callers
-// run it on a ticker, or after advancing a mock clock.
-func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
-	return s.drainDue(ctx, bucketDue, asOf, s.dueBatch, func(tx storage.Tx, now time.Time, keys [][]byte) (int, error) {
-		n := 0
-		for _, k := range keys {
-			h, err := s.getHold(tx, string(k[8:]))
-			if err != nil {
-				return 0, err
-			}
-			if h.Status != HoldPending {
-				// Defensive: resolution deletes the due key.
-				if err := tx.Delete(bucketDue, dueKey(h.ExpiresAt, h.ID)); err != nil {
-					return 0, err
-				}
-				continue
-			}
-			if h.OnTimeout == TimeoutPost {
-				err = s.resolve(tx, now, h, HoldPosted, h.Amount)
-			} else {
-				err = s.resolve(tx, now, h, HoldExpired, 0)
-			}
-			if err != nil {
-				return 0, err
-			}
-			n++
-		}
-		return n, nil
-	})
+// Kinds of due work the ledger schedules (see DueJobs).
+const (
+	dueHold    = "ledger.hold"    // a hold's timeout, at ExpiresAt
+	dueDetails = "ledger.details" // account details' terminate_after, at ExpiresAt
+)
+
+// DueJobs returns the ledger's due work, in the order it runs at one
+// instant: "ledger.hold" resolves a pending hold whose timeout fell due
+// (voiding it, status expired, or posting it in full when its OnTimeout is
+// TimeoutPost), then "ledger.details" deactivates account details whose
+// terminate_after ended (status inactive, reason expired,
+// account_details.updated appended). Both run inside the transaction that
+// takes the item off the queue, stamped with the clock's time.
+func (s *Service) DueJobs() []storage.DueJob {
+	return []storage.DueJob{
+		{Kind: dueHold, Tx: s.expireHoldTx},
+		{Kind: dueDetails, Tx: s.expireDetailsTx},
+	}
 }
 
-// drainDue works through the due index b (keys are dueKey: expiry ms, then
-// an ID) in transactions of up to batch keys each, oldest first, handing
-// each transaction's keys that fell due at or before asOf to handle with
-// the clock's time, until a batch comes up short. It returns the sum of
-// handle's counts.
-func (s *Service) drainDue(ctx context.Context, b storage.Bucket, asOf time.Time, batch int, handle func(tx storage.Tx, now time.Time, keys [][]byte) (int, error)) (int, error) {
-	total := 0
-	asOfMs := corebank.Millis(asOf)
-	for {
-		var n, scanned int
-		err := s.db.Update(ctx, func(tx storage.Tx) error {
-			n, scanned = 0, 0
-			now := s.clock.Now()
-			var keys [][]byte
-			err := tx.Scan(b, storage.ScanOptions{Limit: batch}, func(k, _ []byte) error {
-				if len(k) < 8 {
-					return errCorrupt
-				}
-				ms, _ := storage.Uint64(k)
-				if int64(ms) > asOfMs {
-					return storage.ErrStop
-				}
-				keys = append(keys, append([]byte(nil), k...))
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			scanned = len(keys)
-			n, err = handle(tx, now, keys)
-			return err
-		})
-		if err != nil {
-			return total, err
-		}
-		total += n
-		if scanned < batch {
-			return total, nil
-		}
+// RunDue does every item of DueJobs due at or before asOf, in batches of
+// Options.DueBatch per transaction, and returns how many it handled.
+// Callers run it on a ticker, or after advancing a mock clock.
+func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
+	return storage.NewDue(s.db, s.clock, s.dueBatch, s.DueJobs()...).RunDue(ctx, asOf)
+}
+
+// expireHoldTx resolves the hold of a due timeout. A hold already resolved
+// (which unschedules its timeout) is left alone.
+func (s *Service) expireHoldTx(tx storage.Tx, now time.Time, it storage.DueItem) error {
+	h, err := s.getHold(tx, it.ID)
+	if err != nil || h.Status != HoldPending {
+		return err
 	}
+	if h.OnTimeout == TimeoutPost {
+		return s.resolve(tx, now, h, HoldPosted, h.Amount)
+	}
+	return s.resolve(tx, now, h, HoldExpired, 0)
 }
 
 // plainlyValid reports, without allocating, that req passes every check of

@@ -388,7 +388,7 @@ func TestEventsOrder(t *testing.T) {
 		a := e.MustAccount(t, "e1", "USD")
 		want = append(want, ledger.EventAccountCreated+" "+a.ID)
 		if i%2 == 0 {
-			e.s.RenameAccount(ctx, a.ID, "renamed")
+			e.s.RenameAccount(ctx, sys, a.ID, "", "renamed")
 			want = append(want, ledger.EventAccountUpdated+" "+a.ID)
 		}
 	}
@@ -424,5 +424,52 @@ func TestEventsOrder(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestRunDueOrder checks DueJobs' documented order (hold timeouts before
+// account details expiry) and that one RunDue does both kinds.
+func TestRunDueOrder(t *testing.T) {
+	e := newEnv(t)
+	var kinds []string
+	for _, j := range e.s.DueJobs() {
+		kinds = append(kinds, j.Kind)
+	}
+	if diff := cmp.Diff([]string{"ledger.hold", "ledger.details"}, kinds); diff != "" {
+		t.Errorf("DueJobs kinds (-want +got):\n%s", diff)
+	}
+
+	a := e.MustAccount(t, "e1", "USD")
+	bank := e.s.SystemAccount("USD", ledger.PurposeClearingBank)
+	days := 1
+	if _, err := e.s.CreateAccountDetails(ctx, sys, ledger.NewAccountDetails{AccountID: a.ID, TerminateAfter: &days}); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Add(time.Hour)
+	if _, err := e.s.Hold(ctx, ledger.HoldRequest{DebitAccountID: bank, CreditAccountID: a.ID, Amount: 5, Timeout: time.Hour, OnTimeout: ledger.TimeoutPost}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := e.s.Events(ctx, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Add(48 * time.Hour)
+	if n, err := e.s.RunDue(ctx, e.clock.Now()); n != 2 || err != nil {
+		t.Fatalf("RunDue = %d, %v; want 2", n, err)
+	}
+	if diff := cmp.Diff(ledger.Balance{Settled: 5}, e.MustBalance(t, a.ID)); diff != "" {
+		t.Errorf("balance (-want +got):\n%s", diff)
+	}
+	after, err := e.s.Events(ctx, before[len(before)-1].Seq, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, ev := range after {
+		types = append(types, ev.Type)
+	}
+	// Posting a hold appends no event; the details' expiry appends one.
+	if diff := cmp.Diff([]string{ledger.EventAccountDetailsUpdated}, types); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }

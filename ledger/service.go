@@ -6,6 +6,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger/coordinates"
 	"github.com/corebank/corebank/storage"
 )
@@ -21,7 +22,6 @@ const (
 	bucketHistory  = storage.Bucket("ledger.history")        // <account>/S|P/<ms><seq> -> binary history line
 	bucketPending  = storage.Bucket("ledger.pending")        // <account>/<ms><hold ID> -> pending statement row
 	bucketHolds    = storage.Bucket("ledger.holds")          // hold ID -> binary hold
-	bucketDue      = storage.Bucket("ledger.due")            // <ms><hold ID> -> empty, holds with a timeout
 	bucketEntries  = storage.Bucket("ledger.entries")        // entry ID -> binary journal entry
 	bucketIdem     = storage.Bucket("ledger.idempotency")    // caller key -> kind byte + object ID
 	bucketEvents   = storage.Bucket("ledger.events")         // <seq> -> event JSON
@@ -50,11 +50,15 @@ type Options struct {
 	IDs *corebank.IDs
 	// Gate vetoes account opening and money movement; nil allows everything.
 	Gate EntityGate
+	// Tree answers which entities lie below which, for the scope of a
+	// caller (entities.Gate{} or *entities.Service); nil: a caller reaches
+	// only its own entity.
+	Tree scope.Tree
 	// Coordinates issues account details (bank coordinates, wallet
 	// addresses); default coordinates.NewSandbox(nil).
 	Coordinates coordinates.Provider
-	// DueBatch is how many due holds RunDue resolves per transaction;
-	// default 256.
+	// DueBatch is how many due items RunDue handles per transaction;
+	// default storage.DefaultDueBatch.
 	DueBatch int
 }
 
@@ -66,26 +70,12 @@ type Service struct {
 	clock    clock.Clock
 	ids      *corebank.IDs
 	gate     EntityGate
+	tree     scope.Tree
 	coords   coordinates.Provider
 	dueBatch int
 	// bufs recycles the scratch buffers hot writes build keys and values
-	// in; backends copy both on Put, so a buffer is free right after.
+	// in (see hot_records.go).
 	bufs sync.Pool
-}
-
-func (s *Service) buf() *[]byte {
-	if b, ok := s.bufs.Get().(*[]byte); ok {
-		return b
-	}
-	b := make([]byte, 0, 512)
-	return &b
-}
-
-func (s *Service) release(bp *[]byte, b []byte) {
-	if cap(b) <= 16<<10 {
-		*bp = b[:0]
-		s.bufs.Put(bp)
-	}
 }
 
 // NewService returns a ledger over db. It starts no goroutines; call RunDue
@@ -104,10 +94,7 @@ func NewService(db storage.Backend, opt *Options) *Service {
 	if o.Coordinates == nil {
 		o.Coordinates = coordinates.NewSandbox(nil)
 	}
-	if o.DueBatch <= 0 {
-		o.DueBatch = 256
-	}
-	return &Service{db: db, clock: o.Clock, ids: o.IDs, gate: o.Gate, coords: o.Coordinates, dueBatch: o.DueBatch}
+	return &Service{db: db, clock: o.Clock, ids: o.IDs, gate: o.Gate, tree: o.Tree, coords: o.Coordinates, dueBatch: o.DueBatch}
 }
 
 // Clock returns the clock the service reads time from.

@@ -21,6 +21,8 @@ type StatementQuery struct {
 	// IncludePending adds the account's holds that are still pending and
 	// were placed in the month, with a null running_balance.
 	IncludePending bool
+	// EntityID, when set, narrows the caller to that entity's tree.
+	EntityID string
 	// ListOptions pages the transactions; After and Before take the
 	// statement's next_cursor and previous_cursor.
 	corebank.ListOptions
@@ -33,8 +35,10 @@ type Statement struct {
 	Currency    string `json:"currency"`
 	ServiceBAN  string `json:"service_ban"`
 	// HolderAddress is left nil by the ledger (it knows no addresses); the
-	// caller fills it from the owning entity.
+	// caller fills it from the owning entity, EntityID.
 	HolderAddress any `json:"holder_address"`
+	// EntityID is the account's owner; it is not part of the body.
+	EntityID string `json:"-"`
 	// GeneratedAt is the clock's time, RFC 3339 (ISO 8601) in UTC.
 	GeneratedAt  string                 `json:"generated_at"`
 	Period       StatementPeriod        `json:"period"`
@@ -146,14 +150,17 @@ type stmtItem struct {
 	tx  StatementTransaction
 }
 
-// Statement returns one page of an account's monthly statement. Opening and
-// closing balances and totals cost two seeks (each settled history line
-// carries the running balance and cumulative totals), and a page costs one
-// seek plus the page, wherever it lies in the account's history.
+// Statement returns one page of the monthly statement of account
+// accountID, when caller may see the account (narrowed to q.EntityID when
+// set, as in GetAccount). Opening and closing balances and totals cost two
+// seeks (each settled history line carries the running balance and
+// cumulative totals), and a page costs one seek plus the page, wherever it
+// lies in the account's history.
 //
-// Errors: ErrAccountNotFound; a validation error on year, month, limit or
-// cursor.
-func (s *Service) Statement(ctx context.Context, accountID string, q StatementQuery) (*Statement, error) {
+// Errors: a validation error on year, month, limit or cursor;
+// corebank.ErrEntityNotFound for an unknown or foreign q.EntityID;
+// ErrAccountNotFound (also for an account outside the caller's tree).
+func (s *Service) Statement(ctx context.Context, caller corebank.Caller, accountID string, q StatementQuery) (*Statement, error) {
 	p := corebank.Problems{}
 	if q.Year < 1970 || q.Year > 9999 {
 		p.Add("year", "must be between 1970 and 9999")
@@ -183,14 +190,14 @@ func (s *Service) Statement(ctx context.Context, accountID string, q StatementQu
 	endT := start.AddDate(0, 1, 0)
 	startMs, endMs := start.UnixMilli(), endT.UnixMilli()-1 // inclusive bounds
 
-	var st *Statement
-	err = s.db.View(ctx, func(tx storage.Tx) error {
-		a, err := s.getAccountTx(tx, accountID)
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*Statement, error) {
+		a, err := s.accountFor(tx, caller, accountID, q.EntityID)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		st = &Statement{
+		st := &Statement{
 			AccountID:    a.ID,
+			EntityID:     a.EntityID,
 			AccountName:  a.DisplayName,
 			Currency:     a.Currency,
 			ServiceBAN:   a.ServiceBAN,
@@ -201,11 +208,11 @@ func (s *Service) Statement(ctx context.Context, accountID string, q StatementQu
 		}
 		open, err := lastLineBefore(tx, accountID, histSettled, uint64(startMs))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		closing, err := lastLineBefore(tx, accountID, histSettled, uint64(endMs)+1)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if open != nil {
 			st.Summary.OpeningBalance = open.Balance.Settled
@@ -225,7 +232,7 @@ func (s *Service) Statement(ctx context.Context, accountID string, q StatementQu
 		if q.Before != "" {
 			items, err = sc.scan(cur, true, limit+1)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if len(items) > limit {
 				hasPrev = true
@@ -238,13 +245,13 @@ func (s *Service) Statement(ctx context.Context, accountID string, q StatementQu
 			}
 			more, err := sc.scan(from, false, 1)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			hasNext = len(more) > 0
 		} else {
 			items, err = sc.scan(cur, false, limit+1)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if len(items) > limit {
 				hasNext = true
@@ -257,7 +264,7 @@ func (s *Service) Statement(ctx context.Context, accountID string, q StatementQu
 				}
 				more, err := sc.scan(from, true, 1)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				hasPrev = len(more) > 0
 			}
@@ -276,12 +283,8 @@ func (s *Service) Statement(ctx context.Context, accountID string, q StatementQu
 			}
 		}
 		st.Pagination.HasNext, st.Pagination.HasPrevious = hasNext, hasPrev
-		return nil
+		return st, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
 }
 
 type stmtScan struct {
@@ -347,7 +350,7 @@ func (sc *stmtScan) scanSettled(from *stmtPos, reverse bool, n int) ([]stmtItem,
 	var out []stmtItem
 	err := sc.tx.Scan(bucketHistory, storage.ScanOptions{Prefix: prefix, After: after, Reverse: reverse, Limit: n}, func(k, v []byte) error {
 		if len(k) != len(prefix)+16 {
-			return errCorrupt
+			return storage.ErrCorrupt
 		}
 		ms := int64(binary.BigEndian.Uint64(k[len(prefix):]))
 		if ms > sc.endMs || ms < sc.startMs {
@@ -384,26 +387,17 @@ func (sc *stmtScan) scanPending(from *stmtPos, reverse bool, n int) ([]stmtItem,
 	var out []stmtItem
 	err := sc.tx.Scan(bucketPending, storage.ScanOptions{Prefix: prefix, After: after, Reverse: reverse, Limit: n}, func(k, v []byte) error {
 		if len(k) < len(prefix)+8 {
-			return errCorrupt
+			return storage.ErrCorrupt
 		}
 		ms := int64(binary.BigEndian.Uint64(k[len(prefix):]))
 		if ms > sc.endMs || ms < sc.startMs {
 			return storage.ErrStop
 		}
-		d := decoder{b: v}
-		if d.byte() != 1 {
-			return errCorrupt
+		t, err := decodePendingValue(v)
+		if err != nil {
+			return err
 		}
-		t := StatementTransaction{ID: string(k[len(prefix)+8:]), Created: ms, Type: string(Credit), Status: StatusPending}
-		if d.byte() == 'D' {
-			t.Type = string(Debit)
-		}
-		t.Amount = d.varint()
-		t.Narration = d.str()
-		t.Reference = d.str()
-		if d.err != nil {
-			return d.err
-		}
+		t.ID, t.Created = string(k[len(prefix)+8:]), ms
 		out = append(out, stmtItem{pos: stmtPos{ms: ms, stream: histPending, holdID: t.ID}, tx: t})
 		return nil
 	})

@@ -53,6 +53,7 @@ func TestStatement(t *testing.T) {
 	pendingTx := ledger.StatementTransaction{ID: pending.ID, Created: at(5, 10).UnixMilli(), Type: "debit", Amount: 100, Status: "pending", Narration: "card", Reference: "c-1"}
 	want := &ledger.Statement{
 		AccountID: a, AccountName: "Main USD", Currency: "USD", ServiceBAN: acct.ServiceBAN,
+		EntityID:     acct.EntityID,
 		GeneratedAt:  "2026-12-02T08:00:00Z",
 		Period:       ledger.StatementPeriod{Start: "2026-11-01", End: "2026-11-30"},
 		Summary:      ledger.StatementSummary{OpeningBalance: 1000, ClosingBalance: 1271, TotalCredits: 501, TotalDebits: 230},
@@ -60,7 +61,7 @@ func TestStatement(t *testing.T) {
 		Pagination:   ledger.StatementPagination{Limit: 20},
 	}
 	t.Run("OK", func(t *testing.T) {
-		got, err := e.s.Statement(ctx, a, ledger.StatementQuery{Year: 2026, Month: 11})
+		got, err := e.s.Statement(ctx, sys, a, ledger.StatementQuery{Year: 2026, Month: 11})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +70,7 @@ func TestStatement(t *testing.T) {
 		}
 	})
 	t.Run("OKIncludePending", func(t *testing.T) {
-		got, err := e.s.Statement(ctx, a, ledger.StatementQuery{Year: 2026, Month: 11, IncludePending: true})
+		got, err := e.s.Statement(ctx, sys, a, ledger.StatementQuery{Year: 2026, Month: 11, IncludePending: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +86,7 @@ func TestStatement(t *testing.T) {
 		q := ledger.StatementQuery{Year: 2026, Month: 11, IncludePending: true, ListOptions: corebank.ListOptions{Limit: 2}}
 		var pages []*ledger.Statement
 		for {
-			st, err := e.s.Statement(ctx, a, q)
+			st, err := e.s.Statement(ctx, sys, a, q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +109,7 @@ func TestStatement(t *testing.T) {
 		// Walk back from the last page.
 		q.After = ""
 		q.Before = *pages[2].Pagination.PreviousCursor
-		back, err := e.s.Statement(ctx, a, q)
+		back, err := e.s.Statement(ctx, sys, a, q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +117,7 @@ func TestStatement(t *testing.T) {
 			t.Errorf("backward (-want +got):\n%s %+v", diff, back.Pagination)
 		}
 		q.Before = *back.Pagination.PreviousCursor
-		first, _ := e.s.Statement(ctx, a, q)
+		first, _ := e.s.Statement(ctx, sys, a, q)
 		if diff := cmp.Diff(pages[0].Transactions, first.Transactions); diff != "" || first.Pagination.HasPrevious || first.Pagination.PreviousCursor != nil {
 			t.Errorf("first (-want +got):\n%s %+v", diff, first.Pagination)
 		}
@@ -125,21 +126,21 @@ func TestStatement(t *testing.T) {
 		if _, err := e.s.PostHold(ctx, pending.ID, 0); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := e.s.Statement(ctx, a, ledger.StatementQuery{Year: 2026, Month: 11, IncludePending: true})
+		got, _ := e.s.Statement(ctx, sys, a, ledger.StatementQuery{Year: 2026, Month: 11, IncludePending: true})
 		if diff := cmp.Diff(settled, got.Transactions); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
-		dec, _ := e.s.Statement(ctx, a, ledger.StatementQuery{Year: 2026, Month: 12})
+		dec, _ := e.s.Statement(ctx, sys, a, ledger.StatementQuery{Year: 2026, Month: 12})
 		if diff := cmp.Diff(ledger.StatementSummary{OpeningBalance: 1271, ClosingBalance: 1178, TotalCredits: 7, TotalDebits: 100}, dec.Summary); diff != "" {
 			t.Errorf("december summary (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("OKEmptyMonth", func(t *testing.T) {
-		got, _ := e.s.Statement(ctx, a, ledger.StatementQuery{Year: 2025, Month: 1})
+		got, _ := e.s.Statement(ctx, sys, a, ledger.StatementQuery{Year: 2025, Month: 1})
 		if diff := cmp.Diff(ledger.StatementSummary{}, got.Summary); diff != "" || len(got.Transactions) != 0 {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
-		got, _ = e.s.Statement(ctx, a, ledger.StatementQuery{Year: 2027, Month: 3})
+		got, _ = e.s.Statement(ctx, sys, a, ledger.StatementQuery{Year: 2027, Month: 3})
 		if diff := cmp.Diff(ledger.StatementSummary{OpeningBalance: 1178, ClosingBalance: 1178}, got.Summary); diff != "" {
 			t.Errorf("future (-want +got):\n%s", diff)
 		}
@@ -149,11 +150,11 @@ func TestStatement(t *testing.T) {
 			{Year: 2026, Month: 13}, {Year: 1900, Month: 1}, {Year: 2026, Month: 1, ListOptions: corebank.ListOptions{Limit: 500}},
 			{Year: 2026, Month: 1, ListOptions: corebank.ListOptions{After: "!!"}},
 		} {
-			if _, err := e.s.Statement(ctx, a, q); code(err) != corebank.CodeValidation {
+			if _, err := e.s.Statement(ctx, sys, a, q); code(err) != corebank.CodeValidation {
 				t.Errorf("%+v: err = %v", q, err)
 			}
 		}
-		if _, err := e.s.Statement(ctx, "nope", ledger.StatementQuery{Year: 2026, Month: 1}); code(err) != corebank.CodeNotFound {
+		if _, err := e.s.Statement(ctx, sys, "nope", ledger.StatementQuery{Year: 2026, Month: 1}); code(err) != corebank.CodeNotFound {
 			t.Errorf("unknown account: %v", err)
 		}
 	})

@@ -3,11 +3,11 @@ package payments_test
 import (
 	"context"
 	"fmt"
-	"github.com/corebank/corebank"
 	"time"
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/payments"
 	"github.com/corebank/corebank/storage/memory"
@@ -23,7 +23,7 @@ func Example() {
 	fees, _ := payments.ParseFeeSchedule("bank-transfer=100+25bps")
 	pay := payments.NewService(db, led, &payments.Options{Clock: clk, Fees: fees})
 
-	acct, _ := led.CreateAccount(ctx, ledger.NewAccount{EntityID: "ent_1", Type: ledger.TypeChecking, Currency: "USD", DisplayName: "Operating"})
+	acct, _ := led.CreateAccount(ctx, corebank.System(), ledger.NewAccount{EntityID: "ent_1", Type: ledger.TypeChecking, Currency: "USD", DisplayName: "Operating"})
 	led.Post(ctx, ledger.Entry{Lines: []ledger.Line{
 		{AccountID: led.SystemAccount("USD", ledger.PurposeClearingBank), Side: ledger.Debit, Amount: 50_000},
 		{AccountID: acct.ID, Side: ledger.Credit, Amount: 50_000},

@@ -3,13 +3,13 @@ package payments_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/corebank/corebank"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/payments"
 )

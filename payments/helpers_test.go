@@ -65,7 +65,7 @@ func newMemEnv(tb testing.TB) *env { return newEnv(tb, memory.New(), nil) }
 
 func (e *env) account(tb testing.TB, entity, currency string) *ledger.Account {
 	tb.Helper()
-	a, err := e.led.CreateAccount(ctx, ledger.NewAccount{EntityID: entity, Type: ledger.TypeChecking, Currency: currency, DisplayName: currency + " account"})
+	a, err := e.led.CreateAccount(ctx, corebank.System(), ledger.NewAccount{EntityID: entity, Type: ledger.TypeChecking, Currency: currency, DisplayName: currency + " account"})
 	if err != nil {
 		tb.Fatal(err)
 	}

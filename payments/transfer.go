@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/corebank/corebank"
@@ -190,22 +189,10 @@ func (r *transferRecord) view() *Transfer {
 	return &t
 }
 
-// putTransfer stores r as JSON, encoded by hand (appendJSON): it is
-// written on every transfer move and encoding/json's reflection was a
-// visible share of CreateTransfer. The buffer is pooled, since a Tx keeps
-// no slice it is given.
+// putTransfer stores r as JSON.
 func (s *Service) putTransfer(tx storage.Tx, r *transferRecord) error {
-	bp := encBufs.Get().(*[]byte)
-	b := r.appendJSON((*bp)[:0])
-	err := tx.Put(bucketTransfers, []byte(r.ID), b)
-	if cap(b) <= 16<<10 {
-		*bp = b
-		encBufs.Put(bp)
-	}
-	return err
+	return storage.PutJSON(tx, bucketTransfers, []byte(r.ID), r)
 }
-
-var encBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // dueTransfer is the due-work kind of a transfer's next payout check.
 const dueTransfer = "payments.transfer"

@@ -6,6 +6,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/memory"
@@ -21,7 +22,7 @@ func TestAccountRefsEqualPlainRead(t *testing.T) {
 	led := ledger.NewService(db, &ledger.Options{Clock: clk})
 	s := NewService(db, led, &Options{Clock: clk})
 	open := func(entity string) *ledger.Account {
-		a, err := led.CreateAccount(ctx, ledger.NewAccount{EntityID: entity, Type: ledger.TypeChecking, Currency: "USD", DisplayName: "a"})
+		a, err := led.CreateAccount(ctx, corebank.System(), ledger.NewAccount{EntityID: entity, Type: ledger.TypeChecking, Currency: "USD", DisplayName: "a"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +59,7 @@ func TestAccountRefsEqualPlainRead(t *testing.T) {
 	compare("cold")
 	compare("warm")
 	// Deleting an account that was seen must not be hidden by the refs.
-	if _, err := led.DeleteAccount(ctx, deleted.ID); err != nil {
+	if _, err := led.DeleteAccount(ctx, corebank.System(), deleted.ID, ""); err != nil {
 		t.Fatal(err)
 	}
 	compare("after a deletion")

@@ -19,8 +19,25 @@
 //
 // # Transactions
 //
-// Update's function may run more than once when a backend groups concurrent
-// commits, so it must only read and write through its Tx and set its own
-// results. Never start an Update inside a View on the same goroutine: bbolt
-// deadlocks.
+// The rule: a function passed to Backend.Update may run more than once (the
+// bolt backend re-runs a group commit's functions when one fails; a
+// PostgreSQL backend retries serialization failures), and only the last run
+// commits. So it reads and writes only through its Tx, has no effect outside
+// it, and returns its results instead of assigning them to variables
+// declared outside: use the generic Update and View, which hand back what
+// the committed run returned, so no caller resets anything by hand. Never
+// start an Update inside a View on the same goroutine: bbolt deadlocks.
+//
+// # The toolkit every domain shares
+//
+//   - Lists: CheckList checks a page's limit and cursors; ReadPage reads one
+//     page of an index (keys Prefix+position) in either direction, with
+//     bounds, a filter and a cap on keys examined. httpapi signs the
+//     positions into opaque cursors.
+//   - Due work: a service schedules (kind, time, id) with Schedule in the
+//     transaction that makes work due, and exposes its DueJobs; one Due runs
+//     every registered kind in registration order with RunDue(ctx, asOf).
+//   - Records: JSON through GetJSON and PutJSON; the few records a benchmark
+//     shows to be hot use the binary Encoder and Decoder, read without a
+//     copy through Peek where the backend implements Peeker.
 package storage

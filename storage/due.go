@@ -57,6 +57,11 @@ type DueJob struct {
 	// transactions; an item it leaves is not offered again in the same
 	// RunDue. It returns how many items it settled.
 	Batch func(ctx context.Context, now time.Time, items []DueItem) (int, error)
+	// Prepare, when set, runs once per RunDue before the kind's items are
+	// read, for work that feeds this kind's queue from elsewhere (the
+	// webhooks turn new outbox events into deliveries, scheduling their
+	// first attempts), so that one RunDue sends what earlier kinds caused.
+	Prepare func(ctx context.Context) error
 }
 
 // DefaultDueBatch is how many items one transaction of RunDue handles when
@@ -135,6 +140,11 @@ func (d *Due) RunDue(ctx context.Context, asOf time.Time) (int, error) {
 }
 
 func (d *Due) run(ctx context.Context, j DueJob, asOf int64) (int, error) {
+	if j.Prepare != nil {
+		if err := j.Prepare(ctx); err != nil {
+			return 0, err
+		}
+	}
 	prefix := append([]byte(j.Kind), '/')
 	total := 0
 	// Each pass resumes after the last key handled: an item a job leaves
@@ -163,7 +173,7 @@ func (d *Due) run(ctx context.Context, j DueJob, asOf int64) (int, error) {
 				return items, nil
 			})
 			total += len(items)
-			if err != nil || len(items) < d.batch {
+			if err != nil || len(items) == 0 {
 				return total, err
 			}
 			last := items[len(items)-1]
@@ -180,7 +190,7 @@ func (d *Due) run(ctx context.Context, j DueJob, asOf int64) (int, error) {
 		after = dueKey(j.Kind, last.At, last.ID)
 		n, err := j.Batch(ctx, d.clock.Now(), items)
 		total += n
-		if err != nil || len(items) < d.batch {
+		if err != nil {
 			return total, err
 		}
 	}

@@ -8,27 +8,20 @@ import "context"
 // returns its results rather than writing them to variables outside, and
 // every run starts from nothing. On error the zero T is returned.
 func Update[T any](ctx context.Context, db Backend, fn func(Tx) (T, error)) (T, error) {
-	var out T
-	err := db.Update(ctx, func(tx Tx) error {
-		v, err := fn(tx)
-		if err != nil {
-			return err
-		}
-		out = v
-		return nil
-	})
-	if err != nil {
-		var zero T
-		return zero, err
-	}
-	return out, nil
+	return result(ctx, db.Update, fn)
 }
 
 // View runs fn against one consistent snapshot of db and returns what fn
 // returned; on error the zero T.
 func View[T any](ctx context.Context, db Backend, fn func(Tx) (T, error)) (T, error) {
+	return result(ctx, db.View, fn)
+}
+
+// result runs fn through run (db.Update or db.View), keeping what the last
+// successful run returned.
+func result[T any](ctx context.Context, run func(context.Context, func(Tx) error) error, fn func(Tx) (T, error)) (T, error) {
 	var out T
-	err := db.View(ctx, func(tx Tx) error {
+	err := run(ctx, func(tx Tx) error {
 		v, err := fn(tx)
 		if err != nil {
 			return err

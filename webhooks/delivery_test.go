@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/webhooks"
 )
@@ -74,7 +75,7 @@ func TestDeliverySigned(t *testing.T) {
 	if want := `{"event":"accounts.created","data":{"currency":"USD","id":"acc_1"}}`; string(h.Body) != want {
 		t.Errorf("body = %s, want %s", h.Body, want)
 	}
-	got, err := e.svc.Get(ctx, w.ID)
+	got, err := e.svc.Get(ctx, corebank.System(), "", w.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestDeliverySigned(t *testing.T) {
 	if n := len(e.recv.Hits()); n != 1 {
 		t.Errorf("receiver got %d requests after an ack, want 1", n)
 	}
-	page, err := e.svc.Deliveries(ctx, w.ID, corebank.ListOptions{})
+	page, err := e.svc.Deliveries(ctx, corebank.System(), "", w.ID, corebank.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestRetrySchedule(t *testing.T) {
 			t.Errorf("attempt at %v: Verify = %v", h.Offset, err)
 		}
 	}
-	page, err := e.svc.Deliveries(ctx, w.ID, corebank.ListOptions{})
+	page, err := e.svc.Deliveries(ctx, corebank.System(), "", w.ID, corebank.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestRetrySchedule(t *testing.T) {
 			t.Errorf("attempt %d = %+v", i, a)
 		}
 	}
-	got, _ := e.svc.Get(ctx, w.ID)
+	got, _ := e.svc.Get(ctx, corebank.System(), "", w.ID)
 	want := webhooks.Stats{TotalWebhooksSent: 7, TotalWebhooksFailed: 7, LastWebhookEvent: start.Add(630 * time.Second).UnixMilli()}
 	if diff := cmp.Diff(want, got.Stats); diff != "" {
 		t.Errorf("stats (-want +got):\n%s", diff)
@@ -147,7 +148,7 @@ func TestNoRetryAfterWindow(t *testing.T) {
 	if diff := cmp.Diff(secs(0, 10), offsets(e.recv.Hits())); diff != "" {
 		t.Errorf("attempt times (-want +got):\n%s", diff)
 	}
-	page, err := e.svc.Deliveries(ctx, w.ID, corebank.ListOptions{})
+	page, err := e.svc.Deliveries(ctx, corebank.System(), "", w.ID, corebank.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func TestReceiverRecovers(t *testing.T) {
 			t.Error("a retry changed the event id or body")
 		}
 	}
-	got, _ := e.svc.Get(ctx, w.ID)
+	got, _ := e.svc.Get(ctx, corebank.System(), "", w.ID)
 	if s := got.Stats; s.TotalWebhooksSent != 3 || s.TotalWebhooksFailed != 2 || s.TotalWebhooksSuccessful != 1 {
 		t.Errorf("stats = %+v", s)
 	}
@@ -247,7 +248,7 @@ func TestRestartResumes(t *testing.T) {
 	if diff := cmp.Diff([]string{ev.ID, ev.ID, ev.ID, ev2.ID}, ids); diff != "" {
 		t.Errorf("event ids (-want +got):\n%s", diff)
 	}
-	got, err := svc2.Get(ctx, w.ID)
+	got, err := svc2.Get(ctx, corebank.System(), "", w.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func TestEnabledEventsFilter(t *testing.T) {
 func TestRotateSecret(t *testing.T) {
 	e := newEnv(t, nil, nil, nil)
 	w := e.mustCreate(t, entityA, events(true))
-	r, err := e.svc.RotateSecret(ctx, w.ID)
+	r, err := e.svc.RotateSecret(ctx, corebank.System(), "", w.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +303,7 @@ func TestRotateSecret(t *testing.T) {
 
 func TestExpired(t *testing.T) {
 	e := newEnv(t, nil, always(500), nil)
-	w, err := e.svc.Create(ctx, webhooks.NewWebhook{EntityID: entityA, URL: e.recv.srv.URL, ExpiresIn: ptr(int64(45)), EnabledEvents: events(true)})
+	w, err := e.svc.Create(ctx, corebank.As(entityA), webhooks.NewWebhook{EntityID: entityA, URL: e.recv.srv.URL, ExpiresIn: ptr(int64(45)), EnabledEvents: events(true)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,11 +313,11 @@ func TestExpired(t *testing.T) {
 	if diff := cmp.Diff(secs(0, 10, 30), offsets(e.recv.Hits())); diff != "" {
 		t.Errorf("attempts (-want +got):\n%s", diff)
 	}
-	got, _ := e.svc.Get(ctx, w.ID)
+	got, _ := e.svc.Get(ctx, corebank.System(), "", w.ID)
 	if got.Status != webhooks.StatusInactive {
 		t.Errorf("status = %q, want inactive", got.Status)
 	}
-	page, _ := e.svc.Deliveries(ctx, w.ID, corebank.ListOptions{})
+	page, _ := e.svc.Deliveries(ctx, corebank.System(), "", w.ID, corebank.ListOptions{})
 	if d := page.Items[0]; d.Status != webhooks.DeliveryFailed || d.FailureReason != "webhook inactive" {
 		t.Errorf("delivery = %+v", d)
 	}
@@ -332,7 +333,7 @@ func TestDeletedGetsNothing(t *testing.T) {
 	w := e.mustCreate(t, entityA, events(true))
 	e.outbox.Append(t, "accounts.created", entityA, map[string]string{"id": "a"})
 	e.mustDrain(t)
-	if _, err := e.svc.Delete(ctx, w.ID); err != nil {
+	if _, err := e.svc.Delete(ctx, corebank.System(), "", w.ID); err != nil {
 		t.Fatal(err)
 	}
 	e.outbox.Append(t, "accounts.created", entityA, map[string]string{"id": "b"})
@@ -355,13 +356,13 @@ func TestRedirectIsFailure(t *testing.T) {
 	if n := len(e.recv.Hits()); n != 1 {
 		t.Fatalf("receiver got %d requests, want 1 (the redirect is not followed)", n)
 	}
-	page, _ := e.svc.Deliveries(ctx, w.ID, corebank.ListOptions{})
+	page, _ := e.svc.Deliveries(ctx, corebank.System(), "", w.ID, corebank.ListOptions{})
 	d := page.Items[0]
 	if d.Status != webhooks.DeliveryPending || d.Attempts[0].StatusCode != 302 || !strings.Contains(d.Attempts[0].Error, "redirect") {
 		t.Errorf("delivery = %+v", d)
 	}
 	e.tick(t, 10*time.Second, time.Second)
-	page, _ = e.svc.Deliveries(ctx, w.ID, corebank.ListOptions{})
+	page, _ = e.svc.Deliveries(ctx, corebank.System(), "", w.ID, corebank.ListOptions{})
 	if d := page.Items[0]; d.Status != webhooks.DeliverySucceeded || len(d.Attempts) != 2 {
 		t.Errorf("after retry: %+v", d)
 	}
@@ -370,7 +371,7 @@ func TestRedirectIsFailure(t *testing.T) {
 func TestSendTest(t *testing.T) {
 	e := newEnv(t, nil, nil, nil)
 	w := e.mustCreate(t, entityA, events(false, "cards.created"))
-	d, err := e.svc.SendTest(ctx, w.ID)
+	d, err := e.svc.SendTest(ctx, corebank.System(), "", w.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +394,7 @@ func TestSendTest(t *testing.T) {
 		t.Error(err)
 	}
 	t.Run("ErrWebhookNotFound", func(t *testing.T) {
-		if _, err := e.svc.SendTest(ctx, "01HZZZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, webhooks.ErrWebhookNotFound) {
+		if _, err := e.svc.SendTest(ctx, corebank.System(), "", "01HZZZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, webhooks.ErrWebhookNotFound) {
 			t.Errorf("SendTest = %v", err)
 		}
 	})
@@ -414,7 +415,7 @@ func TestProductionSSRF(t *testing.T) {
 			"https://100.64.0.1/", "https://0.0.0.0/", "https://224.0.0.1/", "https://[fe80::1]/", "https://[::ffff:127.0.0.1]/",
 			"https://[fc00::1]/", "https://hooks.example.com/", // resolves to 10.1.2.3
 		} {
-			_, err := e.svc.Create(ctx, webhooks.NewWebhook{EntityID: entityA, URL: u, ExpiresIn: ptr(int64(60)), EnabledEvents: events(true)})
+			_, err := e.svc.Create(ctx, corebank.As(entityA), webhooks.NewWebhook{EntityID: entityA, URL: u, ExpiresIn: ptr(int64(60)), EnabledEvents: events(true)})
 			var ce *corebank.Error
 			if !errors.As(err, &ce) || ce.Fields["url"] == "" {
 				t.Errorf("Create(%s) = %v, want a validation error on url", u, err)
@@ -426,7 +427,7 @@ func TestProductionSSRF(t *testing.T) {
 		// rebound to the loopback receiver: the dialer refuses it.
 		res.Set("93.184.216.34")
 		port := e.recv.srv.URL[strings.LastIndex(e.recv.srv.URL, ":"):]
-		w, err := e.svc.Create(ctx, webhooks.NewWebhook{EntityID: entityA, URL: "https://hooks.example.com" + port + "/", ExpiresIn: ptr(int64(60)), EnabledEvents: events(true)})
+		w, err := e.svc.Create(ctx, corebank.As(entityA), webhooks.NewWebhook{EntityID: entityA, URL: "https://hooks.example.com" + port + "/", ExpiresIn: ptr(int64(60)), EnabledEvents: events(true)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -436,7 +437,7 @@ func TestProductionSSRF(t *testing.T) {
 		if n := len(e.recv.Hits()); n != 0 {
 			t.Errorf("receiver got %d requests, want 0", n)
 		}
-		page, _ := e.svc.Deliveries(ctx, w.ID, corebank.ListOptions{})
+		page, _ := e.svc.Deliveries(ctx, corebank.System(), "", w.ID, corebank.ListOptions{})
 		if a := page.Items[0].Attempts[0]; !strings.Contains(a.Error, "forbidden") || a.StatusCode != 0 {
 			t.Errorf("attempt = %+v, want a forbidden-address error", a)
 		}
@@ -444,7 +445,7 @@ func TestProductionSSRF(t *testing.T) {
 }
 
 // inTreeOnly hides everything but InTreeTx, as *entities.Service offers.
-type inTreeOnly struct{ webhooks.EntityTree }
+type inTreeOnly struct{ scope.Tree }
 
 func TestEventsRedeliverPurge(t *testing.T) {
 	const parent, child = "01HZZZZZZZZZZZZZZZZZZZZZP0", "01HZZZZZZZZZZZZZZZZZZZZZC0"
@@ -458,7 +459,7 @@ func TestEventsRedeliverPurge(t *testing.T) {
 	t.Run("InTreeOnly", func(t *testing.T) { testEventsRedeliverPurge(t, inTreeOnly{tree}) })
 }
 
-func testEventsRedeliverPurge(t *testing.T, tree webhooks.EntityTree) {
+func testEventsRedeliverPurge(t *testing.T, tree scope.Tree) {
 	const parent, child, other = "01HZZZZZZZZZZZZZZZZZZZZZP0", "01HZZZZZZZZZZZZZZZZZZZZZC0", "01HZZZZZZZZZZZZZZZZZZZZZ00"
 	e := newEnv(t, nil, nil, func(o *webhooks.Options) { o.Tree = tree })
 	wp := e.mustCreate(t, parent, events(true))
@@ -475,7 +476,7 @@ func testEventsRedeliverPurge(t *testing.T, tree webhooks.EntityTree) {
 
 	list := func(entity string, f webhooks.EventFilter) []string {
 		t.Helper()
-		p, err := e.svc.ListEvents(ctx, entity, f, corebank.ListOptions{})
+		p, err := e.svc.ListEvents(ctx, corebank.As(entity), "", f, corebank.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -505,7 +506,7 @@ func testEventsRedeliverPurge(t *testing.T, tree webhooks.EntityTree) {
 	}
 
 	t.Run("Redeliver", func(t *testing.T) {
-		ds, err := e.svc.Redeliver(ctx, child, e1.ID)
+		ds, err := e.svc.Redeliver(ctx, corebank.As(child), "", e1.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -513,7 +514,7 @@ func testEventsRedeliverPurge(t *testing.T, tree webhooks.EntityTree) {
 		if len(ds) != 1 || ds[0].WebhookID != wc.ID || ds[0].RetryUntil != e.clk.Now().Add(15*time.Minute).UnixMilli() {
 			t.Fatalf("deliveries = %+v", ds)
 		}
-		ds, err = e.svc.Redeliver(ctx, parent, e1.ID)
+		ds, err = e.svc.Redeliver(ctx, corebank.As(parent), "", e1.ID)
 		if err != nil || len(ds) != 2 {
 			t.Fatalf("Redeliver as parent = %+v, %v", ds, err)
 		}
@@ -522,7 +523,7 @@ func testEventsRedeliverPurge(t *testing.T, tree webhooks.EntityTree) {
 		if len(hits) != 6 || hits[5].Header.Get(webhooks.HeaderEventID) != e1.ID {
 			t.Errorf("hits = %d", len(hits))
 		}
-		if _, err := e.svc.Redeliver(ctx, child, e2.ID); !errors.Is(err, webhooks.ErrEventNotFound) {
+		if _, err := e.svc.Redeliver(ctx, corebank.As(child), "", e2.ID); !errors.Is(err, webhooks.ErrEventNotFound) {
 			t.Errorf("Redeliver outside the tree = %v", err)
 		}
 		_ = wp
@@ -536,10 +537,10 @@ func testEventsRedeliverPurge(t *testing.T, tree webhooks.EntityTree) {
 		if got := list(parent, webhooks.EventFilter{}); len(got) != 0 {
 			t.Errorf("events after retention = %v", got)
 		}
-		if _, err := e.svc.Redeliver(ctx, parent, e1.ID); !errors.Is(err, webhooks.ErrEventNotFound) {
+		if _, err := e.svc.Redeliver(ctx, corebank.As(parent), "", e1.ID); !errors.Is(err, webhooks.ErrEventNotFound) {
 			t.Errorf("Redeliver after retention = %v", err)
 		}
-		p, _ := e.svc.Deliveries(ctx, wp.ID, corebank.ListOptions{})
+		p, _ := e.svc.Deliveries(ctx, corebank.System(), "", wp.ID, corebank.ListOptions{})
 		if len(p.Items) != 0 {
 			t.Errorf("deliveries after retention = %d", len(p.Items))
 		}
@@ -620,11 +621,11 @@ func TestConcurrentRunners(t *testing.T) {
 			t.Errorf("event %s delivered %d times", id, c)
 		}
 	}
-	got, _ := e.svc.Get(ctx, w.ID)
+	got, _ := e.svc.Get(ctx, corebank.System(), "", w.ID)
 	if got.Stats.TotalWebhooksSent != n || got.Stats.TotalWebhooksSuccessful != n {
 		t.Errorf("stats = %+v", got.Stats)
 	}
-	if _, err := e.svc.Deliveries(ctx, "01HZZZZZZZZZZZZZZZZZZZZZZZ", corebank.ListOptions{}); !errors.Is(err, webhooks.ErrWebhookNotFound) {
+	if _, err := e.svc.Deliveries(ctx, corebank.System(), "", "01HZZZZZZZZZZZZZZZZZZZZZZZ", corebank.ListOptions{}); !errors.Is(err, webhooks.ErrWebhookNotFound) {
 		t.Errorf("Deliveries of an unknown webhook = %v", err)
 	}
 }

@@ -4,9 +4,9 @@
 // # Subscriptions
 //
 // A Webhook belongs to one entity and receives the events of that entity and
-// of every entity below it in the tree (Options.Tree places entities, for
-// example *entities.Service; without one a webhook gets only its own
-// entity's events). enabled_events selects event types
+// of every entity below it in the tree (Options.Tree, a scope.Tree such as
+// *entities.Service, places entities; without one a webhook gets only its
+// own entity's events). enabled_events selects event types
 // by group ("outflows": {"completed": true}); "all" overrides the groups and
 // also covers event types added later. preferred_events is derived from it:
 // ["all"], "group.all" for a fully enabled group, else the single
@@ -27,6 +27,19 @@
 // also indexed for ListEvents under the event's entity and its ancestors,
 // and purged, with finished deliveries, after EventRetention (30 days).
 // Redeliver sends a retained event again with a fresh retry window.
+//
+// # Authorization
+//
+// Every method a request reaches takes the corebank.Caller it acts for and,
+// for webhooks, deliveries and events, an optional entity_id the object must
+// lie under. Scope is decided inside the method's own transaction with
+// internal/scope, before anything is revealed: an entity_id outside the
+// caller's tree (or unknown) is corebank.ErrEntityNotFound whether or not
+// the object exists, and an object outside the tree answers its own
+// not-found error (ErrWebhookNotFound, ErrEventNotFound,
+// ErrDeliveryNotFound) exactly as a missing one. Changes refuse a read-only
+// caller with corebank.ErrForbidden. In-process code passes
+// corebank.System().
 //
 // Wrap the backend the other services use with storage.WithCommitHook(db,
 // svc.Wake) and call Run in a goroutine: the first attempt then goes out
@@ -55,11 +68,23 @@
 // creation; otherwise the delivery is failed and never sent again. With the
 // defaults a receiver that never answers 2xx gets attempts at 0, 10, 30, 70,
 // 150, 310 and 630 s. Retries wait on the injected clock: RunDue(asOf) sends
-// those due, and Run calls it on every wake-up and every PollInterval. Each
-// attempt, its outcome and the webhook's stats are written in one
-// transaction; an attempt whose outcome was not recorded (a crash) is made
-// again, so delivery is at least once. Attempts run at most Concurrency (16)
-// at a time.
+// those due, and Run sends them on every wake-up and every PollInterval. Each
+// attempt, its outcome, the next retry and the webhook's stats are written
+// in one transaction; an attempt whose outcome was not recorded (a crash) is
+// made again, so delivery is at least once. Attempts run at most Concurrency
+// (16) at a time.
+//
+// # Due work
+//
+// Everything that waits lives in storage's due-work queue, scheduled in the
+// transaction that makes it due (DueJobs lists the kinds in the order they
+// run): "webhooks.expire" marks a webhook inactive when its expires_in
+// elapses; "webhooks.purge-event" and "webhooks.purge-delivery" drop events
+// and deliveries EventRetention after their creation; "webhooks.attempt"
+// holds every pending delivery, a first attempt at time 0 (due at once,
+// whatever the clock says) and a retry at its time. The code follows the
+// same path: ingest.go reads the outbox, fanout.go makes deliveries,
+// send.go sends them, retention.go expires and purges, run.go drives it.
 //
 // # SSRF policy
 //

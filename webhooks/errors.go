@@ -3,14 +3,15 @@ package webhooks
 import "github.com/corebank/corebank"
 
 var (
-	// ErrWebhookNotFound is returned for a webhook ID that does not exist.
-	ErrWebhookNotFound = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "webhook not found")
+	// ErrWebhookNotFound is returned for a webhook ID that does not exist
+	// and, alike, for one outside the caller's entity tree.
+	ErrWebhookNotFound = corebank.NotFound("webhook")
 	// ErrEventNotFound is returned by Redeliver for an event that is unknown,
 	// purged after the retention period, or outside the caller's entity tree.
-	ErrEventNotFound = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "event not found")
+	ErrEventNotFound = corebank.NotFound("event")
 	// ErrDeliveryNotFound is returned by GetDelivery for an unknown or
-	// purged delivery.
-	ErrDeliveryNotFound = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "delivery not found")
+	// purged delivery and for one of a webhook outside the caller's tree.
+	ErrDeliveryNotFound = corebank.NotFound("delivery")
 	// ErrWebhookDeleted is returned by Update, RotateSecret and SendTest on a
 	// deleted webhook: deletion is final.
 	ErrWebhookDeleted = corebank.E(corebank.KindRejected, "error_operation_invalid_for_state", "the webhook is deleted")

@@ -9,6 +9,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -41,28 +42,20 @@ func ulidBound(ms int64, max bool) string {
 	return u.String()
 }
 
-// inTreeTx reports whether id is ancestorID or below it; without a tree
-// only equality counts.
-func (s *Service) inTreeTx(tx storage.Tx, ancestorID, id string) (bool, error) {
-	if id == ancestorID {
-		return true, nil
-	}
-	if s.tree == nil || ancestorID == "" || id == "" {
-		return false, nil
-	}
-	return s.tree.InTreeTx(tx, ancestorID, id)
-}
-
-// ListEvents returns one page of the events of entityID and its
-// descendants that are still retained (EventRetention, 30 days by default),
-// oldest first, filtered by f; cursors are event IDs. Only events the
-// dispatcher has read from the outbox are listed (Run, RunDue and Drain
-// read it); webhook.test events are not. It returns a validation error for
-// a bad limit, cursor or filter. Event IDs are assumed to be ULIDs minted at
-// the event's creation, as corebank.IDs makes them, so the time filters
-// seek directly. When Options.Tree lacks Ancestry a page examines at most
-// MaxEventScan events and may come back short with HasNext set.
-func (s *Service) ListEvents(ctx context.Context, entityID string, f EventFilter, opts corebank.ListOptions) (*corebank.Page[Event], error) {
+// ListEvents returns one page of the events of entityID ("" is the
+// caller's entity) and its descendants that are still retained
+// (EventRetention, 30 days by default), oldest first, filtered by f;
+// cursors are event IDs. Only events the dispatcher has read from the
+// outbox are listed (Run, RunDue and Drain read it); webhook.test events
+// are not. Event IDs are assumed to be ULIDs minted at the event's
+// creation, as corebank.IDs makes them, so the time filters seek directly.
+// When Options.Tree lacks Ancestry a page examines at most MaxEventScan
+// events and may come back short with HasNext set.
+//
+// Errors: a validation error for a bad filter; corebank.ErrEntityNotFound
+// for an entity outside the caller's tree or unknown; a validation error
+// for a bad limit or cursor (corebank.ErrCursor).
+func (s *Service) ListEvents(ctx context.Context, caller corebank.Caller, entityID string, f EventFilter, opts corebank.ListOptions) (*corebank.Page[Event], error) {
 	p := corebank.Problems{}
 	if f.CreatedAfter < 0 {
 		p.Add("created_after", "must not be negative")
@@ -73,86 +66,101 @@ func (s *Service) ListEvents(ctx context.Context, entityID string, f EventFilter
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	var bounds pageBounds
+	q := storage.PageQuery{Bucket: bucketEventIndex, Opts: opts}
 	if f.CreatedAfter > 0 {
-		bounds.lower = ulidBound(f.CreatedAfter+1, false)
+		q.Lower = ulidBound(f.CreatedAfter+1, false)
 	}
 	if f.CreatedBefore > 0 {
-		bounds.upper = ulidBound(f.CreatedBefore-1, true)
-	}
-	bucket, prefix := bucketEventIndex, storage.Prefix(entityID)
-	if f.Type != "" {
-		bucket, prefix = bucketEventTypes, storage.Prefix(entityID, f.Type)
+		q.Upper = ulidBound(f.CreatedBefore-1, true)
 	}
 	// Without Ancestry an entity's index holds only the events of its tree
 	// that arrived while it owned a webhook: scan every event instead.
 	scanAll := s.tree != nil && s.ancestry == nil
-	if scanAll {
-		bucket, prefix, bounds.maxScan = bucketEvents, nil, MaxEventScan
-	}
-	var page *corebank.Page[Event]
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		page, err = scanPage(tx, bucket, prefix, opts, bounds, func(id string) (*Event, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*corebank.Page[Event], error) {
+		entity, err := scope.Entity(tx, s.tree, caller, entityID)
+		if err != nil {
+			return nil, err
+		}
+		if q.Limit, err = storage.CheckList(opts, corebank.DefaultLimit); err != nil {
+			return nil, err
+		}
+		under := corebank.As(entity)
+		switch {
+		case scanAll:
+			q.Bucket, q.MaxScan = bucketEvents, MaxEventScan
+		case f.Type != "":
+			q.Bucket, q.Prefix = bucketEventTypes, storage.Prefix(entity, f.Type)
+		default:
+			q.Prefix = storage.Prefix(entity)
+		}
+		return storage.ReadPage(tx, q, func(id string, v []byte) (Event, bool, error) {
 			var se storedEvent
-			err := storage.GetJSON(tx, bucketEvents, []byte(id), &se)
+			var err error
+			if scanAll {
+				err = json.Unmarshal(v, &se) // the events bucket holds the event itself
+			} else {
+				err = storage.GetJSON(tx, bucketEvents, []byte(id), &se)
+			}
 			if errors.Is(err, storage.ErrNotFound) {
-				return nil, nil
+				return Event{}, false, nil
 			}
 			if err != nil {
-				return nil, err
+				return Event{}, false, err
 			}
 			if (f.CreatedAfter > 0 && se.Created <= f.CreatedAfter) || (f.CreatedBefore > 0 && se.Created >= f.CreatedBefore) {
-				return nil, nil
+				return Event{}, false, nil
 			}
 			if scanAll {
 				if len(se.Entities) == 0 || (f.Type != "" && se.Type != f.Type) {
-					return nil, nil
+					return Event{}, false, nil
 				}
-				if in, err := s.tree.InTreeTx(tx, entityID, se.EntityID); err != nil || !in {
-					return nil, err
+				if in, err := scope.Allowed(tx, s.tree, under, se.EntityID); err != nil || !in {
+					return Event{}, false, err
 				}
 			}
-			return &se.Event, nil
+			return se.Event, true, nil
 		})
-		return err
 	})
-	return page, err
 }
 
 // Redeliver sends a retained event again: it creates a fresh delivery, with
 // a new RetryWindow counted from now and an immediate first attempt, for
 // each active webhook subscribed to the event's type that belongs to the
-// event's entity or to one of its ancestors up to entityID (never to
-// entities above the caller). Deliveries keep the event's ID, so receivers
-// deduplicate as usual. It returns the new deliveries (possibly none) or
-// ErrEventNotFound when the event is unknown, purged or not in entityID's
-// tree. Call Wake (or RunDue) to send them; the commit hook does.
-func (s *Service) Redeliver(ctx context.Context, entityID, eventID string) ([]Delivery, error) {
+// event's entity or to one of its ancestors up to entityID ("" is the
+// caller's entity; never entities above the caller). Deliveries keep the
+// event's ID, so receivers deduplicate as usual. It returns the new
+// deliveries (possibly none) and wakes Run to send them.
+//
+// Errors: corebank.ErrForbidden for a read-only caller;
+// corebank.ErrEntityNotFound for an entityID outside the caller's tree or
+// unknown, whatever eventID is; ErrEventNotFound when the event is
+// unknown, purged, a test event or outside the tree.
+func (s *Service) Redeliver(ctx context.Context, caller corebank.Caller, entityID, eventID string) ([]Delivery, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
 	now := s.clock.Now()
-	var out []Delivery
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		out = nil
+	out, err := storage.Update(ctx, s.db, func(tx storage.Tx) ([]Delivery, error) {
+		c, err := scope.Within(tx, s.tree, caller, entityID)
+		if err != nil {
+			return nil, err
+		}
 		var se storedEvent
-		err := storage.GetJSON(tx, bucketEvents, []byte(eventID), &se)
+		err = storage.GetJSON(tx, bucketEvents, []byte(eventID), &se)
 		if errors.Is(err, storage.ErrNotFound) || (err == nil && len(se.Entities) == 0) {
-			return ErrEventNotFound // unknown, purged, or a test event
+			return nil, ErrEventNotFound // unknown, purged, or a test event
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
-		in, err := s.inTreeTx(tx, entityID, se.EntityID)
-		if err != nil {
-			return err
+		if err := scope.Check(tx, s.tree, c, se.EntityID, ErrEventNotFound); err != nil {
+			return nil, err
 		}
-		if !in {
-			return ErrEventNotFound
-		}
-		// Keep the event's entity and the ancestors at or below entityID.
+		// Keep the event's entity and the ancestors the caller reaches.
 		chain := se.Entities[:1]
 		for _, ent := range se.Entities[1:] {
-			if in, err := s.inTreeTx(tx, entityID, ent); err != nil {
-				return err
+			if in, err := scope.Allowed(tx, s.tree, c, ent); err != nil {
+				return nil, err
 			} else if in {
 				chain = append(chain, ent)
 			}
@@ -161,18 +169,17 @@ func (s *Service) Redeliver(ctx context.Context, entityID, eventID string) ([]De
 			// Owners of webhooks added since ingestion count too.
 			anc, err := s.ancestorsTx(tx, se.EntityID)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			for _, ent := range anc {
-				if in, err := s.inTreeTx(tx, entityID, ent); err != nil {
-					return err
+				if in, err := scope.Allowed(tx, s.tree, c, ent); err != nil {
+					return nil, err
 				} else if in && !slices.Contains(chain, ent) {
 					chain = append(chain, ent)
 				}
 			}
 		}
-		out, err = s.fanOutTx(tx, now, se.Event, chain, corebank.Millis(now.Add(s.window)), true)
-		return err
+		return s.fanOutTx(tx, now, se.Event, chain, corebank.Millis(now.Add(s.window)), true)
 	})
 	if err != nil {
 		return nil, err
@@ -186,10 +193,16 @@ func (s *Service) Redeliver(ctx context.Context, entityID, eventID string) ([]De
 
 // SendTest delivers a synthetic webhook.test event to the webhook now,
 // whatever its enabled_events and status, and returns the delivery with the
-// attempt's outcome. The test event has its own ID, data {"id",
-// "webhook_id", "created"}, and is not retried. It returns
-// ErrWebhookNotFound or ErrWebhookDeleted.
-func (s *Service) SendTest(ctx context.Context, webhookID string) (*Delivery, error) {
+// attempt's outcome; entityID is as for Get. The test event has its own
+// ID, data {"id", "webhook_id", "created"}, and is not retried.
+//
+// Errors: corebank.ErrForbidden for a read-only caller;
+// corebank.ErrEntityNotFound and ErrWebhookNotFound as for Get;
+// ErrWebhookDeleted.
+func (s *Service) SendTest(ctx context.Context, caller corebank.Caller, entityID, webhookID string) (*Delivery, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
 	now := s.clock.Now()
 	ms := corebank.Millis(now)
 	evID := s.ids.New(now)
@@ -198,12 +211,15 @@ func (s *Service) SendTest(ctx context.Context, webhookID string) (*Delivery, er
 	s.claim(dlvID) // fresh ID: keeps Run from racing this first attempt
 	defer s.release(dlvID)
 	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		r, err := getLiveRecord(tx, webhookID)
+		r, err := s.hookTx(tx, caller, entityID, webhookID)
 		if err != nil {
 			return err
 		}
+		if r.Deleted != 0 {
+			return ErrWebhookDeleted
+		}
 		ev := Event{ID: evID, Type: TestEventType, EntityID: r.EntityID, Data: data, Created: ms}
-		if err := storeEventTx(tx, &storedEvent{Event: ev}); err != nil {
+		if err := s.storeEventTx(tx, &storedEvent{Event: ev}); err != nil {
 			return err
 		}
 		_, err = s.newDeliveryTx(tx, now, dlvID, webhookID, ev, ms, true)
@@ -217,48 +233,66 @@ func (s *Service) SendTest(ctx context.Context, webhookID string) (*Delivery, er
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	_, _, err = s.attempt(context.WithoutCancel(ctx), dlvID, now)
+	_, err = s.attempt(context.WithoutCancel(ctx), storage.DueItem{At: 0, ID: dlvID})
 	<-s.sem
 	if err != nil {
 		return nil, err
 	}
-	return s.GetDelivery(ctx, dlvID)
+	return s.GetDelivery(ctx, caller, dlvID)
 }
 
-// GetDelivery returns the delivery with id or a not_found error.
-func (s *Service) GetDelivery(ctx context.Context, id string) (*Delivery, error) {
-	var d *Delivery
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		d, err = getDelivery(tx, id)
+// GetDelivery returns the delivery with id.
+//
+// Errors: ErrDeliveryNotFound for a delivery that is unknown, purged, or
+// of a webhook outside the caller's tree.
+func (s *Service) GetDelivery(ctx context.Context, caller corebank.Caller, id string) (*Delivery, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*Delivery, error) {
+		d, err := getDelivery(tx, id)
 		if errors.Is(err, storage.ErrNotFound) {
-			return ErrDeliveryNotFound
+			return nil, ErrDeliveryNotFound
 		}
-		return err
+		if err != nil {
+			return nil, err
+		}
+		r, err := getRecord(tx, d.WebhookID)
+		if errors.Is(err, ErrWebhookNotFound) {
+			return nil, ErrDeliveryNotFound
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := scope.Check(tx, s.tree, caller, r.EntityID, ErrDeliveryNotFound); err != nil {
+			return nil, err
+		}
+		return d, nil
 	})
-	return d, err
 }
 
 // Deliveries returns one page of the webhook's deliveries, oldest first,
-// each with its attempts; cursors are delivery IDs. Finished deliveries are
-// kept for EventRetention. It returns ErrWebhookNotFound for an unknown
-// webhook and a validation error for a bad limit or cursor.
-func (s *Service) Deliveries(ctx context.Context, webhookID string, opts corebank.ListOptions) (*corebank.Page[Delivery], error) {
-	var page *corebank.Page[Delivery]
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		if _, err := getRecord(tx, webhookID); err != nil {
-			return err
+// each with its attempts; cursors are delivery IDs and entityID is as for
+// Get. Finished deliveries are kept for EventRetention.
+//
+// Errors: corebank.ErrEntityNotFound and ErrWebhookNotFound as for Get; a
+// validation error for a bad limit or cursor (corebank.ErrCursor).
+func (s *Service) Deliveries(ctx context.Context, caller corebank.Caller, entityID, webhookID string, opts corebank.ListOptions) (*corebank.Page[Delivery], error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*corebank.Page[Delivery], error) {
+		if _, err := s.hookTx(tx, caller, entityID, webhookID); err != nil {
+			return nil, err
 		}
-		var err error
-		page, err = scanPage(tx, bucketDlvHook, storage.Prefix(webhookID), opts, pageBounds{},
-			func(id string) (*Delivery, error) {
-				d, err := getDelivery(tx, id)
-				if errors.Is(err, storage.ErrNotFound) {
-					return nil, nil
-				}
-				return d, err
-			})
-		return err
+		limit, err := storage.CheckList(opts, corebank.DefaultLimit)
+		if err != nil {
+			return nil, err
+		}
+		q := storage.PageQuery{Bucket: bucketDlvHook, Prefix: storage.Prefix(webhookID), Opts: opts, Limit: limit}
+		return storage.ReadPage(tx, q, func(id string, _ []byte) (Delivery, bool, error) {
+			d, err := getDelivery(tx, id)
+			if errors.Is(err, storage.ErrNotFound) {
+				return Delivery{}, false, nil
+			}
+			if err != nil {
+				return Delivery{}, false, err
+			}
+			return *d, true, nil
+		})
 	})
-	return page, err
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -27,18 +28,22 @@ import (
 const (
 	bucketHooks       = storage.Bucket("webhooks.hooks")        // hook ID -> record JSON
 	bucketHooksEntity = storage.Bucket("webhooks.hooks_entity") // <entity>/<hook ID> -> empty (not deleted)
-	bucketExpiry      = storage.Bucket("webhooks.expiry")       // <ms><hook ID> -> empty (active hooks)
 	bucketEvents      = storage.Bucket("webhooks.events")       // event ID -> storedEvent JSON
 	bucketEventIndex  = storage.Bucket("webhooks.event_index")  // <entity>/<event ID> -> empty
 	bucketEventTypes  = storage.Bucket("webhooks.event_types")  // <entity>/<type>/<event ID> -> empty
-	bucketEventTime   = storage.Bucket("webhooks.event_time")   // <ms><event ID> -> empty
 	bucketDeliveries  = storage.Bucket("webhooks.deliveries")   // delivery ID -> Delivery JSON
 	bucketDlvHook     = storage.Bucket("webhooks.dlv_hook")     // <hook ID>/<delivery ID> -> empty
 	bucketDlvKeys     = storage.Bucket("webhooks.dlv_keys")     // <hook ID>/<event ID> -> latest delivery ID
-	bucketDlvTime     = storage.Bucket("webhooks.dlv_time")     // <ms><delivery ID> -> empty
-	bucketReady       = storage.Bucket("webhooks.ready")        // <delivery ID> -> empty: first attempt due now
-	bucketDue         = storage.Bucket("webhooks.due")          // <ms><delivery ID> -> empty: retry due at ms
 	bucketMeta        = storage.Bucket("webhooks.meta")         // "cursor" -> outbox sequence
+)
+
+// Kinds of the webhooks' work in storage's due queue (see DueJobs). Each
+// item is scheduled in the transaction that makes it due.
+const (
+	dueExpire        = "webhooks.expire"         // webhook ID at its expires_at: it becomes inactive
+	duePurgeEvent    = "webhooks.purge-event"    // event ID once EventRetention has passed
+	duePurgeDelivery = "webhooks.purge-delivery" // delivery ID once EventRetention has passed
+	dueAttempt       = "webhooks.attempt"        // pending delivery ID: first attempt at 0, a retry at its time
 )
 
 var keyCursor = []byte("cursor")
@@ -94,15 +99,7 @@ type Sealer interface {
 	Open(sealed, associatedData []byte) ([]byte, error)
 }
 
-// EntityTree answers scope questions about the entity tree: a webhook
-// receives the events of its own entity and of every descendant of it.
-// *entities.Service satisfies it.
-type EntityTree interface {
-	// InTreeTx reports whether id is ancestorID or one of its descendants.
-	InTreeTx(tx storage.Tx, ancestorID, id string) (bool, error)
-}
-
-// Ancestry is an optional extension of EntityTree. When Options.Tree also
+// Ancestry is an optional extension of scope.Tree. When Options.Tree also
 // implements it, events are indexed under every ancestor of their entity at
 // ingestion, so fan-out costs one index scan per ancestor and ListEvents
 // one seek. Without it, fan-out checks each entity that owns webhooks with
@@ -115,7 +112,7 @@ type Ancestry interface {
 }
 
 // AncestorsFunc adapts a function listing an entity's ancestors to
-// EntityTree and Ancestry.
+// scope.Tree and Ancestry.
 type AncestorsFunc func(tx storage.Tx, entityID string) ([]string, error)
 
 // AncestorsTx calls f.
@@ -160,10 +157,12 @@ type Options struct {
 	// (resolving the host) and again at connect time; sandbox allows
 	// loopback and private addresses so that a local receiver works.
 	Env string
-	// Tree places entities in their tree (see EntityTree and Ancestry);
-	// default nil: a webhook receives only its own entity's events, and
-	// ListEvents lists only the entity's own.
-	Tree EntityTree
+	// Tree places entities in their tree (scope.Tree: *entities.Service or
+	// entities.Gate{}; see also Ancestry). It decides both which webhooks
+	// an event fans out to and what a caller may reach. Default nil: a
+	// webhook receives only its own entity's events, ListEvents lists only
+	// the entity's own, and a caller reaches only its own entity.
+	Tree scope.Tree
 	// Resolver resolves destination hosts, at registration in production
 	// and, for the default HTTPClient, at every connection; default
 	// net.DefaultResolver.
@@ -186,7 +185,9 @@ type Options struct {
 	// 15 min.
 	RetryWindow time.Duration
 	// EventRetention is how long ListEvents and Redeliver see an event and
-	// Deliveries a finished delivery; default 30 days.
+	// Deliveries a finished delivery; default 30 days. Each event's and
+	// delivery's purge is scheduled when it is written, so a new value
+	// applies to those written after the change.
 	EventRetention time.Duration
 	// PollInterval is how often Run looks for work on the real clock when
 	// no Wake arrives; default 1 s.
@@ -206,7 +207,7 @@ type Service struct {
 	clock     clock.Clock
 	ids       *corebank.IDs
 	env       string
-	tree      EntityTree
+	tree      scope.Tree
 	ancestry  Ancestry
 	resolver  Resolver
 	client    *http.Client
@@ -375,8 +376,8 @@ func (r *record) view(now int64) *Webhook {
 
 // NewWebhook is the input of Create (the body of POST /entity-webhooks).
 type NewWebhook struct {
-	// EntityID owns the webhook; the HTTP layer passes the authorised
-	// entity. Required.
+	// EntityID owns the webhook: the caller's entity or one below it; ""
+	// means the caller's own (System must name one).
 	EntityID string `json:"entity_id"`
 	// URL is required and must start with https://.
 	URL string `json:"url"`
@@ -498,20 +499,32 @@ func newSecret() string {
 
 func secretAD(hookID string) []byte { return []byte("webhooks.secret/" + hookID) }
 
-func expiryKey(ms int64, id string) []byte {
-	return append(storage.AppendInt64(nil, ms), id...)
+// hookTx loads webhook id for caller, under entity requested when given
+// (see scope.Within). A webhook outside the caller's reach is
+// ErrWebhookNotFound, exactly as a missing one.
+func (s *Service) hookTx(tx storage.Tx, caller corebank.Caller, requested, id string) (*record, error) {
+	return scope.Load(tx, s.tree, caller, requested, ErrWebhookNotFound, func() (*record, string, error) {
+		r, err := getRecord(tx, id)
+		if err != nil {
+			return nil, "", err
+		}
+		return r, r.EntityID, nil
+	})
 }
 
-// Create registers a webhook and returns it with its secret, the only time
-// the secret is shown. It returns a validation error naming each bad field
-// (url, expires_in, enabled_events.<group>.<key>, description, tags.N).
-// The entity's existence and the caller's right to it are the caller's to
-// check.
-func (s *Service) Create(ctx context.Context, in NewWebhook) (*Webhook, error) {
-	p := corebank.Problems{}
-	if in.EntityID == "" {
-		p.Add("entity_id", "is required")
+// Create registers a webhook for in.EntityID ("" is the caller's entity)
+// and returns it with its secret, the only time the secret is shown.
+//
+// Errors: corebank.ErrForbidden for a read-only caller;
+// corebank.ErrEntityNotFound for an entity outside the caller's tree or
+// unknown; a validation error naming each bad field (url, expires_in,
+// enabled_events.<group>.<key>, description, tags.N; entity_id when System
+// names none).
+func (s *Service) Create(ctx context.Context, caller corebank.Caller, in NewWebhook) (*Webhook, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
 	}
+	p := corebank.Problems{}
 	s.checkURL(ctx, p, "url", in.URL)
 	checkExpiresIn(p, in.ExpiresIn, true)
 	if in.EnabledEvents == nil {
@@ -520,30 +533,36 @@ func (s *Service) Create(ctx context.Context, in NewWebhook) (*Webhook, error) {
 		in.EnabledEvents.validate(p, "enabled_events")
 	}
 	checkText(p, in.Description, in.Tags)
-	if err := p.Err(); err != nil {
-		return nil, err
-	}
 	now := s.clock.Now()
 	ms := corebank.Millis(now)
-	id := s.ids.New(now)
 	secret := newSecret()
-	rec := &record{
-		Webhook: Webhook{
-			ID: id, EntityID: in.EntityID, URL: in.URL, ExpiresIn: *in.ExpiresIn,
-			EnabledEvents: in.EnabledEvents.normalized(), Description: in.Description,
-			Tags: append([]string{}, in.Tags...), Status: StatusActive, Created: ms, Updated: ms,
-		},
-		SealedSecret: s.sealer.Seal([]byte(secret), secretAD(id)),
-		ExpiresAt:    ms + *in.ExpiresIn*1000,
-	}
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
+	rec, err := storage.Update(ctx, s.db, func(tx storage.Tx) (*record, error) {
+		// The entity is checked before the fields, so that a foreign
+		// entity_id answers not found whatever the body holds.
+		entity, err := scope.Entity(tx, s.tree, caller, in.EntityID)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.Err(); err != nil {
+			return nil, err
+		}
+		id := s.ids.New(now) // only a webhook that is created takes an ID
+		rec := &record{
+			Webhook: Webhook{
+				ID: id, EntityID: entity, URL: in.URL, ExpiresIn: *in.ExpiresIn,
+				EnabledEvents: in.EnabledEvents.normalized(), Description: in.Description,
+				Tags: append([]string{}, in.Tags...), Status: StatusActive, Created: ms, Updated: ms,
+			},
+			SealedSecret: s.sealer.Seal([]byte(secret), secretAD(id)),
+			ExpiresAt:    ms + *in.ExpiresIn*1000,
+		}
 		if err := putRecord(tx, rec); err != nil {
-			return err
+			return nil, err
 		}
-		if err := tx.Put(bucketHooksEntity, storage.Key(in.EntityID, id), nil); err != nil {
-			return err
+		if err := tx.Put(bucketHooksEntity, storage.Key(entity, id), nil); err != nil {
+			return nil, err
 		}
-		return tx.Put(bucketExpiry, expiryKey(rec.ExpiresAt, id), nil)
+		return rec, storage.Schedule(tx, dueExpire, rec.ExpiresAt, id)
 	})
 	if err != nil {
 		return nil, err
@@ -566,62 +585,63 @@ func getRecord(tx storage.Tx, id string) (*record, error) {
 	return &r, nil
 }
 
-// getLiveRecord is getRecord for a change: it also returns ErrWebhookDeleted
-// for a deleted webhook.
-func getLiveRecord(tx storage.Tx, id string) (*record, error) {
-	r, err := getRecord(tx, id)
-	if err != nil {
+// Get returns the webhook with id, deleted ones included (Deleted != 0).
+// entityID, when set, is an entity in the caller's tree that the webhook
+// must lie under.
+//
+// Errors: corebank.ErrEntityNotFound for an entityID outside the caller's
+// tree or unknown, whatever id is; ErrWebhookNotFound for a webhook that
+// is missing or outside the caller's (or entityID's) tree.
+func (s *Service) Get(ctx context.Context, caller corebank.Caller, entityID, id string) (*Webhook, error) {
+	now := corebank.Millis(s.clock.Now())
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*Webhook, error) {
+		r, err := s.hookTx(tx, caller, entityID, id)
+		if err != nil {
+			return nil, err
+		}
+		return r.view(now), nil
+	})
+}
+
+// List returns one page of the webhooks of entityID ("" is the caller's
+// entity) that are not deleted, oldest first; cursors are webhook IDs.
+//
+// Errors: corebank.ErrEntityNotFound for an entity outside the caller's
+// tree or unknown; a validation error for a bad limit or cursor
+// (corebank.ErrCursor).
+func (s *Service) List(ctx context.Context, caller corebank.Caller, entityID string, opts corebank.ListOptions) (*corebank.Page[Webhook], error) {
+	now := corebank.Millis(s.clock.Now())
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*corebank.Page[Webhook], error) {
+		entity, err := scope.Entity(tx, s.tree, caller, entityID)
+		if err != nil {
+			return nil, err
+		}
+		limit, err := storage.CheckList(opts, corebank.DefaultLimit)
+		if err != nil {
+			return nil, err
+		}
+		q := storage.PageQuery{Bucket: bucketHooksEntity, Prefix: storage.Prefix(entity), Opts: opts, Limit: limit}
+		return storage.ReadPage(tx, q, func(id string, _ []byte) (Webhook, bool, error) {
+			r, err := getRecord(tx, id)
+			if err != nil {
+				return Webhook{}, false, err
+			}
+			return *r.view(now), true, nil
+		})
+	})
+}
+
+// Update changes the fields set in in and returns the webhook; entityID is
+// as for Get. Deliveries already created keep going to the webhook's
+// current URL and secret at each attempt.
+//
+// Errors: corebank.ErrForbidden for a read-only caller;
+// corebank.ErrEntityNotFound and ErrWebhookNotFound as for Get; then a
+// validation error naming each bad field; ErrWebhookDeleted.
+func (s *Service) Update(ctx context.Context, caller corebank.Caller, entityID, id string, in WebhookUpdate) (*Webhook, error) {
+	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
-	if r.Deleted != 0 {
-		return nil, ErrWebhookDeleted
-	}
-	return r, nil
-}
-
-// Get returns the webhook with id, deleted ones included (Deleted != 0), or
-// ErrWebhookNotFound. The HTTP layer checks that its EntityID is in the
-// caller's tree and answers 404 otherwise.
-func (s *Service) Get(ctx context.Context, id string) (*Webhook, error) {
-	now := corebank.Millis(s.clock.Now())
-	var w *Webhook
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		r, err := getRecord(tx, id)
-		if err != nil {
-			return err
-		}
-		w = r.view(now)
-		return nil
-	})
-	return w, err
-}
-
-// List returns one page of entityID's webhooks that are not deleted,
-// oldest first; cursors are webhook IDs. It returns a validation error for
-// a bad limit or cursor.
-func (s *Service) List(ctx context.Context, entityID string, opts corebank.ListOptions) (*corebank.Page[Webhook], error) {
-	now := corebank.Millis(s.clock.Now())
-	var page *corebank.Page[Webhook]
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		page, err = scanPage(tx, bucketHooksEntity, storage.Prefix(entityID), opts, pageBounds{},
-			func(id string) (*Webhook, error) {
-				r, err := getRecord(tx, id)
-				if err != nil {
-					return nil, err
-				}
-				return r.view(now), nil
-			})
-		return err
-	})
-	return page, err
-}
-
-// Update changes the fields set in in and returns the webhook. It returns
-// ErrWebhookNotFound, ErrWebhookDeleted, or a validation error naming each
-// bad field. Deliveries already created keep going to the webhook's
-// current URL and secret at each attempt.
-func (s *Service) Update(ctx context.Context, id string, in WebhookUpdate) (*Webhook, error) {
 	p := corebank.Problems{}
 	if in.URL != nil {
 		s.checkURL(ctx, p, "url", *in.URL)
@@ -642,15 +662,17 @@ func (s *Service) Update(ctx context.Context, id string, in WebhookUpdate) (*Web
 		tags = *in.Tags
 	}
 	checkText(p, desc, tags)
-	if err := p.Err(); err != nil {
-		return nil, err
-	}
 	now := corebank.Millis(s.clock.Now())
-	var w *Webhook
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		r, err := getLiveRecord(tx, id)
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Webhook, error) {
+		r, err := s.hookTx(tx, caller, entityID, id)
 		if err != nil {
-			return err
+			return nil, err
+		}
+		if err := p.Err(); err != nil {
+			return nil, err
+		}
+		if r.Deleted != 0 {
+			return nil, ErrWebhookDeleted
 		}
 		wasActive := r.Status == StatusActive
 		oldExpiry := r.ExpiresAt
@@ -675,76 +697,84 @@ func (s *Service) Update(ctx context.Context, id string, in WebhookUpdate) (*Web
 		}
 		if r.Status == StatusActive && now >= r.ExpiresAt {
 			if in.Status != nil && *in.Status == StatusActive {
-				return corebank.InvalidField("status", "the webhook has expired; set an expires_in that reaches past now to activate it")
+				return nil, corebank.InvalidField("status", "the webhook has expired; set an expires_in that reaches past now to activate it")
 			}
 			r.Status = StatusInactive
 		}
 		if wasActive {
-			if err := tx.Delete(bucketExpiry, expiryKey(oldExpiry, id)); err != nil {
-				return err
+			if err := storage.Unschedule(tx, dueExpire, oldExpiry, id); err != nil {
+				return nil, err
 			}
 		}
 		if r.Status == StatusActive {
-			if err := tx.Put(bucketExpiry, expiryKey(r.ExpiresAt, id), nil); err != nil {
-				return err
+			if err := storage.Schedule(tx, dueExpire, r.ExpiresAt, id); err != nil {
+				return nil, err
 			}
 		}
 		r.Updated = now
-		w = r.view(now)
-		return putRecord(tx, r)
+		return r.view(now), putRecord(tx, r)
 	})
-	return w, err
 }
 
 // Delete soft-deletes the webhook (Deleted is set, status inactive) and
 // returns it; no further attempt is made for it, pending ones included.
-// Deleting a deleted webhook returns it unchanged. It returns
-// ErrWebhookNotFound for an unknown id.
-func (s *Service) Delete(ctx context.Context, id string) (*Webhook, error) {
+// Deleting a deleted webhook returns it unchanged. entityID is as for Get.
+//
+// Errors: corebank.ErrForbidden for a read-only caller;
+// corebank.ErrEntityNotFound and ErrWebhookNotFound as for Get.
+func (s *Service) Delete(ctx context.Context, caller corebank.Caller, entityID, id string) (*Webhook, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
 	now := corebank.Millis(s.clock.Now())
-	var w *Webhook
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		r, err := getRecord(tx, id)
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Webhook, error) {
+		r, err := s.hookTx(tx, caller, entityID, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if r.Deleted == 0 {
 			if r.Status == StatusActive {
-				if err := tx.Delete(bucketExpiry, expiryKey(r.ExpiresAt, id)); err != nil {
-					return err
+				if err := storage.Unschedule(tx, dueExpire, r.ExpiresAt, id); err != nil {
+					return nil, err
 				}
 			}
 			if err := tx.Delete(bucketHooksEntity, storage.Key(r.EntityID, id)); err != nil {
-				return err
+				return nil, err
 			}
 			r.Deleted, r.Updated, r.Status = now, now, StatusInactive
 			if err := putRecord(tx, r); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		w = r.view(now)
-		return nil
+		return r.view(now), nil
 	})
-	return w, err
 }
 
 // RotateSecret replaces the webhook's secret and returns the webhook with
 // the new one, shown this once; every later attempt, retries of earlier
 // events included, is signed with it, and the old one verifies nothing
-// more. It returns ErrWebhookNotFound or ErrWebhookDeleted.
-func (s *Service) RotateSecret(ctx context.Context, id string) (*Webhook, error) {
+// more. entityID is as for Get.
+//
+// Errors: corebank.ErrForbidden for a read-only caller;
+// corebank.ErrEntityNotFound and ErrWebhookNotFound as for Get;
+// ErrWebhookDeleted.
+func (s *Service) RotateSecret(ctx context.Context, caller corebank.Caller, entityID, id string) (*Webhook, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
 	now := corebank.Millis(s.clock.Now())
 	secret := newSecret()
 	sealed := s.sealer.Seal([]byte(secret), secretAD(id))
-	var w *Webhook
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		r, err := getLiveRecord(tx, id)
+	w, err := storage.Update(ctx, s.db, func(tx storage.Tx) (*Webhook, error) {
+		r, err := s.hookTx(tx, caller, entityID, id)
 		if err != nil {
-			return err
+			return nil, err
+		}
+		if r.Deleted != 0 {
+			return nil, ErrWebhookDeleted
 		}
 		r.SealedSecret, r.Updated = sealed, now
-		w = r.view(now)
-		return putRecord(tx, r)
+		return r.view(now), putRecord(tx, r)
 	})
 	if err != nil {
 		return nil, err

@@ -49,9 +49,9 @@ func newApp(db storage.Backend, key []byte, clk clock.Clock, mock *clock.Mock, c
 	var wh *webhooks.Service
 	raw := db
 	db = storage.WithCommitHook(raw, func() { wh.Wake() })
-	led := ledger.NewService(db, &ledger.Options{Clock: clk, IDs: ids, Gate: entities.Gate{}})
+	led := ledger.NewService(db, &ledger.Options{Clock: clk, IDs: ids, Gate: entities.Gate{}, Tree: entities.Gate{}})
 	ents := entities.NewService(db, led, sealer, &entities.Options{Clock: clk, IDs: ids, Env: cfg.env, Logger: logger})
-	fund := funding.NewService(db, led, &funding.Options{Clock: clk, IDs: ids})
+	fund := funding.NewService(db, led, &funding.Options{Clock: clk, IDs: ids, Tree: entities.Gate{}})
 	pay := payments.NewService(db, led, &payments.Options{
 		Clock: clk, IDs: ids, Fees: cfg.fees,
 		// A book transfer's receiving leg is an inflow like any other.
@@ -66,7 +66,7 @@ func newApp(db storage.Backend, key []byte, clk clock.Clock, mock *clock.Mock, c
 		DB:       db,
 		Ledger:   led,
 		Entities: ents,
-		Funding:  inflows{fund},
+		Funding:  fund,
 		Payments: pay,
 		Webhooks: wh,
 	}, &httpapi.Options{
@@ -90,16 +90,6 @@ func cursorKey(secret []byte) []byte {
 	return k
 }
 
-// inflows adapts the funding service to the API's sandbox inflow route.
-type inflows struct{ f *funding.Service }
-
-func (i inflows) CreateInflow(ctx context.Context, in httpapi.NewInflow) (any, error) {
-	return i.f.CreateInflow(ctx, funding.NewInflow{
-		AccountID: in.AccountID, Amount: in.Amount, Currency: in.Currency,
-		Narration: in.Narration, Settle: in.Settle,
-	})
-}
-
 // runJobs runs every job that is due at now. Each job is independent: one
 // failing does not stop the others, and the next tick retries it.
 func (a *app) runJobs(ctx context.Context, now time.Time) error {
@@ -107,8 +97,7 @@ func (a *app) runJobs(ctx context.Context, now time.Time) error {
 		name string
 		fn   func(context.Context, time.Time) (int, error)
 	}{
-		{"ledger holds", a.ledger.RunDue},
-		{"account details expiry", a.ledger.ExpireAccountDetails},
+		{"ledger holds and account details expiry", a.ledger.RunDue},
 		{"inflow settlement", a.funding.RunDue},
 		{"transfers and quotes", a.payments.RunDue},
 		{"webhook retries", a.webhooks.RunDue},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/bolt"
@@ -172,11 +173,11 @@ func issueRootKeys(ctx context.Context, app *app) (*entities.BootstrapResult, er
 	if err != nil {
 		return nil, err
 	}
-	full, err := app.entities.CreateAPIKey(ctx, entities.NewAPIKey{EntityID: root})
+	full, err := app.entities.CreateAPIKey(ctx, corebank.System(), entities.NewAPIKey{EntityID: root})
 	if err != nil {
 		return nil, err
 	}
-	ro, err := app.entities.CreateAPIKey(ctx, entities.NewAPIKey{EntityID: root, ReadOnly: true})
+	ro, err := app.entities.CreateAPIKey(ctx, corebank.System(), entities.NewAPIKey{EntityID: root, ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}

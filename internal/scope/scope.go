@@ -80,3 +80,39 @@ func Entity(tx storage.Tx, t Tree, c corebank.Caller, requested string) (string,
 	}
 	return requested, nil
 }
+
+// Within returns the caller a request acts as when it names an entity
+// (entity_id): that entity, which must lie in c's tree, with c's key and
+// read-only flag; objects must then lie in its tree. A foreign or unknown
+// within is corebank.ErrEntityNotFound whatever object is asked for, so an
+// existing and a missing object answer alike. With within "" it returns c.
+func Within(tx storage.Tx, t Tree, c corebank.Caller, within string) (corebank.Caller, error) {
+	if within == "" {
+		return c, nil
+	}
+	id, err := Entity(tx, t, c, within)
+	if err != nil {
+		return corebank.Caller{}, err
+	}
+	return corebank.Caller{EntityID: id, KeyID: c.KeyID, ReadOnly: c.ReadOnly}, nil
+}
+
+// Load reads an object for c narrowed to within (see Within): it resolves
+// within first, then loads, then checks the owner, answering notFound for a
+// foreign object exactly as load answers for a missing one.
+func Load[T any](tx storage.Tx, t Tree, c corebank.Caller, within string, notFound error,
+	load func() (obj T, owner string, err error)) (T, error) {
+	var zero T
+	c, err := Within(tx, t, c, within)
+	if err != nil {
+		return zero, err
+	}
+	obj, owner, err := load()
+	if err != nil {
+		return zero, err
+	}
+	if err := Check(tx, t, c, owner, notFound); err != nil {
+		return zero, err
+	}
+	return obj, nil
+}

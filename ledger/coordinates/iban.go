@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/corebank/corebank"
 )
 
 // ibanLengths is the total IBAN length per country from the SWIFT IBAN
@@ -92,7 +94,7 @@ func ValidateIBAN(s string) error {
 	if !ok {
 		return invalid(fmt.Sprintf("country %s does not use IBANs", country))
 	}
-	if !isDigits(s[2:4]) {
+	if !corebank.IsDigits(s[2:4]) {
 		return invalid("check digits (characters 3-4) must be digits")
 	}
 	if len(s) != want {
@@ -175,7 +177,7 @@ func matchFormat(s, f string) bool {
 		part := s[i : i+run.n]
 		switch run.class {
 		case 'n':
-			if !isDigits(part) {
+			if !corebank.IsDigits(part) {
 				return false
 			}
 		case 'a':

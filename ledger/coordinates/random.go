@@ -3,6 +3,8 @@ package coordinates
 import (
 	"fmt"
 	"io"
+
+	"github.com/corebank/corebank"
 )
 
 // randomDigits returns n uniformly random decimal digits read from r, using
@@ -58,18 +60,6 @@ func randomLetters(r io.Reader, n int) (string, error) {
 	return string(out), nil
 }
 
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 func isUpperLetters(s string) bool {
 	if s == "" {
 		return false
@@ -101,7 +91,7 @@ func checkDigitString(s string, min, max int) error {
 	if s == "" {
 		return invalid("is required")
 	}
-	if !isDigits(s) {
+	if !corebank.IsDigits(s) {
 		return invalid("must contain only digits")
 	}
 	if len(s) < min || len(s) > max {

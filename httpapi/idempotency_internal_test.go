@@ -1,0 +1,109 @@
+package httpapi
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/corebank/corebank/storage"
+)
+
+// queued lists the idempotency items in the due queue as "at id".
+func queued(t *testing.T, db storage.Backend) []string {
+	t.Helper()
+	out, err := storage.View(context.Background(), db, func(tx storage.Tx) ([]string, error) {
+		var out []string
+		err := tx.Scan(storage.BucketDue, storage.ScanOptions{Prefix: []byte(idemDueKind + "/")}, func(k, _ []byte) error {
+			rest := k[len(idemDueKind)+1:]
+			at, err := storage.Uint64(rest)
+			if err != nil {
+				return err
+			}
+			out = append(out, time.UnixMilli(int64(at)).UTC().Format(time.RFC3339)+" "+string(rest[8:]))
+			return nil
+		})
+		return out, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func stored(t *testing.T, db storage.Backend, entity, key string) bool {
+	t.Helper()
+	ok, err := storage.View(context.Background(), db, func(tx storage.Tx) (bool, error) {
+		return storage.Exists(tx, bucketIdem, idemKey(entity, key))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+// TestIdempotencyDue: a record's expiry is queued on the one due queue in
+// the transaction that writes it, moved when an expired key is reused,
+// dropped when the key is released, and run by DueJobs.
+func TestIdempotencyDue(t *testing.T) {
+	ctx := context.Background()
+	t.Run("OK", func(t *testing.T) {
+		f := newFW(t)
+		f.do(t, "POST", "/echo", "full", []byte(`{"name":"a"}`), "Idempotency-Key", "k1")
+		f.do(t, "POST", "/echo", "other", []byte(`{"name":"a"}`), "Idempotency-Key", "k1")
+		want := []string{"2026-01-02T00:00:00Z E1\x00k1", "2026-01-02T00:00:00Z E2\x00k1"}
+		if diff := cmp.Diff(want, queued(t, f.h.db)); diff != "" {
+			t.Fatalf("queued (-want +got):\n%s", diff)
+		}
+		due := storage.NewDue(f.h.db, f.clock, 0, DueJobs()...)
+		if n, err := due.RunDue(ctx, f.clock.Now().Add(24*time.Hour-time.Millisecond)); n != 0 || err != nil {
+			t.Fatalf("before expiry: RunDue = %d, %v", n, err)
+		}
+		if n, err := due.RunDue(ctx, f.clock.Now().Add(24*time.Hour)); n != 2 || err != nil {
+			t.Fatalf("at expiry: RunDue = %d, %v", n, err)
+		}
+		if stored(t, f.h.db, "E1", "k1") || stored(t, f.h.db, "E2", "k1") || len(queued(t, f.h.db)) != 0 {
+			t.Fatalf("records or items left: %q", queued(t, f.h.db))
+		}
+	})
+	t.Run("OKReuseMovesExpiry", func(t *testing.T) {
+		f := newFW(t)
+		f.do(t, "POST", "/echo", "full", []byte(`{"name":"a"}`), "Idempotency-Key", "k1")
+		f.clock.Add(25 * time.Hour)
+		got := f.do(t, "POST", "/echo", "full", []byte(`{"name":"b"}`), "Idempotency-Key", "k1")
+		if got.status != 201 || got.header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("reuse after expiry: %d %s", got.status, got.raw)
+		}
+		if diff := cmp.Diff([]string{"2026-01-03T01:00:00Z E1\x00k1"}, queued(t, f.h.db)); diff != "" {
+			t.Fatalf("queued (-want +got):\n%s", diff)
+		}
+		if n, err := PurgeIdempotency(ctx, f.h.db, f.clock.Now()); n != 0 || err != nil || !stored(t, f.h.db, "E1", "k1") {
+			t.Fatalf("the new record is not due: %d %v", n, err)
+		}
+	})
+	t.Run("OKReleasedUnqueued", func(t *testing.T) {
+		f := newFW(t)
+		if got := f.do(t, "POST", "/echo", "full", []byte(`{"name":""}`), "Idempotency-Key", "k1"); got.status != 422 {
+			t.Fatalf("%d %s", got.status, got.raw)
+		}
+		if q := queued(t, f.h.db); len(q) != 0 || stored(t, f.h.db, "E1", "k1") {
+			t.Fatalf("released key left %q", q)
+		}
+	})
+	t.Run("OKReplacedRecordKept", func(t *testing.T) {
+		// An item whose record has another expiry (it cannot happen through
+		// the handler, which moves the item with the record) leaves it.
+		f := newFW(t)
+		f.do(t, "POST", "/echo", "full", []byte(`{"name":"a"}`), "Idempotency-Key", "k1")
+		k := string(idemKey("E1", "k1"))
+		if _, err := storage.Update(ctx, f.h.db, func(tx storage.Tx) (struct{}, error) {
+			return struct{}{}, storage.Schedule(tx, idemDueKind, 1, k)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := PurgeIdempotency(ctx, f.h.db, f.clock.Now()); n != 1 || err != nil || !stored(t, f.h.db, "E1", "k1") {
+			t.Fatalf("stale item: %d %v, record stored %v", n, err, stored(t, f.h.db, "E1", "k1"))
+		}
+	})
+}

@@ -1,0 +1,227 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/corebank/corebank/storage"
+	"github.com/corebank/corebank/storage/memory"
+)
+
+func schedule(t *testing.T, db storage.Backend, kind string, at int64, ids ...string) {
+	t.Helper()
+	err := db.Update(context.Background(), func(tx storage.Tx) error {
+		for _, id := range ids {
+			if err := storage.Schedule(tx, kind, at, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDueOrder runs two kinds: kinds run in registration order, items in
+// time order, only what is due, each once, in batches.
+func TestDueOrder(t *testing.T) {
+	ctx := context.Background()
+	db := memory.New()
+	clk := clock.NewMock()
+	clk.Set(time.UnixMilli(10_000))
+	var log []string
+	job := func(kind string) storage.DueJob {
+		return storage.DueJob{Kind: kind, Tx: func(tx storage.Tx, now time.Time, it storage.DueItem) error {
+			log = append(log, fmt.Sprintf("%s %d %s", kind, it.At, it.ID))
+			return tx.Put("test.done", []byte(kind+"/"+it.ID), nil)
+		}}
+	}
+	// b is scheduled first but registered second.
+	schedule(t, db, "b", 5, "b1")
+	schedule(t, db, "a", 7, "a2")
+	schedule(t, db, "a", 3, "a1")
+	schedule(t, db, "a", 9_999_999, "later")
+	schedule(t, db, "a", 3, "a0", "a1") // a1 twice is one item
+	d := storage.NewDue(db, clk, 2, job("a"), job("b"))
+	if diff := cmp.Diff([]string{"a", "b"}, d.Kinds()); diff != "" {
+		t.Fatalf("Kinds (-want +got)\n%s", diff)
+	}
+	n, err := d.RunDue(ctx, time.UnixMilli(10))
+	if err != nil || n != 4 {
+		t.Fatalf("RunDue = %d, %v; want 4, nil", n, err)
+	}
+	want := []string{"a 3 a0", "a 3 a1", "a 7 a2", "b 5 b1"}
+	if diff := cmp.Diff(want, log); diff != "" {
+		t.Fatalf("(-want +got)\n%s", diff)
+	}
+	log = nil
+	if n, err := d.RunDue(ctx, time.UnixMilli(10)); n != 0 || err != nil || log != nil {
+		t.Fatalf("second RunDue = %d, %v, ran %v; want nothing", n, err, log)
+	}
+	if n, err := d.RunDue(ctx, time.UnixMilli(9_999_999)); n != 1 || err != nil {
+		t.Fatalf("RunDue at the last item = %d, %v; want 1", n, err)
+	}
+}
+
+// TestDueReschedule: an item rescheduled later but still due runs again in
+// the same call; one rescheduled past asOf waits.
+func TestDueReschedule(t *testing.T) {
+	ctx := context.Background()
+	db := memory.New()
+	runs := 0
+	d := storage.NewDue(db, clock.NewMock(), 0, storage.DueJob{Kind: "poll",
+		Tx: func(tx storage.Tx, _ time.Time, it storage.DueItem) error {
+			runs++
+			return storage.Schedule(tx, "poll", it.At+10, it.ID)
+		}})
+	schedule(t, db, "poll", 0, "x")
+	if n, err := d.RunDue(ctx, time.UnixMilli(35)); n != 4 || err != nil || runs != 4 {
+		t.Fatalf("RunDue = %d, %v after %d runs; want 4 (at 0, 10, 20, 30)", n, err, runs)
+	}
+}
+
+// TestDueFailure: a failing kind keeps its items and does not stop the
+// next kind; the transaction that failed changed nothing.
+func TestDueFailure(t *testing.T) {
+	ctx := context.Background()
+	db := memory.New()
+	boom := errors.New("boom")
+	fail := true
+	d := storage.NewDue(db, clock.NewMock(), 0,
+		storage.DueJob{Kind: "bad", Tx: func(tx storage.Tx, _ time.Time, it storage.DueItem) error {
+			if err := tx.Put("test.side", []byte(it.ID), nil); err != nil {
+				return err
+			}
+			if fail {
+				return boom
+			}
+			return nil
+		}},
+		storage.DueJob{Kind: "good", Tx: func(storage.Tx, time.Time, storage.DueItem) error { return nil }})
+	schedule(t, db, "bad", 1, "x")
+	schedule(t, db, "good", 1, "y")
+	n, err := d.RunDue(ctx, time.UnixMilli(1))
+	if !errors.Is(err, boom) || n != 1 {
+		t.Fatalf("RunDue = %d, %v; want 1 and boom", n, err)
+	}
+	ok, err := storage.View(ctx, db, func(tx storage.Tx) (bool, error) { return storage.Exists(tx, "test.side", []byte("x")) })
+	if err != nil || ok {
+		t.Fatalf("the failed transaction left a write (%v, %v)", ok, err)
+	}
+	fail = false
+	if n, err := d.RunDue(ctx, time.UnixMilli(1)); n != 1 || err != nil {
+		t.Fatalf("retry RunDue = %d, %v; want 1, nil", n, err)
+	}
+}
+
+// TestDueBatch: a Batch job sees due items outside a transaction, settles
+// what it unschedules, and is not offered what it left in the same call.
+func TestDueBatch(t *testing.T) {
+	ctx := context.Background()
+	db := memory.New()
+	var seen [][]string
+	d := storage.NewDue(db, clock.NewMock(), 2, storage.DueJob{Kind: "send",
+		Batch: func(ctx context.Context, _ time.Time, items []storage.DueItem) (int, error) {
+			var ids []string
+			for _, it := range items {
+				ids = append(ids, it.ID)
+			}
+			seen = append(seen, ids)
+			// Settle everything but "keep".
+			return storage.Update(ctx, db, func(tx storage.Tx) (int, error) {
+				n := 0
+				for _, it := range items {
+					if it.ID == "keep" {
+						continue
+					}
+					if err := storage.Unschedule(tx, "send", it.At, it.ID); err != nil {
+						return 0, err
+					}
+					n++
+				}
+				return n, nil
+			})
+		}})
+	schedule(t, db, "send", 1, "a", "b", "keep")
+	schedule(t, db, "send", 2, "c")
+	n, err := d.RunDue(ctx, time.UnixMilli(5))
+	if err != nil || n != 3 {
+		t.Fatalf("RunDue = %d, %v; want 3", n, err)
+	}
+	if diff := cmp.Diff([][]string{{"a", "b"}, {"keep", "c"}}, seen); diff != "" {
+		t.Fatalf("batches (-want +got)\n%s", diff)
+	}
+	seen = nil
+	if n, _ := d.RunDue(ctx, time.UnixMilli(5)); n != 0 || len(seen) != 1 || seen[0][0] != "keep" {
+		t.Fatalf("next RunDue = %d with %v; want the kept item offered again", n, seen)
+	}
+}
+
+func TestDueAddPanics(t *testing.T) {
+	for name, jobs := range map[string][]storage.DueJob{
+		"no handler": {{Kind: "x"}},
+		"two":        {{Kind: "x", Tx: func(storage.Tx, time.Time, storage.DueItem) error { return nil }}, {Kind: "x", Tx: func(storage.Tx, time.Time, storage.DueItem) error { return nil }}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("Add did not panic")
+				}
+			}()
+			storage.NewDue(memory.New(), nil, 0, jobs...)
+		})
+	}
+}
+
+// TestDuePrepare: a kind's Prepare runs before its items are read, so work
+// it schedules (as the webhooks' outbox reader does) runs in the same call,
+// and after the kinds registered before it.
+func TestDuePrepare(t *testing.T) {
+	ctx := context.Background()
+	db := memory.New()
+	var log []string
+	d := storage.NewDue(db, clock.NewMock(), 0,
+		storage.DueJob{Kind: "first", Tx: func(tx storage.Tx, _ time.Time, it storage.DueItem) error {
+			log = append(log, "first "+it.ID)
+			return tx.Put("test.outbox", []byte(it.ID), nil)
+		}},
+		storage.DueJob{Kind: "send",
+			Prepare: func(ctx context.Context) error {
+				log = append(log, "prepare")
+				return db.Update(ctx, func(tx storage.Tx) error {
+					return tx.Scan("test.outbox", storage.ScanOptions{}, func(k, _ []byte) error {
+						if err := tx.Delete("test.outbox", k); err != nil {
+							return err
+						}
+						return storage.Schedule(tx, "send", 0, string(k))
+					})
+				})
+			},
+			Batch: func(ctx context.Context, _ time.Time, items []storage.DueItem) (int, error) {
+				for _, it := range items {
+					log = append(log, "send "+it.ID)
+				}
+				return storage.Update(ctx, db, func(tx storage.Tx) (int, error) {
+					for _, it := range items {
+						if err := storage.Unschedule(tx, "send", it.At, it.ID); err != nil {
+							return 0, err
+						}
+					}
+					return len(items), nil
+				})
+			}})
+	schedule(t, db, "first", 1, "e1")
+	if n, err := d.RunDue(ctx, time.UnixMilli(1)); n != 2 || err != nil {
+		t.Fatalf("RunDue = %d, %v; want 2, nil", n, err)
+	}
+	if diff := cmp.Diff([]string{"first e1", "prepare", "send e1"}, log); diff != "" {
+		t.Fatalf("(-want +got)\n%s", diff)
+	}
+}

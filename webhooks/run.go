@@ -1,0 +1,79 @@
+package webhooks
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/corebank/corebank/storage"
+)
+
+// Running: RunDue and Run drive ingestion (ingest.go), retention
+// (retention.go) and sending (send.go) through storage's due queue.
+
+// DueJobs returns the webhooks' due work for a storage.Due runner, in the
+// order RunDue runs it: "webhooks.expire" (a webhook's expires_in
+// elapsed), "webhooks.purge-event" and "webhooks.purge-delivery" (past
+// EventRetention), each inside the transaction that takes the item off the
+// queue, then "webhooks.attempt", a Batch job that sends every attempt due
+// (first attempts whatever the clock, retries on it) outside any
+// transaction and returns once they are recorded. Reading the outbox is not
+// due work: RunDue and Run do it before sending.
+func (s *Service) DueJobs() []storage.DueJob {
+	return append(s.housekeeping(), s.sendJob(nil))
+}
+
+// RunDue does every job due at asOf: webhooks whose expires_in elapsed
+// become inactive, events and deliveries past EventRetention are purged,
+// new outbox events become deliveries, and every first attempt and every
+// retry due at asOf is sent, Concurrency at a time. It returns once those
+// attempts are recorded, with the number of items handled (expiries,
+// purges and attempts sent). A retry that one of these attempts makes due
+// at asOf waits for the next call. The sandbox clock-advance route calls
+// it after moving the clock; Run does the same work continuously.
+func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
+	return storage.NewDue(s.db, s.clock, 0, s.DueJobs()...).RunDue(ctx, asOf)
+}
+
+// Drain is RunDue at the clock's current time: it delivers everything
+// pending now.
+func (s *Service) Drain(ctx context.Context) (int, error) {
+	return s.RunDue(ctx, s.clock.Now())
+}
+
+// Run delivers until ctx is done: after each Wake and every PollInterval
+// of real time it reads the outbox and starts every attempt due at the
+// clock's current time, without waiting for attempts before looking for
+// more; on each PollInterval (and at the start) it also runs the retention
+// jobs, which a Wake alone does not, so that a busy bank's commits do not
+// each cost a write transaction here. When ctx is done it waits for the
+// attempts in flight to be recorded and returns nil. Errors are logged and
+// retried on the next round.
+func (s *Service) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	housekeeping := storage.NewDue(s.db, s.clock, 0, s.housekeeping()...)
+	sending := storage.NewDue(s.db, s.clock, 0, s.sendJob(&wg))
+	t := time.NewTicker(s.poll)
+	defer t.Stop()
+	tick := true
+	for {
+		now := s.clock.Now()
+		if tick {
+			if _, err := housekeeping.RunDue(ctx, now); err != nil && ctx.Err() == nil {
+				s.log.Error("webhook housekeeping", "err", err)
+			}
+		}
+		if _, err := sending.RunDue(ctx, now); err != nil && ctx.Err() == nil {
+			s.log.Error("webhook dispatch", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.wake:
+			tick = false
+		case <-t.C:
+			tick = true
+		}
+	}
+}
