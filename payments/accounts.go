@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"github.com/corebank/corebank"
-	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 )
@@ -14,37 +13,21 @@ type account struct {
 	ID, EntityID, Currency string
 }
 
-// accountFor returns account id when c may act on its owner (its entity
-// or one below it), or ErrAccountNotFound when it is missing, deleted or
-// outside c's tree alike.
-func (s *Service) accountFor(tx storage.Tx, c corebank.Caller, id string) (account, error) {
-	a, err := s.accountTx(tx, id)
-	if err != nil {
-		return account{}, err
-	}
-	if err := scope.Check(tx, s.tree, c, a.EntityID, accountNotFound(id)); err != nil {
-		return account{}, err
-	}
-	return a, nil
-}
-
-func (a account) owner() string { return a.EntityID }
-
-// accountLoader finds, for actsFor, the owner of account id when c may act
-// on it. A deleted account still has its owner (its history stays
-// listable); the methods that use an account reject it themselves.
-func (s *Service) accountLoader(tx storage.Tx) func(c corebank.Caller, id string) (owned, error) {
-	return func(c corebank.Caller, id string) (owned, error) {
+// accountOwner reads, for actsFor, the owner of account id. A deleted
+// account still has its owner (its history stays listable); the methods
+// that use an account reject it themselves.
+func (s *Service) accountOwner(tx storage.Tx) func(id string) (string, error) {
+	return func(id string) (string, error) {
 		a, err := s.ledgerAccount(tx, id)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
-		return account{ID: a.ID, EntityID: a.EntityID, Currency: a.Currency},
-			scope.Check(tx, s.tree, c, a.EntityID, accountNotFound(id))
+		return a.EntityID, nil
 	}
 }
 
-// accountOf is accountFor for an account entity itself must own.
+// accountOf returns account id, which entity itself must own and which
+// must not be deleted, or ErrAccountNotFound.
 func (s *Service) accountOf(tx storage.Tx, entity, id string) (account, error) {
 	a, err := s.accountTx(tx, id)
 	if err != nil {

@@ -550,7 +550,7 @@ func (c *Counterparty) owner() string { return c.EntityID }
 
 // counterpartyFor loads counterparty id for caller (see getFor).
 func (s *Service) counterpartyFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*Counterparty, error) {
-	return getFor[Counterparty](s, tx, caller, entityID, bucketCounterparties, id, ErrCounterpartyNotFound)
+	return getFor[Counterparty](tx, s.tree, caller, entityID, bucketCounterparties, id, ErrCounterpartyNotFound)
 }
 
 // GetCounterparty returns counterparty id when it lies in the tree of

@@ -589,8 +589,12 @@ func (s *Service) CreatePaymentDetail(ctx context.Context, caller corebank.Calle
 		// The owner of the counterparty, which must lie in the tree of
 		// entity_id; with none, entity_id (validation then reports
 		// counterparty_id).
-		entity, err := s.actsFor(tx, caller, in.EntityID, in.CounterpartyID, func(c corebank.Caller, id string) (owned, error) {
-			return getOwned[Counterparty](tx, s.tree, c, bucketCounterparties, id, ErrCounterpartyNotFound)
+		entity, err := s.actsFor(tx, caller, in.EntityID, in.CounterpartyID, ErrCounterpartyNotFound, func(id string) (string, error) {
+			c, err := getRecord[Counterparty](tx, bucketCounterparties, id, ErrCounterpartyNotFound)
+			if err != nil {
+				return "", err
+			}
+			return c.EntityID, nil
 		})
 		if err != nil {
 			return nil, err
@@ -623,7 +627,7 @@ func (d *PaymentDetail) owner() string { return d.EntityID }
 
 // detailFor loads payment detail id for caller (see getFor).
 func (s *Service) detailFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*PaymentDetail, error) {
-	return getFor[PaymentDetail](s, tx, caller, entityID, bucketDetails, id, ErrPaymentDetailNotFound)
+	return getFor[PaymentDetail](tx, s.tree, caller, entityID, bucketDetails, id, ErrPaymentDetailNotFound)
 }
 
 // GetPaymentDetail returns payment detail id when it lies in the tree of

@@ -158,7 +158,7 @@ func (s *Service) CreateQuote(ctx context.Context, caller corebank.Caller, in Ne
 	// transaction, and the account is checked again when the quote is
 	// stored.
 	entityID, err := storage.View(ctx, s.db, func(tx storage.Tx) (string, error) {
-		return s.actsFor(tx, caller, in.EntityID, in.AccountID, s.accountLoader(tx))
+		return s.actsFor(tx, caller, in.EntityID, in.AccountID, accountNotFound(in.AccountID), s.accountOwner(tx))
 	})
 	if err != nil {
 		return nil, err
@@ -267,7 +267,7 @@ func (q *Quote) owner() string { return q.EntityID }
 func (s *Service) GetQuote(ctx context.Context, caller corebank.Caller, entityID, id string) (*Quote, error) {
 	now := s.clock.Now()
 	q, err := storage.View(ctx, s.db, func(tx storage.Tx) (*Quote, error) {
-		return getFor[Quote](s, tx, caller, entityID, bucketQuotes, id, ErrQuoteNotFound)
+		return getFor[Quote](tx, s.tree, caller, entityID, bucketQuotes, id, ErrQuoteNotFound)
 	})
 	if err != nil {
 		return nil, err

@@ -110,60 +110,10 @@ func (s *Service) Payouts() PayoutProvider { return s.payouts }
 // Fees returns a copy of the fee schedule in use.
 func (s *Service) Fees() FeeSchedule { return s.fees.clone() }
 
-// within returns the caller a request acts as: caller itself when
-// requested is "", else the entity_id requested, which must lie in caller's
-// tree (corebank.ErrEntityNotFound otherwise, whether it exists or not). It
-// runs before anything else is read, so that a foreign entity_id answers the
-// same whatever object the request names.
-func (s *Service) within(tx storage.Tx, caller corebank.Caller, requested string) (corebank.Caller, error) {
-	if requested == "" {
-		return caller, nil
-	}
-	entity, err := scope.Entity(tx, s.tree, caller, requested)
-	if err != nil {
-		return corebank.Caller{}, err
-	}
-	return corebank.Caller{EntityID: entity, KeyID: caller.KeyID, ReadOnly: caller.ReadOnly}, nil
-}
-
 // entity is the entity a create or list acts for: requested (caller's own
 // when "") as scope.Entity resolves it.
 func (s *Service) entity(tx storage.Tx, caller corebank.Caller, requested string) (string, error) {
 	return scope.Entity(tx, s.tree, caller, requested)
-}
-
-// getFor resolves entityID (see within), then loads the JSON record id of
-// bucket b when it lies in that entity's tree: the one way every Get and
-// Update finds its object. A missing and a foreign record both answer
-// notFound.
-func getFor[T any, P interface {
-	*T
-	owned
-}](s *Service, tx storage.Tx, caller corebank.Caller, entityID string, b storage.Bucket, id string, notFound error) (P, error) {
-	c, err := s.within(tx, caller, entityID)
-	if err != nil {
-		return nil, err
-	}
-	return getOwned[T, P](tx, s.tree, c, b, id, notFound)
-}
-
-// actsFor is the entity a request acts for: the owner of the object id it
-// names, which load finds for the caller narrowed to entityID (see
-// within), or entityID itself (the caller's own when "") when it names
-// none.
-func (s *Service) actsFor(tx storage.Tx, caller corebank.Caller, entityID, id string, load func(c corebank.Caller, id string) (owned, error)) (string, error) {
-	if id == "" {
-		return s.entity(tx, caller, entityID)
-	}
-	c, err := s.within(tx, caller, entityID)
-	if err != nil {
-		return "", err
-	}
-	o, err := load(c, id)
-	if err != nil {
-		return "", err
-	}
-	return o.owner(), nil
 }
 
 // maxIDLen bounds the IDs looked up: anything longer names nothing.
@@ -172,20 +122,20 @@ const maxIDLen = 128
 // owned is a stored object with an owning entity.
 type owned interface{ owner() string }
 
-// getOwned loads the JSON record id of bucket b and returns it when c may
-// act on its owner; a missing and a foreign record both answer notFound.
-func getOwned[T any, P interface {
+// getFor loads the JSON record id of bucket b for caller narrowed to
+// entityID (scope.Load: entity_id is resolved before anything is read, and
+// a foreign record answers notFound exactly as a missing one).
+func getFor[T any, P interface {
 	*T
 	owned
-}](tx storage.Tx, tree scope.Tree, c corebank.Caller, b storage.Bucket, id string, notFound error) (P, error) {
-	v, err := getRecord[T](tx, b, id, notFound)
-	if err != nil {
-		return nil, err
-	}
-	if err := scope.Check(tx, tree, c, P(v).owner(), notFound); err != nil {
-		return nil, err
-	}
-	return v, nil
+}](tx storage.Tx, tree scope.Tree, caller corebank.Caller, entityID string, b storage.Bucket, id string, notFound error) (P, error) {
+	return scope.Load(tx, tree, caller, entityID, notFound, func() (P, string, error) {
+		v, err := getRecord[T](tx, b, id, notFound)
+		if err != nil {
+			return nil, "", err
+		}
+		return v, P(v).owner(), nil
+	})
 }
 
 // ownedBy loads the JSON record id of bucket b when entity itself owns it
@@ -195,7 +145,21 @@ func ownedBy[T any, P interface {
 	*T
 	owned
 }](tx storage.Tx, entity string, b storage.Bucket, id string, notFound error) (P, error) {
-	return getOwned[T, P](tx, nil, corebank.As(entity), b, id, notFound)
+	return getFor[T, P](tx, nil, corebank.As(entity), "", b, id, notFound)
+}
+
+// actsFor is the entity a request acts for: the owner of the object id it
+// names (ownerOf reads it; a missing one answers notFound, and so does one
+// outside the tree of entityID, see scope.Load), or entityID itself (the
+// caller's own when "") when it names none.
+func (s *Service) actsFor(tx storage.Tx, caller corebank.Caller, entityID, id string, notFound error, ownerOf func(id string) (string, error)) (string, error) {
+	if id == "" {
+		return s.entity(tx, caller, entityID)
+	}
+	return scope.Load(tx, s.tree, caller, entityID, notFound, func() (string, string, error) {
+		owner, err := ownerOf(id)
+		return owner, owner, err
+	})
 }
 
 // getRecord loads the JSON record id of bucket b, or returns notFound.

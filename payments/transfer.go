@@ -8,6 +8,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/funding"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 )
@@ -180,7 +181,7 @@ func (t *Transfer) owner() string { return t.EntityID }
 
 // transferFor loads transfer id for caller (see getFor).
 func (s *Service) transferFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*transferRecord, error) {
-	return getFor[transferRecord](s, tx, caller, entityID, bucketTransfers, id, ErrTransferNotFound)
+	return getFor[transferRecord](tx, s.tree, caller, entityID, bucketTransfers, id, ErrTransferNotFound)
 }
 
 func (r *transferRecord) view() *Transfer {
@@ -339,14 +340,15 @@ func (s *Service) createTransferTx(tx storage.Tx, now time.Time, id string, call
 // body, and returns the account to debit, which must lie in that entity's
 // tree: the transfer acts for the account's owner.
 func (s *Service) transferAccount(tx storage.Tx, caller corebank.Caller, in NewTransfer) (account, error) {
-	c, err := s.within(tx, caller, in.EntityID)
-	if err != nil {
-		return account{}, err
-	}
-	if err := in.validate(); err != nil {
-		return account{}, err
-	}
-	return s.accountFor(tx, c, in.AccountID)
+	return scope.Load(tx, s.tree, caller, in.EntityID, accountNotFound(in.AccountID), func() (account, string, error) {
+		// The body is checked once entity_id is known to be the caller's
+		// to name, as a request checks its body after its scope.
+		if err := in.validate(); err != nil {
+			return account{}, "", err
+		}
+		a, err := s.accountTx(tx, in.AccountID)
+		return a, a.EntityID, err
+	})
 }
 
 // duplicateReference returns ErrDuplicateReference, with the original
@@ -706,7 +708,7 @@ func (s *Service) ListTransfers(ctx context.Context, caller corebank.Caller, f T
 		index = "s:" + f.Status
 	}
 	return storage.View(ctx, s.db, func(tx storage.Tx) (EntityPage[Transfer], error) {
-		entity, err := s.actsFor(tx, caller, f.EntityID, f.AccountID, s.accountLoader(tx))
+		entity, err := s.actsFor(tx, caller, f.EntityID, f.AccountID, accountNotFound(f.AccountID), s.accountOwner(tx))
 		if err != nil {
 			return EntityPage[Transfer]{}, err
 		}
