@@ -85,35 +85,6 @@ func (h *handler) createCounterparty(x *exchange, r *http.Request) error {
 	return ok(x, http.StatusCreated, "counterparty created", c)
 }
 
-// payListQuery is what payList read.
-type payListQuery struct {
-	requested string // entity_id as asked, "" when absent
-	fh        string
-	opts      corebank.ListOptions
-	// cursorErr is the cursor's error, reported only once the service has
-	// accepted entity_id, so that a foreign entity_id answers 404 whatever
-	// the cursor.
-	cursorErr error
-}
-
-// payList reads the end of a payments list's query, after its own
-// filters: entity_id (recorded in filters as asked, the key's own entity
-// when absent; the service decides whether the key may list it), limit and
-// the cursor (see listPage).
-func (h *handler) payList(x *exchange, q *query, name string, filters map[string]string) (payListQuery, error) {
-	l := payListQuery{requested: q.str("entity_id")}
-	limit := q.limit()
-	if err := q.err(); err != nil {
-		return l, err
-	}
-	filters["entity_id"] = l.requested
-	if l.requested == "" {
-		filters["entity_id"] = x.caller().EntityID
-	}
-	l.fh, l.opts, l.cursorErr = h.listPage(q, name, filters, limit)
-	return l, nil
-}
-
 // counterpartyPagination is meta.pagination of GET /counterparties: SPEC
 // gives this list has_more beside the standard fields.
 type counterpartyPagination struct {
@@ -146,7 +117,7 @@ func (h *handler) listCounterparties(x *exchange, r *http.Request) error {
 		}
 		filters["status"] = s
 	}
-	lq, err := h.payList(x, q, "counterparties", filters)
+	lq, err := h.readScopedList(x, q, "counterparties", filters)
 	if err != nil {
 		return err
 	}
@@ -213,7 +184,7 @@ func (h *handler) listCounterpartyDetails(x *exchange, r *http.Request) error {
 	q := newQuery(r.URL.RawQuery)
 	id := r.PathValue("id")
 	filters := map[string]string{"counterparty_id": id}
-	lq, err := h.payList(x, q, "payment-details", filters)
+	lq, err := h.readScopedList(x, q, "payment-details", filters)
 	if err != nil {
 		return err
 	}

@@ -58,7 +58,7 @@ func (h *handler) listTransfers(x *exchange, r *http.Request) error {
 	if a := q.str("account_id"); a != "" {
 		filters["account_id"] = a
 	}
-	lq, err := h.payList(x, q, "transfers", filters)
+	lq, err := h.readScopedList(x, q, "transfers", filters)
 	if err != nil {
 		return err
 	}
