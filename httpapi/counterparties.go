@@ -158,8 +158,7 @@ func (h *handler) patchCounterparty(x *exchange, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	req.EntityID = entity
-	c, err := h.pay.UpdateCounterparty(r.Context(), x.caller(), r.PathValue("id"), req)
+	c, err := h.pay.UpdateCounterparty(r.Context(), x.caller(), entity, r.PathValue("id"), req)
 	if err != nil {
 		return err
 	}

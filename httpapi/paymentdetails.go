@@ -51,8 +51,7 @@ func (h *handler) patchPaymentDetail(x *exchange, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	req.EntityID = entity
-	d, err := h.pay.UpdatePaymentDetail(r.Context(), x.caller(), r.PathValue("id"), req)
+	d, err := h.pay.UpdatePaymentDetail(r.Context(), x.caller(), entity, r.PathValue("id"), req)
 	if err != nil {
 		return err
 	}

@@ -102,8 +102,8 @@ type NewCounterparty struct {
 // replaces the whole list. An empty string clears an optional field. Meta,
 // when non-nil, replaces the meta object.
 type CounterpartyPatch struct {
-	// EntityID, when set, must lie in the caller's tree and the
-	// counterparty in its tree.
+	// EntityID is accepted so that request bodies decode; the entityID
+	// argument of UpdateCounterparty scopes the lookup.
 	EntityID string            `json:"entity_id,omitempty"`
 	Nickname *string           `json:"nickname,omitempty"`
 	Profile  *ProfilePatch     `json:"profile,omitempty"`
@@ -566,16 +566,15 @@ func (s *Service) GetCounterparty(ctx context.Context, caller corebank.Caller, e
 
 // UpdateCounterparty applies patch (only the fields it carries) to
 // counterparty id and re-validates the whole counterparty, duplicates
-// included; patch.EntityID scopes the lookup as GetCounterparty's entityID
-// does. It returns corebank.ErrForbidden, corebank.ErrEntityNotFound,
+// included; entityID scopes the lookup as in GetCounterparty. It returns corebank.ErrForbidden, corebank.ErrEntityNotFound,
 // ErrCounterpartyNotFound or a validation error naming every bad field.
-func (s *Service) UpdateCounterparty(ctx context.Context, caller corebank.Caller, id string, patch CounterpartyPatch) (*Counterparty, error) {
+func (s *Service) UpdateCounterparty(ctx context.Context, caller corebank.Caller, entityID, id string, patch CounterpartyPatch) (*Counterparty, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
 	now := s.clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Counterparty, error) {
-		old, err := s.counterpartyFor(tx, caller, patch.EntityID, id)
+		old, err := s.counterpartyFor(tx, caller, entityID, id)
 		if err != nil {
 			return nil, err
 		}

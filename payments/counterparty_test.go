@@ -171,7 +171,7 @@ func TestCounterpartyDuplicate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = e.svc.UpdateCounterparty(ctx, corebank.As("ent1"), c.ID, payments.CounterpartyPatch{Profile: &payments.ProfilePatch{FirstName: strp("Ada"), LastName: strp("Lovelace")}})
+		_, err = e.svc.UpdateCounterparty(ctx, corebank.As("ent1"), "", c.ID, payments.CounterpartyPatch{Profile: &payments.ProfilePatch{FirstName: strp("Ada"), LastName: strp("Lovelace")}})
 		wantFields(t, err, "profile.email")
 	})
 }
@@ -186,7 +186,7 @@ func TestUpdateCounterparty(t *testing.T) {
 	}
 	t.Run("OK", func(t *testing.T) {
 		e.clk.Add(time.Second)
-		got, err := e.svc.UpdateCounterparty(ctx, corebank.As("ent1"), c.ID, payments.CounterpartyPatch{Profile: &payments.ProfilePatch{
+		got, err := e.svc.UpdateCounterparty(ctx, corebank.As("ent1"), "", c.ID, payments.CounterpartyPatch{Profile: &payments.ProfilePatch{
 			LastName: strp("King"),
 			Address:  &payments.AddressPatch{City: strp("Paris"), Country: strp("FR")},
 			Phone:    &payments.PhonePatch{Type: strp("work")},
@@ -208,16 +208,16 @@ func TestUpdateCounterparty(t *testing.T) {
 		}
 	})
 	t.Run("ExplicitNicknameKept", func(t *testing.T) {
-		if _, err := e.svc.UpdateCounterparty(ctx, corebank.As("ent1"), c.ID, payments.CounterpartyPatch{Nickname: strp("Countess")}); err != nil {
+		if _, err := e.svc.UpdateCounterparty(ctx, corebank.As("ent1"), "", c.ID, payments.CounterpartyPatch{Nickname: strp("Countess")}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := e.svc.UpdateCounterparty(ctx, corebank.As("ent1"), c.ID, payments.CounterpartyPatch{Profile: &payments.ProfilePatch{FirstName: strp("Augusta")}})
+		got, err := e.svc.UpdateCounterparty(ctx, corebank.As("ent1"), "", c.ID, payments.CounterpartyPatch{Profile: &payments.ProfilePatch{FirstName: strp("Augusta")}})
 		if err != nil || got.Nickname != "Countess" {
 			t.Fatalf("%v %+v", err, got)
 		}
 	})
 	t.Run("ErrRevalidated", func(t *testing.T) {
-		_, err := e.svc.UpdateCounterparty(ctx, corebank.As("ent1"), c.ID, payments.CounterpartyPatch{Profile: &payments.ProfilePatch{
+		_, err := e.svc.UpdateCounterparty(ctx, corebank.As("ent1"), "", c.ID, payments.CounterpartyPatch{Profile: &payments.ProfilePatch{
 			Email: strp("nope"), Address: &payments.AddressPatch{Line1: strp("")}}})
 		wantFields(t, err, "profile.email", "profile.address.line1")
 		got, _ := e.svc.GetCounterparty(ctx, corebank.As("ent1"), "", c.ID)
@@ -226,7 +226,7 @@ func TestUpdateCounterparty(t *testing.T) {
 		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
-		_, err := e.svc.UpdateCounterparty(ctx, corebank.As("ent2"), c.ID, payments.CounterpartyPatch{})
+		_, err := e.svc.UpdateCounterparty(ctx, corebank.As("ent2"), "", c.ID, payments.CounterpartyPatch{})
 		if !errors.Is(err, payments.ErrCounterpartyNotFound) {
 			t.Fatal(err)
 		}

@@ -86,8 +86,8 @@ type NewPaymentDetail struct {
 // cleared first, so that a detail never mixes two rails' coordinates.
 // BankAddress and Meta, when non-nil, replace the stored object.
 type PaymentDetailPatch struct {
-	// EntityID, when set, must lie in the caller's tree and the detail in
-	// its tree.
+	// EntityID is accepted so that request bodies decode; the entityID
+	// argument of UpdatePaymentDetail scopes the lookup.
 	EntityID          string            `json:"entity_id,omitempty"`
 	CounterpartyID    *string           `json:"counterparty_id,omitempty"`
 	PaymentMethod     *string           `json:"payment_method,omitempty"`
@@ -642,19 +642,18 @@ func (s *Service) GetPaymentDetail(ctx context.Context, caller corebank.Caller, 
 }
 
 // UpdatePaymentDetail applies patch (see PaymentDetailPatch) to payment
-// detail id and re-validates the whole detail; patch.EntityID scopes the
-// lookup as GetPaymentDetail's entityID does, and the detail stays its
-// owner's. It returns corebank.ErrForbidden, corebank.ErrEntityNotFound,
+// detail id and re-validates the whole detail; entityID scopes the lookup
+// as in GetPaymentDetail, and the detail stays its owner's. It returns corebank.ErrForbidden, corebank.ErrEntityNotFound,
 // ErrPaymentDetailNotFound, ErrCounterpartyNotFound when the patch moves it
 // to a counterparty that is not its owner's, or a validation error naming
 // every bad field.
-func (s *Service) UpdatePaymentDetail(ctx context.Context, caller corebank.Caller, id string, patch PaymentDetailPatch) (*PaymentDetail, error) {
+func (s *Service) UpdatePaymentDetail(ctx context.Context, caller corebank.Caller, entityID, id string, patch PaymentDetailPatch) (*PaymentDetail, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
 	now := s.clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*PaymentDetail, error) {
-		old, err := s.detailFor(tx, caller, patch.EntityID, id)
+		old, err := s.detailFor(tx, caller, entityID, id)
 		if err != nil {
 			return nil, err
 		}

@@ -176,7 +176,7 @@ func TestUpdatePaymentDetail(t *testing.T) {
 	cp := e.counterparty(t, "ent1")
 	det := e.detail(t, "ent1", achDetail(cp.ID))
 	t.Run("OK", func(t *testing.T) {
-		got, err := e.svc.UpdatePaymentDetail(ctx, corebank.As("ent1"), det.ID, payments.PaymentDetailPatch{AccountNumber: strp("987654321"), BankName: strp("First Bank")})
+		got, err := e.svc.UpdatePaymentDetail(ctx, corebank.As("ent1"), "", det.ID, payments.PaymentDetailPatch{AccountNumber: strp("987654321"), BankName: strp("First Bank")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,11 +185,11 @@ func TestUpdatePaymentDetail(t *testing.T) {
 		}
 	})
 	t.Run("ErrRevalidated", func(t *testing.T) {
-		_, err := e.svc.UpdatePaymentDetail(ctx, corebank.As("ent1"), det.ID, payments.PaymentDetailPatch{RoutingNumber: strp("123456789")})
+		_, err := e.svc.UpdatePaymentDetail(ctx, corebank.As("ent1"), "", det.ID, payments.PaymentDetailPatch{RoutingNumber: strp("123456789")})
 		wantFields(t, err, "routing_number")
 	})
 	t.Run("SwitchRailClearsOldFields", func(t *testing.T) {
-		got, err := e.svc.UpdatePaymentDetail(ctx, corebank.As("ent1"), det.ID, payments.PaymentDetailPatch{
+		got, err := e.svc.UpdatePaymentDetail(ctx, corebank.As("ent1"), "", det.ID, payments.PaymentDetailPatch{
 			Currency: strp("GBP"), Country: strp("GB"), Scheme: strp("fps"), SortCode: strp("040099"), AccountNumber: strp("12345678")})
 		if err != nil {
 			t.Fatal(err)
@@ -199,11 +199,11 @@ func TestUpdatePaymentDetail(t *testing.T) {
 		}
 	})
 	t.Run("ErrSwitchRailMissingFields", func(t *testing.T) {
-		_, err := e.svc.UpdatePaymentDetail(ctx, corebank.As("ent1"), det.ID, payments.PaymentDetailPatch{Scheme: strp("chaps")})
+		_, err := e.svc.UpdatePaymentDetail(ctx, corebank.As("ent1"), "", det.ID, payments.PaymentDetailPatch{Scheme: strp("chaps")})
 		wantFields(t, err, "sort_code", "account_number")
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
-		_, err := e.svc.UpdatePaymentDetail(ctx, corebank.As("ent2"), det.ID, payments.PaymentDetailPatch{})
+		_, err := e.svc.UpdatePaymentDetail(ctx, corebank.As("ent2"), "", det.ID, payments.PaymentDetailPatch{})
 		if !errors.Is(err, payments.ErrPaymentDetailNotFound) {
 			t.Fatal(err)
 		}

@@ -175,7 +175,7 @@ func TestScopeWrites(t *testing.T) {
 			return err
 		},
 		"UpdateCounterparty": func(c corebank.Caller) error {
-			_, err := e.svc.UpdateCounterparty(ctx, c, o.cp, payments.CounterpartyPatch{Nickname: &nick})
+			_, err := e.svc.UpdateCounterparty(ctx, c, "", o.cp, payments.CounterpartyPatch{Nickname: &nick})
 			return err
 		},
 		"DeactivateCounterparty": func(c corebank.Caller) error {
@@ -187,7 +187,7 @@ func TestScopeWrites(t *testing.T) {
 			return err
 		},
 		"UpdatePaymentDetail": func(c corebank.Caller) error {
-			_, err := e.svc.UpdatePaymentDetail(ctx, c, o.pd, payments.PaymentDetailPatch{BankName: &nick})
+			_, err := e.svc.UpdatePaymentDetail(ctx, c, "", o.pd, payments.PaymentDetailPatch{BankName: &nick})
 			return err
 		},
 		"CreateQuote": func(c corebank.Caller) error {
