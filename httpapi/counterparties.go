@@ -26,16 +26,19 @@ package httpapi
 // for retrieval. When Services.Payments is nil every payment route answers
 // 503 unavailable (the routes stay mounted, so a client learns why).
 //
-// Scope: entity_id (query or body; both given must agree) defaults to the
-// key's entity and must lie in the key's tree. An object named by path or
-// body (counterparty, payment detail, quote, transfer, account) must lie in
-// the tree of that entity; the request then acts for the object's owner.
-// Anything outside answers 404 exactly as a missing object does, except
+// Scope: the handlers pass the request's caller, the entity_id it names
+// (query or body; both given must agree) and the IDs it names to the
+// service, which decides inside its transaction: entity_id must lie in the
+// key's tree (else 404 entity not found, before any object is read), and an
+// object named by path or body (counterparty, payment detail, quote,
+// transfer, account) must lie in the tree of that entity (the key's own
+// when entity_id is absent); the request then acts for the object's owner.
+// A foreign object answers 404 exactly as a missing one of its kind, except
 // POST /counterparties, whose unknown or foreign entity_id answers 409
 // conflict (SPEC.md; both alike, so existence never leaks).
 
 import (
-	"context"
+	"errors"
 	"net/http"
 
 	"github.com/corebank/corebank"
@@ -62,44 +65,6 @@ func payRoute(fn handlerFunc) handlerFunc {
 	}
 }
 
-// maxIDLen bounds path IDs: anything longer names nothing, and is refused
-// before it reaches the store.
-const maxIDLen = 128
-
-// within answers nil when owner lies in the tree of entityID (the caller's
-// entity when ""), which must itself lie in the caller's tree. Otherwise it
-// returns nf, the error a missing object gives, so that a foreign object
-// looks missing.
-func (h *handler) within(ctx context.Context, x *exchange, owner, entityID string, nf error) error {
-	scopeTo, err := h.scopeOrCaller(ctx, x, entityID)
-	if err != nil {
-		return err
-	}
-	in, err := h.inScope(ctx, scopeTo, owner)
-	if err != nil {
-		return err
-	}
-	if !in {
-		return nf
-	}
-	return nil
-}
-
-// counterparty loads counterparty id for the caller (see within).
-func (h *handler) counterparty(ctx context.Context, x *exchange, id, entityID string) (*payments.Counterparty, error) {
-	if len(id) > maxIDLen {
-		return nil, payments.ErrCounterpartyNotFound
-	}
-	c, err := h.pay.GetCounterparty(ctx, "", id)
-	if err != nil {
-		return nil, err
-	}
-	if err := h.within(ctx, x, c.EntityID, entityID, payments.ErrCounterpartyNotFound); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
 func (h *handler) createCounterparty(x *exchange, r *http.Request) error {
 	var req payments.NewCounterparty
 	if err := decodeJSON(x.body, &req); err != nil {
@@ -109,15 +74,11 @@ func (h *handler) createCounterparty(x *exchange, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	entity, err := h.scope(ctx, x, requested)
-	if err != nil {
-		if notFound(err) {
-			return errCounterpartyEntity
-		}
-		return err
+	req.EntityID = requested
+	c, err := h.pay.CreateCounterparty(r.Context(), x.caller(), req)
+	if errors.Is(err, corebank.ErrEntityNotFound) {
+		return errCounterpartyEntity
 	}
-	c, err := h.pay.CreateCounterparty(ctx, entity, req)
 	if err != nil {
 		return err
 	}
@@ -156,16 +117,19 @@ func (h *handler) listCounterparties(x *exchange, r *http.Request) error {
 		}
 		filters["status"] = s
 	}
-	ctx := r.Context()
-	entity, fh, opts, err := h.entityList(ctx, x, q, "counterparties", filters)
+	lq, err := h.readScopedList(x, q, "counterparties", filters)
 	if err != nil {
 		return err
 	}
-	page, err := h.pay.ListCounterparties(ctx, entity, payments.CounterpartyFilter{Type: filters["type"], Status: filters["status"]}, opts)
+	page, err := h.pay.ListCounterparties(r.Context(), x.caller(), lq.requested,
+		payments.CounterpartyFilter{Type: filters["type"], Status: filters["status"]}, lq.opts)
 	if err != nil {
 		return err
 	}
-	l := list(h, "counterparties retrieved", page, opts.Limit, fh, filters)
+	if lq.cursorErr != nil {
+		return lq.cursorErr
+	}
+	l := list(h, "counterparties retrieved", page, lq.opts.Limit, lq.fh, filters)
 	out := &counterpartyList{Status: l.Status, Message: l.Message, Data: l.Data}
 	out.Meta.Pagination = counterpartyPagination{pagination: l.Meta.Pagination, HasMore: l.Meta.Pagination.HasNext}
 	out.Meta.FiltersApplied = l.Meta.FiltersApplied
@@ -178,7 +142,7 @@ func (h *handler) getCounterparty(x *exchange, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	c, err := h.counterparty(r.Context(), x, r.PathValue("id"), entity)
+	c, err := h.pay.GetCounterparty(r.Context(), x.caller(), entity, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -194,12 +158,7 @@ func (h *handler) patchCounterparty(x *exchange, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	c, err := h.counterparty(ctx, x, r.PathValue("id"), entity)
-	if err != nil {
-		return err
-	}
-	c, err = h.pay.UpdateCounterparty(ctx, c.EntityID, c.ID, req)
+	c, err := h.pay.UpdateCounterparty(r.Context(), x.caller(), entity, r.PathValue("id"), req)
 	if err != nil {
 		return err
 	}
@@ -211,39 +170,31 @@ func (h *handler) deactivateCounterparty(x *exchange, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	c, err := h.counterparty(ctx, x, r.PathValue("id"), entity)
-	if err != nil {
-		return err
-	}
-	c, err = h.pay.DeactivateCounterparty(ctx, c.EntityID, c.ID)
+	c, err := h.pay.DeactivateCounterparty(r.Context(), x.caller(), entity, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	return ok(x, http.StatusOK, "counterparty deactivated", c)
 }
 
+// listCounterpartyDetails lists for the counterparty's owner, which
+// filters_applied names.
 func (h *handler) listCounterpartyDetails(x *exchange, r *http.Request) error {
 	q := newQuery(r.URL.RawQuery)
-	requested := q.str("entity_id")
-	limit := q.limit()
-	if err := q.err(); err != nil {
-		return err
-	}
-	ctx := r.Context()
-	c, err := h.counterparty(ctx, x, r.PathValue("id"), requested)
+	id := r.PathValue("id")
+	filters := map[string]string{"counterparty_id": id}
+	lq, err := h.readScopedList(x, q, "payment-details", filters)
 	if err != nil {
 		return err
 	}
-	filters := map[string]string{"counterparty_id": c.ID, "entity_id": c.EntityID}
-	fh, opts, err := h.listPage(q, "payment-details", filters, limit)
+	page, err := h.pay.ListPaymentDetails(r.Context(), x.caller(), lq.requested, id, lq.opts)
 	if err != nil {
 		return err
 	}
-	page, err := h.pay.ListPaymentDetails(ctx, c.EntityID, c.ID, opts)
-	if err != nil {
-		return err
+	if lq.cursorErr != nil {
+		return lq.cursorErr
 	}
-	writeJSON(x, http.StatusOK, list(h, "payment details retrieved", page, limit, fh, filters))
+	filters["entity_id"] = page.EntityID
+	writeJSON(x, http.StatusOK, list(h, "payment details retrieved", page.Page, lq.opts.Limit, lq.fh, filters))
 	return nil
 }

@@ -22,18 +22,8 @@ func (h *handler) createQuote(x *exchange, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	var entity string
-	if req.AccountID != "" {
-		a, err := h.account(ctx, x, req.AccountID, requested)
-		if err != nil {
-			return err
-		}
-		entity = a.EntityID
-	} else if entity, err = h.scope(ctx, x, requested); err != nil {
-		return err
-	}
-	q, err := h.pay.CreateQuote(ctx, entity, req)
+	req.EntityID = requested
+	q, err := h.pay.CreateQuote(r.Context(), x.caller(), req)
 	if err != nil {
 		return err
 	}
@@ -45,16 +35,8 @@ func (h *handler) getQuote(x *exchange, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	id := r.PathValue("id")
-	if len(id) > maxIDLen {
-		return payments.ErrQuoteNotFound
-	}
-	ctx := r.Context()
-	quote, err := h.pay.GetQuote(ctx, "", id)
+	quote, err := h.pay.GetQuote(r.Context(), x.caller(), requested, r.PathValue("id"))
 	if err != nil {
-		return err
-	}
-	if err := h.within(ctx, x, quote.EntityID, requested, payments.ErrQuoteNotFound); err != nil {
 		return err
 	}
 	return ok(x, http.StatusOK, "fx quote retrieved", quote)

@@ -126,11 +126,7 @@ func build(t testing.TB, db storage.Backend, seed int64, opts ...envOpt) *env {
 	fund := funding.NewService(e.funding, e.led, &funding.Options{Clock: e.clock, IDs: ids, Tree: entities.Gate{}})
 	e.funding.svc = fund
 	e.pay = payments.NewService(e.db, e.led, &payments.Options{Clock: e.clock, IDs: ids,
-		Receiver: payments.ReceiverFunc(func(tx storage.Tx, now time.Time, in payments.Inflow) error {
-			_, err := fund.ReceiveTx(tx, now, funding.NewInflow{AccountID: in.AccountID, Amount: in.Amount,
-				Currency: in.Currency, Narration: in.Narration, Reference: in.Reference, Source: in.Source})
-			return err
-		})})
+		Receiver: fund, Tree: e.ent})
 	e.wh = webhooks.NewService(e.db, webhooks.LedgerOutbox(e.led), sealer, &webhooks.Options{Clock: e.clock,
 		IDs: ids, Env: webhooks.EnvSandbox, Tree: e.ent})
 	o := &httpapi.Options{Env: httpapi.EnvSandbox, FakeClock: e.clock,

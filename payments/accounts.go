@@ -1,10 +1,10 @@
 package payments
 
 import (
-	"sync"
-	"sync/atomic"
+	"errors"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -13,76 +13,57 @@ type account struct {
 	ID, EntityID, Currency string
 }
 
-// accountRefs remembers the owner and currency of accounts CreateTransfer
-// has read. Both are fixed when an account is created and account IDs are
-// never reused, so an entry can never be stale and needs no invalidation,
-// whichever Service or process changes the store. What does change,
-// deletion, is never taken from here: see accountTx.
-type accountRefs struct {
-	m sync.Map // account ID -> accountRef
-	n atomic.Int64
-}
-
-type accountRef struct{ entity, currency string }
-
-// maxAccountRefs bounds the map; past it the map starts over.
-const maxAccountRefs = 1 << 16
-
-func (c *accountRefs) get(id string) (accountRef, bool) {
-	v, ok := c.m.Load(id)
-	if !ok {
-		return accountRef{}, false
-	}
-	return v.(accountRef), true
-}
-
-func (c *accountRefs) put(id string, r accountRef) {
-	if _, loaded := c.m.LoadOrStore(id, r); !loaded && c.n.Add(1) > maxAccountRefs {
-		c.m.Clear()
-		c.n.Store(0)
+// accountOwner reads, for actsFor, the owner of account id. A deleted
+// account still has its owner (its history stays listable); the methods
+// that use an account reject it themselves.
+func (s *Service) accountOwner(tx storage.Tx) func(id string) (string, error) {
+	return func(id string) (string, error) {
+		a, err := s.ledgerAccount(tx, id)
+		if err != nil {
+			return "", err
+		}
+		return a.EntityID, nil
 	}
 }
 
-// accountTx returns account id for a transfer by entityID, or
-// ErrAccountNotFound when it does not exist, is deleted or is another
-// entity's, checked in tx.
-//
-// Decoding the account record was the largest read of CreateTransfer, so
-// for an account seen before the owner and currency come from s.accounts
-// and tx is asked only for the balance, a small binary record: a non-zero
-// balance proves the account exists and is not deleted, since an account
-// can only be deleted empty (ledger.ErrAccountNotEmpty) and a deleted
-// account takes part in no movement (ledger.ErrAccountDeleted), so its
-// balance stays zero. A zero balance, possibly a deleted account, reads
-// the account record as before.
-func (s *Service) accountTx(tx storage.Tx, id, entityID string) (account, error) {
-	notFound := func() (account, error) {
-		return account{}, ErrAccountNotFound.With("account " + id + " not found")
-	}
-	if ref, ok := s.accounts.get(id); ok {
-		if ref.entity != entityID {
-			return notFound()
-		}
-		b, err := s.led.BalanceTx(tx, id)
-		switch {
-		case err != nil && corebank.KindOf(err) == corebank.KindNotFound:
-			return notFound()
-		case err != nil:
-			return account{}, err
-		case b.Settled != 0 || b.PendingDebits != 0 || b.PendingCredits != 0:
-			return account{ID: id, EntityID: ref.entity, Currency: ref.currency}, nil
-		}
-	}
-	a, err := s.led.GetAccountTx(tx, id)
-	if err != nil && corebank.KindOf(err) == corebank.KindNotFound || err == nil && (a.Deleted != 0 || a.EntityID != entityID) {
-		if err == nil && a.Deleted == 0 {
-			s.accounts.put(id, accountRef{a.EntityID, a.Currency})
-		}
-		return notFound()
-	}
+// accountOf returns account id, which entity itself must own and which
+// must not be deleted, or ErrAccountNotFound.
+func (s *Service) accountOf(tx storage.Tx, entity, id string) (account, error) {
+	a, err := s.accountTx(tx, id)
 	if err != nil {
 		return account{}, err
 	}
-	s.accounts.put(id, accountRef{a.EntityID, a.Currency})
+	if a.EntityID != entity {
+		return account{}, accountNotFound(id)
+	}
+	return a, nil
+}
+
+func accountNotFound(id string) error {
+	return ErrAccountNotFound.With("account " + id + " not found")
+}
+
+// readAccount returns account id, or ErrAccountNotFound when it does not
+// exist or is deleted, from the ledger's account record in tx. accountTx
+// is the same answer, faster for accounts seen before.
+func (s *Service) readAccount(tx storage.Tx, id string) (account, error) {
+	a, err := s.ledgerAccount(tx, id)
+	if err != nil {
+		return account{}, err
+	}
+	if a.Deleted != 0 {
+		return account{}, accountNotFound(id)
+	}
 	return account{ID: a.ID, EntityID: a.EntityID, Currency: a.Currency}, nil
+}
+
+// ledgerAccount is the ledger's account id, deleted or not; a missing one
+// is ErrAccountNotFound with the ledger's message.
+func (s *Service) ledgerAccount(tx storage.Tx, id string) (*ledger.Account, error) {
+	a, err := s.led.GetAccountTx(tx, id)
+	var e *corebank.Error
+	if err != nil && corebank.KindOf(err) == corebank.KindNotFound && errors.As(err, &e) {
+		return nil, ErrAccountNotFound.With(e.Message)
+	}
+	return a, err
 }

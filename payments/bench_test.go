@@ -2,6 +2,7 @@ package payments_test
 
 import (
 	"fmt"
+	"github.com/corebank/corebank"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -30,7 +31,7 @@ func BenchmarkCreateTransfer(b *testing.B) {
 						defer wg.Done()
 						for i := 0; i < n; i++ {
 							ref := fmt.Sprintf("bench-%d", seq.Add(1))
-							if _, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 100, ref)); err != nil {
+							if _, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 100, ref)); err != nil {
 								b.Error(err)
 								return
 							}

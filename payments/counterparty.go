@@ -88,8 +88,7 @@ type Phone struct {
 
 // NewCounterparty is the body of POST /counterparties.
 type NewCounterparty struct {
-	// EntityID is accepted so that request bodies decode; the service uses
-	// the entityID argument, which the caller has authorised.
+	// EntityID is the entity the counterparty is for; "" is the caller's.
 	EntityID string            `json:"entity_id,omitempty"`
 	Type     string            `json:"type"`
 	Nickname string            `json:"nickname,omitempty"`
@@ -103,6 +102,8 @@ type NewCounterparty struct {
 // replaces the whole list. An empty string clears an optional field. Meta,
 // when non-nil, replaces the meta object.
 type CounterpartyPatch struct {
+	// EntityID is accepted so that request bodies decode; the entityID
+	// argument of UpdateCounterparty scopes the lookup.
 	EntityID string            `json:"entity_id,omitempty"`
 	Nickname *string           `json:"nickname,omitempty"`
 	Profile  *ProfilePatch     `json:"profile,omitempty"`
@@ -505,72 +506,77 @@ func writeCounterpartyIndexes(tx storage.Tx, c *Counterparty, on bool) error {
 	return nil
 }
 
-// CreateCounterparty creates an active counterparty for entityID. It
-// returns a validation error naming every bad field, including a duplicate
-// of an active counterparty of the same entity (see doc.go, "Duplicates").
-func (s *Service) CreateCounterparty(ctx context.Context, entityID string, in NewCounterparty) (*Counterparty, error) {
-	now := s.clock.Now()
-	c := &Counterparty{
-		ID: s.ids.New(now), EntityID: entityID, Type: in.Type, Nickname: in.Nickname,
-		Status: CounterpartyActive, Profile: cloneProfile(in.Profile), Meta: cloneMeta(in.Meta),
-		Created: corebank.Millis(now), Updated: corebank.Millis(now),
-	}
-	c.normalize()
-	if c.Nickname == "" {
-		c.Nickname = c.fullName()
-	}
-	if err := c.validate(); err != nil {
+// CreateCounterparty creates an active counterparty for in.EntityID (the
+// caller's own entity when ""), which the caller must be allowed to act
+// for. It returns corebank.ErrForbidden for a read-only caller,
+// corebank.ErrEntityNotFound for an entity_id that is unknown or outside the
+// caller's tree (checked first, whatever the body holds), and a validation
+// error naming every bad field, including a duplicate of an active
+// counterparty of the same entity (see doc.go, "Duplicates").
+func (s *Service) CreateCounterparty(ctx context.Context, caller corebank.Caller, in NewCounterparty) (*Counterparty, error) {
+	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
+	now := s.clock.Now()
+	id := s.ids.New(now)
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Counterparty, error) {
+		entity, err := s.entity(tx, caller, in.EntityID)
+		if err != nil {
+			return nil, err
+		}
+		c := &Counterparty{
+			ID: id, EntityID: entity, Type: in.Type, Nickname: in.Nickname,
+			Status: CounterpartyActive, Profile: cloneProfile(in.Profile), Meta: cloneMeta(in.Meta),
+			Created: corebank.Millis(now), Updated: corebank.Millis(now),
+		}
+		c.normalize()
+		if c.Nickname == "" {
+			c.Nickname = c.fullName()
+		}
+		if err := c.validate(); err != nil {
+			return nil, err
+		}
 		if err := claimUnique(tx, c); err != nil {
-			return err
+			return nil, err
 		}
 		if err := writeCounterpartyIndexes(tx, c, true); err != nil {
-			return err
+			return nil, err
 		}
-		return putCounterparty(tx, c)
+		return c, putCounterparty(tx, c)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
-func getCounterparty(tx storage.Tx, entityID, id string) (*Counterparty, error) {
-	var c Counterparty
-	err := storage.GetJSON(tx, bucketCounterparties, []byte(id), &c)
-	if errors.Is(err, storage.ErrNotFound) || err == nil && !inScope(entityID, c.EntityID) {
-		return nil, ErrCounterpartyNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &c, nil
+func (c *Counterparty) owner() string { return c.EntityID }
+
+// counterpartyFor loads counterparty id for caller (see getFor).
+func (s *Service) counterpartyFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*Counterparty, error) {
+	return getFor[Counterparty](tx, s.tree, caller, entityID, bucketCounterparties, id, ErrCounterpartyNotFound)
 }
 
-// GetCounterparty returns the counterparty id of entityID ("" for any
-// entity), or ErrCounterpartyNotFound.
-func (s *Service) GetCounterparty(ctx context.Context, entityID, id string) (*Counterparty, error) {
-	var c *Counterparty
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		c, err = getCounterparty(tx, entityID, id)
-		return err
+// GetCounterparty returns counterparty id when it lies in the tree of
+// entityID (the caller's own entity when ""). It returns
+// corebank.ErrEntityNotFound for an entityID outside the caller's tree and
+// ErrCounterpartyNotFound for a missing counterparty or one outside the
+// entity's tree alike.
+func (s *Service) GetCounterparty(ctx context.Context, caller corebank.Caller, entityID, id string) (*Counterparty, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*Counterparty, error) {
+		return s.counterpartyFor(tx, caller, entityID, id)
 	})
-	return c, err
 }
 
-// UpdateCounterparty applies patch (only the fields it carries) and
-// re-validates the whole counterparty, duplicates included. It returns
+// UpdateCounterparty applies patch (only the fields it carries) to
+// counterparty id and re-validates the whole counterparty, duplicates
+// included; entityID scopes the lookup as in GetCounterparty. It returns corebank.ErrForbidden, corebank.ErrEntityNotFound,
 // ErrCounterpartyNotFound or a validation error naming every bad field.
-func (s *Service) UpdateCounterparty(ctx context.Context, entityID, id string, patch CounterpartyPatch) (*Counterparty, error) {
+func (s *Service) UpdateCounterparty(ctx context.Context, caller corebank.Caller, entityID, id string, patch CounterpartyPatch) (*Counterparty, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
 	now := s.clock.Now()
-	var out *Counterparty
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		old, err := getCounterparty(tx, entityID, id)
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Counterparty, error) {
+		old, err := s.counterpartyFor(tx, caller, entityID, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		c := *old
 		c.Profile = cloneProfile(old.Profile)
@@ -587,67 +593,60 @@ func (s *Service) UpdateCounterparty(ctx context.Context, entityID, id string, p
 			c.Nickname = c.fullName()
 		}
 		if err := c.validate(); err != nil {
-			return err
+			return nil, err
 		}
 		c.Updated = corebank.Millis(now)
 		if c.Status == CounterpartyActive {
 			if err := releaseUnique(tx, old); err != nil {
-				return err
+				return nil, err
 			}
 			if err := claimUnique(tx, &c); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		if err := putCounterparty(tx, &c); err != nil {
-			return err
-		}
-		out = &c
-		return nil
+		return &c, putCounterparty(tx, &c)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
-// DeactivateCounterparty sets the counterparty inactive (and Deleted to
+// DeactivateCounterparty sets counterparty id inactive (and Deleted to
 // now); an inactive counterparty cannot receive transfers or new payment
 // details and no longer counts for duplicates. Deactivating an inactive
-// counterparty returns it unchanged. It returns ErrCounterpartyNotFound.
-func (s *Service) DeactivateCounterparty(ctx context.Context, entityID, id string) (*Counterparty, error) {
+// counterparty returns it unchanged. entityID scopes the lookup as in
+// GetCounterparty. It returns corebank.ErrForbidden,
+// corebank.ErrEntityNotFound or ErrCounterpartyNotFound.
+func (s *Service) DeactivateCounterparty(ctx context.Context, caller corebank.Caller, entityID, id string) (*Counterparty, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
 	now := s.clock.Now()
-	var out *Counterparty
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		c, err := getCounterparty(tx, entityID, id)
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Counterparty, error) {
+		c, err := s.counterpartyFor(tx, caller, entityID, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out = c
 		if c.Status == CounterpartyInactive {
-			return nil
+			return c, nil
 		}
 		if err := releaseUnique(tx, c); err != nil {
-			return err
+			return nil, err
 		}
 		if err := writeCounterpartyIndexes(tx, c, false); err != nil {
-			return err
+			return nil, err
 		}
 		c.Status, c.Deleted, c.Updated = CounterpartyInactive, corebank.Millis(now), corebank.Millis(now)
 		if err := writeCounterpartyIndexes(tx, c, true); err != nil {
-			return err
+			return nil, err
 		}
-		return putCounterparty(tx, c)
+		return c, putCounterparty(tx, c)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
-// ListCounterparties returns one page of entityID's counterparties in
-// creation order, filtered by f. It returns a validation error naming
-// type, status, limit or cursor when one is malformed.
-func (s *Service) ListCounterparties(ctx context.Context, entityID string, f CounterpartyFilter, opts corebank.ListOptions) (*corebank.Page[Counterparty], error) {
+// ListCounterparties returns one page of the counterparties of entityID
+// (the caller's own entity when "") in creation order, filtered by f. It
+// returns corebank.ErrEntityNotFound for an entityID outside the caller's
+// tree, or a validation error naming type, status, limit or cursor when one
+// is malformed.
+func (s *Service) ListCounterparties(ctx context.Context, caller corebank.Caller, entityID string, f CounterpartyFilter, opts corebank.ListOptions) (*corebank.Page[Counterparty], error) {
 	p := corebank.Problems{}
 	if f.Type != "" && f.Type != CounterpartyIndividual && f.Type != CounterpartyBusiness {
 		p.Add("type", "must be individual or business")
@@ -658,28 +657,28 @@ func (s *Service) ListCounterparties(ctx context.Context, entityID string, f Cou
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	scope := "all"
+	index := "all"
 	switch {
 	case f.Type != "" && f.Status != "":
-		scope = "ts:" + f.Type + ":" + f.Status
+		index = "ts:" + f.Type + ":" + f.Status
 	case f.Type != "":
-		scope = "t:" + f.Type
+		index = "t:" + f.Type
 	case f.Status != "":
-		scope = "s:" + f.Status
+		index = "s:" + f.Status
 	}
-	var page *corebank.Page[Counterparty]
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		page, err = listIndex(tx, storage.Prefix("cp", entityID, scope), opts, func(id string) (Counterparty, error) {
-			c, err := getCounterparty(tx, "", id)
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*corebank.Page[Counterparty], error) {
+		entity, err := s.entity(tx, caller, entityID)
+		if err != nil {
+			return nil, err
+		}
+		return listPage(tx, storage.Prefix("cp", entity, index), opts, func(id string) (Counterparty, error) {
+			c, err := getRecord[Counterparty](tx, bucketCounterparties, id, ErrCounterpartyNotFound)
 			if err != nil {
 				return Counterparty{}, err
 			}
 			return *c, nil
 		})
-		return err
 	})
-	return page, err
 }
 
 func cloneMeta(m map[string]string) map[string]string {

@@ -28,7 +28,7 @@ func TestCreateCounterparty(t *testing.T) {
 		in.Profile.Phone = &payments.Phone{Number: "+447700900123", Type: "mobile", Country: "GB"}
 		in.Profile.Identification = []payments.Identification{{Type: "P", Number: "123456789", IssuingCountry: "GB"}}
 		in.Meta = map[string]string{"k": "v"}
-		c, err := e.svc.CreateCounterparty(ctx, "ent1", in)
+		c, err := e.svc.CreateCounterparty(ctx, corebank.As("ent1"), in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,20 +38,20 @@ func TestCreateCounterparty(t *testing.T) {
 		if diff := cmp.Diff(want, c); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
-		got, err := e.svc.GetCounterparty(ctx, "ent1", c.ID)
+		got, err := e.svc.GetCounterparty(ctx, corebank.As("ent1"), "", c.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(c, got); diff != "" {
 			t.Errorf("get (-want +got):\n%s", diff)
 		}
-		if _, err := e.svc.GetCounterparty(ctx, "ent2", c.ID); !errors.Is(err, payments.ErrCounterpartyNotFound) {
+		if _, err := e.svc.GetCounterparty(ctx, corebank.As("ent2"), "", c.ID); !errors.Is(err, payments.ErrCounterpartyNotFound) {
 			t.Errorf("other entity: %v", err)
 		}
 	})
 	t.Run("NicknameDefaultsToLegalName", func(t *testing.T) {
 		e := newMemEnv(t)
-		c, err := e.svc.CreateCounterparty(ctx, "ent1", business("Acme Ltd", "ap@acme.example"))
+		c, err := e.svc.CreateCounterparty(ctx, corebank.As("ent1"), business("Acme Ltd", "ap@acme.example"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func TestCreateCounterparty(t *testing.T) {
 			e := newMemEnv(t)
 			in := individual("Ada", "Lovelace", "ada@example.com")
 			tc.edit(&in)
-			_, err := e.svc.CreateCounterparty(ctx, "ent1", in)
+			_, err := e.svc.CreateCounterparty(ctx, corebank.As("ent1"), in)
 			wantFields(t, err, tc.fields...)
 		})
 	}
@@ -120,7 +120,7 @@ func TestCreateCounterparty(t *testing.T) {
 			e := newMemEnv(t)
 			in := business("Acme Ltd", "ap@acme.example")
 			tc.edit(&in)
-			_, err := e.svc.CreateCounterparty(ctx, "ent1", in)
+			_, err := e.svc.CreateCounterparty(ctx, corebank.As("ent1"), in)
 			wantFields(t, err, tc.fields...)
 		})
 	}
@@ -128,50 +128,50 @@ func TestCreateCounterparty(t *testing.T) {
 
 func TestCounterpartyDuplicate(t *testing.T) {
 	e := newMemEnv(t)
-	first, err := e.svc.CreateCounterparty(ctx, "ent1", individual("Ada", "Lovelace", "ada@example.com"))
+	first, err := e.svc.CreateCounterparty(ctx, corebank.As("ent1"), individual("Ada", "Lovelace", "ada@example.com"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("ErrSameNameAndEmail", func(t *testing.T) {
-		_, err := e.svc.CreateCounterparty(ctx, "ent1", individual(" ada ", "LOVELACE", "ADA@example.com"))
+		_, err := e.svc.CreateCounterparty(ctx, corebank.As("ent1"), individual(" ada ", "LOVELACE", "ADA@example.com"))
 		wantFields(t, err, "profile.email")
 		if corebank.KindOf(err) != corebank.KindInvalid {
 			t.Errorf("kind %v", corebank.KindOf(err))
 		}
 	})
 	t.Run("OtherEntityOK", func(t *testing.T) {
-		if _, err := e.svc.CreateCounterparty(ctx, "ent2", individual("Ada", "Lovelace", "ada@example.com")); err != nil {
+		if _, err := e.svc.CreateCounterparty(ctx, corebank.As("ent2"), individual("Ada", "Lovelace", "ada@example.com")); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("OtherEmailOK", func(t *testing.T) {
-		if _, err := e.svc.CreateCounterparty(ctx, "ent1", individual("Ada", "Lovelace", "ada2@example.com")); err != nil {
+		if _, err := e.svc.CreateCounterparty(ctx, corebank.As("ent1"), individual("Ada", "Lovelace", "ada2@example.com")); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("ErrSameIdentification", func(t *testing.T) {
-		if _, err := e.svc.CreateCounterparty(ctx, "ent1", business("Acme Ltd", "ap@acme.example")); err != nil {
+		if _, err := e.svc.CreateCounterparty(ctx, corebank.As("ent1"), business("Acme Ltd", "ap@acme.example")); err != nil {
 			t.Fatal(err)
 		}
 		in := business("Acme Holdings", "other@acme.example")
 		in.Profile.Identification[0].Number = "c 12345"
-		_, err := e.svc.CreateCounterparty(ctx, "ent1", in)
+		_, err := e.svc.CreateCounterparty(ctx, corebank.As("ent1"), in)
 		wantFields(t, err, "profile.identification.0.number")
 	})
 	t.Run("InactiveDoesNotCount", func(t *testing.T) {
-		if _, err := e.svc.DeactivateCounterparty(ctx, "ent1", first.ID); err != nil {
+		if _, err := e.svc.DeactivateCounterparty(ctx, corebank.As("ent1"), "", first.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.svc.CreateCounterparty(ctx, "ent1", individual("Ada", "Lovelace", "ada@example.com")); err != nil {
+		if _, err := e.svc.CreateCounterparty(ctx, corebank.As("ent1"), individual("Ada", "Lovelace", "ada@example.com")); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("ErrUpdateIntoDuplicate", func(t *testing.T) {
-		c, err := e.svc.CreateCounterparty(ctx, "ent1", individual("Grace", "Hopper", "ada@example.com"))
+		c, err := e.svc.CreateCounterparty(ctx, corebank.As("ent1"), individual("Grace", "Hopper", "ada@example.com"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = e.svc.UpdateCounterparty(ctx, "ent1", c.ID, payments.CounterpartyPatch{Profile: &payments.ProfilePatch{FirstName: strp("Ada"), LastName: strp("Lovelace")}})
+		_, err = e.svc.UpdateCounterparty(ctx, corebank.As("ent1"), "", c.ID, payments.CounterpartyPatch{Profile: &payments.ProfilePatch{FirstName: strp("Ada"), LastName: strp("Lovelace")}})
 		wantFields(t, err, "profile.email")
 	})
 }
@@ -180,13 +180,13 @@ func TestUpdateCounterparty(t *testing.T) {
 	e := newMemEnv(t)
 	in := individual("Ada", "Lovelace", "ada@example.com")
 	in.Profile.Phone = &payments.Phone{Number: "+447700900123", Type: "mobile", Country: "GB"}
-	c, err := e.svc.CreateCounterparty(ctx, "ent1", in)
+	c, err := e.svc.CreateCounterparty(ctx, corebank.As("ent1"), in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("OK", func(t *testing.T) {
 		e.clk.Add(time.Second)
-		got, err := e.svc.UpdateCounterparty(ctx, "ent1", c.ID, payments.CounterpartyPatch{Profile: &payments.ProfilePatch{
+		got, err := e.svc.UpdateCounterparty(ctx, corebank.As("ent1"), "", c.ID, payments.CounterpartyPatch{Profile: &payments.ProfilePatch{
 			LastName: strp("King"),
 			Address:  &payments.AddressPatch{City: strp("Paris"), Country: strp("FR")},
 			Phone:    &payments.PhonePatch{Type: strp("work")},
@@ -208,25 +208,25 @@ func TestUpdateCounterparty(t *testing.T) {
 		}
 	})
 	t.Run("ExplicitNicknameKept", func(t *testing.T) {
-		if _, err := e.svc.UpdateCounterparty(ctx, "ent1", c.ID, payments.CounterpartyPatch{Nickname: strp("Countess")}); err != nil {
+		if _, err := e.svc.UpdateCounterparty(ctx, corebank.As("ent1"), "", c.ID, payments.CounterpartyPatch{Nickname: strp("Countess")}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := e.svc.UpdateCounterparty(ctx, "ent1", c.ID, payments.CounterpartyPatch{Profile: &payments.ProfilePatch{FirstName: strp("Augusta")}})
+		got, err := e.svc.UpdateCounterparty(ctx, corebank.As("ent1"), "", c.ID, payments.CounterpartyPatch{Profile: &payments.ProfilePatch{FirstName: strp("Augusta")}})
 		if err != nil || got.Nickname != "Countess" {
 			t.Fatalf("%v %+v", err, got)
 		}
 	})
 	t.Run("ErrRevalidated", func(t *testing.T) {
-		_, err := e.svc.UpdateCounterparty(ctx, "ent1", c.ID, payments.CounterpartyPatch{Profile: &payments.ProfilePatch{
+		_, err := e.svc.UpdateCounterparty(ctx, corebank.As("ent1"), "", c.ID, payments.CounterpartyPatch{Profile: &payments.ProfilePatch{
 			Email: strp("nope"), Address: &payments.AddressPatch{Line1: strp("")}}})
 		wantFields(t, err, "profile.email", "profile.address.line1")
-		got, _ := e.svc.GetCounterparty(ctx, "ent1", c.ID)
+		got, _ := e.svc.GetCounterparty(ctx, corebank.As("ent1"), "", c.ID)
 		if got.Profile.Email != "ada@example.com" {
 			t.Errorf("failed patch was applied: %+v", got.Profile)
 		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
-		_, err := e.svc.UpdateCounterparty(ctx, "ent2", c.ID, payments.CounterpartyPatch{})
+		_, err := e.svc.UpdateCounterparty(ctx, corebank.As("ent2"), "", c.ID, payments.CounterpartyPatch{})
 		if !errors.Is(err, payments.ErrCounterpartyNotFound) {
 			t.Fatal(err)
 		}
@@ -237,18 +237,18 @@ func TestDeactivateAndListCounterparties(t *testing.T) {
 	e := newMemEnv(t)
 	var ids []string
 	for i := 0; i < 5; i++ {
-		c, err := e.svc.CreateCounterparty(ctx, "ent1", individual("Ada", "Lovelace", string(rune('a'+i))+"@example.com"))
+		c, err := e.svc.CreateCounterparty(ctx, corebank.As("ent1"), individual("Ada", "Lovelace", string(rune('a'+i))+"@example.com"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, c.ID)
 	}
-	b, err := e.svc.CreateCounterparty(ctx, "ent1", business("Acme Ltd", "ap@acme.example"))
+	b, err := e.svc.CreateCounterparty(ctx, corebank.As("ent1"), business("Acme Ltd", "ap@acme.example"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ids = append(ids, b.ID)
-	d, err := e.svc.DeactivateCounterparty(ctx, "ent1", ids[1])
+	d, err := e.svc.DeactivateCounterparty(ctx, corebank.As("ent1"), "", ids[1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func TestDeactivateAndListCounterparties(t *testing.T) {
 	}
 	list := func(f payments.CounterpartyFilter, o corebank.ListOptions) *corebank.Page[payments.Counterparty] {
 		t.Helper()
-		p, err := e.svc.ListCounterparties(ctx, "ent1", f, o)
+		p, err := e.svc.ListCounterparties(ctx, corebank.As("ent1"), "", f, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -291,16 +291,16 @@ func TestDeactivateAndListCounterparties(t *testing.T) {
 	if got := list(payments.CounterpartyFilter{Type: "individual", Status: "active"}, corebank.ListOptions{}); len(got.Items) != 4 {
 		t.Errorf("individual active %v", idsOf(got))
 	}
-	_, err = e.svc.ListCounterparties(ctx, "ent1", payments.CounterpartyFilter{Type: "x", Status: "y"}, corebank.ListOptions{})
+	_, err = e.svc.ListCounterparties(ctx, corebank.As("ent1"), "", payments.CounterpartyFilter{Type: "x", Status: "y"}, corebank.ListOptions{})
 	wantFields(t, err, "type", "status")
-	_, err = e.svc.ListCounterparties(ctx, "ent1", payments.CounterpartyFilter{}, corebank.ListOptions{After: "bad"})
+	_, err = e.svc.ListCounterparties(ctx, corebank.As("ent1"), "", payments.CounterpartyFilter{}, corebank.ListOptions{After: "bad"})
 	wantFields(t, err, "cursor")
-	_, err = e.svc.ListCounterparties(ctx, "ent1", payments.CounterpartyFilter{}, corebank.ListOptions{Limit: 101})
+	_, err = e.svc.ListCounterparties(ctx, corebank.As("ent1"), "", payments.CounterpartyFilter{}, corebank.ListOptions{Limit: 101})
 	wantFields(t, err, "limit")
 	if got := list(payments.CounterpartyFilter{}, corebank.ListOptions{}); len(got.Items) != 6 {
 		t.Errorf("all %d", len(got.Items))
 	}
-	if p, _ := e.svc.ListCounterparties(ctx, "ent2", payments.CounterpartyFilter{}, corebank.ListOptions{}); len(p.Items) != 0 {
+	if p, _ := e.svc.ListCounterparties(ctx, corebank.As("ent2"), "", payments.CounterpartyFilter{}, corebank.ListOptions{}); len(p.Items) != 0 {
 		t.Errorf("other entity sees %d", len(p.Items))
 	}
 }

@@ -53,8 +53,9 @@ type BankAddress struct {
 
 // NewPaymentDetail is the body of POST /payment-details.
 type NewPaymentDetail struct {
-	// EntityID is accepted so that request bodies decode; the service uses
-	// the entityID argument, which the caller has authorised.
+	// EntityID, when set, must lie in the caller's tree and the
+	// counterparty in its tree; the detail belongs to the counterparty's
+	// owner.
 	EntityID          string            `json:"entity_id,omitempty"`
 	CounterpartyID    string            `json:"counterparty_id"`
 	PaymentMethod     string            `json:"payment_method"`
@@ -85,6 +86,8 @@ type NewPaymentDetail struct {
 // cleared first, so that a detail never mixes two rails' coordinates.
 // BankAddress and Meta, when non-nil, replace the stored object.
 type PaymentDetailPatch struct {
+	// EntityID is accepted so that request bodies decode; the entityID
+	// argument of UpdatePaymentDetail scopes the lookup.
 	EntityID          string            `json:"entity_id,omitempty"`
 	CounterpartyID    *string           `json:"counterparty_id,omitempty"`
 	PaymentMethod     *string           `json:"payment_method,omitempty"`
@@ -550,12 +553,12 @@ func itoa(n int) string {
 }
 
 // checkDetailCounterparty checks the detail's counterparty belongs to the
-// entity and is active.
+// detail's entity itself and is active.
 func checkDetailCounterparty(tx storage.Tx, d *PaymentDetail) error {
 	if d.CounterpartyID == "" {
 		return nil
 	}
-	c, err := getCounterparty(tx, d.EntityID, d.CounterpartyID)
+	c, err := ownedBy[Counterparty](tx, d.EntityID, bucketCounterparties, d.CounterpartyID, ErrCounterpartyNotFound)
 	if errors.Is(err, ErrCounterpartyNotFound) {
 		return ErrCounterpartyNotFound.With("counterparty " + d.CounterpartyID + " not found")
 	}
@@ -568,78 +571,91 @@ func checkDetailCounterparty(tx storage.Tx, d *PaymentDetail) error {
 	return nil
 }
 
-// CreatePaymentDetail validates and stores a payment detail of entityID's
-// counterparty. It returns ErrCounterpartyNotFound for a counterparty
-// outside entityID, and a validation error naming every bad field (an
-// inactive counterparty is reported on counterparty_id).
-func (s *Service) CreatePaymentDetail(ctx context.Context, entityID string, in NewPaymentDetail) (*PaymentDetail, error) {
-	now := s.clock.Now()
-	d := &PaymentDetail{
-		ID: s.ids.New(now), EntityID: entityID, CounterpartyID: in.CounterpartyID,
-		PaymentMethod: in.PaymentMethod, Currency: in.Currency, Country: in.Country, Scheme: in.Scheme,
-		AccountHolderName: in.AccountHolderName, AccountNumber: in.AccountNumber, IBAN: in.IBAN,
-		SortCode: in.SortCode, RoutingNumber: in.RoutingNumber, AccountType: in.AccountType,
-		InstitutionNumber: in.InstitutionNumber, TransitNumber: in.TransitNumber, SwiftCode: in.SwiftCode,
-		BankName: in.BankName, BankAddress: in.BankAddress, PhoneNumber: in.PhoneNumber,
-		WalletAddress: in.WalletAddress, BlockchainNetwork: in.BlockchainNetwork, Meta: cloneMeta(in.Meta),
-		Created: corebank.Millis(now), Updated: corebank.Millis(now),
-	}
-	d.normalize()
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		x := *d
-		if err := s.validateDetail(tx, &x); err != nil {
-			return err
-		}
-		if err := checkDetailCounterparty(tx, &x); err != nil {
-			return err
-		}
-		if err := setIndex(tx, true, x.ID, "pd", x.CounterpartyID); err != nil {
-			return err
-		}
-		*d = x
-		return putDetail(tx, &x)
-	})
-	if err != nil {
+// CreatePaymentDetail validates and stores a payment detail of the
+// counterparty in.CounterpartyID, for the counterparty's owner, which must
+// lie in the tree of in.EntityID (the caller's own entity when ""). It
+// returns corebank.ErrForbidden for a read-only caller,
+// corebank.ErrEntityNotFound for an entity_id outside the caller's tree
+// (checked first), ErrCounterpartyNotFound for a counterparty missing or
+// outside that tree alike, and a validation error naming every bad field
+// (an inactive counterparty is reported on counterparty_id).
+func (s *Service) CreatePaymentDetail(ctx context.Context, caller corebank.Caller, in NewPaymentDetail) (*PaymentDetail, error) {
+	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
-	return d, nil
-}
-
-func getDetail(tx storage.Tx, entityID, id string) (*PaymentDetail, error) {
-	var d PaymentDetail
-	err := storage.GetJSON(tx, bucketDetails, []byte(id), &d)
-	if errors.Is(err, storage.ErrNotFound) || err == nil && !inScope(entityID, d.EntityID) {
-		return nil, ErrPaymentDetailNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &d, nil
-}
-
-// GetPaymentDetail returns the payment detail id of entityID ("" for any
-// entity), or ErrPaymentDetailNotFound.
-func (s *Service) GetPaymentDetail(ctx context.Context, entityID, id string) (*PaymentDetail, error) {
-	var d *PaymentDetail
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		d, err = getDetail(tx, entityID, id)
-		return err
-	})
-	return d, err
-}
-
-// UpdatePaymentDetail applies patch (see PaymentDetailPatch) and
-// re-validates the whole detail. It returns ErrPaymentDetailNotFound,
-// ErrCounterpartyNotFound when the patch moves it to an unknown
-// counterparty, or a validation error naming every bad field.
-func (s *Service) UpdatePaymentDetail(ctx context.Context, entityID, id string, patch PaymentDetailPatch) (*PaymentDetail, error) {
 	now := s.clock.Now()
-	var out *PaymentDetail
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		old, err := getDetail(tx, entityID, id)
+	id := s.ids.New(now)
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*PaymentDetail, error) {
+		// The owner of the counterparty, which must lie in the tree of
+		// entity_id; with none, entity_id (validation then reports
+		// counterparty_id).
+		entity, err := s.actsFor(tx, caller, in.EntityID, in.CounterpartyID, ErrCounterpartyNotFound, func(id string) (string, error) {
+			c, err := getRecord[Counterparty](tx, bucketCounterparties, id, ErrCounterpartyNotFound)
+			if err != nil {
+				return "", err
+			}
+			return c.EntityID, nil
+		})
 		if err != nil {
-			return err
+			return nil, err
+		}
+		d := &PaymentDetail{
+			ID: id, EntityID: entity, CounterpartyID: in.CounterpartyID,
+			PaymentMethod: in.PaymentMethod, Currency: in.Currency, Country: in.Country, Scheme: in.Scheme,
+			AccountHolderName: in.AccountHolderName, AccountNumber: in.AccountNumber, IBAN: in.IBAN,
+			SortCode: in.SortCode, RoutingNumber: in.RoutingNumber, AccountType: in.AccountType,
+			InstitutionNumber: in.InstitutionNumber, TransitNumber: in.TransitNumber, SwiftCode: in.SwiftCode,
+			BankName: in.BankName, BankAddress: in.BankAddress, PhoneNumber: in.PhoneNumber,
+			WalletAddress: in.WalletAddress, BlockchainNetwork: in.BlockchainNetwork, Meta: cloneMeta(in.Meta),
+			Created: corebank.Millis(now), Updated: corebank.Millis(now),
+		}
+		d.normalize()
+		if err := s.validateDetail(tx, d); err != nil {
+			return nil, err
+		}
+		if err := checkDetailCounterparty(tx, d); err != nil {
+			return nil, err
+		}
+		if err := setIndex(tx, true, d.ID, "pd", d.CounterpartyID); err != nil {
+			return nil, err
+		}
+		return d, putDetail(tx, d)
+	})
+}
+
+func (d *PaymentDetail) owner() string { return d.EntityID }
+
+// detailFor loads payment detail id for caller (see getFor).
+func (s *Service) detailFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*PaymentDetail, error) {
+	return getFor[PaymentDetail](tx, s.tree, caller, entityID, bucketDetails, id, ErrPaymentDetailNotFound)
+}
+
+// GetPaymentDetail returns payment detail id when it lies in the tree of
+// entityID (the caller's own entity when ""). It returns
+// corebank.ErrEntityNotFound for an entityID outside the caller's tree and
+// ErrPaymentDetailNotFound for a missing detail or one outside the
+// entity's tree alike.
+func (s *Service) GetPaymentDetail(ctx context.Context, caller corebank.Caller, entityID, id string) (*PaymentDetail, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*PaymentDetail, error) {
+		return s.detailFor(tx, caller, entityID, id)
+	})
+}
+
+// UpdatePaymentDetail applies patch (see PaymentDetailPatch) to payment
+// detail id and re-validates the whole detail; entityID scopes the lookup
+// as in GetPaymentDetail, and the detail stays its owner's. It returns corebank.ErrForbidden, corebank.ErrEntityNotFound,
+// ErrPaymentDetailNotFound, ErrCounterpartyNotFound when the patch moves it
+// to a counterparty that is not its owner's, or a validation error naming
+// every bad field.
+func (s *Service) UpdatePaymentDetail(ctx context.Context, caller corebank.Caller, entityID, id string, patch PaymentDetailPatch) (*PaymentDetail, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*PaymentDetail, error) {
+		old, err := s.detailFor(tx, caller, entityID, id)
+		if err != nil {
+			return nil, err
 		}
 		d := *old
 		d.Meta = cloneMeta(old.Meta)
@@ -681,48 +697,43 @@ func (s *Service) UpdatePaymentDetail(ctx context.Context, entityID, id string, 
 		}
 		d.normalize()
 		if err := s.validateDetail(tx, &d); err != nil {
-			return err
+			return nil, err
 		}
 		if d.CounterpartyID != old.CounterpartyID {
 			if err := checkDetailCounterparty(tx, &d); err != nil {
-				return err
+				return nil, err
 			}
 			if err := setIndex(tx, false, d.ID, "pd", old.CounterpartyID); err != nil {
-				return err
+				return nil, err
 			}
 			if err := setIndex(tx, true, d.ID, "pd", d.CounterpartyID); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		d.Updated = corebank.Millis(now)
-		out = &d
-		return putDetail(tx, &d)
+		return &d, putDetail(tx, &d)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // ListPaymentDetails returns one page of the payment details of
-// counterpartyID in creation order. It returns ErrCounterpartyNotFound
-// when the counterparty is not entityID's, or a validation error on limit
-// or cursor.
-func (s *Service) ListPaymentDetails(ctx context.Context, entityID, counterpartyID string, opts corebank.ListOptions) (*corebank.Page[PaymentDetail], error) {
-	var page *corebank.Page[PaymentDetail]
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		if _, err := getCounterparty(tx, entityID, counterpartyID); err != nil {
-			return err
+// counterpartyID in creation order, with the counterparty's owner. The
+// counterparty must lie in the tree of entityID (the caller's own entity
+// when ""). It returns corebank.ErrEntityNotFound for an entityID outside
+// the caller's tree, ErrCounterpartyNotFound for a counterparty missing or
+// outside that tree alike, or a validation error on limit or cursor.
+func (s *Service) ListPaymentDetails(ctx context.Context, caller corebank.Caller, entityID, counterpartyID string, opts corebank.ListOptions) (EntityPage[PaymentDetail], error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (EntityPage[PaymentDetail], error) {
+		c, err := s.counterpartyFor(tx, caller, entityID, counterpartyID)
+		if err != nil {
+			return EntityPage[PaymentDetail]{}, err
 		}
-		var err error
-		page, err = listIndex(tx, storage.Prefix("pd", counterpartyID), opts, func(id string) (PaymentDetail, error) {
-			d, err := getDetail(tx, "", id)
+		page, err := listPage(tx, storage.Prefix("pd", c.ID), opts, func(id string) (PaymentDetail, error) {
+			d, err := getRecord[PaymentDetail](tx, bucketDetails, id, ErrPaymentDetailNotFound)
 			if err != nil {
 				return PaymentDetail{}, err
 			}
 			return *d, nil
 		})
-		return err
+		return EntityPage[PaymentDetail]{Page: page, EntityID: c.EntityID}, err
 	})
-	return page, err
 }

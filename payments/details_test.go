@@ -78,14 +78,14 @@ func TestCreatePaymentDetail(t *testing.T) {
 	}
 	for _, tc := range ok {
 		t.Run("OK"+tc.name, func(t *testing.T) {
-			got, err := e.svc.CreatePaymentDetail(ctx, "ent1", tc.in)
+			got, err := e.svc.CreatePaymentDetail(ctx, corebank.As("ent1"), tc.in)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got.Scheme != tc.wantScheme || got.CounterpartyID != cp.ID || got.EntityID != "ent1" {
 				t.Errorf("%+v", got)
 			}
-			again, err := e.svc.GetPaymentDetail(ctx, "ent1", got.ID)
+			again, err := e.svc.GetPaymentDetail(ctx, corebank.As("ent1"), "", got.ID)
 			if err != nil || again.Scheme != got.Scheme {
 				t.Errorf("get: %v %+v", err, again)
 			}
@@ -148,25 +148,25 @@ func TestCreatePaymentDetail(t *testing.T) {
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := e.svc.CreatePaymentDetail(ctx, "ent1", tc.in)
+			_, err := e.svc.CreatePaymentDetail(ctx, corebank.As("ent1"), tc.in)
 			wantFields(t, err, tc.fields...)
 		})
 	}
 	t.Run("ErrCounterpartyOfAnotherEntity", func(t *testing.T) {
-		_, err := e.svc.CreatePaymentDetail(ctx, "ent2", ach(nil))
+		_, err := e.svc.CreatePaymentDetail(ctx, corebank.As("ent2"), ach(nil))
 		if !errors.Is(err, payments.ErrCounterpartyNotFound) {
 			t.Fatal(err)
 		}
 	})
 	t.Run("ErrInactiveCounterparty", func(t *testing.T) {
-		c2, err := e.svc.CreateCounterparty(ctx, "ent1", individual("Old", "Friend", "old@example.com"))
+		c2, err := e.svc.CreateCounterparty(ctx, corebank.As("ent1"), individual("Old", "Friend", "old@example.com"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.svc.DeactivateCounterparty(ctx, "ent1", c2.ID); err != nil {
+		if _, err := e.svc.DeactivateCounterparty(ctx, corebank.As("ent1"), "", c2.ID); err != nil {
 			t.Fatal(err)
 		}
-		_, err = e.svc.CreatePaymentDetail(ctx, "ent1", ach(func(n *payments.NewPaymentDetail) { n.CounterpartyID = c2.ID }))
+		_, err = e.svc.CreatePaymentDetail(ctx, corebank.As("ent1"), ach(func(n *payments.NewPaymentDetail) { n.CounterpartyID = c2.ID }))
 		wantFields(t, err, "counterparty_id")
 	})
 }
@@ -176,7 +176,7 @@ func TestUpdatePaymentDetail(t *testing.T) {
 	cp := e.counterparty(t, "ent1")
 	det := e.detail(t, "ent1", achDetail(cp.ID))
 	t.Run("OK", func(t *testing.T) {
-		got, err := e.svc.UpdatePaymentDetail(ctx, "ent1", det.ID, payments.PaymentDetailPatch{AccountNumber: strp("987654321"), BankName: strp("First Bank")})
+		got, err := e.svc.UpdatePaymentDetail(ctx, corebank.As("ent1"), "", det.ID, payments.PaymentDetailPatch{AccountNumber: strp("987654321"), BankName: strp("First Bank")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,11 +185,11 @@ func TestUpdatePaymentDetail(t *testing.T) {
 		}
 	})
 	t.Run("ErrRevalidated", func(t *testing.T) {
-		_, err := e.svc.UpdatePaymentDetail(ctx, "ent1", det.ID, payments.PaymentDetailPatch{RoutingNumber: strp("123456789")})
+		_, err := e.svc.UpdatePaymentDetail(ctx, corebank.As("ent1"), "", det.ID, payments.PaymentDetailPatch{RoutingNumber: strp("123456789")})
 		wantFields(t, err, "routing_number")
 	})
 	t.Run("SwitchRailClearsOldFields", func(t *testing.T) {
-		got, err := e.svc.UpdatePaymentDetail(ctx, "ent1", det.ID, payments.PaymentDetailPatch{
+		got, err := e.svc.UpdatePaymentDetail(ctx, corebank.As("ent1"), "", det.ID, payments.PaymentDetailPatch{
 			Currency: strp("GBP"), Country: strp("GB"), Scheme: strp("fps"), SortCode: strp("040099"), AccountNumber: strp("12345678")})
 		if err != nil {
 			t.Fatal(err)
@@ -199,29 +199,29 @@ func TestUpdatePaymentDetail(t *testing.T) {
 		}
 	})
 	t.Run("ErrSwitchRailMissingFields", func(t *testing.T) {
-		_, err := e.svc.UpdatePaymentDetail(ctx, "ent1", det.ID, payments.PaymentDetailPatch{Scheme: strp("chaps")})
+		_, err := e.svc.UpdatePaymentDetail(ctx, corebank.As("ent1"), "", det.ID, payments.PaymentDetailPatch{Scheme: strp("chaps")})
 		wantFields(t, err, "sort_code", "account_number")
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
-		_, err := e.svc.UpdatePaymentDetail(ctx, "ent2", det.ID, payments.PaymentDetailPatch{})
+		_, err := e.svc.UpdatePaymentDetail(ctx, corebank.As("ent2"), "", det.ID, payments.PaymentDetailPatch{})
 		if !errors.Is(err, payments.ErrPaymentDetailNotFound) {
 			t.Fatal(err)
 		}
 	})
 	t.Run("ListByCounterparty", func(t *testing.T) {
 		second := e.detail(t, "ent1", achDetail(cp.ID))
-		p, err := e.svc.ListPaymentDetails(ctx, "ent1", cp.ID, corebank.ListOptions{Limit: 1})
+		p, err := e.svc.ListPaymentDetails(ctx, corebank.As("ent1"), "", cp.ID, corebank.ListOptions{Limit: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(p.Items) != 1 || p.Items[0].ID != det.ID || !p.HasNext {
 			t.Fatalf("%+v", p)
 		}
-		p, err = e.svc.ListPaymentDetails(ctx, "ent1", cp.ID, corebank.ListOptions{After: p.Next})
+		p, err = e.svc.ListPaymentDetails(ctx, corebank.As("ent1"), "", cp.ID, corebank.ListOptions{After: p.Next})
 		if err != nil || len(p.Items) != 1 || p.Items[0].ID != second.ID || p.HasNext {
 			t.Fatalf("%v %+v", err, p)
 		}
-		if _, err := e.svc.ListPaymentDetails(ctx, "ent2", cp.ID, corebank.ListOptions{}); !errors.Is(err, payments.ErrCounterpartyNotFound) {
+		if _, err := e.svc.ListPaymentDetails(ctx, corebank.As("ent2"), "", cp.ID, corebank.ListOptions{}); !errors.Is(err, payments.ErrCounterpartyNotFound) {
 			t.Fatal(err)
 		}
 	})

@@ -8,13 +8,27 @@
 // NewService(db, led, opt) builds a Service over a storage backend and the
 // ledger that shares it. Every exported method runs in one storage
 // transaction; state changes, ledger holds and entries and the outbox
-// events that report them commit together or not at all. Methods take an
-// entityID the caller has already authorised: objects of other entities
-// answer not found, as missing ones do ("" means unscoped, for internal
-// callers). Time comes from Options.Clock, read once per transaction;
-// nothing runs in the background: RunDue(ctx, asOf) expires quotes and
-// advances transfers on the payout rail, and a server calls it on a ticker
-// (or after POST /sandbox/clock/advance).
+// events that report them commit together or not at all.
+//
+// Every method that acts for someone takes the corebank.Caller (an API
+// key's entity, or corebank.System() for trusted in-process code) and
+// decides scope inside its own transaction with internal/scope, the one
+// rule: a caller may act on its entity and every entity below it in
+// Options.Tree. A requested entity_id ("" is the caller's own) is resolved
+// first, before any object is read, so a foreign one answers
+// corebank.ErrEntityNotFound whether the named object exists or not; an
+// object is then loaded and its owner must lie in that entity's tree, a
+// foreign object answering its resource's own not-found error
+// (ErrTransferNotFound, ...) exactly as a missing one. A request naming an
+// account or counterparty acts for its owner, and what it uses with it
+// (payment detail, counterparty, quote) must be that owner's. Changes ask
+// caller.CheckWrite() first (corebank.ErrForbidden for read-only keys).
+//
+// Time comes from Options.Clock, read once per transaction; nothing runs
+// in the background: RunDue(ctx, asOf) expires quotes and advances
+// transfers on the payout rail, and a server calls it on a ticker (or
+// after POST /sandbox/clock/advance). The work lives in storage's due
+// queue (DueJobs: kinds "payments.quote", then "payments.transfer").
 //
 // # Counterparties
 //
@@ -124,18 +138,20 @@
 //
 // # Transfers
 //
-// CreateTransfer checks, in one transaction: the account is the entity's,
-// not deleted; unique_reference (required, at most 64 characters) is new
-// for the account, else duplicate_reference (409) with the original
-// transfer in the error's Data, so of concurrent duplicates exactly one
-// is created; the payment detail is the entity's and its payment_method
-// equals payment_type; counterparty_id, when given, owns the detail, and
-// the counterparty is active; currency (default the detail's) equals the
+// CreateTransfer checks, in one transaction: the account lies in the tree
+// of entity_id and is not deleted (the transfer is its owner's);
+// unique_reference (required, at most 64 characters) is new for the
+// account, else duplicate_reference (409) with the original transfer in
+// the error's Data, so of concurrent duplicates exactly one is created;
+// the payment detail is the owner's and its payment_method equals
+// payment_type; counterparty_id, when given, owns the detail, and the
+// counterparty is active; currency (default the detail's) equals the
 // detail's; narration is 1-100 characters; a stablecoin-transfer debits a
 // stablecoin account. When the account's currency differs from the
-// transfer's, fx_quote_id must name an active quote with from = the
-// account's currency, to = the transfer's currency and amount_to =
-// amount; the quote becomes used. The fee comes from the fee schedule.
+// transfer's, fx_quote_id must name an active quote of the owner with
+// from = the account's currency, to = the transfer's currency and
+// amount_to = amount; the quote becomes used. The fee comes from the fee
+// schedule.
 //
 // The money is then reserved with ledger holds (TigerBeetle two-phase
 // transfers), each within one currency so every currency balances:
@@ -152,14 +168,15 @@
 // (status_reason awaiting_processing) with outflows.created.
 //
 // CreateTransfer is the hot path, so its transaction avoids decoding large
-// records: payment details and counterparties are stored with a small
-// binary record of the fields it checks (written with them; older stores
-// fall back to the JSON), and the Service remembers the owner and currency
-// of accounts it has debited, which never change, so that the transaction
-// reads only the account's balance record: a non-zero balance proves the
-// account exists and is not deleted (the ledger deletes only empty
-// accounts and moves no money on deleted ones); a zero balance reads the
-// account record as before.
+// records (transfer_payee_records.go and transfer_account_refs.go, each
+// with the benchmark figures that keep it): payment details and
+// counterparties are stored with a small binary record of the fields it
+// checks (written with them; older stores fall back to the JSON), and the
+// Service remembers the owner and currency of accounts it has debited,
+// which never change, so that the transaction reads only the account's
+// balance record: a non-zero balance proves the account exists and is not
+// deleted (the ledger deletes only empty accounts and moves no money on
+// deleted ones); a zero balance reads the account record as before.
 //
 // # Lifecycle
 //
@@ -173,9 +190,9 @@
 // beneficiary (outflows.refunded). The payout provider drives these moves
 // through RunDue; the sandbox provider moves a transfer to processing 1 s
 // and to successful 5 s after creation on the clock in use.
-// Simulate(ctx, entity, id, outcome, reason) applies an outcome directly
-// (POST /sandbox/transfers/{id}/simulate); a move the status does not
-// allow is error_operation_invalid_for_state (409).
+// Simulate(ctx, caller, entityID, id, outcome, reason) applies an outcome
+// directly (POST /sandbox/transfers/{id}/simulate); a move the status does
+// not allow is error_operation_invalid_for_state (409).
 //
 // A book transfer settles at once: the holds are posted to clearing.book,
 // Options.Receiver credits the receiving account from clearing.book
@@ -183,8 +200,8 @@
 // and the transfer is returned successful after outflows.created and
 // outflows.completed. Book transfers cannot be reversed. Without a
 // Receiver the service posts clearing.book -> receiver itself and no
-// inflow event is emitted, so embedders wire funding's ReceiveTx (see
-// Receiver).
+// inflow event is emitted, so embedders pass their *funding.Service, which
+// is a Receiver as it is.
 //
 // # Sandbox
 //

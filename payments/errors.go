@@ -3,25 +3,31 @@ package payments
 import "github.com/corebank/corebank"
 
 // Errors returned by the payments service. Compare with errors.Is; the
-// returned copies may carry a more specific message, fields or data.
+// returned copies may carry a more specific message, fields or data. Each
+// resource's not-found error is its own under errors.Is (a missing payment
+// detail is not ErrAccountNotFound) while all answer code not_found.
+// corebank.ErrEntityNotFound answers an entity_id the caller may not act
+// for, and corebank.ErrForbidden a change asked by a read-only caller.
 // Validation failures are corebank validation errors (code
 // validation_error) naming each bad field by its JSON path.
 var (
 	// ErrCounterpartyNotFound is returned for an unknown counterparty, or one
-	// owned by another entity.
-	ErrCounterpartyNotFound = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "counterparty not found")
+	// the caller may not act on (outside its tree, or not the entity the
+	// request acts for).
+	ErrCounterpartyNotFound = corebank.NotFound("counterparty")
 	// ErrPaymentDetailNotFound is returned for an unknown payment detail, or
-	// one owned by another entity.
-	ErrPaymentDetailNotFound = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "payment detail not found")
-	// ErrQuoteNotFound is returned for an unknown FX quote, or one owned by
-	// another entity.
-	ErrQuoteNotFound = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "fx quote not found")
-	// ErrTransferNotFound is returned for an unknown transfer, or one owned by
-	// another entity.
-	ErrTransferNotFound = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "transfer not found")
+	// one the caller may not act on.
+	ErrPaymentDetailNotFound = corebank.NotFound("payment detail")
+	// ErrQuoteNotFound is returned for an unknown FX quote, or one the caller
+	// may not act on.
+	ErrQuoteNotFound = corebank.NotFound("fx quote")
+	// ErrTransferNotFound is returned for an unknown transfer, or one the
+	// caller may not act on.
+	ErrTransferNotFound = corebank.NotFound("transfer")
 	// ErrAccountNotFound is returned when a request names an account that
-	// does not exist, is deleted, or belongs to another entity.
-	ErrAccountNotFound = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "account not found")
+	// does not exist, is deleted, or that the caller may not act on. It is
+	// the ledger's resource "account", so errors.Is matches either package's.
+	ErrAccountNotFound = corebank.NotFound("account")
 
 	// ErrDuplicateReference is returned by CreateTransfer when the account
 	// already has a transfer with the same unique_reference. Its Data is the

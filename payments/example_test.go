@@ -29,11 +29,13 @@ func Example() {
 		{AccountID: acct.ID, Side: ledger.Credit, Amount: 50_000},
 	}})
 
-	vendor, _ := pay.CreateCounterparty(ctx, "ent_1", payments.NewCounterparty{Type: "business", Profile: payments.Profile{
+	// The service acts for a caller: here the entity that owns the account.
+	me := corebank.As("ent_1")
+	vendor, _ := pay.CreateCounterparty(ctx, me, payments.NewCounterparty{Type: "business", Profile: payments.Profile{
 		LegalName: "Acme Supplies Inc", Relationship: "vendor", Email: "ap@acme.example",
 		RegisteredAddress: &payments.Address{Line1: "1 Market St", City: "San Francisco", Country: "US"},
 	}})
-	detail, err := pay.CreatePaymentDetail(ctx, "ent_1", payments.NewPaymentDetail{
+	detail, err := pay.CreatePaymentDetail(ctx, me, payments.NewPaymentDetail{
 		CounterpartyID: vendor.ID, PaymentMethod: payments.BankTransfer, Currency: "USD", Country: "US",
 		Scheme: payments.SchemeACH, AccountHolderName: "Acme Supplies Inc",
 		RoutingNumber: "091000019", AccountNumber: "123456789", AccountType: "checking",
@@ -42,7 +44,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	tr, err := pay.CreateTransfer(ctx, "ent_1", payments.NewTransfer{
+	tr, err := pay.CreateTransfer(ctx, me, payments.NewTransfer{
 		AccountID: acct.ID, PaymentDetailID: detail.ID, Amount: 10_000, PaymentType: payments.BankTransfer,
 		Narration: "Invoice 42", UniqueReference: "inv-42",
 	})
@@ -54,7 +56,7 @@ func Example() {
 
 	clk.Add(5 * time.Second)
 	pay.RunDue(ctx, clk.Now())
-	tr, _ = pay.GetTransfer(ctx, "ent_1", tr.ID)
+	tr, _ = pay.GetTransfer(ctx, me, "", tr.ID)
 	bal, _ := led.GetBalance(ctx, acct.ID)
 	fmt.Println(tr.Status, bal.Summary().Available)
 	// Output:

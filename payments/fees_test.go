@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/payments"
 )
@@ -81,7 +82,7 @@ func TestJSONShapes(t *testing.T) {
 		}
 		return sortStrings(out)
 	}
-	tr, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 100, "j1"))
+	tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 100, "j1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,11 +90,11 @@ func TestJSONShapes(t *testing.T) {
 	if diff := cmp.Diff(wantTransfer, keys(tr)); diff != "" {
 		t.Errorf("transfer (-want +got):\n%s", diff)
 	}
-	cp, _ := e.svc.GetCounterparty(ctx, "ent1", d.CounterpartyID)
+	cp, _ := e.svc.GetCounterparty(ctx, corebank.As("ent1"), "", d.CounterpartyID)
 	if diff := cmp.Diff(sortStrings(strings.Fields("id entity_id type nickname status profile meta deleted created updated")), keys(cp)); diff != "" {
 		t.Errorf("counterparty (-want +got):\n%s", diff)
 	}
-	q, err := e.svc.CreateQuote(ctx, "ent1", payments.NewQuote{FromCurrency: "USD", ToCurrency: "EUR", AmountFrom: 1000})
+	q, err := e.svc.CreateQuote(ctx, corebank.As("ent1"), payments.NewQuote{FromCurrency: "USD", ToCurrency: "EUR", AmountFrom: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestPayoutProviderFailureRefunds(t *testing.T) {
 	fees, _ := payments.ParseFeeSchedule("bank-transfer=30")
 	e := newEnv(t, openMemory(t), &payments.Options{Payouts: failingRail{}, Fees: fees})
 	a, d := setupUSD(t, e, 1_000)
-	tr, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 900, "f1"))
+	tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 900, "f1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestPayoutProviderFailureRefunds(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("RunDue %d %v", n, err)
 	}
-	got, _ := e.svc.GetTransfer(ctx, "ent1", tr.ID)
+	got, _ := e.svc.GetTransfer(ctx, corebank.As("ent1"), "", tr.ID)
 	if got.Status != "failed" || got.StatusReason != "compliance_hold" {
 		t.Fatalf("%+v", got)
 	}
@@ -178,13 +179,13 @@ func TestCrossCurrencyReversalBalances(t *testing.T) {
 	cp := e.counterparty(t, "ent1")
 	det := e.detail(t, "ent1", payments.NewPaymentDetail{CounterpartyID: cp.ID, PaymentMethod: "stablecoin-transfer", Currency: "UST",
 		AccountHolderName: "Ada", BlockchainNetwork: "ETH_MAINNET", WalletAddress: evm})
-	q, err := e.svc.CreateQuote(ctx, "ent1", payments.NewQuote{FromCurrency: "USC", ToCurrency: "UST", AmountTo: 123_456_789})
+	q, err := e.svc.CreateQuote(ctx, corebank.As("ent1"), payments.NewQuote{FromCurrency: "USC", ToCurrency: "UST", AmountTo: 123_456_789})
 	if err != nil {
 		t.Fatal(err)
 	}
 	in := newTransfer(usc, det, q.AmountTo, "sc1")
 	in.FXQuoteID = q.ID
-	tr, err := e.svc.CreateTransfer(ctx, "ent1", in)
+	tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func TestCrossCurrencyReversalBalances(t *testing.T) {
 		t.Errorf("fee %d", tr.ApplicableFee)
 	}
 	for _, o := range []string{"successful", "reversed"} {
-		if _, err := e.svc.Simulate(ctx, "ent1", tr.ID, o, ""); err != nil {
+		if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, o, ""); err != nil {
 			t.Fatal(err)
 		}
 		e.checkBalanced(t)

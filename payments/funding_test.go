@@ -2,11 +2,10 @@ package payments_test
 
 import (
 	"testing"
-	"time"
 
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/payments"
-	"github.com/corebank/corebank/storage"
 )
 
 // TestBookTransferWithFundingReceiver wires funding's ReceiveTx as the
@@ -14,11 +13,8 @@ import (
 func TestBookTransferWithFundingReceiver(t *testing.T) {
 	base := newMemEnv(t)
 	fund := funding.NewService(base.db, base.led, &funding.Options{Clock: base.clk})
-	e := newEnv(t, base.db, &payments.Options{Receiver: payments.ReceiverFunc(func(tx storage.Tx, now time.Time, in payments.Inflow) error {
-		_, err := fund.ReceiveTx(tx, now, funding.NewInflow{AccountID: in.AccountID, Amount: in.Amount, Currency: in.Currency,
-			Narration: in.Narration, Reference: in.Reference, Source: in.Source})
-		return err
-	})})
+	// *funding.Service is a Receiver as it is.
+	e := newEnv(t, base.db, &payments.Options{Receiver: fund})
 	e.clk = base.clk
 	a := e.account(t, "ent1", "EUR")
 	e.fund(t, a, 10_000)
@@ -26,7 +22,7 @@ func TestBookTransferWithFundingReceiver(t *testing.T) {
 	cp := e.counterparty(t, "ent1")
 	d := e.detail(t, "ent1", payments.NewPaymentDetail{CounterpartyID: cp.ID, PaymentMethod: "book-transfer", Currency: "EUR",
 		AccountHolderName: "Bob", AccountNumber: to.ServiceBAN})
-	tr, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 2_500, "bk1"))
+	tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 2_500, "bk1"))
 	if err != nil {
 		t.Fatal(err)
 	}

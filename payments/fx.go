@@ -76,8 +76,9 @@ type QuoteState struct {
 // (at least 100 smallest units of FromCurrency) and AmountTo is set; the
 // other is computed.
 type NewQuote struct {
-	// EntityID is accepted so that request bodies decode; the service uses
-	// the entityID argument.
+	// EntityID is the entity the quote is for ("" is the caller's); with
+	// AccountID the quote is for the account's owner, which must lie in
+	// EntityID's tree.
 	EntityID     string `json:"entity_id,omitempty"`
 	FromCurrency string `json:"from_currency"`
 	ToCurrency   string `json:"to_currency"`
@@ -137,13 +138,31 @@ func clampAmount(v decimal.Decimal) int64 {
 // maxAmount bounds amounts so they survive a JSON float round trip.
 const maxAmount = 1<<53 - 1
 
-// CreateQuote prices and stores an active quote for entityID, valid for
-// Options.QuoteValidity. It returns a validation error naming
-// from_currency, to_currency, amount_from, amount_to or account_id (an
-// unsupported pair, from == to, both or neither amount, amount_from below
-// 100, an account in another currency); ErrAccountNotFound for an account
-// outside entityID; ErrFXProviderUnavailable when the rate provider fails.
-func (s *Service) CreateQuote(ctx context.Context, entityID string, in NewQuote) (*Quote, error) {
+// CreateQuote prices and stores an active quote, valid for
+// Options.QuoteValidity, for the owner of in.AccountID (a corridor quote;
+// the account must lie in the tree of in.EntityID, the caller's own entity
+// when "") or else for in.EntityID (an indicative quote). It returns
+// corebank.ErrForbidden for a read-only caller, corebank.ErrEntityNotFound
+// for an entity_id outside the caller's tree, ErrAccountNotFound for an
+// account missing or outside that tree alike (both checked before the
+// body) or deleted, a validation error naming from_currency, to_currency,
+// amount_from, amount_to or account_id (an unsupported pair, from == to,
+// both or neither amount, amount_from below 100, an account in another
+// currency), and ErrFXProviderUnavailable when the rate provider fails.
+func (s *Service) CreateQuote(ctx context.Context, caller corebank.Caller, in NewQuote) (*Quote, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
+	// Scope first, so that a foreign entity_id or account answers the same
+	// whatever the body holds; the rate provider is asked outside any
+	// transaction, and the account is checked again when the quote is
+	// stored.
+	entityID, err := storage.View(ctx, s.db, func(tx storage.Tx) (string, error) {
+		return s.actsFor(tx, caller, in.EntityID, in.AccountID, accountNotFound(in.AccountID), s.accountOwner(tx))
+	})
+	if err != nil {
+		return nil, err
+	}
 	p := corebank.Problems{}
 	from, okFrom := CurrencyInfo(in.FromCurrency)
 	to, okTo := CurrencyInfo(in.ToCurrency)
@@ -215,23 +234,20 @@ func (s *Service) CreateQuote(ctx context.Context, entityID string, in NewQuote)
 		return nil, corebank.InvalidField("amount_to", "converts to less than the minimum amount_from of 100 smallest units of "+in.FromCurrency)
 	}
 	q.Quote = QuoteState{Status: QuoteActive, ExpiresAt: corebank.Millis(now.Add(s.validity))}
-	err = s.db.Update(ctx, func(tx storage.Tx) error {
+	_, err = storage.Update(ctx, s.db, func(tx storage.Tx) (struct{}, error) {
 		if in.AccountID != "" {
-			acct, err := s.led.GetAccountTx(tx, in.AccountID)
-			if err != nil && corebank.KindOf(err) == corebank.KindNotFound || err == nil && (acct.Deleted != 0 || acct.EntityID != entityID) {
-				return ErrAccountNotFound.With("account " + in.AccountID + " not found")
-			}
+			acct, err := s.accountOf(tx, entityID, in.AccountID)
 			if err != nil {
-				return err
+				return struct{}{}, err
 			}
 			if acct.Currency != in.FromCurrency {
-				return corebank.InvalidField("account_id", "holds "+acct.Currency+", not from_currency "+in.FromCurrency)
+				return struct{}{}, corebank.InvalidField("account_id", "holds "+acct.Currency+", not from_currency "+in.FromCurrency)
 			}
 		}
-		if err := tx.Put(bucketDue, dueKey("q", q.Quote.ExpiresAt, q.ID), []byte{}); err != nil {
-			return err
+		if err := storage.Schedule(tx, dueQuote, q.Quote.ExpiresAt, q.ID); err != nil {
+			return struct{}{}, err
 		}
-		return storage.PutJSON(tx, bucketQuotes, []byte(q.ID), q)
+		return struct{}{}, storage.PutJSON(tx, bucketQuotes, []byte(q.ID), q)
 	})
 	if err != nil {
 		return nil, err
@@ -240,28 +256,18 @@ func (s *Service) CreateQuote(ctx context.Context, entityID string, in NewQuote)
 	return q, nil
 }
 
-func getQuote(tx storage.Tx, entityID, id string) (*Quote, error) {
-	var q Quote
-	err := storage.GetJSON(tx, bucketQuotes, []byte(id), &q)
-	if errors.Is(err, storage.ErrNotFound) || err == nil && !inScope(entityID, q.EntityID) {
-		return nil, ErrQuoteNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &q, nil
-}
+func (q *Quote) owner() string { return q.EntityID }
 
-// GetQuote returns the quote id of entityID ("" for any entity) as of now:
-// an active quote past expires_at reads as expired, and valid_for is the
-// seconds left. It returns ErrQuoteNotFound.
-func (s *Service) GetQuote(ctx context.Context, entityID, id string) (*Quote, error) {
+// GetQuote returns quote id as of now when it lies in the tree of entityID
+// (the caller's own entity when ""): an active quote past expires_at reads
+// as expired, and valid_for is the seconds left. It returns
+// corebank.ErrEntityNotFound for an entityID outside the caller's tree and
+// ErrQuoteNotFound for a missing quote or one outside the entity's tree
+// alike.
+func (s *Service) GetQuote(ctx context.Context, caller corebank.Caller, entityID, id string) (*Quote, error) {
 	now := s.clock.Now()
-	var q *Quote
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		q, err = getQuote(tx, entityID, id)
-		return err
+	q, err := storage.View(ctx, s.db, func(tx storage.Tx) (*Quote, error) {
+		return getFor[Quote](tx, s.tree, caller, entityID, bucketQuotes, id, ErrQuoteNotFound)
 	})
 	if err != nil {
 		return nil, err
@@ -270,64 +276,23 @@ func (s *Service) GetQuote(ctx context.Context, entityID, id string) (*Quote, er
 	return q, nil
 }
 
-// expireQuotes marks active quotes whose expiry is at or before asOf as
-// expired, in batches; it returns how many it changed.
-func (s *Service) expireQuotes(ctx context.Context, asOf time.Time) (int, error) {
-	total := 0
-	for {
-		n, more := 0, false
-		err := s.db.Update(ctx, func(tx storage.Tx) error {
-			n, more = 0, false
-			var keys [][]byte
-			limit := storage.AppendInt64(storage.Prefix("q"), corebank.Millis(asOf)+1)
-			err := tx.Scan(bucketDue, storage.ScanOptions{Prefix: storage.Prefix("q"), Limit: dueBatch + 1}, func(k, _ []byte) error {
-				if string(k) >= string(limit) {
-					return storage.ErrStop
-				}
-				keys = append(keys, append([]byte(nil), k...))
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			if len(keys) > dueBatch {
-				keys, more = keys[:dueBatch], true
-			}
-			for _, k := range keys {
-				id := string(k[len(storage.Prefix("q"))+8:])
-				if err := tx.Delete(bucketDue, k); err != nil {
-					return err
-				}
-				q, err := getQuote(tx, "", id)
-				if errors.Is(err, ErrQuoteNotFound) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				if q.Quote.Status != QuoteActive {
-					continue
-				}
-				q.Quote.Status, q.Updated = QuoteExpired, corebank.Millis(asOf)
-				if err := storage.PutJSON(tx, bucketQuotes, []byte(q.ID), q); err != nil {
-					return err
-				}
-				n++
-			}
-			return nil
-		})
-		if err != nil {
-			return total, err
-		}
-		total += n
-		if !more {
-			return total, nil
-		}
-	}
-}
+// dueQuote is the due-work kind of a quote's expiry, scheduled at
+// expires_at and removed when a transfer uses the quote.
+const dueQuote = "payments.quote"
 
-// dueBatch is how many due items RunDue handles per transaction.
-const dueBatch = 128
+// expireQuoteTx marks the quote of a due item expired, unless a transfer
+// used it meanwhile.
+func expireQuoteTx(tx storage.Tx, now time.Time, item storage.DueItem) error {
+	q, err := getRecord[Quote](tx, bucketQuotes, item.ID, ErrQuoteNotFound)
+	if errors.Is(err, ErrQuoteNotFound) {
+		return nil
+	}
+	if err != nil || q.Quote.Status != QuoteActive {
+		return err
+	}
+	q.Quote.Status, q.Updated = QuoteExpired, corebank.Millis(now)
+	return storage.PutJSON(tx, bucketQuotes, []byte(q.ID), q)
+}
 
 // SandboxRates is a RateProvider with a table of mid rates against USD
 // and a spread per currency; a pair's mid crosses through USD and its

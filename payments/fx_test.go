@@ -44,7 +44,7 @@ func TestConvertRoundsTowardZero(t *testing.T) {
 func TestCreateQuote(t *testing.T) {
 	e := newMemEnv(t)
 	t.Run("OKAmountFrom", func(t *testing.T) {
-		q, err := e.svc.CreateQuote(ctx, "ent1", payments.NewQuote{FromCurrency: "USD", ToCurrency: "GBP", AmountFrom: 10_000})
+		q, err := e.svc.CreateQuote(ctx, corebank.As("ent1"), payments.NewQuote{FromCurrency: "USD", ToCurrency: "GBP", AmountFrom: 10_000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func TestCreateQuote(t *testing.T) {
 		}
 	})
 	t.Run("OKAmountTo", func(t *testing.T) {
-		q, err := e.svc.CreateQuote(ctx, "ent1", payments.NewQuote{FromCurrency: "USD", ToCurrency: "GBP", AmountTo: 7884})
+		q, err := e.svc.CreateQuote(ctx, corebank.As("ent1"), payments.NewQuote{FromCurrency: "USD", ToCurrency: "GBP", AmountTo: 7884})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,14 +67,14 @@ func TestCreateQuote(t *testing.T) {
 		}
 	})
 	t.Run("OKStablecoinExponents", func(t *testing.T) {
-		q, err := e.svc.CreateQuote(ctx, "ent1", payments.NewQuote{FromCurrency: "USD", ToCurrency: "USC", AmountFrom: 250})
+		q, err := e.svc.CreateQuote(ctx, corebank.As("ent1"), payments.NewQuote{FromCurrency: "USD", ToCurrency: "USC", AmountFrom: 250})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !q.Rate.Equal(dec("1")) || q.AmountTo != 2_500_000 {
 			t.Errorf("rate %s to %d", q.Rate, q.AmountTo)
 		}
-		q, err = e.svc.CreateQuote(ctx, "ent1", payments.NewQuote{FromCurrency: "UST", ToCurrency: "USD", AmountFrom: 1_234_567})
+		q, err = e.svc.CreateQuote(ctx, corebank.As("ent1"), payments.NewQuote{FromCurrency: "UST", ToCurrency: "USD", AmountFrom: 1_234_567})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestCreateQuote(t *testing.T) {
 				if f.Code == to.Code {
 					continue
 				}
-				q, err := e.svc.CreateQuote(ctx, "ent1", payments.NewQuote{FromCurrency: f.Code, ToCurrency: to.Code, AmountFrom: 1_000_000})
+				q, err := e.svc.CreateQuote(ctx, corebank.As("ent1"), payments.NewQuote{FromCurrency: f.Code, ToCurrency: to.Code, AmountFrom: 1_000_000})
 				if err != nil {
 					t.Fatalf("%s->%s: %v", f.Code, to.Code, err)
 				}
@@ -115,17 +115,17 @@ func TestCreateQuote(t *testing.T) {
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := e.svc.CreateQuote(ctx, "ent1", tc.in)
+			_, err := e.svc.CreateQuote(ctx, corebank.As("ent1"), tc.in)
 			wantFields(t, err, tc.fields...)
 		})
 	}
 	t.Run("ErrAccountOfAnotherEntity", func(t *testing.T) {
 		a := e.account(t, "ent2", "USD")
-		_, err := e.svc.CreateQuote(ctx, "ent1", payments.NewQuote{FromCurrency: "USD", ToCurrency: "EUR", AmountFrom: 100, AccountID: a.ID})
+		_, err := e.svc.CreateQuote(ctx, corebank.As("ent1"), payments.NewQuote{FromCurrency: "USD", ToCurrency: "EUR", AmountFrom: 100, AccountID: a.ID})
 		if !errors.Is(err, payments.ErrAccountNotFound) {
 			t.Fatal(err)
 		}
-		_, err = e.svc.CreateQuote(ctx, "ent2", payments.NewQuote{FromCurrency: "GBP", ToCurrency: "EUR", AmountFrom: 100, AccountID: a.ID})
+		_, err = e.svc.CreateQuote(ctx, corebank.As("ent2"), payments.NewQuote{FromCurrency: "GBP", ToCurrency: "EUR", AmountFrom: 100, AccountID: a.ID})
 		wantFields(t, err, "account_id")
 	})
 }
@@ -133,19 +133,19 @@ func TestCreateQuote(t *testing.T) {
 func TestQuoteProviderOutage(t *testing.T) {
 	e := newMemEnv(t)
 	e.svc.Rates().(*payments.SandboxRates).SetOutage(true)
-	_, err := e.svc.CreateQuote(ctx, "ent1", payments.NewQuote{FromCurrency: "USD", ToCurrency: "EUR", AmountFrom: 100})
+	_, err := e.svc.CreateQuote(ctx, corebank.As("ent1"), payments.NewQuote{FromCurrency: "USD", ToCurrency: "EUR", AmountFrom: 100})
 	if !errors.Is(err, payments.ErrFXProviderUnavailable) || corebank.KindOf(err) != corebank.KindUnavailable {
 		t.Fatalf("want fx_provider_unavailable, got %v", err)
 	}
 	e.svc.Rates().(*payments.SandboxRates).SetOutage(false)
-	if _, err := e.svc.CreateQuote(ctx, "ent1", payments.NewQuote{FromCurrency: "USD", ToCurrency: "EUR", AmountFrom: 100}); err != nil {
+	if _, err := e.svc.CreateQuote(ctx, corebank.As("ent1"), payments.NewQuote{FromCurrency: "USD", ToCurrency: "EUR", AmountFrom: 100}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestQuoteExpiryAndValidFor(t *testing.T) {
 	e := newEnv(t, openMemory(t), &payments.Options{QuoteValidity: 30 * time.Second})
-	q, err := e.svc.CreateQuote(ctx, "ent1", payments.NewQuote{FromCurrency: "USD", ToCurrency: "EUR", AmountFrom: 100})
+	q, err := e.svc.CreateQuote(ctx, corebank.As("ent1"), payments.NewQuote{FromCurrency: "USD", ToCurrency: "EUR", AmountFrom: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,12 +153,12 @@ func TestQuoteExpiryAndValidFor(t *testing.T) {
 		t.Fatalf("valid_for %d", q.Quote.ValidFor)
 	}
 	e.clk.Add(10500 * time.Millisecond)
-	got, _ := e.svc.GetQuote(ctx, "ent1", q.ID)
+	got, _ := e.svc.GetQuote(ctx, corebank.As("ent1"), "", q.ID)
 	if got.Quote.ValidFor != 19 || got.Quote.Status != "active" {
 		t.Fatalf("after 10.5 s: %+v", got.Quote)
 	}
 	e.clk.Add(19500 * time.Millisecond)
-	got, _ = e.svc.GetQuote(ctx, "ent1", q.ID)
+	got, _ = e.svc.GetQuote(ctx, corebank.As("ent1"), "", q.ID)
 	if got.Quote.ValidFor != 0 || got.Quote.Status != "expired" {
 		t.Fatalf("at expiry: %+v", got.Quote)
 	}
@@ -166,11 +166,11 @@ func TestQuoteExpiryAndValidFor(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("RunDue %d %v", n, err)
 	}
-	got, _ = e.svc.GetQuote(ctx, "ent1", q.ID)
+	got, _ = e.svc.GetQuote(ctx, corebank.As("ent1"), "", q.ID)
 	if got.Quote.Status != "expired" || got.Updated != e.clk.Now().UnixMilli() {
 		t.Fatalf("stored: %+v", got)
 	}
-	if _, err := e.svc.GetQuote(ctx, "ent2", q.ID); !errors.Is(err, payments.ErrQuoteNotFound) {
+	if _, err := e.svc.GetQuote(ctx, corebank.As("ent2"), "", q.ID); !errors.Is(err, payments.ErrQuoteNotFound) {
 		t.Fatal(err)
 	}
 }

@@ -116,7 +116,7 @@ func individual(first, last, email string) payments.NewCounterparty {
 
 func (e *env) counterparty(tb testing.TB, entity string) *payments.Counterparty {
 	tb.Helper()
-	c, err := e.svc.CreateCounterparty(ctx, entity, individual("Ada", "Lovelace", "ada"+entity+"@example.com"))
+	c, err := e.svc.CreateCounterparty(ctx, corebank.As(entity), individual("Ada", "Lovelace", "ada"+entity+"@example.com"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func (e *env) counterparty(tb testing.TB, entity string) *payments.Counterparty 
 
 func (e *env) detail(tb testing.TB, entity string, in payments.NewPaymentDetail) *payments.PaymentDetail {
 	tb.Helper()
-	d, err := e.svc.CreatePaymentDetail(ctx, entity, in)
+	d, err := e.svc.CreatePaymentDetail(ctx, corebank.As(entity), in)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -71,36 +72,20 @@ func (p *SandboxPayouts) Check(_ context.Context, t *Transfer, asOf time.Time) (
 	return PayoutResult{Status: StatusSuccessful}, nil
 }
 
-// Inflow is a credit to a corebank account, as a book transfer's receiving
-// side. Its fields are those of funding.NewInflow (Settle aside).
-type Inflow struct {
-	AccountID string
-	Amount    int64
-	Currency  string
-	Narration string
-	Reference string
-	// Source is "book-transfer".
-	Source string
-}
-
 // Receiver credits the receiving account of a book transfer from the
 // system account ledger.SystemAccount(currency, "clearing.book") and
 // reports the inflow (inflows.completed), inside the transfer's storage
-// transaction; an error aborts the transfer. funding.Service plugs in
-// through ReceiverFunc:
-//
-//	payments.ReceiverFunc(func(tx storage.Tx, now time.Time, in payments.Inflow) error {
-//		_, err := fund.ReceiveTx(tx, now, funding.NewInflow{AccountID: in.AccountID,
-//			Amount: in.Amount, Currency: in.Currency, Narration: in.Narration,
-//			Reference: in.Reference, Source: in.Source})
-//		return err
-//	})
+// transaction; an error aborts the transfer. The inflow's Source is
+// "book-transfer" and its Reference the transfer's ID. *funding.Service
+// is a Receiver.
 type Receiver interface {
-	ReceiveTx(tx storage.Tx, now time.Time, in Inflow) error
+	ReceiveTx(tx storage.Tx, now time.Time, in funding.NewInflow) (*funding.Inflow, error)
 }
 
 // ReceiverFunc adapts a function to Receiver.
-type ReceiverFunc func(tx storage.Tx, now time.Time, in Inflow) error
+type ReceiverFunc func(tx storage.Tx, now time.Time, in funding.NewInflow) (*funding.Inflow, error)
 
 // ReceiveTx calls f.
-func (f ReceiverFunc) ReceiveTx(tx storage.Tx, now time.Time, in Inflow) error { return f(tx, now, in) }
+func (f ReceiverFunc) ReceiveTx(tx storage.Tx, now time.Time, in funding.NewInflow) (*funding.Inflow, error) {
+	return f(tx, now, in)
+}

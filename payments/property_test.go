@@ -39,13 +39,13 @@ func TestRandomOperationsKeepLedgerBalanced(t *testing.T) {
 		switch op {
 		case 0, 1: // same-currency transfer
 			var tr *payments.Transfer
-			tr, err = e.svc.CreateTransfer(ctx, "ent1", newTransfer(usd, ach, 1+rng.Int63n(20_000), fmt.Sprint("r", step)))
+			tr, err = e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(usd, ach, 1+rng.Int63n(20_000), fmt.Sprint("r", step)))
 			if err == nil {
 				ids = append(ids, tr.ID)
 			}
 		case 2: // cross-currency, USD -> GBP, bank or book
 			var q *payments.Quote
-			q, err = e.svc.CreateQuote(ctx, "ent1", payments.NewQuote{FromCurrency: "USD", ToCurrency: "GBP", AmountFrom: 100 + rng.Int63n(20_000)})
+			q, err = e.svc.CreateQuote(ctx, corebank.As("ent1"), payments.NewQuote{FromCurrency: "USD", ToCurrency: "GBP", AmountFrom: 100 + rng.Int63n(20_000)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,13 +56,13 @@ func TestRandomOperationsKeepLedgerBalanced(t *testing.T) {
 			in := newTransfer(usd, det, q.AmountTo, fmt.Sprint("x", step))
 			in.FXQuoteID = q.ID
 			var tr *payments.Transfer
-			tr, err = e.svc.CreateTransfer(ctx, "ent1", in)
+			tr, err = e.svc.CreateTransfer(ctx, corebank.As("ent1"), in)
 			if err == nil {
 				ids = append(ids, tr.ID)
 			}
 		case 3:
 			if len(ids) > 0 {
-				_, err = e.svc.Simulate(ctx, "ent1", ids[rng.Intn(len(ids))], outcomes[rng.Intn(len(outcomes))], "")
+				_, err = e.svc.Simulate(ctx, corebank.As("ent1"), "", ids[rng.Intn(len(ids))], outcomes[rng.Intn(len(outcomes))], "")
 			}
 		case 4:
 			e.clk.Add(time.Duration(rng.Intn(3000)) * time.Millisecond)
@@ -81,7 +81,7 @@ func TestRandomOperationsKeepLedgerBalanced(t *testing.T) {
 			t.Fatalf("step %d op %d", step, op)
 		}
 	}
-	p, err := e.svc.ListTransfers(ctx, payments.TransferFilter{EntityID: "ent1"}, corebank.ListOptions{Limit: 100})
+	p, err := e.svc.ListTransfers(ctx, corebank.As("ent1"), payments.TransferFilter{EntityID: "ent1"}, corebank.ListOptions{Limit: 100})
 	if err != nil || len(p.Items) == 0 {
 		t.Fatalf("%v", err)
 	}

@@ -1,12 +1,13 @@
 package payments
 
 import (
-	"bytes"
+	"errors"
 	"time"
 
 	"github.com/benbjohnson/clock"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 )
@@ -19,7 +20,6 @@ const (
 	bucketTransfers      = storage.Bucket("payments.transfers")      // id -> transfer record JSON
 	bucketIndex          = storage.Bucket("payments.index")          // list indexes: <kind>/<scope>/<filter>/<id> -> empty
 	bucketUnique         = storage.Bucket("payments.unique")         // uniqueness keys -> owning id
-	bucketDue            = storage.Bucket("payments.due")            // <kind>/<ms><id> -> empty: work for RunDue
 )
 
 // Options are the Service's optional dependencies. A nil *Options, and
@@ -46,6 +46,9 @@ type Options struct {
 	// the inflow; default: the service posts clearing.book -> receiver in the
 	// ledger itself and emits no inflow event.
 	Receiver Receiver
+	// Tree answers which entities lie below which (entities.Gate or
+	// *entities.Service); nil: a caller reaches only its own entity.
+	Tree scope.Tree
 }
 
 // Service manages counterparties, payment details, FX quotes and transfers.
@@ -63,7 +66,8 @@ type Service struct {
 	validity time.Duration
 	margin   int64
 	receiver Receiver
-	accounts accountRefs // see accountTx
+	tree     scope.Tree
+	accounts accountRefs // see transfer_account_refs.go
 }
 
 // NewService returns a payments service over db that moves money through
@@ -90,7 +94,7 @@ func NewService(db storage.Backend, led *ledger.Service, opt *Options) *Service 
 	}
 	return &Service{db: db, led: led, clock: o.Clock, ids: o.IDs, rates: o.Rates,
 		payouts: o.Payouts, fees: o.Fees.clone(), validity: o.QuoteValidity,
-		margin: o.CorridorMarginBps, receiver: o.Receiver}
+		margin: o.CorridorMarginBps, receiver: o.Receiver, tree: o.Tree}
 }
 
 // Clock returns the clock the service reads time from.
@@ -106,106 +110,94 @@ func (s *Service) Payouts() PayoutProvider { return s.payouts }
 // Fees returns a copy of the fee schedule in use.
 func (s *Service) Fees() FeeSchedule { return s.fees.clone() }
 
-// inScope reports whether an object owned by owner is visible to entityID;
-// "" means unscoped (internal callers).
-func inScope(entityID, owner string) bool { return entityID == "" || entityID == owner }
-
-// validCursor reports whether c looks like an ID this package issues
-// (a 26-character ULID in Crockford base32).
-func validCursor(c string) bool {
-	if len(c) != 26 {
-		return false
-	}
-	for i := 0; i < len(c); i++ {
-		ch := c[i]
-		switch {
-		case ch >= '0' && ch <= '9', ch >= 'A' && ch <= 'Z' && ch != 'I' && ch != 'L' && ch != 'O' && ch != 'U':
-		default:
-			return false
-		}
-	}
-	return true
+// entity is the entity a create or list acts for: requested (caller's own
+// when "") as scope.Entity resolves it.
+func (s *Service) entity(tx storage.Tx, caller corebank.Caller, requested string) (string, error) {
+	return scope.Entity(tx, s.tree, caller, requested)
 }
 
-// listIndex returns one page of the IDs under prefix (each key is prefix +
-// id), loading each with load. Cursors are item IDs.
-func listIndex[T any](tx storage.Tx, prefix []byte, opts corebank.ListOptions, load func(id string) (T, error)) (*corebank.Page[T], error) {
-	limit, err := opts.CheckLimit(corebank.DefaultLimit)
+// maxIDLen bounds the IDs looked up: anything longer names nothing.
+const maxIDLen = 128
+
+// owned is a stored object with an owning entity.
+type owned interface{ owner() string }
+
+// getFor loads the JSON record id of bucket b for caller narrowed to
+// entityID (scope.Load: entity_id is resolved before anything is read, and
+// a foreign record answers notFound exactly as a missing one).
+func getFor[T any, P interface {
+	*T
+	owned
+}](tx storage.Tx, tree scope.Tree, caller corebank.Caller, entityID string, b storage.Bucket, id string, notFound error) (P, error) {
+	return scope.Load(tx, tree, caller, entityID, notFound, func() (P, string, error) {
+		v, err := getRecord[T](tx, b, id, notFound)
+		if err != nil {
+			return nil, "", err
+		}
+		return v, P(v).owner(), nil
+	})
+}
+
+// ownedBy loads the JSON record id of bucket b when entity itself owns it
+// (not merely its tree): what a request acting for entity may use, such as
+// a transfer's payment detail or quote. Otherwise it returns notFound.
+func ownedBy[T any, P interface {
+	*T
+	owned
+}](tx storage.Tx, entity string, b storage.Bucket, id string, notFound error) (P, error) {
+	return getFor[T, P](tx, nil, corebank.As(entity), "", b, id, notFound)
+}
+
+// actsFor is the entity a request acts for: the owner of the object id it
+// names (ownerOf reads it; a missing one answers notFound, and so does one
+// outside the tree of entityID, see scope.Load), or entityID itself (the
+// caller's own when "") when it names none.
+func (s *Service) actsFor(tx storage.Tx, caller corebank.Caller, entityID, id string, notFound error, ownerOf func(id string) (string, error)) (string, error) {
+	if id == "" {
+		return s.entity(tx, caller, entityID)
+	}
+	return scope.Load(tx, s.tree, caller, entityID, notFound, func() (string, string, error) {
+		owner, err := ownerOf(id)
+		return owner, owner, err
+	})
+}
+
+// getRecord loads the JSON record id of bucket b, or returns notFound.
+func getRecord[T any](tx storage.Tx, b storage.Bucket, id string, notFound error) (*T, error) {
+	if id == "" || len(id) > maxIDLen {
+		return nil, notFound
+	}
+	v := new(T)
+	err := storage.GetJSON(tx, b, []byte(id), v)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, notFound
+	}
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range []string{opts.After, opts.Before} {
-		if c != "" && !validCursor(c) {
-			return nil, corebank.InvalidField("cursor", "is not a valid cursor")
-		}
-	}
-	var ids []string
-	collect := func(k, _ []byte) error {
-		ids = append(ids, string(k[len(prefix):]))
-		return nil
-	}
-	reverse := opts.Before != ""
-	so := storage.ScanOptions{Prefix: prefix, Limit: limit + 1, Reverse: reverse}
-	if opts.After != "" {
-		so.After = append(bytes.Clone(prefix), opts.After...)
-	} else if opts.Before != "" {
-		so.After = append(bytes.Clone(prefix), opts.Before...)
-	}
-	if err := tx.Scan(bucketIndex, so, collect); err != nil {
-		return nil, err
-	}
-	page := &corebank.Page[T]{Total: -1}
-	more := len(ids) > limit
-	if more {
-		ids = ids[:limit]
-	}
-	if reverse {
-		for i, j := 0, len(ids)-1; i < j; i, j = i+1, j-1 {
-			ids[i], ids[j] = ids[j], ids[i]
-		}
-		page.HasPrevious = more
-		page.HasNext = true
-	} else {
-		page.HasNext = more
-		page.HasPrevious = opts.After != ""
-	}
-	// Verify the far side really has items (the cursor item may be gone).
-	if len(ids) > 0 {
-		if reverse {
-			page.HasNext, err = anyBeyond(tx, prefix, ids[len(ids)-1], false)
-		} else if opts.After != "" {
-			page.HasPrevious, err = anyBeyond(tx, prefix, ids[0], true)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	page.Items = make([]T, 0, len(ids))
-	for _, id := range ids {
-		v, err := load(id)
-		if err != nil {
-			return nil, err
-		}
-		page.Items = append(page.Items, v)
-	}
-	if len(ids) > 0 {
-		if page.HasNext {
-			page.Next = ids[len(ids)-1]
-		}
-		if page.HasPrevious {
-			page.Previous = ids[0]
-		}
-	}
-	return page, nil
+	return v, nil
 }
 
-// anyBeyond reports whether the index has a key after (or, with before,
-// before) prefix+id.
-func anyBeyond(tx storage.Tx, prefix []byte, id string, before bool) (bool, error) {
-	found := false
-	err := tx.Scan(bucketIndex, storage.ScanOptions{Prefix: prefix, After: append(bytes.Clone(prefix), id...), Reverse: before, Limit: 1},
-		func(_, _ []byte) error { found = true; return storage.ErrStop })
-	return found, err
+// EntityPage is one page of a list of one entity's objects, with the
+// entity it resolved to (a list named by an object, such as a counterparty
+// or an account, lists for the object's owner).
+type EntityPage[T any] struct {
+	*corebank.Page[T]
+	EntityID string
+}
+
+// listPage returns one page of the index under prefix (each key is prefix
+// + id), loading each item with load. Cursors are item IDs.
+func listPage[T any](tx storage.Tx, prefix []byte, opts corebank.ListOptions, load func(id string) (T, error)) (*corebank.Page[T], error) {
+	limit, err := storage.CheckList(opts, corebank.DefaultLimit)
+	if err != nil {
+		return nil, err
+	}
+	return storage.ReadPage(tx, storage.PageQuery{Bucket: bucketIndex, Prefix: prefix, Opts: opts, Limit: limit},
+		func(id string, _ []byte) (T, bool, error) {
+			v, err := load(id)
+			return v, err == nil, err
+		})
 }
 
 // setIndex writes (or, when on is false, removes) the index key for id.
@@ -215,10 +207,4 @@ func setIndex(tx storage.Tx, on bool, id string, parts ...string) error {
 		return tx.Put(bucketIndex, k, []byte{})
 	}
 	return tx.Delete(bucketIndex, k)
-}
-
-// dueKey is the key of work due at t for id, under kind.
-func dueKey(kind string, t int64, id string) []byte {
-	k := storage.AppendInt64(storage.Prefix(kind), t)
-	return append(k, id...)
 }

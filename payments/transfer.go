@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/funding"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 )
@@ -73,8 +75,8 @@ type Transfer struct {
 
 // NewTransfer is the body of POST /transfers.
 type NewTransfer struct {
-	// EntityID is accepted so that request bodies decode; the service uses
-	// the entityID argument, which the caller has authorised.
+	// EntityID, when set, must lie in the caller's tree and the account in
+	// its tree; "" is the caller's own entity.
 	EntityID        string            `json:"entity_id,omitempty"`
 	AccountID       string            `json:"account_id"`
 	PaymentDetailID string            `json:"payment_detail_id"`
@@ -88,8 +90,8 @@ type NewTransfer struct {
 	Meta            map[string]string `json:"meta,omitempty"`
 }
 
-// TransferFilter selects transfers in ListTransfers. EntityID is
-// required; the others filter when set.
+// TransferFilter selects transfers in ListTransfers: the entity_id and
+// account_id a request names ("" for none) and a status.
 type TransferFilter struct {
 	EntityID  string
 	AccountID string
@@ -175,16 +177,11 @@ func writeTransferIndexes(tx storage.Tx, t *Transfer, on bool, statusOnly bool) 
 	return nil
 }
 
-func getTransfer(tx storage.Tx, entityID, id string) (*transferRecord, error) {
-	var r transferRecord
-	err := storage.GetJSON(tx, bucketTransfers, []byte(id), &r)
-	if errors.Is(err, storage.ErrNotFound) || err == nil && !inScope(entityID, r.EntityID) {
-		return nil, ErrTransferNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &r, nil
+func (t *Transfer) owner() string { return t.EntityID }
+
+// transferFor loads transfer id for caller (see getFor).
+func (s *Service) transferFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*transferRecord, error) {
+	return getFor[transferRecord](tx, s.tree, caller, entityID, bucketTransfers, id, ErrTransferNotFound)
 }
 
 func (r *transferRecord) view() *Transfer {
@@ -198,20 +195,23 @@ func (s *Service) putTransfer(tx storage.Tx, r *transferRecord) error {
 	return storage.PutJSON(tx, bucketTransfers, []byte(r.ID), r)
 }
 
-// schedule moves the transfer's RunDue check to at (Unix ms, at least 1,
+// dueTransfer is the due-work kind of a transfer's next payout check.
+const dueTransfer = "payments.transfer"
+
+// schedule moves the transfer's payout check to at (Unix ms, at least 1,
 // since 0 means none).
 func schedule(tx storage.Tx, r *transferRecord, at int64) error {
 	if err := unschedule(tx, r); err != nil {
 		return err
 	}
 	r.DueAt = max(at, 1)
-	return tx.Put(bucketDue, dueKey("t", r.DueAt, r.ID), []byte{})
+	return storage.Schedule(tx, dueTransfer, r.DueAt, r.ID)
 }
 
-// unschedule removes the transfer's RunDue check.
+// unschedule removes the transfer's payout check.
 func unschedule(tx storage.Tx, r *transferRecord) error {
 	if r.DueAt != 0 {
-		if err := tx.Delete(bucketDue, dueKey("t", r.DueAt, r.ID)); err != nil {
+		if err := storage.Unschedule(tx, dueTransfer, r.DueAt, r.ID); err != nil {
 			return err
 		}
 	}
@@ -250,65 +250,134 @@ func (in *NewTransfer) validate() error {
 	return p.Err()
 }
 
-// CreateTransfer creates an outbound transfer from an account of entityID
+// CreateTransfer creates an outbound transfer from account in.AccountID
 // and reserves its funds (amount, or the quote's amount_from, plus the
 // fee) with ledger holds, all in one storage transaction with the
-// outflows.created event. A book transfer settles at once: it comes back
-// successful, the receiving account credited.
+// outflows.created event. The transfer acts for the account's owner, which
+// must be in.EntityID (the caller's own entity when "") or lie below it;
+// the payment detail, its counterparty and the quote must be that owner's.
+// A book transfer settles at once: it comes back successful, the receiving
+// account credited.
 //
-// Errors: a validation error naming every bad field (see doc.go,
-// "Transfers"); ErrAccountNotFound, ErrPaymentDetailNotFound,
-// ErrCounterpartyNotFound, ErrQuoteNotFound for references outside
-// entityID; ErrDuplicateReference, with the original transfer as Data,
-// when the account already has unique_reference;
+// Errors: corebank.ErrForbidden for a read-only caller;
+// corebank.ErrEntityNotFound for an entity_id outside the caller's tree
+// (checked first); a validation error naming every bad field (see doc.go,
+// "Transfers"); ErrAccountNotFound for an account missing, deleted or
+// outside the entity's tree alike; ErrPaymentDetailNotFound,
+// ErrCounterpartyNotFound and ErrQuoteNotFound for references that are
+// not the owner's; ErrDuplicateReference, with the original transfer as
+// Data, when the account already has unique_reference;
 // ledger.ErrInsufficientFunds when the available balance is short (nothing
 // is written); ledger errors such as ledger.ErrOutflowsNotAllowed.
-func (s *Service) CreateTransfer(ctx context.Context, entityID string, in NewTransfer) (*Transfer, error) {
-	if err := in.validate(); err != nil {
+func (s *Service) CreateTransfer(ctx context.Context, caller corebank.Caller, in NewTransfer) (*Transfer, error) {
+	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
 	now := s.clock.Now()
 	id := s.ids.New(now)
-	var out *Transfer
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		out = nil
-		t, err := s.createTransferTx(tx, now, id, entityID, in)
-		if err != nil {
-			return err
-		}
-		out = t
-		return nil
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Transfer, error) {
+		return s.createTransferTx(tx, now, id, caller, in)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
-func (s *Service) createTransferTx(tx storage.Tx, now time.Time, id, entityID string, in NewTransfer) (*Transfer, error) {
-	ms := corebank.Millis(now)
-	acct, err := s.accountTx(tx, in.AccountID, entityID)
+// createTransferTx is CreateTransfer inside tx, step by step. Each step
+// checks before anything is written; only placeHolds and recordTransfer
+// write, so an error anywhere leaves tx to be rolled back whole.
+func (s *Service) createTransferTx(tx storage.Tx, now time.Time, id string, caller corebank.Caller, in NewTransfer) (*Transfer, error) {
+	acct, err := s.transferAccount(tx, caller, in)
 	if err != nil {
 		return nil, err
 	}
 	// Duplicate reference first: a retry gets its original back whatever
 	// has changed since.
-	rk := refKey(acct.ID, in.UniqueReference)
-	if orig, err := tx.Get(bucketUnique, rk); err == nil {
-		r, err := getTransfer(tx, "", string(orig))
-		if err != nil {
-			return nil, err
-		}
-		return nil, ErrDuplicateReference.WithData(r.view())
-	} else if !errors.Is(err, storage.ErrNotFound) {
+	if err := duplicateReference(tx, acct.ID, in.UniqueReference); err != nil {
 		return nil, err
 	}
-	d, err := getDetailFields(tx, entityID, in.PaymentDetailID)
+	d, currency, err := checkPayee(tx, acct, in)
+	if err != nil {
+		return nil, err
+	}
+	quote, err := s.transferQuote(tx, now, acct, currency, in)
+	if err != nil {
+		return nil, err
+	}
+	debit := in.Amount // in the account's currency
+	if quote != nil {
+		debit = quote.AmountFrom
+	}
+	fee := s.fees.For(in.PaymentType).Of(debit)
+	if fee < 0 || debit+fee > maxAmount {
+		return nil, errFeeTooLarge
+	}
+	receiver, err := s.bookReceiver(tx, acct, d, currency, in.PaymentType)
+	if err != nil {
+		return nil, err
+	}
+
+	ms := corebank.Millis(now)
+	r := &transferRecord{Transfer: Transfer{
+		ID: id, AccountID: acct.ID, EntityID: acct.EntityID, CounterpartyID: d.CounterpartyID,
+		PaymentDetailID: d.ID, Type: "outflow", Currency: currency, Amount: in.Amount, ApplicableFee: fee,
+		Status: StatusPending, StatusReason: ReasonAwaitingProcessing, PaymentType: in.PaymentType,
+		Narration: in.Narration, UniqueReference: in.UniqueReference, Meta: cloneMeta(in.Meta),
+		Created: ms, Updated: ms,
+	}}
+	if quote != nil {
+		r.FXQuoteID, r.SourceCurrency, r.SourceAmount = quote.ID, acct.Currency, quote.AmountFrom
+	}
+	if err := s.placeHolds(tx, now, r, acct, quote); err != nil {
+		return nil, err
+	}
+	if quote != nil {
+		if err := useQuote(tx, now, quote, r.ID); err != nil {
+			return nil, err
+		}
+	}
+	return s.recordTransfer(tx, now, r, receiver)
+}
+
+// transferAccount resolves the entity_id the request names, validates the
+// body, and returns the account to debit, which must lie in that entity's
+// tree: the transfer acts for the account's owner.
+func (s *Service) transferAccount(tx storage.Tx, caller corebank.Caller, in NewTransfer) (account, error) {
+	return scope.Load(tx, s.tree, caller, in.EntityID, accountNotFound(in.AccountID), func() (account, string, error) {
+		// The body is checked once entity_id is known to be the caller's
+		// to name, as a request checks its body after its scope.
+		if err := in.validate(); err != nil {
+			return account{}, "", err
+		}
+		a, err := s.accountTx(tx, in.AccountID)
+		return a, a.EntityID, err
+	})
+}
+
+// duplicateReference returns ErrDuplicateReference, with the original
+// transfer as Data, when account already has a transfer with ref.
+func duplicateReference(tx storage.Tx, accountID, ref string) error {
+	orig, err := tx.Get(bucketUnique, refKey(accountID, ref))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r, err := getRecord[transferRecord](tx, bucketTransfers, string(orig), ErrTransferNotFound)
+	if err != nil {
+		return err
+	}
+	return ErrDuplicateReference.WithData(r.view())
+}
+
+// checkPayee checks the payment detail (the owner's, paid by payment_type)
+// and its counterparty (named consistently, active), and returns the
+// detail's fields and the transfer's currency (the detail's).
+func checkPayee(tx storage.Tx, acct account, in NewTransfer) (*detailFields, string, error) {
+	d, err := getDetailFields(tx, acct.EntityID, in.PaymentDetailID)
 	if err != nil {
 		if errors.Is(err, ErrPaymentDetailNotFound) {
-			return nil, ErrPaymentDetailNotFound.With("payment detail " + in.PaymentDetailID + " not found")
+			return nil, "", ErrPaymentDetailNotFound.With("payment detail " + in.PaymentDetailID + " not found")
 		}
-		return nil, err
+		return nil, "", err
 	}
 	p := corebank.Problems{}
 	if d.PaymentMethod != in.PaymentType {
@@ -316,9 +385,9 @@ func (s *Service) createTransferTx(tx storage.Tx, now time.Time, id, entityID st
 	}
 	if in.CounterpartyID != "" && in.CounterpartyID != d.CounterpartyID {
 		p.Add("counterparty_id", "does not own the payment detail")
-	} else if active, err := counterpartyActive(tx, entityID, d.CounterpartyID); err != nil {
+	} else if active, err := counterpartyActive(tx, acct.EntityID, d.CounterpartyID); err != nil {
 		if !errors.Is(err, ErrCounterpartyNotFound) {
-			return nil, err
+			return nil, "", err
 		}
 		p.Add("payment_detail_id", "its counterparty no longer exists")
 	} else if !active {
@@ -335,77 +404,69 @@ func (s *Service) createTransferTx(tx storage.Tx, now time.Time, id, entityID st
 			p.Add("account_id", "a stablecoin-transfer must debit a stablecoin account")
 		}
 	}
-	if err := p.Err(); err != nil {
-		return nil, err
-	}
+	return d, currency, p.Err()
+}
 
-	debit := in.Amount // in the account's currency
-	var quote *Quote
+// transferQuote returns the quote a cross-currency transfer names, checked
+// against the account, the currency and the amount as of now; nil for a
+// transfer in the account's own currency, which must name none.
+func (s *Service) transferQuote(tx storage.Tx, now time.Time, acct account, currency string, in NewTransfer) (*Quote, error) {
 	if acct.Currency == currency {
 		if in.FXQuoteID != "" {
 			return nil, corebank.InvalidField("fx_quote_id", "is only for a transfer in a currency other than the account's ("+acct.Currency+")")
 		}
-	} else {
-		if in.FXQuoteID == "" {
-			return nil, corebank.InvalidField("fx_quote_id", "is required: the account holds "+acct.Currency+" and the transfer is in "+currency)
-		}
-		quote, err = getQuote(tx, entityID, in.FXQuoteID)
-		if err != nil {
-			if errors.Is(err, ErrQuoteNotFound) {
-				return nil, ErrQuoteNotFound.With("fx quote " + in.FXQuoteID + " not found")
-			}
-			return nil, err
-		}
-		quote.view(now)
-		switch {
-		case quote.Quote.Status != QuoteActive:
-			p.Add("fx_quote_id", "the quote is "+quote.Quote.Status)
-		case quote.From != acct.Currency || quote.To != currency:
-			p.Add("fx_quote_id", "the quote converts "+quote.From+" to "+quote.To+", not "+acct.Currency+" to "+currency)
-		case quote.AmountTo != in.Amount:
-			p.Add("amount", "must equal the quote's amount_to")
-		case quote.AccountID != "" && quote.AccountID != acct.ID:
-			p.Add("fx_quote_id", "the quote was made for another account")
-		}
-		if err := p.Err(); err != nil {
-			return nil, err
-		}
-		debit = quote.AmountFrom
+		return nil, nil
 	}
-	fee := s.fees.For(in.PaymentType).Of(debit)
-	if fee < 0 || debit+fee > maxAmount {
-		return nil, errFeeTooLarge
+	if in.FXQuoteID == "" {
+		return nil, corebank.InvalidField("fx_quote_id", "is required: the account holds "+acct.Currency+" and the transfer is in "+currency)
 	}
+	quote, err := ownedBy[Quote](tx, acct.EntityID, bucketQuotes, in.FXQuoteID, ErrQuoteNotFound)
+	if err != nil {
+		if errors.Is(err, ErrQuoteNotFound) {
+			return nil, ErrQuoteNotFound.With("fx quote " + in.FXQuoteID + " not found")
+		}
+		return nil, err
+	}
+	quote.view(now)
+	p := corebank.Problems{}
+	switch {
+	case quote.Quote.Status != QuoteActive:
+		p.Add("fx_quote_id", "the quote is "+quote.Quote.Status)
+	case quote.From != acct.Currency || quote.To != currency:
+		p.Add("fx_quote_id", "the quote converts "+quote.From+" to "+quote.To+", not "+acct.Currency+" to "+currency)
+	case quote.AmountTo != in.Amount:
+		p.Add("amount", "must equal the quote's amount_to")
+	case quote.AccountID != "" && quote.AccountID != acct.ID:
+		p.Add("fx_quote_id", "the quote was made for another account")
+	}
+	return quote, p.Err()
+}
 
-	var receiver *ledger.Account
-	if in.PaymentType == BookTransfer {
-		receiver, err = s.led.AccountByServiceBANTx(tx, d.AccountNumber)
-		switch {
-		case err != nil && corebank.KindOf(err) == corebank.KindNotFound, err == nil && receiver.Deleted != 0:
-			return nil, corebank.InvalidField("payment_detail_id", "the receiving account no longer exists")
-		case err != nil:
-			return nil, err
-		case receiver.Currency != currency:
-			return nil, corebank.InvalidField("payment_detail_id", "the receiving account holds "+receiver.Currency)
-		case receiver.ID == acct.ID:
-			return nil, corebank.InvalidField("payment_detail_id", "a book transfer cannot pay the account it debits")
-		}
+// bookReceiver returns the account a book transfer credits (the detail's
+// account_number is its service_ban), nil for other payment types.
+func (s *Service) bookReceiver(tx storage.Tx, acct account, d *detailFields, currency, paymentType string) (*ledger.Account, error) {
+	if paymentType != BookTransfer {
+		return nil, nil
 	}
-
-	r := &transferRecord{Transfer: Transfer{
-		ID: id, AccountID: acct.ID, EntityID: entityID, CounterpartyID: d.CounterpartyID,
-		PaymentDetailID: d.ID, Type: "outflow", Currency: currency, Amount: in.Amount, ApplicableFee: fee,
-		Status: StatusPending, StatusReason: ReasonAwaitingProcessing, PaymentType: in.PaymentType,
-		Narration: in.Narration, UniqueReference: in.UniqueReference, Meta: cloneMeta(in.Meta),
-		Created: ms, Updated: ms,
-	}}
-	if quote != nil {
-		r.FXQuoteID, r.SourceCurrency, r.SourceAmount = quote.ID, acct.Currency, quote.AmountFrom
+	receiver, err := s.led.AccountByServiceBANTx(tx, d.AccountNumber)
+	switch {
+	case err != nil && corebank.KindOf(err) == corebank.KindNotFound, err == nil && receiver.Deleted != 0:
+		return nil, corebank.InvalidField("payment_detail_id", "the receiving account no longer exists")
+	case err != nil:
+		return nil, err
+	case receiver.Currency != currency:
+		return nil, corebank.InvalidField("payment_detail_id", "the receiving account holds "+receiver.Currency)
+	case receiver.ID == acct.ID:
+		return nil, corebank.InvalidField("payment_detail_id", "a book transfer cannot pay the account it debits")
 	}
+	return receiver, nil
+}
 
-	// Ledger legs: every hold is within one currency, so each currency
-	// balances on its own.
-	rail := railPurpose(in.PaymentType)
+// placeHolds reserves r's money with ledger holds, recording their IDs in
+// r. Every hold is within one currency, so each currency balances on its
+// own (see doc.go, "Transfers").
+func (s *Service) placeHolds(tx storage.Tx, now time.Time, r *transferRecord, acct account, quote *Quote) error {
+	rail := railPurpose(r.PaymentType)
 	type leg struct {
 		from, to string
 		amount   int64
@@ -413,77 +474,74 @@ func (s *Service) createTransferTx(tx storage.Tx, now time.Time, id, entityID st
 	var legs []leg
 	switch {
 	case quote == nil:
-		legs = append(legs, leg{acct.ID, s.led.SystemAccount(currency, rail), in.Amount})
-	case heldInLedger(currency):
+		legs = append(legs, leg{acct.ID, s.led.SystemAccount(r.Currency, rail), r.Amount})
+	case heldInLedger(r.Currency):
 		legs = append(legs,
 			leg{acct.ID, s.led.SystemAccount(acct.Currency, ledger.PurposeFX), quote.AmountFrom},
-			leg{s.led.SystemAccount(currency, ledger.PurposeFX), s.led.SystemAccount(currency, rail), quote.AmountTo})
+			leg{s.led.SystemAccount(r.Currency, ledger.PurposeFX), s.led.SystemAccount(r.Currency, rail), quote.AmountTo})
 	default:
 		// A payout-only currency: the rail converts, so the source currency
 		// goes to the rail's clearing account.
 		legs = append(legs, leg{acct.ID, s.led.SystemAccount(acct.Currency, rail), quote.AmountFrom})
 	}
+	fee := r.ApplicableFee
 	if fee > 0 {
 		legs = append(legs, leg{acct.ID, s.led.SystemAccount(acct.Currency, ledger.PurposeFees), fee})
 	}
 	for i, l := range legs {
-		narration := in.Narration
+		narration := r.Narration
 		if fee > 0 && i == len(legs)-1 {
 			narration = "Fee: " + narration
 		}
 		h, err := s.led.HoldTx(tx, now, ledger.HoldRequest{
 			DebitAccountID: l.from, CreditAccountID: l.to, Amount: l.amount,
-			Narration: narration, Reference: id,
+			Narration: narration, Reference: r.ID,
 		})
 		if err != nil {
 			if errors.Is(err, ledger.ErrInsufficientFunds) {
-				return nil, ledger.ErrInsufficientFunds.With("the account's available balance is below the amount plus fees")
+				return ledger.ErrInsufficientFunds.With("the account's available balance is below the amount plus fees")
 			}
-			return nil, err
+			return err
 		}
 		r.Holds = append(r.Holds, h.ID)
 	}
+	return nil
+}
 
-	if quote != nil {
-		used := ms
-		quote.Quote.Status, quote.Quote.UsedAt, quote.Quote.UsedInPaymentID = QuoteUsed, &used, &r.ID
-		quote.Quote.ValidFor, quote.Updated = 0, ms
-		if err := tx.Delete(bucketDue, dueKey("q", quote.Quote.ExpiresAt, quote.ID)); err != nil {
-			return nil, err
-		}
-		if err := storage.PutJSON(tx, bucketQuotes, []byte(quote.ID), quote); err != nil {
-			return nil, err
-		}
+// useQuote marks quote used by transfer id and drops its expiry.
+func useQuote(tx storage.Tx, now time.Time, quote *Quote, id string) error {
+	used := corebank.Millis(now)
+	quote.Quote.Status, quote.Quote.UsedAt, quote.Quote.UsedInPaymentID = QuoteUsed, &used, &id
+	quote.Quote.ValidFor, quote.Updated = 0, used
+	if err := storage.Unschedule(tx, dueQuote, quote.Quote.ExpiresAt, quote.ID); err != nil {
+		return err
 	}
-	if err := tx.Put(bucketUnique, rk, []byte(id)); err != nil {
+	return storage.PutJSON(tx, bucketQuotes, []byte(quote.ID), quote)
+}
+
+// recordTransfer stores r with its unique reference and indexes and emits
+// outflows.created. A book transfer (receiver set) then settles at once;
+// any other waits for RunDue's first payout check, due now.
+func (s *Service) recordTransfer(tx storage.Tx, now time.Time, r *transferRecord, receiver *ledger.Account) (*Transfer, error) {
+	if err := tx.Put(bucketUnique, refKey(r.AccountID, r.UniqueReference), []byte(r.ID)); err != nil {
 		return nil, err
 	}
-	if in.PaymentType == BookTransfer {
-		if _, err := s.led.AppendEventTx(tx, now, EventOutflowCreated, entityID, r.view()); err != nil {
-			return nil, err
-		}
+	// The event's object is a *Transfer, not pre-encoded JSON: the ledger
+	// encodes it with json.Marshal, which encodes a struct faster than it
+	// re-validates a json.RawMessage.
+	out := r.view()
+	if _, err := s.led.AppendEventTx(tx, now, EventOutflowCreated, r.EntityID, out); err != nil {
+		return nil, err
+	}
+	if receiver != nil {
 		if err := s.receiveTx(tx, now, r, receiver); err != nil {
 			return nil, err
 		}
 		if err := s.settleTx(tx, now, r, ""); err != nil {
 			return nil, err
 		}
-		if err := writeTransferIndexes(tx, &r.Transfer, true, false); err != nil {
-			return nil, err
-		}
-		if err := s.putTransfer(tx, r); err != nil {
-			return nil, err
-		}
-		return r.view(), nil
-	}
-	// The event's object is a *Transfer, not pre-encoded JSON: the ledger
-	// encodes it with json.Marshal, which encodes a struct faster than it
-	// re-validates a json.RawMessage.
-	out := r.view()
-	if _, err := s.led.AppendEventTx(tx, now, EventOutflowCreated, entityID, out); err != nil {
-		return nil, err
-	}
-	if err := schedule(tx, r, ms); err != nil {
+		out = r.view()
+	} else if err := schedule(tx, r, r.Created); err != nil {
 		return nil, err
 	}
 	if err := writeTransferIndexes(tx, &r.Transfer, true, false); err != nil {
@@ -497,10 +555,10 @@ func (s *Service) createTransferTx(tx storage.Tx, now time.Time, id, entityID st
 
 // receiveTx credits a book transfer's receiving account.
 func (s *Service) receiveTx(tx storage.Tx, now time.Time, r *transferRecord, to *ledger.Account) error {
-	in := Inflow{AccountID: to.ID, Amount: r.Amount, Currency: r.Currency, Narration: r.Narration,
-		Reference: r.ID, Source: BookTransfer}
 	if s.receiver != nil {
-		return s.receiver.ReceiveTx(tx, now, in)
+		_, err := s.receiver.ReceiveTx(tx, now, funding.NewInflow{AccountID: to.ID, Amount: r.Amount,
+			Currency: r.Currency, Narration: r.Narration, Reference: r.ID, Source: BookTransfer})
+		return err
 	}
 	_, err := s.led.PostTx(tx, now, ledger.Entry{
 		Key: "payments:book:" + r.ID,
@@ -612,52 +670,57 @@ func (s *Service) moveTx(tx storage.Tx, now time.Time, r *transferRecord, to, re
 	return s.putTransfer(tx, r)
 }
 
-// GetTransfer returns the transfer id of entityID ("" for any entity), or
-// ErrTransferNotFound.
-func (s *Service) GetTransfer(ctx context.Context, entityID, id string) (*Transfer, error) {
-	var out *Transfer
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		r, err := getTransfer(tx, entityID, id)
+// GetTransfer returns transfer id when it lies in the tree of entityID
+// (the caller's own entity when ""). It returns corebank.ErrEntityNotFound
+// for an entityID outside the caller's tree and ErrTransferNotFound for a
+// missing transfer or one outside the entity's tree alike.
+func (s *Service) GetTransfer(ctx context.Context, caller corebank.Caller, entityID, id string) (*Transfer, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*Transfer, error) {
+		r, err := s.transferFor(tx, caller, entityID, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out = r.view()
-		return nil
+		return r.view(), nil
 	})
-	return out, err
 }
 
-// ListTransfers returns one page of f.EntityID's transfers in creation
-// order, filtered by account and status. It returns a validation error
-// naming status, limit or cursor when one is malformed.
-func (s *Service) ListTransfers(ctx context.Context, f TransferFilter, opts corebank.ListOptions) (*corebank.Page[Transfer], error) {
+// ListTransfers returns one page of one entity's transfers in creation
+// order, filtered by status, with the entity listed: the owner of
+// f.AccountID when it is set (the account must lie in the tree of
+// f.EntityID, the caller's own entity when ""), else f.EntityID. It
+// returns corebank.ErrEntityNotFound for an entity_id outside the caller's
+// tree, ErrAccountNotFound for an account missing or outside that tree
+// alike, or a validation error naming status, limit or cursor when one is
+// malformed.
+func (s *Service) ListTransfers(ctx context.Context, caller corebank.Caller, f TransferFilter, opts corebank.ListOptions) (EntityPage[Transfer], error) {
 	switch f.Status {
 	case "", StatusPending, StatusProcessing, StatusSuccessful, StatusFailed, StatusReversed:
 	default:
-		return nil, corebank.InvalidField("status", "must be one of pending, processing, successful, failed, reversed")
+		return EntityPage[Transfer]{}, corebank.InvalidField("status", "must be one of pending, processing, successful, failed, reversed")
 	}
-	scope := "all"
+	index := "all"
 	switch {
 	case f.AccountID != "" && f.Status != "":
-		scope = "as:" + f.AccountID + ":" + f.Status
+		index = "as:" + f.AccountID + ":" + f.Status
 	case f.AccountID != "":
-		scope = "a:" + f.AccountID
+		index = "a:" + f.AccountID
 	case f.Status != "":
-		scope = "s:" + f.Status
+		index = "s:" + f.Status
 	}
-	var page *corebank.Page[Transfer]
-	err := s.db.View(ctx, func(tx storage.Tx) error {
-		var err error
-		page, err = listIndex(tx, storage.Prefix("tr", f.EntityID, scope), opts, func(id string) (Transfer, error) {
-			r, err := getTransfer(tx, "", id)
+	return storage.View(ctx, s.db, func(tx storage.Tx) (EntityPage[Transfer], error) {
+		entity, err := s.actsFor(tx, caller, f.EntityID, f.AccountID, accountNotFound(f.AccountID), s.accountOwner(tx))
+		if err != nil {
+			return EntityPage[Transfer]{}, err
+		}
+		page, err := listPage(tx, storage.Prefix("tr", entity, index), opts, func(id string) (Transfer, error) {
+			r, err := getRecord[transferRecord](tx, bucketTransfers, id, ErrTransferNotFound)
 			if err != nil {
 				return Transfer{}, err
 			}
 			return *r.view(), nil
 		})
-		return err
+		return EntityPage[Transfer]{Page: page, EntityID: entity}, err
 	})
-	return page, err
 }
 
 // Simulation outcomes accepted by Simulate.
@@ -668,133 +731,152 @@ const (
 	OutcomeReversed   = StatusReversed
 )
 
-// Simulate moves a transfer of entityID ("" for any) as a rail callback
-// would (POST /sandbox/transfers/{id}/simulate): outcome processing (from
-// pending), successful (posts the holds; outflows.completed), failed
-// (voids the holds, funds back; outflows.failed) or reversed (from
-// successful: a new journal entry returns amount and fee;
-// outflows.refunded). statusReason, when given, becomes status_reason.
-// It returns ErrTransferNotFound, a validation error naming outcome, or
-// ErrInvalidForState for a move the current status does not allow
-// (book transfers, settled at once, cannot be reversed).
-func (s *Service) Simulate(ctx context.Context, entityID, id, outcome, statusReason string) (*Transfer, error) {
-	switch outcome {
-	case OutcomeProcessing, OutcomeSuccessful, OutcomeFailed, OutcomeReversed:
-	case "":
-		return nil, corebank.InvalidField("outcome", "is required")
-	default:
-		return nil, corebank.InvalidField("outcome", "must be processing, successful, failed or reversed")
-	}
-	if len(statusReason) > 100 {
-		return nil, corebank.InvalidField("status_reason", "must be at most 100 characters")
-	}
-	now := s.clock.Now()
-	var out *Transfer
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
-		r, err := getTransfer(tx, entityID, id)
-		if err != nil {
-			return err
-		}
-		if err := s.moveTx(tx, now, r, outcome, statusReason); err != nil {
-			return err
-		}
-		out = r.view()
-		return nil
-	})
-	if err != nil {
+// Simulate moves transfer id as a rail callback would (POST
+// /sandbox/transfers/{id}/simulate): outcome processing (from pending),
+// successful (posts the holds; outflows.completed), failed (voids the
+// holds, funds back; outflows.failed) or reversed (from successful: a new
+// journal entry returns amount and fee; outflows.refunded). statusReason,
+// when given, becomes status_reason. entityID scopes the lookup as in
+// GetTransfer. It returns corebank.ErrForbidden for a read-only caller,
+// corebank.ErrEntityNotFound, ErrTransferNotFound, a validation error
+// naming outcome or status_reason, or ErrInvalidForState for a move the
+// current status does not allow (book transfers, settled at once, cannot
+// be reversed).
+func (s *Service) Simulate(ctx context.Context, caller corebank.Caller, entityID, id, outcome, statusReason string) (*Transfer, error) {
+	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
-	return out, nil
+	now := s.clock.Now()
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Transfer, error) {
+		r, err := s.transferFor(tx, caller, entityID, id)
+		if err != nil {
+			return nil, err
+		}
+		switch outcome {
+		case OutcomeProcessing, OutcomeSuccessful, OutcomeFailed, OutcomeReversed:
+		case "":
+			return nil, corebank.InvalidField("outcome", "is required")
+		default:
+			return nil, corebank.InvalidField("outcome", "must be processing, successful, failed or reversed")
+		}
+		if len(statusReason) > 100 {
+			return nil, corebank.InvalidField("status_reason", "must be at most 100 characters")
+		}
+		if err := s.moveTx(tx, now, r, outcome, statusReason); err != nil {
+			return nil, err
+		}
+		return r.view(), nil
+	})
 }
 
-// RunDue does the work that fell due at or before asOf: it expires active
-// quotes past expires_at and asks the payout provider about unfinished
-// transfers whose check is due, applying what it reports (with the same
-// ledger effects and events as Simulate). It returns how many quotes and
-// transfers changed. A provider error is returned after the other due
+// RunDue does the work that fell due at or before asOf, in this order:
+// it expires active quotes past expires_at ("payments.quote"), then asks
+// the payout provider about unfinished transfers whose check is due
+// ("payments.transfer"), applying what it reports (with the same ledger
+// effects and events as Simulate). It returns how many quotes and
+// transfers it handled. A provider error is returned after the other due
 // transfers are handled; that transfer is retried 30 s later.
 func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
-	n, err := s.expireQuotes(ctx, asOf)
-	if err != nil {
-		return n, err
-	}
-	var firstErr error
-	prefix := storage.Prefix("t")
-	limit := string(storage.AppendInt64(bytesClone(prefix), corebank.Millis(asOf)+1))
-	var after []byte
-	for {
-		var batch []*transferRecord
-		err := s.db.View(ctx, func(tx storage.Tx) error {
-			batch = batch[:0]
-			return tx.Scan(bucketDue, storage.ScanOptions{Prefix: prefix, After: after, Limit: dueBatch}, func(k, _ []byte) error {
-				if string(k) >= limit {
-					return storage.ErrStop
-				}
-				after = append(after[:0], k...)
-				r, err := getTransfer(tx, "", string(k[len(prefix)+8:]))
-				if errors.Is(err, ErrTransferNotFound) {
-					return nil
-				}
-				if err != nil {
-					return err
-				}
-				batch = append(batch, r)
-				return nil
-			})
-		})
-		if err != nil {
-			return n, err
-		}
-		if len(batch) == 0 {
-			return n, firstErr
-		}
-		for _, r := range batch {
-			res, err := s.payouts.Check(ctx, r.view(), asOf)
-			if err != nil && firstErr == nil {
-				firstErr = err
-			}
-			changed := false
-			uerr := s.db.Update(ctx, func(tx storage.Tx) error {
-				changed = false
-				cur, err2 := getTransfer(tx, "", r.ID)
-				if err2 != nil {
-					return err2
-				}
-				if cur.DueAt != r.DueAt || cur.DueAt == 0 {
-					return nil // moved by someone else meanwhile
-				}
-				next := res.Next
-				if next.IsZero() || !next.After(asOf) {
-					next = asOf.Add(time.Second)
-				}
-				if err != nil {
-					return schedule(tx, cur, corebank.Millis(asOf.Add(30*time.Second)))
-				}
-				switch {
-				case res.Status == cur.Status || res.Status == StatusPending:
-				case res.Status == StatusProcessing && cur.Status == StatusPending,
-					res.Status == StatusSuccessful, res.Status == StatusFailed:
-					if err := s.moveTx(tx, asOf, cur, res.Status, res.StatusReason); err != nil {
-						return err
-					}
-					changed = true
-				}
-				if cur.Status == StatusPending || cur.Status == StatusProcessing {
-					if err := schedule(tx, cur, corebank.Millis(next)); err != nil {
-						return err
-					}
-					return s.putTransfer(tx, cur)
-				}
-				return nil
-			})
-			if uerr != nil {
-				return n, uerr
-			}
-			if changed {
-				n++
-			}
-		}
+	return storage.NewDue(s.db, s.clock, 0, s.DueJobs()...).RunDue(ctx, asOf)
+}
+
+// DueJobs returns the service's due work, in the order it runs: quote
+// expiry (a Tx job), then payout checks (a Batch job: the provider is
+// asked outside any transaction).
+func (s *Service) DueJobs() []storage.DueJob {
+	return []storage.DueJob{
+		{Kind: dueQuote, Tx: expireQuoteTx},
+		{Kind: dueTransfer, Batch: s.checkPayouts},
 	}
 }
 
-func bytesClone(b []byte) []byte { return append([]byte(nil), b...) }
+// checkPayouts asks the payout provider about each due transfer, outside
+// any transaction, and applies each answer in a transaction of its own,
+// moving the check to when the provider says (30 s later after an error).
+// It returns how many transfers changed status, and the first provider
+// error after handling the rest.
+func (s *Service) checkPayouts(ctx context.Context, now time.Time, items []storage.DueItem) (int, error) {
+	due, err := storage.View(ctx, s.db, func(tx storage.Tx) ([]*transferRecord, error) {
+		out := make([]*transferRecord, len(items))
+		for i, it := range items {
+			r, err := getRecord[transferRecord](tx, bucketTransfers, it.ID, ErrTransferNotFound)
+			if err != nil && !errors.Is(err, ErrTransferNotFound) {
+				return nil, err
+			}
+			out[i] = r // nil: gone; settle drops the item
+		}
+		return out, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	changed := 0
+	var firstErr error
+	for i, it := range items {
+		var res PayoutResult
+		var perr error
+		if due[i] != nil {
+			res, perr = s.payouts.Check(ctx, due[i].view(), now)
+			if perr != nil && firstErr == nil {
+				firstErr = perr
+			}
+		}
+		moved, err := storage.Update(ctx, s.db, func(tx storage.Tx) (bool, error) {
+			return s.applyPayoutTx(tx, now, it, res, perr)
+		})
+		if err != nil {
+			return changed, err
+		}
+		if moved {
+			changed++
+		}
+	}
+	return changed, firstErr
+}
+
+// applyPayoutTx applies what the provider said (res, or the error perr)
+// about the transfer of a due item, and reschedules it while unfinished.
+// It reports whether the transfer changed status.
+func (s *Service) applyPayoutTx(tx storage.Tx, now time.Time, it storage.DueItem, res PayoutResult, perr error) (bool, error) {
+	cur, err := getRecord[transferRecord](tx, bucketTransfers, it.ID, ErrTransferNotFound)
+	if errors.Is(err, ErrTransferNotFound) || err == nil && cur.DueAt != it.At {
+		// Gone, or moved by someone else meanwhile: this item is stale.
+		return false, storage.Unschedule(tx, dueTransfer, it.At, it.ID)
+	}
+	if err != nil {
+		return false, err
+	}
+	if perr != nil {
+		if err := schedule(tx, cur, corebank.Millis(now.Add(30*time.Second))); err != nil {
+			return false, err
+		}
+		return false, s.putTransfer(tx, cur)
+	}
+	next := res.Next
+	if next.IsZero() || !next.After(now) {
+		next = now.Add(time.Second)
+	}
+	changed := false
+	switch {
+	case res.Status == cur.Status || res.Status == StatusPending:
+	case res.Status == StatusProcessing && cur.Status == StatusPending,
+		res.Status == StatusSuccessful, res.Status == StatusFailed:
+		if err := s.moveTx(tx, now, cur, res.Status, res.StatusReason); err != nil {
+			return false, err
+		}
+		changed = true
+	}
+	if cur.Status == StatusPending || cur.Status == StatusProcessing {
+		if err := schedule(tx, cur, corebank.Millis(next)); err != nil {
+			return false, err
+		}
+		return changed, s.putTransfer(tx, cur)
+	}
+	if cur.DueAt != 0 { // finished earlier, yet still scheduled
+		if err := unschedule(tx, cur); err != nil {
+			return false, err
+		}
+		return changed, s.putTransfer(tx, cur)
+	}
+	return changed, nil
+}

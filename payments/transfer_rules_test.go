@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/payments"
 )
@@ -20,15 +21,15 @@ func TestCreateTransferValidation(t *testing.T) {
 	other := e.account(t, "ent2", "USD")
 	momo := e.detail(t, "ent1", payments.NewPaymentDetail{CounterpartyID: d.CounterpartyID, PaymentMethod: "momo-transfer",
 		Currency: "KES", Country: "KE", Scheme: "mpesa", AccountHolderName: "Ada", PhoneNumber: "+254712345678"})
-	inactiveCP, err := e.svc.CreateCounterparty(ctx, "ent1", individual("Gone", "Away", "gone@example.com"))
+	inactiveCP, err := e.svc.CreateCounterparty(ctx, corebank.As("ent1"), individual("Gone", "Away", "gone@example.com"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	inactiveDetail := e.detail(t, "ent1", achDetail(inactiveCP.ID))
-	if _, err := e.svc.DeactivateCounterparty(ctx, "ent1", inactiveCP.ID); err != nil {
+	if _, err := e.svc.DeactivateCounterparty(ctx, corebank.As("ent1"), "", inactiveCP.ID); err != nil {
 		t.Fatal(err)
 	}
-	otherCP, err := e.svc.CreateCounterparty(ctx, "ent1", individual("Other", "Person", "other@example.com"))
+	otherCP, err := e.svc.CreateCounterparty(ctx, corebank.As("ent1"), individual("Other", "Person", "other@example.com"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestCreateTransferValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := newTransfer(a, d, 1_000, fmt.Sprintf("v%d", i))
 			tc.edit(&in)
-			_, err := e.svc.CreateTransfer(ctx, "ent1", in)
+			_, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), in)
 			if tc.code != "" {
 				if errCode(err) != tc.code {
 					t.Fatalf("want %s, got %v", tc.code, err)
@@ -78,13 +79,13 @@ func TestCreateTransferValidation(t *testing.T) {
 	t.Run("ErrStablecoinNeedsStablecoinAccount", func(t *testing.T) {
 		sd := e.detail(t, "ent1", payments.NewPaymentDetail{CounterpartyID: d.CounterpartyID, PaymentMethod: "stablecoin-transfer",
 			Currency: "USC", AccountHolderName: "Ada", BlockchainNetwork: "SOLANA_MAINNET", WalletAddress: solana})
-		q, err := e.svc.CreateQuote(ctx, "ent1", payments.NewQuote{FromCurrency: "USD", ToCurrency: "USC", AmountFrom: 1000})
+		q, err := e.svc.CreateQuote(ctx, corebank.As("ent1"), payments.NewQuote{FromCurrency: "USD", ToCurrency: "USC", AmountFrom: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
 		in := newTransfer(a, sd, q.AmountTo, "sc1")
 		in.FXQuoteID = q.ID
-		_, err = e.svc.CreateTransfer(ctx, "ent1", in)
+		_, err = e.svc.CreateTransfer(ctx, corebank.As("ent1"), in)
 		wantFields(t, err, "account_id")
 	})
 }
@@ -97,29 +98,29 @@ func TestCrossCurrencyTransfer(t *testing.T) {
 	cp := e.counterparty(t, "ent1")
 	fps := e.detail(t, "ent1", payments.NewPaymentDetail{CounterpartyID: cp.ID, PaymentMethod: "bank-transfer", Currency: "GBP",
 		Country: "GB", Scheme: "fps", AccountHolderName: "Ada", SortCode: "040099", AccountNumber: "12345678"})
-	q, err := e.svc.CreateQuote(ctx, "ent1", payments.NewQuote{FromCurrency: "USD", ToCurrency: "GBP", AmountFrom: 100_000, AccountID: usd.ID})
+	q, err := e.svc.CreateQuote(ctx, corebank.As("ent1"), payments.NewQuote{FromCurrency: "USD", ToCurrency: "GBP", AmountFrom: 100_000, AccountID: usd.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("ErrAmountMustEqualQuote", func(t *testing.T) {
 		in := newTransfer(usd, fps, q.AmountTo+1, "x1")
 		in.FXQuoteID = q.ID
-		_, err := e.svc.CreateTransfer(ctx, "ent1", in)
+		_, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), in)
 		wantFields(t, err, "amount")
 	})
 	t.Run("ErrQuotePairMismatch", func(t *testing.T) {
-		q2, err := e.svc.CreateQuote(ctx, "ent1", payments.NewQuote{FromCurrency: "EUR", ToCurrency: "GBP", AmountFrom: 100_000})
+		q2, err := e.svc.CreateQuote(ctx, corebank.As("ent1"), payments.NewQuote{FromCurrency: "EUR", ToCurrency: "GBP", AmountFrom: 100_000})
 		if err != nil {
 			t.Fatal(err)
 		}
 		in := newTransfer(usd, fps, q2.AmountTo, "x2")
 		in.FXQuoteID = q2.ID
-		_, err = e.svc.CreateTransfer(ctx, "ent1", in)
+		_, err = e.svc.CreateTransfer(ctx, corebank.As("ent1"), in)
 		wantFields(t, err, "fx_quote_id")
 	})
 	in := newTransfer(usd, fps, q.AmountTo, "fx1")
 	in.FXQuoteID = q.ID
-	tr, err := e.svc.CreateTransfer(ctx, "ent1", in)
+	tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestCrossCurrencyTransfer(t *testing.T) {
 	if b := e.balance(t, usd.ID); b.Available() != 1_000_000-100_000-wantFee {
 		t.Fatalf("usd %+v", b)
 	}
-	used, _ := e.svc.GetQuote(ctx, "ent1", q.ID)
+	used, _ := e.svc.GetQuote(ctx, corebank.As("ent1"), "", q.ID)
 	if used.Quote.Status != "used" || used.Quote.UsedInPaymentID == nil || *used.Quote.UsedInPaymentID != tr.ID || used.Quote.UsedAt == nil || used.Quote.ValidFor != 0 {
 		t.Fatalf("quote %+v", used.Quote)
 	}
@@ -138,14 +139,14 @@ func TestCrossCurrencyTransfer(t *testing.T) {
 	t.Run("ErrQuoteAlreadyUsed", func(t *testing.T) {
 		in := newTransfer(usd, fps, q.AmountTo, "fx2")
 		in.FXQuoteID = q.ID
-		_, err := e.svc.CreateTransfer(ctx, "ent1", in)
+		_, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), in)
 		wantFields(t, err, "fx_quote_id")
 	})
 	e.clk.Add(10 * time.Second)
 	if _, err := e.svc.RunDue(ctx, e.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := e.svc.GetTransfer(ctx, "ent1", tr.ID); got.Status != "successful" {
+	if got, _ := e.svc.GetTransfer(ctx, corebank.As("ent1"), "", tr.ID); got.Status != "successful" {
 		t.Fatalf("%+v", got)
 	}
 	if b := e.balance(t, e.led.SystemAccount("GBP", ledger.PurposeClearingBank)); b.Settled != q.AmountTo {
@@ -159,30 +160,30 @@ func TestCrossCurrencyTransfer(t *testing.T) {
 	}
 	e.checkBalanced(t)
 	t.Run("ErrExpiredQuote", func(t *testing.T) {
-		q3, err := e.svc.CreateQuote(ctx, "ent1", payments.NewQuote{FromCurrency: "USD", ToCurrency: "GBP", AmountFrom: 100_000})
+		q3, err := e.svc.CreateQuote(ctx, corebank.As("ent1"), payments.NewQuote{FromCurrency: "USD", ToCurrency: "GBP", AmountFrom: 100_000})
 		if err != nil {
 			t.Fatal(err)
 		}
 		e.clk.Add(181 * time.Second)
 		in := newTransfer(usd, fps, q3.AmountTo, "fx3")
 		in.FXQuoteID = q3.ID
-		_, err = e.svc.CreateTransfer(ctx, "ent1", in)
+		_, err = e.svc.CreateTransfer(ctx, corebank.As("ent1"), in)
 		wantFields(t, err, "fx_quote_id")
 	})
 	t.Run("PayoutOnlyCurrency", func(t *testing.T) {
 		spei := e.detail(t, "ent1", payments.NewPaymentDetail{CounterpartyID: cp.ID, PaymentMethod: "bank-transfer", Currency: "MXN",
 			Country: "MX", AccountHolderName: "Ada", AccountNumber: clabe})
-		q, err := e.svc.CreateQuote(ctx, "ent1", payments.NewQuote{FromCurrency: "USD", ToCurrency: "MXN", AmountTo: 50_000})
+		q, err := e.svc.CreateQuote(ctx, corebank.As("ent1"), payments.NewQuote{FromCurrency: "USD", ToCurrency: "MXN", AmountTo: 50_000})
 		if err != nil {
 			t.Fatal(err)
 		}
 		in := newTransfer(usd, spei, 50_000, "mx1")
 		in.FXQuoteID = q.ID
-		tr, err := e.svc.CreateTransfer(ctx, "ent1", in)
+		tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.svc.Simulate(ctx, "ent1", tr.ID, "successful", ""); err != nil {
+		if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "successful", ""); err != nil {
 			t.Fatal(err)
 		}
 		e.checkBalanced(t)
@@ -190,20 +191,20 @@ func TestCrossCurrencyTransfer(t *testing.T) {
 }
 
 func TestBookTransfer(t *testing.T) {
-	var received []payments.Inflow
+	var received []funding.NewInflow
 	for _, withReceiver := range []bool{false, true} {
 		t.Run(fmt.Sprintf("Receiver=%v", withReceiver), func(t *testing.T) {
 			var e *env
 			if withReceiver {
 				e = newEnv(t, openMemory(t), nil)
 				// A receiver that credits through the ledger, as funding does.
-				e = newEnv(t, e.db, &payments.Options{Receiver: payments.ReceiverFunc(func(tx storageTx, now time.Time, in payments.Inflow) error {
+				e = newEnv(t, e.db, &payments.Options{Receiver: payments.ReceiverFunc(func(tx storageTx, now time.Time, in funding.NewInflow) (*funding.Inflow, error) {
 					received = append(received[:0], in)
 					_, err := e.led.PostTx(tx, now, ledger.Entry{Lines: []ledger.Line{
 						{AccountID: e.led.SystemAccount(in.Currency, ledger.PurposeClearingBook), Side: ledger.Debit, Amount: in.Amount},
 						{AccountID: in.AccountID, Side: ledger.Credit, Amount: in.Amount},
 					}})
-					return err
+					return nil, err
 				})})
 			} else {
 				e = newMemEnv(t)
@@ -214,7 +215,7 @@ func TestBookTransfer(t *testing.T) {
 			cp := e.counterparty(t, "ent1")
 			d := e.detail(t, "ent1", payments.NewPaymentDetail{CounterpartyID: cp.ID, PaymentMethod: "book-transfer", Currency: "USD",
 				AccountHolderName: "Bob", AccountNumber: to.ServiceBAN})
-			tr, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 4_000, "b1"))
+			tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 4_000, "b1"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -244,7 +245,7 @@ func TestBookTransfer(t *testing.T) {
 			if fmt.Sprint(types) != "[outflows.created outflows.completed]" {
 				t.Errorf("events %v", types)
 			}
-			if _, err := e.svc.Simulate(ctx, "ent1", tr.ID, "reversed", ""); !errors.Is(err, payments.ErrInvalidForState) {
+			if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "reversed", ""); !errors.Is(err, payments.ErrInvalidForState) {
 				t.Errorf("reverse a book transfer: %v", err)
 			}
 		})
@@ -254,26 +255,26 @@ func TestBookTransfer(t *testing.T) {
 func TestSimulateInvalidMoves(t *testing.T) {
 	e := newMemEnv(t)
 	a, d := setupUSD(t, e, 10_000)
-	tr, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 1_000, "s1"))
+	tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 1_000, "s1"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.Simulate(ctx, "ent1", tr.ID, "reversed", ""); errCode(err) != "error_operation_invalid_for_state" {
+	if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "reversed", ""); errCode(err) != "error_operation_invalid_for_state" {
 		t.Fatalf("reverse pending: %v", err)
 	}
-	_, err = e.svc.Simulate(ctx, "ent1", tr.ID, "lost", "")
+	_, err = e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "lost", "")
 	wantFields(t, err, "outcome")
-	if _, err := e.svc.Simulate(ctx, "ent2", tr.ID, "processing", ""); !errors.Is(err, payments.ErrTransferNotFound) {
+	if _, err := e.svc.Simulate(ctx, corebank.As("ent2"), "", tr.ID, "processing", ""); !errors.Is(err, payments.ErrTransferNotFound) {
 		t.Fatalf("other entity: %v", err)
 	}
-	got, err := e.svc.Simulate(ctx, "ent1", tr.ID, "processing", "")
+	got, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "processing", "")
 	if err != nil || got.Status != "processing" {
 		t.Fatalf("%v %+v", err, got)
 	}
-	if _, err := e.svc.Simulate(ctx, "ent1", tr.ID, "processing", ""); !errors.Is(err, payments.ErrInvalidForState) {
+	if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "processing", ""); !errors.Is(err, payments.ErrInvalidForState) {
 		t.Fatalf("processing twice: %v", err)
 	}
-	got, err = e.svc.Simulate(ctx, "ent1", tr.ID, "successful", "")
+	got, err = e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "successful", "")
 	if err != nil || got.Status != "successful" {
 		t.Fatalf("%v %+v", err, got)
 	}
@@ -282,7 +283,7 @@ func TestSimulateInvalidMoves(t *testing.T) {
 	if _, err := e.svc.RunDue(ctx, e.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := e.svc.GetTransfer(ctx, "ent1", tr.ID); got.Status != "successful" {
+	if got, _ := e.svc.GetTransfer(ctx, corebank.As("ent1"), "", tr.ID); got.Status != "successful" {
 		t.Fatalf("%+v", got)
 	}
 }
@@ -298,18 +299,18 @@ func TestListTransfers(t *testing.T) {
 		if i%2 == 1 {
 			acct = b
 		}
-		tr, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(acct, d, 100, fmt.Sprint(i)))
+		tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(acct, d, 100, fmt.Sprint(i)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, tr.ID)
 	}
-	if _, err := e.svc.Simulate(ctx, "ent1", ids[0], "failed", ""); err != nil {
+	if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", ids[0], "failed", ""); err != nil {
 		t.Fatal(err)
 	}
 	count := func(f payments.TransferFilter) int {
 		t.Helper()
-		p, err := e.svc.ListTransfers(ctx, f, corebank.ListOptions{Limit: 100})
+		p, err := e.svc.ListTransfers(ctx, corebank.As(f.EntityID), f, corebank.ListOptions{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,15 +333,15 @@ func TestListTransfers(t *testing.T) {
 			t.Errorf("%+v: got %d, want %d", c.f, got, c.want)
 		}
 	}
-	p, err := e.svc.ListTransfers(ctx, payments.TransferFilter{EntityID: "ent1"}, corebank.ListOptions{Limit: 4})
+	p, err := e.svc.ListTransfers(ctx, corebank.As("ent1"), payments.TransferFilter{EntityID: "ent1"}, corebank.ListOptions{Limit: 4})
 	if err != nil || len(p.Items) != 4 || !p.HasNext || p.Items[0].ID != ids[0] {
 		t.Fatalf("%v %+v", err, p)
 	}
-	p, err = e.svc.ListTransfers(ctx, payments.TransferFilter{EntityID: "ent1"}, corebank.ListOptions{Limit: 4, After: p.Next})
+	p, err = e.svc.ListTransfers(ctx, corebank.As("ent1"), payments.TransferFilter{EntityID: "ent1"}, corebank.ListOptions{Limit: 4, After: p.Next})
 	if err != nil || len(p.Items) != 2 || p.HasNext || p.Items[1].ID != ids[5] {
 		t.Fatalf("%v %+v", err, p)
 	}
-	_, err = e.svc.ListTransfers(ctx, payments.TransferFilter{EntityID: "ent1", Status: "done"}, corebank.ListOptions{})
+	_, err = e.svc.ListTransfers(ctx, corebank.As("ent1"), payments.TransferFilter{EntityID: "ent1", Status: "done"}, corebank.ListOptions{})
 	wantFields(t, err, "status")
 }
 
@@ -358,7 +359,7 @@ func TestConcurrentDuplicateReferences(t *testing.T) {
 				wg.Add(1)
 				go func(i int) {
 					defer wg.Done()
-					_, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 100, fmt.Sprintf("ref-%d", i%10)))
+					_, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 100, fmt.Sprintf("ref-%d", i%10)))
 					switch {
 					case err == nil:
 						created.Add(1)
@@ -380,7 +381,7 @@ func TestConcurrentDuplicateReferences(t *testing.T) {
 			if b := e.balance(t, a.ID); b.PendingDebits != 1_000 {
 				t.Fatalf("pending debits %d, want 10 x 100", b.PendingDebits)
 			}
-			p, _ := e.svc.ListTransfers(ctx, payments.TransferFilter{EntityID: "ent1"}, corebank.ListOptions{Limit: 100})
+			p, _ := e.svc.ListTransfers(ctx, corebank.As("ent1"), payments.TransferFilter{EntityID: "ent1"}, corebank.ListOptions{Limit: 100})
 			if len(p.Items) != 10 {
 				t.Fatalf("%d transfers stored", len(p.Items))
 			}
@@ -405,7 +406,7 @@ func TestRacingTransfersNeverOverdraw(t *testing.T) {
 				go func(i int) {
 					defer wg.Done()
 					amount := int64(300 + 37*(i%9))
-					_, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, amount, fmt.Sprintf("race-%d", i)))
+					_, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, amount, fmt.Sprintf("race-%d", i)))
 					switch {
 					case err == nil:
 						accepted.Add(amount + 7)

@@ -36,7 +36,7 @@ func TestTransferLifecycle(t *testing.T) {
 	}
 	e := newEnv(t, openMemory(t), &payments.Options{Fees: fees})
 	a, d := setupUSD(t, e, 100_000)
-	tr, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 10_000, "r1"))
+	tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 10_000, "r1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestTransferLifecycle(t *testing.T) {
 	if _, err := e.svc.RunDue(ctx, e.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := e.svc.GetTransfer(ctx, "ent1", tr.ID)
+	got, _ := e.svc.GetTransfer(ctx, corebank.As("ent1"), "", tr.ID)
 	if got.Status != "processing" {
 		t.Fatalf("after 1s: %s", got.Status)
 	}
@@ -60,7 +60,7 @@ func TestTransferLifecycle(t *testing.T) {
 	if _, err := e.svc.RunDue(ctx, e.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = e.svc.GetTransfer(ctx, "ent1", tr.ID)
+	got, _ = e.svc.GetTransfer(ctx, corebank.As("ent1"), "", tr.ID)
 	if got.Status != "successful" {
 		t.Fatalf("after 5s: %s", got.Status)
 	}
@@ -72,7 +72,7 @@ func TestTransferLifecycle(t *testing.T) {
 	}
 	e.checkBalanced(t)
 
-	rev, err := e.svc.Simulate(ctx, "ent1", tr.ID, "reversed", "")
+	rev, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "reversed", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestTransferLifecycle(t *testing.T) {
 	if diff := cmp.Diff([]string{"outflows.created", "outflows.completed", "outflows.refunded"}, types); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
-	if _, err := e.svc.Simulate(ctx, "ent1", tr.ID, "failed", ""); !errors.Is(err, payments.ErrInvalidForState) {
+	if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "failed", ""); !errors.Is(err, payments.ErrInvalidForState) {
 		t.Fatalf("fail a reversed transfer: %v", err)
 	}
 }
@@ -104,14 +104,14 @@ func TestTransferLifecycle(t *testing.T) {
 func TestTransferFailureRefunds(t *testing.T) {
 	e := newMemEnv(t)
 	a, d := setupUSD(t, e, 5_000)
-	tr, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 5_000, "r1"))
+	tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 5_000, "r1"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b := e.balance(t, a.ID); b.Available() != 0 {
 		t.Fatalf("held %+v", b)
 	}
-	got, err := e.svc.Simulate(ctx, "ent1", tr.ID, "failed", "invalid_account_details")
+	got, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "failed", "invalid_account_details")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,11 +127,11 @@ func TestTransferFailureRefunds(t *testing.T) {
 	if _, err := e.svc.RunDue(ctx, e.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := e.svc.GetTransfer(ctx, "ent1", tr.ID); got.Status != "failed" {
+	if got, _ := e.svc.GetTransfer(ctx, corebank.As("ent1"), "", tr.ID); got.Status != "failed" {
 		t.Fatalf("%+v", got)
 	}
 	for _, outcome := range []string{"processing", "successful", "reversed"} {
-		if _, err := e.svc.Simulate(ctx, "ent1", tr.ID, outcome, ""); errCode(err) != "error_operation_invalid_for_state" {
+		if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, outcome, ""); errCode(err) != "error_operation_invalid_for_state" {
 			t.Errorf("%s from failed: %v", outcome, err)
 		}
 	}
@@ -140,19 +140,19 @@ func TestTransferFailureRefunds(t *testing.T) {
 func TestTransferInsufficientFunds(t *testing.T) {
 	e := newEnv(t, openMemory(t), &payments.Options{Fees: payments.FeeSchedule{"bank-transfer": {Fixed: 50}}})
 	a, d := setupUSD(t, e, 1_000)
-	_, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 1_000, "r1"))
+	_, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 1_000, "r1"))
 	if !errors.Is(err, ledger.ErrInsufficientFunds) || corebank.KindOf(err) != corebank.KindRejected {
 		t.Fatalf("want insufficient_funds, got %v", err)
 	}
 	if b := e.balance(t, a.ID); b.Available() != 1_000 || b.PendingDebits != 0 {
 		t.Fatalf("something was written: %+v", b)
 	}
-	page, _ := e.svc.ListTransfers(ctx, payments.TransferFilter{EntityID: "ent1"}, corebank.ListOptions{})
+	page, _ := e.svc.ListTransfers(ctx, corebank.As("ent1"), payments.TransferFilter{EntityID: "ent1"}, corebank.ListOptions{})
 	if len(page.Items) != 0 {
 		t.Fatalf("transfer stored: %+v", page.Items)
 	}
 	// The reference was not consumed.
-	if _, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 950, "r1")); err != nil {
+	if _, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 950, "r1")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -160,11 +160,11 @@ func TestTransferInsufficientFunds(t *testing.T) {
 func TestTransferDuplicateReferenceReturnsOriginal(t *testing.T) {
 	e := newMemEnv(t)
 	a, d := setupUSD(t, e, 10_000)
-	orig, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 1_000, "same"))
+	orig, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 1_000, "same"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 2_000, "same"))
+	_, err = e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 2_000, "same"))
 	var ce *corebank.Error
 	if !errors.As(err, &ce) || ce.Code != "duplicate_reference" || ce.Kind != corebank.KindConflict {
 		t.Fatalf("want duplicate_reference, got %v", err)
@@ -175,7 +175,7 @@ func TestTransferDuplicateReferenceReturnsOriginal(t *testing.T) {
 	// Another account may reuse the reference.
 	b := e.account(t, "ent1", "USD")
 	e.fund(t, b, 1_000)
-	if _, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(b, d, 1_000, "same")); err != nil {
+	if _, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(b, d, 1_000, "same")); err != nil {
 		t.Fatal(err)
 	}
 }

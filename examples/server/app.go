@@ -55,13 +55,8 @@ func newApp(db storage.Backend, key []byte, clk clock.Clock, mock *clock.Mock, c
 	pay := payments.NewService(db, led, &payments.Options{
 		Clock: clk, IDs: ids, Fees: cfg.fees,
 		// A book transfer's receiving leg is an inflow like any other.
-		Receiver: payments.ReceiverFunc(func(tx storage.Tx, now time.Time, in payments.Inflow) error {
-			_, err := fund.ReceiveTx(tx, now, funding.NewInflow{
-				AccountID: in.AccountID, Amount: in.Amount, Currency: in.Currency,
-				Narration: in.Narration, Reference: in.Reference, Source: in.Source,
-			})
-			return err
-		}),
+		Receiver: fund,
+		Tree:     entities.Gate{},
 	})
 	wh = webhooks.NewService(raw, webhooks.LedgerOutbox(led), sealer, &webhooks.Options{
 		Clock: clk, IDs: ids, Env: cfg.env, Tree: ents, RootCAs: cfg.webhookCA, Logger: logger,

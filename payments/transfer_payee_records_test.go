@@ -13,27 +13,24 @@ import (
 	"github.com/corebank/corebank/storage"
 )
 
-// stripCompact deletes every compact record (payments.hot), leaving the
+// stripPayeeRecords deletes every payee record (payments.hot), leaving the
 // store as one written before they existed.
-func stripCompact(tb testing.TB, db storage.Backend) int {
+func stripPayeeRecords(tb testing.TB, db storage.Backend) int {
 	tb.Helper()
-	n := 0
-	err := db.Update(ctx, func(tx storage.Tx) error {
-		n = 0
+	n, err := storage.Update(ctx, db, func(tx storage.Tx) (int, error) {
 		var keys [][]byte
 		if err := tx.Scan("payments.hot", storage.ScanOptions{}, func(k, _ []byte) error {
 			keys = append(keys, append([]byte(nil), k...))
 			return nil
 		}); err != nil {
-			return err
+			return 0, err
 		}
 		for _, k := range keys {
 			if err := tx.Delete("payments.hot", k); err != nil {
-				return err
+				return 0, err
 			}
 		}
-		n = len(keys)
-		return nil
+		return len(keys), nil
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -41,10 +38,10 @@ func stripCompact(tb testing.TB, db storage.Backend) int {
 	return n
 }
 
-// TestTransferWithoutCompactRecords runs the same transfers on a store with
-// the compact detail and counterparty records and on one without them:
+// TestTransferWithoutPayeeRecords runs the same transfers on a store with
+// the payee records of details and counterparties and on one without them:
 // every outcome must be the same.
-func TestTransferWithoutCompactRecords(t *testing.T) {
+func TestTransferWithoutPayeeRecords(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			run := func(strip bool) []string {
@@ -52,8 +49,8 @@ func TestTransferWithoutCompactRecords(t *testing.T) {
 				a, d := setupUSD(t, e, 100_000)
 				other := e.detail(t, "ent2", achDetail(e.counterparty(t, "ent2").ID))
 				maybeStrip := func() {
-					if strip && stripCompact(t, e.db) == 0 {
-						t.Fatal("no compact records to strip")
+					if strip && stripPayeeRecords(t, e.db) == 0 {
+						t.Fatal("no payee records to strip")
 					}
 				}
 				maybeStrip()
@@ -72,24 +69,24 @@ func TestTransferWithoutCompactRecords(t *testing.T) {
 					raw, _ := json.Marshal(tr)
 					out = append(out, string(raw))
 				}
-				note(e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 1_000, "r1")))
-				note(e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 1_000, "r1")))
+				note(e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 1_000, "r1")))
+				note(e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 1_000, "r1")))
 				wrongType := newTransfer(a, d, 1_000, "r2")
 				wrongType.PaymentType = "momo-transfer"
-				note(e.svc.CreateTransfer(ctx, "ent1", wrongType))
-				note(e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, other, 1_000, "r3")))
+				note(e.svc.CreateTransfer(ctx, corebank.As("ent1"), wrongType))
+				note(e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, other, 1_000, "r3")))
 				wrongCP := newTransfer(a, d, 1_000, "r4")
 				wrongCP.CounterpartyID = other.CounterpartyID
-				note(e.svc.CreateTransfer(ctx, "ent1", wrongCP))
+				note(e.svc.CreateTransfer(ctx, corebank.As("ent1"), wrongCP))
 				wrongCur := newTransfer(a, d, 1_000, "r5")
 				wrongCur.Currency = "EUR"
-				note(e.svc.CreateTransfer(ctx, "ent1", wrongCur))
-				if _, err := e.svc.DeactivateCounterparty(ctx, "ent1", d.CounterpartyID); err != nil {
+				note(e.svc.CreateTransfer(ctx, corebank.As("ent1"), wrongCur))
+				if _, err := e.svc.DeactivateCounterparty(ctx, corebank.As("ent1"), "", d.CounterpartyID); err != nil {
 					t.Fatal(err)
 				}
 				maybeStrip()
-				note(e.svc.CreateTransfer(ctx, "ent1", newTransfer(a, d, 1_000, "r6")))
-				note(e.svc.GetTransfer(ctx, "ent1", "01HZZZZZZZZZZZZZZZZZZZZZZZ"))
+				note(e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 1_000, "r6")))
+				note(e.svc.GetTransfer(ctx, corebank.As("ent1"), "", "01HZZZZZZZZZZZZZZZZZZZZZZZ"))
 				return out
 			}
 			want, got := run(false), run(true)
@@ -97,7 +94,7 @@ func TestTransferWithoutCompactRecords(t *testing.T) {
 				t.Fatalf("%d outcomes", len(want))
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("without compact records (-with +without):\n%s", diff)
+				t.Errorf("without payee records (-with +without):\n%s", diff)
 			}
 		})
 	}
@@ -123,27 +120,27 @@ func TestAccountSeenBefore(t *testing.T) {
 			funded, d := setupUSD(t, e, 100_000)
 			empty := e.account(t, "ent1", "USD")
 			for i, want := range []string{"", ""} {
-				if _, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(funded, d, 10, fmt.Sprint("ok", i))); errCode(err) != want {
+				if _, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(funded, d, 10, fmt.Sprint("ok", i))); errCode(err) != want {
 					t.Fatalf("funded account, try %d: %v", i, err)
 				}
 			}
-			if _, err := e.svc.CreateTransfer(ctx, "ent2", newTransfer(funded, d, 10, "other")); !errors.Is(err, payments.ErrAccountNotFound) {
+			if _, err := e.svc.CreateTransfer(ctx, corebank.As("ent2"), newTransfer(funded, d, 10, "other")); !errors.Is(err, payments.ErrAccountNotFound) {
 				t.Fatalf("another entity's account: %v", err)
 			}
 			for i := 0; i < 2; i++ {
-				if _, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(empty, d, 10, "empty")); errCode(err) != "insufficient_funds" {
+				if _, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(empty, d, 10, "empty")); errCode(err) != "insufficient_funds" {
 					t.Fatalf("empty account: %v", err)
 				}
 			}
 			if _, err := e.led.DeleteAccount(ctx, corebank.System(), empty.ID, ""); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(empty, d, 10, "deleted")); !errors.Is(err, payments.ErrAccountNotFound) {
+			if _, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(empty, d, 10, "deleted")); !errors.Is(err, payments.ErrAccountNotFound) {
 				t.Fatalf("deleted account: %v", err)
 			}
 			missing := *funded
 			missing.ID = "01HZZZZZZZZZZZZZZZZZZZZZZZ"
-			if _, err := e.svc.CreateTransfer(ctx, "ent1", newTransfer(&missing, d, 10, "missing")); !errors.Is(err, payments.ErrAccountNotFound) {
+			if _, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(&missing, d, 10, "missing")); !errors.Is(err, payments.ErrAccountNotFound) {
 				t.Fatalf("missing account: %v", err)
 			}
 			e.checkBalanced(t)
