@@ -13,3 +13,14 @@ func BodyLimit(pattern string) int64 {
 	}
 	return maxBody
 }
+
+// RoutePatterns is the pattern of every route in the route table, in its
+// order and sandbox routes included, for tests that must cover each route
+// (a route added to the table without a case fails them).
+var RoutePatterns = func() []string {
+	out := make([]string, len(routes))
+	for i, rt := range routes {
+		out[i] = rt.pattern
+	}
+	return out
+}()

@@ -1,0 +1,155 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"strings"
+)
+
+// The kinds of object the authorization fixture makes in each tree; an
+// authzSide's ids holds one of each.
+const (
+	kEntity       = "entity"         // the tree's own entity (A or B), a business
+	kAccount      = "account"        // a funded USD account
+	kSpareAccount = "spare_account"  // an empty USD account (one that may be deleted)
+	kDetails      = "details"        // account details of kAccount
+	kCounterparty = "counterparty"   // an individual counterparty, "Ada Lovelace"
+	kPayment      = "payment_detail" // a USD ACH payment detail of kCounterparty
+	kEURDetail    = "eur_detail"     // a EUR SEPA payment detail of kCounterparty
+	kQuote        = "quote"          // a USD->EUR FX quote, amount_to 5000
+	kTransfer     = "transfer"       // a transfer from kAccount to kPayment
+	kWebhook      = "webhook"        // a webhook on every event, with deliveries
+	kEvent        = "event"          // an event of kEntity
+	kReady        = "ready"          // an individual below kEntity with both documents, not submitted
+	kPerson       = "person"         // kReady's person
+	kDocument     = "document"       // kReady's two-sided identity document
+	kSubmission   = "submission"     // the submission of another individual below kEntity
+	kAPIKey       = "api_key"        // a full-access API key of kEntity
+)
+
+// authzKinds lists the kinds; a kind's index makes its missing ID.
+var authzKinds = []string{kEntity, kAccount, kSpareAccount, kDetails, kCounterparty, kPayment, kEURDetail,
+	kQuote, kTransfer, kWebhook, kEvent, kReady, kPerson, kDocument, kSubmission, kAPIKey}
+
+// authzMissingID is a well-formed ULID that names no object, one per kind so
+// that a request naming several missing objects still tells them apart.
+func authzMissingID(kind string) string {
+	for i, k := range authzKinds {
+		if k == kind {
+			return fmt.Sprintf("01HZZZZZZZZZZZZZZZZZZZZ%03d", i)
+		}
+	}
+	panic("authz: unknown kind " + kind)
+}
+
+// authzSide is one of the two sibling trees: its entity's keys and one
+// object of every kind.
+type authzSide struct {
+	name      string
+	key, ro   string            // full-access and read-only keys of ids[kEntity]
+	ids       map[string]string // kind -> ID
+	keySecret string            // the secret of ids[kAPIKey]
+}
+
+// with returns a copy of s whose kinds name ids[kind] (pairs of kind, ID).
+func (s *authzSide) with(pairs ...string) *authzSide {
+	c := *s
+	c.ids = maps.Clone(s.ids)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		c.ids[pairs[i]] = pairs[i+1]
+	}
+	return &c
+}
+
+// newAuthzSides builds root -> A and root -> B (newTrees), each approved
+// with a full-access and a read-only key, and gives each tree one object
+// of every kind, all made through the API by the tree's own key.
+func newAuthzSides(e *hookEnv) (a, b *authzSide) {
+	e.t.Helper()
+	tr := newTrees(e.env)
+	_, roB := e.newKey(e.key, tr.b, true)
+	a = &authzSide{name: "A", key: tr.keyA, ro: tr.roA, ids: map[string]string{kEntity: tr.a, kAccount: tr.acctA}}
+	b = &authzSide{name: "B", key: tr.keyB, ro: roB, ids: map[string]string{kEntity: tr.b, kAccount: tr.acctB}}
+	for _, s := range []*authzSide{a, b} {
+		e.authzPopulate(s)
+	}
+	e.drain() // events become listable, and the webhooks get their deliveries
+	for _, s := range []*authzSide{a, b} {
+		r := e.must(200, "GET", "/events?limit=100", s.key, nil)
+		for _, it := range r.Body["data"].([]any) {
+			if ev := it.(map[string]any); ev["entity_id"] == s.ids[kEntity] {
+				s.ids[kEvent], _ = ev["id"].(string)
+				break
+			}
+		}
+		if s.ids[kEvent] == "" {
+			e.t.Fatalf("tree %s has no event of its own: %.500s", s.name, r.Raw)
+		}
+		if r := e.must(200, "GET", "/entity-webhooks/"+s.ids[kWebhook]+"/deliveries", s.key, nil); len(r.Body["data"].([]any)) == 0 {
+			e.t.Fatalf("tree %s's webhook has no deliveries: %.500s", s.name, r.Raw)
+		}
+	}
+	for _, k := range authzKinds {
+		if a.ids[k] == "" || b.ids[k] == "" || a.ids[k] == b.ids[k] {
+			e.t.Fatalf("fixture kind %s: A %q, B %q", k, a.ids[k], b.ids[k])
+		}
+	}
+	return a, b
+}
+
+// authzPopulate makes one object of every kind in s's tree with s's key.
+func (e *hookEnv) authzPopulate(s *authzSide) {
+	e.t.Helper()
+	s.ids[kWebhook], _ = e.createHook(s.key, "")
+	e.fund(s.key, s.ids[kAccount], 100_000)
+	s.ids[kSpareAccount] = e.account(s.key, "", "USD")
+	s.ids[kDetails] = e.must(201, "POST", "/account-details", s.key, map[string]any{"account_id": s.ids[kAccount]}).str("data", "id")
+	s.ids[kCounterparty] = e.counterparty(s.key, "", "Ada", "Lovelace")
+	s.ids[kPayment] = e.achDetail(s.key, s.ids[kCounterparty])
+	s.ids[kEURDetail] = e.must(201, "POST", "/payment-details", s.key, authzSEPA(s.ids[kCounterparty])).str("id")
+	s.ids[kQuote] = e.must(201, "POST", "/fx-quotes", s.key, authzQuoteBody("")).str("data", "id")
+	s.ids[kTransfer] = e.must(201, "POST", "/transfers", s.key,
+		transferBody(s.ids[kAccount], s.ids[kPayment], "authz-"+s.name, 100)).str("data", "id")
+
+	sub := e.must(201, "POST", "/individual-entities", s.key, individual("Sub "+s.name)).str("data", "entity", "id")
+	e.must(201, "POST", "/documents", s.key, doc(sub, "identity", pngBytes, "image/png"))
+	e.must(201, "POST", "/documents", s.key, doc(sub, "proof_of_address", pdfBytes, "application/pdf"))
+	s.ids[kSubmission] = e.must(201, "POST", "/onboarding-submissions", s.key, map[string]any{"entity_id": sub}).str("data", "id")
+
+	ready := e.must(201, "POST", "/individual-entities", s.key, individual("Ready "+s.name))
+	s.ids[kReady], s.ids[kPerson] = ready.str("data", "entity", "id"), ready.str("data", "person", "id")
+	d := doc(s.ids[kReady], "identity", pngBytes, "image/png")
+	d["file_back"] = b64(append(append([]byte(nil), pngBytes...), "back side"...))
+	s.ids[kDocument] = e.must(201, "POST", "/documents", s.key, d).str("data", "document", "id")
+	e.must(201, "POST", "/documents", s.key, doc(s.ids[kReady], "proof_of_address", pdfBytes, "application/pdf"))
+
+	s.ids[kAPIKey], s.keySecret = e.newKey(s.key, "", false)
+}
+
+// authzSEPA is a valid EUR payment detail of cp.
+func authzSEPA(cp string) map[string]any {
+	return map[string]any{"counterparty_id": cp, "payment_method": "bank-transfer", "currency": "EUR", "country": "DE",
+		"account_holder_name": "Ada Lovelace", "iban": "DE36379068449631930531"}
+}
+
+// authzQuoteTo is the amount_to of every kQuote.
+const authzQuoteTo = 5000
+
+// authzQuoteBody is a USD->EUR quote for authzQuoteTo, for account when not "".
+func authzQuoteBody(account string) map[string]any {
+	q := map[string]any{"from_currency": "USD", "to_currency": "EUR", "amount_to": authzQuoteTo}
+	if account != "" {
+		q["account_id"] = account
+	}
+	return q
+}
+
+// authzAddQuery appends name=value to path's query.
+func authzAddQuery(path, name, value string) string {
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return path + sep + url.QueryEscape(name) + "=" + url.QueryEscape(value)
+}
