@@ -265,18 +265,3 @@ func inTree(tx storage.Tx, ancestorID, id string) (bool, error) {
 	}
 	return rec.hasAncestor(ancestorID)
 }
-
-// ResolveEntity returns the entity a request acts on: requested when it is
-// the caller's entity or a descendant, the caller's entity when requested
-// is "". An unknown entity and one outside the caller's tree both give
-// ErrEntityNotFound, so existence never leaks. It is scope.Entity in a
-// transaction of its own, for callers that do not yet pass a
-// corebank.Caller into their service.
-func (s *Service) ResolveEntity(ctx context.Context, callerEntityID, requested string) (string, error) {
-	if requested == "" {
-		return callerEntityID, nil // no read: most requests name no entity_id
-	}
-	return storage.View(ctx, s.db, func(tx storage.Tx) (string, error) {
-		return scope.Entity(tx, s, corebank.As(callerEntityID), requested)
-	})
-}

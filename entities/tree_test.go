@@ -6,6 +6,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/entities"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 )
@@ -56,23 +57,29 @@ func TestInTree(t *testing.T) {
 	}
 }
 
-func TestResolveEntity(t *testing.T) {
+// TestScopeEntity runs the one scope rule over the entities' own tree.
+func TestScopeEntity(t *testing.T) {
 	e := newEnv(t)
 	a, a1, _, b := tree(t, e)
+	resolve := func(caller, req string) (string, error) {
+		return storage.View(ctx, e.db, func(tx storage.Tx) (string, error) {
+			return scope.Entity(tx, e.s, corebank.As(caller), req)
+		})
+	}
 	t.Run("OK", func(t *testing.T) {
 		for _, c := range []struct{ caller, req, want string }{{a, "", a}, {a, a, a}, {a, a1, a1}} {
-			got, err := e.s.ResolveEntity(ctx, c.caller, c.req)
+			got, err := resolve(c.caller, c.req)
 			if err != nil || got != c.want {
-				t.Errorf("ResolveEntity(%s, %q) = %q, %v; want %q", c.caller, c.req, got, err, c.want)
+				t.Errorf("scope.Entity(%s, %q) = %q, %v; want %q", c.caller, c.req, got, err, c.want)
 			}
 		}
 	})
 	t.Run("ErrEntityNotFound", func(t *testing.T) {
 		// Outside the tree and unknown answer alike.
 		for _, req := range []string{b, e.root.EntityID, "01HZZZZZZZZZZZZZZZZZZZZZZZ", "nonsense"} {
-			_, err := e.s.ResolveEntity(ctx, a, req)
+			_, err := resolve(a, req)
 			if !errors.Is(err, entities.ErrEntityNotFound) || corebank.KindOf(err) != corebank.KindNotFound {
-				t.Errorf("ResolveEntity(a, %s) = %v, want not found", req, err)
+				t.Errorf("scope.Entity(a, %s) = %v, want not found", req, err)
 			}
 		}
 	})

@@ -94,13 +94,6 @@ func (h *handler) entityEffect(ctx context.Context, caller corebank.Caller, a *l
 	return eff, nil
 }
 
-// account loads an account for the caller (see ledger.Service.GetAccount):
-// the ledger decides scope, answering an account outside the caller's tree
-// (or entityID's, when given) exactly as a missing one.
-func (h *handler) account(ctx context.Context, x *exchange, id, entityID string) (*ledger.Account, error) {
-	return h.led.GetAccount(ctx, x.caller(), id, entityID)
-}
-
 func (h *handler) getAccount(x *exchange, r *http.Request) error {
 	entity, err := queryEntityID(r)
 	if err != nil {

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -86,24 +85,6 @@ func (h *handler) listPage(q *query, name string, filters map[string]string, lim
 	opts := h.pageParams(q, fh)
 	opts.Limit = limit
 	return fh, opts, q.err()
-}
-
-// entityList finishes reading the query of a list of one entity's objects,
-// after its own filters: entity_id (default the caller's entity; it must
-// lie in the caller's tree, see scope), which it records in filters, then
-// limit and the cursor (see listPage).
-func (h *handler) entityList(ctx context.Context, x *exchange, q *query, name string, filters map[string]string) (entity, fh string, opts corebank.ListOptions, err error) {
-	requested := q.str("entity_id")
-	limit := q.limit()
-	if err := q.err(); err != nil {
-		return "", "", opts, err
-	}
-	if entity, err = h.scope(ctx, x, requested); err != nil {
-		return "", "", opts, err
-	}
-	filters["entity_id"] = entity
-	fh, opts, err = h.listPage(q, name, filters, limit)
-	return entity, fh, opts, err
 }
 
 // pageParams reads limit, cursor and prev_cursor (alias pre_cursor) into

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 
@@ -60,18 +59,6 @@ func decodeWithEntityID(body []byte, v any) (string, error) {
 		return "", decodeJSON(body, v)
 	}
 	return entity, decodeJSON(rest, v)
-}
-
-// patchScope returns the entity whose tree the patched object must lie in:
-// the caller's, or the entity_id given in the body or the query (both only
-// when they agree). The entity routes no longer use it (the domain decides
-// scope); events and webhooks still do.
-func (h *handler) patchScope(ctx context.Context, x *exchange, r *http.Request, bodyEntity string) (string, error) {
-	entity, err := entityParam(r, bodyEntity)
-	if err != nil {
-		return "", err
-	}
-	return h.scope(ctx, x, entity)
 }
 
 // patchIndividual serves PATCH /individual-entities/{id}. entity_id, in
@@ -144,7 +131,7 @@ func (h *handler) listEntities(x *exchange, r *http.Request) error {
 	}
 	filters["entity_id"] = within
 	if within == "" {
-		filters["entity_id"] = x.p.entityID
+		filters["entity_id"] = x.c.EntityID
 	}
 	fh, opts, err := h.listPage(q, "entities", filters, limit)
 	if err != nil {

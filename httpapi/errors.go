@@ -28,7 +28,6 @@ const (
 
 var (
 	errUnauthorized = corebank.E(corebank.KindUnauthorized, codeUnauthorized, "a valid API key is required: send Authorization: Bearer <key>")
-	errForbidden    = corebank.E(corebank.KindForbidden, codeForbidden, "this API key is read-only: only GET requests are allowed")
 	errTooLarge     = corebank.E(corebank.KindTooLarge, codeTooLarge, "the request body is larger than 10 MiB")
 	errRouteMissing = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "no such route")
 	errIdemMismatch = corebank.E(corebank.KindInvalid, codeIdempotencyMismatch, "this Idempotency-Key was used with a different request")

@@ -60,16 +60,16 @@ func newFW(t testing.TB) *fw {
 	db := memory.New()
 	t.Cleanup(func() { db.Close() })
 	h := newHandler(db, &Options{Clock: f.clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	h.auth = func(ctx context.Context, secret string) (principal, error) {
+	h.auth = func(ctx context.Context, secret string) (corebank.Caller, error) {
 		switch secret {
 		case "full":
-			return principal{keyID: "k1", entityID: "E1"}, nil
+			return corebank.Caller{KeyID: "k1", EntityID: "E1"}, nil
 		case "other":
-			return principal{keyID: "k2", entityID: "E2"}, nil
+			return corebank.Caller{KeyID: "k2", EntityID: "E2"}, nil
 		case "ro":
-			return principal{keyID: "k3", entityID: "E1", readOnly: true}, nil
+			return corebank.Caller{KeyID: "k3", EntityID: "E1", ReadOnly: true}, nil
 		}
-		return principal{}, corebank.E(corebank.KindUnauthorized, "unauthorized", "unknown key")
+		return corebank.Caller{}, corebank.E(corebank.KindUnauthorized, "unauthorized", "unknown key")
 	}
 	h.register([]route{
 		{"POST /echo", func(h *handler, x *exchange, r *http.Request) error {

@@ -20,13 +20,6 @@ import (
 	"github.com/corebank/corebank/webhooks"
 )
 
-// principal is the authenticated caller: one API key acting for an entity.
-type principal struct {
-	keyID    string
-	entityID string
-	readOnly bool
-}
-
 // handler is the http.Handler New returns.
 type handler struct {
 	mux     *http.ServeMux
@@ -46,11 +39,9 @@ type handler struct {
 	pay     *payments.Service
 	wh      *webhooks.Service
 
-	// auth resolves a bearer secret; scope answers whether target lies in
-	// caller's tree. Both are set from Services.Entities by New.
-	auth    func(ctx context.Context, secret string) (principal, error)
-	inTree  func(ctx context.Context, caller, target string) (bool, error)
-	resolve func(ctx context.Context, caller, requested string) (string, error)
+	// auth authenticates a bearer secret (entities.AuthenticatePrincipal
+	// through New; tests swap it). It decides no scope: services do.
+	auth func(ctx context.Context, secret string) (corebank.Caller, error)
 
 	patterns []string
 }
@@ -65,7 +56,7 @@ type handlerFunc func(h *handler, x *exchange, r *http.Request) error
 type exchange struct {
 	w       http.ResponseWriter
 	h       *handler
-	p       principal
+	c       corebank.Caller
 	body    []byte
 	status  int
 	wrote   bool // the handler wrote a status
@@ -73,10 +64,8 @@ type exchange struct {
 	capture *bytes.Buffer
 }
 
-// caller is the request's caller as the services take it.
-func (x *exchange) caller() corebank.Caller {
-	return corebank.Caller{EntityID: x.p.entityID, KeyID: x.p.keyID, ReadOnly: x.p.readOnly}
-}
+// caller is the request's caller, as the services take it.
+func (x *exchange) caller() corebank.Caller { return x.c }
 
 func (x *exchange) Header() http.Header { return x.w.Header() }
 
@@ -127,15 +116,20 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		exchangePool.Put(x)
 	}()
 
-	p, err := h.authenticate(r)
+	c, err := h.authenticate(r)
 	if err != nil {
 		h.writeError(x, r, err)
 		return
 	}
-	x.p = p
-	if p.readOnly && r.Method != http.MethodGet && r.Method != http.MethodHead {
-		h.writeError(x, r, errForbidden)
-		return
+	x.c = c
+	// Every service refuses a read-only caller's change itself; refusing
+	// every other method here too covers the routes that reach no service
+	// (the sandbox clock and FX switches) with the same error.
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if err := c.CheckWrite(); err != nil {
+			h.writeError(x, r, err)
+			return
+		}
 	}
 	h.mux.ServeHTTP(x, r)
 }
@@ -172,25 +166,25 @@ func (h *handler) fallback(w http.ResponseWriter, r *http.Request) {
 }
 
 // authenticate reads the bearer key.
-func (h *handler) authenticate(r *http.Request) (principal, error) {
+func (h *handler) authenticate(r *http.Request) (corebank.Caller, error) {
 	a := r.Header.Get("Authorization")
 	const prefix = "Bearer "
 	if len(a) <= len(prefix) || !strings.EqualFold(a[:len(prefix)], prefix) {
-		return principal{}, errUnauthorized
+		return corebank.Caller{}, errUnauthorized
 	}
 	secret := strings.TrimSpace(a[len(prefix):])
 	if secret == "" || len(secret) > 512 {
-		return principal{}, errUnauthorized
+		return corebank.Caller{}, errUnauthorized
 	}
-	p, err := h.auth(r.Context(), secret)
+	c, err := h.auth(r.Context(), secret)
 	if err != nil {
 		switch corebank.KindOf(err) {
 		case corebank.KindUnauthorized, corebank.KindNotFound, corebank.KindInvalid, corebank.KindForbidden:
-			return principal{}, errUnauthorized
+			return corebank.Caller{}, errUnauthorized
 		}
-		return principal{}, err
+		return corebank.Caller{}, err
 	}
-	return p, nil
+	return c, nil
 }
 
 // hasBody lists the methods whose body a route may read.
@@ -240,7 +234,7 @@ func (h *handler) idempotent(x *exchange, r *http.Request, key string, fn handle
 		return
 	}
 	ctx := r.Context()
-	k := idemKey(x.p.entityID, key)
+	k := idemKey(x.c.EntityID, key)
 	hash := requestHash(r, x.body)
 	rec, err := h.reserve(ctx, k, hash, h.clock.Now())
 	if err != nil {
@@ -295,46 +289,6 @@ type envelope struct {
 	Status  string `json:"status"`
 	Message string `json:"message"`
 	Data    any    `json:"data"`
-}
-
-// scope returns requested (or the caller's entity when empty) if it lies in
-// the caller's tree, else a not_found error exactly as for a missing entity.
-func (h *handler) scope(ctx context.Context, x *exchange, requested string) (string, error) {
-	return h.resolve(ctx, x.p.entityID, requested)
-}
-
-// scopeOrCaller is scope for a given entityID, and the caller's entity
-// (without a lookup) for "".
-func (h *handler) scopeOrCaller(ctx context.Context, x *exchange, entityID string) (string, error) {
-	if entityID == "" {
-		return x.p.entityID, nil
-	}
-	return h.scope(ctx, x, entityID)
-}
-
-// inScope reports whether owner is scopeTo or lies in its tree. Each caller
-// decides what a false or an error answers, so that a foreign object looks
-// exactly like a missing one of its kind.
-func (h *handler) inScope(ctx context.Context, scopeTo, owner string) (bool, error) {
-	if owner == scopeTo {
-		return true, nil
-	}
-	return h.inTree(ctx, scopeTo, owner)
-}
-
-// owns answers not_found (naming what) unless owner lies in the caller's tree.
-func (h *handler) owns(ctx context.Context, x *exchange, owner, what string) error {
-	in, err := h.inScope(ctx, x.p.entityID, owner)
-	if err != nil {
-		if corebank.KindOf(err) == corebank.KindNotFound {
-			return corebank.NotFound(what)
-		}
-		return err
-	}
-	if !in {
-		return corebank.NotFound(what)
-	}
-	return nil
 }
 
 func notFound(err error) bool { return corebank.KindOf(err) == corebank.KindNotFound }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"github.com/corebank/corebank"
 	"net/http"
 
 	"github.com/corebank/corebank/entities"
@@ -43,15 +44,13 @@ func New(svc Services, opt *Options) http.Handler {
 	h.pay = svc.Payments
 	h.wh = svc.Webhooks
 	ent := svc.Entities
-	h.auth = func(ctx context.Context, secret string) (principal, error) {
+	h.auth = func(ctx context.Context, secret string) (corebank.Caller, error) {
 		k, err := ent.AuthenticatePrincipal(ctx, secret)
 		if err != nil {
-			return principal{}, err
+			return corebank.Caller{}, err
 		}
-		return principal{keyID: k.KeyID, entityID: k.EntityID, readOnly: k.ReadOnly}, nil
+		return corebank.Caller{EntityID: k.EntityID, KeyID: k.KeyID, ReadOnly: k.ReadOnly}, nil
 	}
-	h.inTree = ent.InTree
-	h.resolve = ent.ResolveEntity
 	h.register(routes)
 	return h
 }
