@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -29,6 +28,7 @@ type app struct {
 	funding  *funding.Service
 	payments *payments.Service
 	webhooks *webhooks.Service
+	due      *storage.Due
 	handler  http.Handler
 	logger   *slog.Logger
 }
@@ -62,6 +62,16 @@ func newApp(db storage.Backend, key []byte, clk clock.Clock, mock *clock.Mock, c
 		Clock: clk, IDs: ids, Env: cfg.env, Tree: ents, RootCAs: cfg.webhookCA, Logger: logger,
 	})
 	a := &app{db: db, clock: clk, ledger: led, entities: ents, funding: fund, payments: pay, webhooks: wh, logger: logger}
+	// All due work on one queue, in this order at any instant: money first
+	// (hold timeouts and account details expiry, inflow settlement, quote
+	// expiry, payout progress), then the webhooks, so the events those
+	// changes appended go out in the same run, then idempotency expiry.
+	a.due = storage.NewDue(db, clk, 0)
+	a.due.Add(led.DueJobs()...)
+	a.due.Add(fund.DueJobs()...)
+	a.due.Add(pay.DueJobs()...)
+	a.due.Add(wh.DueJobs()...)
+	a.due.Add(httpapi.DueJobs()...)
 	a.handler = httpapi.New(httpapi.Services{
 		DB:       db,
 		Ledger:   led,
@@ -90,29 +100,14 @@ func cursorKey(secret []byte) []byte {
 	return k
 }
 
-// runJobs runs every job that is due at now. Each job is independent: one
-// failing does not stop the others, and the next tick retries it.
+// runJobs runs every job that is due at now. A failing kind does not stop
+// the others; its items stay queued and the next tick retries them.
 func (a *app) runJobs(ctx context.Context, now time.Time) error {
-	jobs := []struct {
-		name string
-		fn   func(context.Context, time.Time) (int, error)
-	}{
-		{"ledger holds and account details expiry", a.ledger.RunDue},
-		{"inflow settlement", a.funding.RunDue},
-		{"transfers and quotes", a.payments.RunDue},
-		{"webhook retries", a.webhooks.RunDue},
-		{"idempotency purge", func(ctx context.Context, now time.Time) (int, error) {
-			return httpapi.PurgeIdempotency(ctx, a.db, now)
-		}},
+	_, err := a.due.RunDue(ctx, now)
+	if err != nil {
+		a.logger.Error("due work failed", "err", err)
 	}
-	var errs []error
-	for _, j := range jobs {
-		if _, err := j.fn(ctx, now); err != nil {
-			a.logger.Error("job failed", "job", j.name, "err", err)
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return err
 }
 
 // startBackground starts the goroutines that run beside the HTTP server:
