@@ -99,7 +99,7 @@ func (h *handler) getAccount(x *exchange, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a, err := h.led.GetAccount(r.Context(), x.caller(), r.PathValue("id"), entity)
+	a, err := h.led.GetAccount(r.Context(), x.caller(), entity, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (h *handler) patchAccount(x *exchange, r *http.Request) error {
 	if req.DisplayName == nil {
 		return corebank.InvalidField("display_name", "is required")
 	}
-	a, change, err := h.led.RenameAccount(r.Context(), x.caller(), r.PathValue("id"), req.EntityID, *req.DisplayName)
+	a, change, err := h.led.RenameAccount(r.Context(), x.caller(), req.EntityID, r.PathValue("id"), *req.DisplayName)
 	if err != nil {
 		return err
 	}
@@ -174,7 +174,7 @@ func (h *handler) deleteAccount(x *exchange, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	a, err := h.led.DeleteAccount(ctx, x.caller(), r.PathValue("id"), entity)
+	a, err := h.led.DeleteAccount(ctx, x.caller(), entity, r.PathValue("id"))
 	if err != nil {
 		return err
 	}

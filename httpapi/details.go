@@ -88,7 +88,7 @@ func (h *handler) getDetails(x *exchange, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	d, err := h.led.GetAccountDetails(ctx, x.caller(), r.PathValue("id"), entity)
+	d, err := h.led.GetAccountDetails(ctx, x.caller(), entity, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (h *handler) getDetails(x *exchange, r *http.Request) error {
 	} else if !notFound(err) {
 		return err
 	}
-	if a, err := h.led.GetAccount(ctx, x.caller(), d.AccountID, ""); err == nil {
+	if a, err := h.led.GetAccount(ctx, x.caller(), "", d.AccountID); err == nil {
 		v.Account = a
 	} else if !notFound(err) {
 		return err

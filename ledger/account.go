@@ -515,7 +515,7 @@ func (a *Account) owner() string { return a.EntityID }
 // the caller's tree; ErrAccountNotFound for an unknown ID, an account
 // outside the (narrowed) caller's tree, and system accounts (use
 // GetBalance for those).
-func (s *Service) GetAccount(ctx context.Context, caller corebank.Caller, id, entityID string) (*Account, error) {
+func (s *Service) GetAccount(ctx context.Context, caller corebank.Caller, entityID, id string) (*Account, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Account, error) {
 		return s.accountFor(tx, caller, id, entityID)
 	})
@@ -619,7 +619,7 @@ func (s *Service) CountAccounts(ctx context.Context, caller corebank.Caller, f A
 // ErrAccountNotFound (also for an account outside the caller's tree); a
 // validation error on display_name; ErrAccountDeleted for a deleted
 // account.
-func (s *Service) RenameAccount(ctx context.Context, caller corebank.Caller, id, entityID, displayName string) (*Account, *AccountChange, error) {
+func (s *Service) RenameAccount(ctx context.Context, caller corebank.Caller, entityID, id, displayName string) (*Account, *AccountChange, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, nil, err
 	}
@@ -680,7 +680,7 @@ func (s *Service) RenameAccountTx(tx storage.Tx, now time.Time, id, displayName 
 // ErrAccountNotFound (also for an account outside the caller's tree);
 // ErrAccountNotEmpty when its settled balance is not zero or holds are
 // pending on it.
-func (s *Service) DeleteAccount(ctx context.Context, caller corebank.Caller, id, entityID string) (*Account, error) {
+func (s *Service) DeleteAccount(ctx context.Context, caller corebank.Caller, entityID, id string) (*Account, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}

@@ -131,7 +131,7 @@ func TestGetAccount(t *testing.T) {
 	e := newEnv(t)
 	a := e.MustAccount(t, "e1", "EUR")
 	t.Run("OK", func(t *testing.T) {
-		got, err := e.s.GetAccount(ctx, sys, a.ID, "")
+		got, err := e.s.GetAccount(ctx, sys, "", a.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func TestGetAccount(t *testing.T) {
 	})
 	t.Run("ErrAccountNotFound", func(t *testing.T) {
 		for _, id := range []string{"nope", "", "a/b", e.s.SystemAccount("USD", "fees")} {
-			_, err := e.s.GetAccount(ctx, sys, id, "")
+			_, err := e.s.GetAccount(ctx, sys, "", id)
 			if !errors.Is(err, ledger.ErrAccountNotFound) || corebank.KindOf(err) != corebank.KindNotFound {
 				t.Errorf("GetAccount(%q) err = %v", id, err)
 			}
@@ -236,7 +236,7 @@ func TestRenameAccount(t *testing.T) {
 	a := e.MustAccount(t, "e1", "USD")
 	t.Run("OK", func(t *testing.T) {
 		e.clock.Add(time.Second)
-		got, ch, err := e.s.RenameAccount(ctx, sys, a.ID, "", "Renamed")
+		got, ch, err := e.s.RenameAccount(ctx, sys, "", a.ID, "Renamed")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,13 +252,13 @@ func TestRenameAccount(t *testing.T) {
 		}
 	})
 	t.Run("ErrValidation", func(t *testing.T) {
-		_, _, err := e.s.RenameAccount(ctx, sys, a.ID, "", "")
+		_, _, err := e.s.RenameAccount(ctx, sys, "", a.ID, "")
 		if code(err) != corebank.CodeValidation || fields(err)["display_name"] == "" {
 			t.Errorf("err = %v", err)
 		}
 	})
 	t.Run("ErrAccountNotFound", func(t *testing.T) {
-		if _, _, err := e.s.RenameAccount(ctx, sys, "nope", "", "x"); !errors.Is(err, ledger.ErrAccountNotFound) {
+		if _, _, err := e.s.RenameAccount(ctx, sys, "", "nope", "x"); !errors.Is(err, ledger.ErrAccountNotFound) {
 			t.Errorf("err = %v", err)
 		}
 	})
@@ -270,7 +270,7 @@ func TestDeleteAccount(t *testing.T) {
 	b := e.MustAccount(t, "e1", "USD")
 	t.Run("ErrAccountNotEmptyBalance", func(t *testing.T) {
 		e.MustFund(t, a.ID, "USD", 100)
-		if _, err := e.s.DeleteAccount(ctx, sys, a.ID, ""); !errors.Is(err, ledger.ErrAccountNotEmpty) || corebank.KindOf(err) != corebank.KindRejected {
+		if _, err := e.s.DeleteAccount(ctx, sys, "", a.ID); !errors.Is(err, ledger.ErrAccountNotEmpty) || corebank.KindOf(err) != corebank.KindRejected {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -279,7 +279,7 @@ func TestDeleteAccount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.s.DeleteAccount(ctx, sys, b.ID, ""); !errors.Is(err, ledger.ErrAccountNotEmpty) {
+		if _, err := e.s.DeleteAccount(ctx, sys, "", b.ID); !errors.Is(err, ledger.ErrAccountNotEmpty) {
 			t.Fatalf("err = %v", err)
 		}
 		if _, err := e.s.VoidHold(ctx, h.ID); err != nil {
@@ -288,14 +288,14 @@ func TestDeleteAccount(t *testing.T) {
 	})
 	t.Run("OK", func(t *testing.T) {
 		e.clock.Add(5 * time.Second)
-		got, err := e.s.DeleteAccount(ctx, sys, b.ID, "")
+		got, err := e.s.DeleteAccount(ctx, sys, "", b.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.Deleted != e.clock.Now().UnixMilli() {
 			t.Errorf("deleted = %d", got.Deleted)
 		}
-		again, err := e.s.GetAccount(ctx, sys, b.ID, "")
+		again, err := e.s.GetAccount(ctx, sys, "", b.ID)
 		if err != nil || again.Deleted != got.Deleted {
 			t.Errorf("GetAccount after delete = %+v, %v", again, err)
 		}
@@ -303,7 +303,7 @@ func TestDeleteAccount(t *testing.T) {
 		if diff := cmp.Diff([]string{a.ID}, ids(p)); diff != "" || p.Total != 1 {
 			t.Errorf("list after delete (-want +got):\n%s total %d", diff, p.Total)
 		}
-		if _, err := e.s.DeleteAccount(ctx, sys, b.ID, ""); err != nil {
+		if _, err := e.s.DeleteAccount(ctx, sys, "", b.ID); err != nil {
 			t.Errorf("second delete: %v", err)
 		}
 		evs, _ := e.s.Events(ctx, 0, 100)
@@ -318,7 +318,7 @@ func TestDeleteAccount(t *testing.T) {
 		if !errors.Is(err, ledger.ErrAccountDeleted) || !strings.Contains(err.Error(), b.ID) || len(fields(err)) != 0 {
 			t.Errorf("hold to deleted: %v", err)
 		}
-		if _, _, err := e.s.RenameAccount(ctx, sys, b.ID, "", "x"); !errors.Is(err, ledger.ErrAccountDeleted) {
+		if _, _, err := e.s.RenameAccount(ctx, sys, "", b.ID, "x"); !errors.Is(err, ledger.ErrAccountDeleted) {
 			t.Errorf("rename deleted: %v", err)
 		}
 	})

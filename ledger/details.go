@@ -474,7 +474,7 @@ func (d *AccountDetails) owner() string { return d.EntityID }
 // Errors: corebank.ErrEntityNotFound for an unknown or foreign entityID;
 // ErrAccountDetailsNotFound for an unknown ID or details outside the
 // caller's tree.
-func (s *Service) GetAccountDetails(ctx context.Context, caller corebank.Caller, id, entityID string) (*AccountDetails, error) {
+func (s *Service) GetAccountDetails(ctx context.Context, caller corebank.Caller, entityID, id string) (*AccountDetails, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*AccountDetails, error) {
 		r, err := s.detailsFor(tx, caller, id, entityID)
 		if err != nil {
@@ -601,7 +601,7 @@ func (r *detailsRecord) usable(ms int64) error {
 // Errors: corebank.ErrForbidden for a read-only caller;
 // corebank.ErrEntityNotFound for an unknown or foreign entityID;
 // ErrAccountDetailsNotFound (also for details outside the caller's tree).
-func (s *Service) DeleteAccountDetails(ctx context.Context, caller corebank.Caller, id, entityID string) (*AccountDetails, error) {
+func (s *Service) DeleteAccountDetails(ctx context.Context, caller corebank.Caller, entityID, id string) (*AccountDetails, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}

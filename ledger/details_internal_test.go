@@ -39,7 +39,7 @@ func TestPendingFiatDetails(t *testing.T) {
 	if err := db.Update(ctx, func(tx storage.Tx) error { return insertDetailsTx(tx, r) }); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.GetAccountDetails(ctx, corebank.System(), "det1", "")
+	got, err := s.GetAccountDetails(ctx, corebank.System(), "", "det1")
 	if err != nil {
 		t.Fatal(err)
 	}

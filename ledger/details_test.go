@@ -145,7 +145,7 @@ func TestCreateAccountDetails(t *testing.T) {
 				if got.ID == "" || got.AccountNumber == "" || got.Issuer.Code == "" {
 					t.Errorf("missing identifiers: %+v", got)
 				}
-				stored, err := e.s.GetAccountDetails(ctx, sys, got.ID, "")
+				stored, err := e.s.GetAccountDetails(ctx, sys, "", got.ID)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -291,7 +291,7 @@ func TestCreateAccountDetails(t *testing.T) {
 	t.Run("ErrAccountDeleted", func(t *testing.T) {
 		e := newDetailsEnv(t)
 		a := e.MustAccount(t, "ent1", "USD")
-		if _, err := e.s.DeleteAccount(ctx, sys, a.ID, ""); err != nil {
+		if _, err := e.s.DeleteAccount(ctx, sys, "", a.ID); err != nil {
 			t.Fatal(err)
 		}
 		_, err := e.s.CreateAccountDetails(ctx, sys, ledger.NewAccountDetails{AccountID: a.ID})
@@ -338,7 +338,7 @@ func TestActivateAccountDetails(t *testing.T) {
 	t.Run("ErrAccountDetailsInactive", func(t *testing.T) {
 		e := newDetailsEnv(t)
 		d := e.details(t, ledger.NewAccountDetails{AccountID: e.MustAccount(t, "ent1", "USC").ID, Chain: "eth"})
-		if _, err := e.s.DeleteAccountDetails(ctx, sys, d.ID, ""); err != nil {
+		if _, err := e.s.DeleteAccountDetails(ctx, sys, "", d.ID); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.s.ActivateAccountDetails(ctx, sys, d.ID); !errors.Is(err, ledger.ErrAccountDetailsInactive) {
@@ -451,7 +451,7 @@ func TestDeleteAccountDetails(t *testing.T) {
 		d := e.details(t, ledger.NewAccountDetails{AccountID: a.ID, TerminateAfter: intp(1)})
 		keep := e.details(t, ledger.NewAccountDetails{AccountID: a.ID})
 		e.clock.Add(time.Second)
-		got, err := e.s.DeleteAccountDetails(ctx, sys, d.ID, "")
+		got, err := e.s.DeleteAccountDetails(ctx, sys, "", d.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -463,11 +463,11 @@ func TestDeleteAccountDetails(t *testing.T) {
 		if diff := cmp.Diff(&want, got); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
-		again, err := e.s.DeleteAccountDetails(ctx, sys, d.ID, "")
+		again, err := e.s.DeleteAccountDetails(ctx, sys, "", d.ID)
 		if err != nil || again.Deleted != ms {
 			t.Errorf("second delete = %+v, %v", again, err)
 		}
-		stored, err := e.s.GetAccountDetails(ctx, sys, d.ID, "")
+		stored, err := e.s.GetAccountDetails(ctx, sys, "", d.ID)
 		if err != nil || stored.Deleted != ms {
 			t.Errorf("GetAccountDetails after delete = %+v, %v", stored, err)
 		}
@@ -489,7 +489,7 @@ func TestDeleteAccountDetails(t *testing.T) {
 	})
 	t.Run("ErrAccountDetailsNotFound", func(t *testing.T) {
 		e := newDetailsEnv(t)
-		if _, err := e.s.DeleteAccountDetails(ctx, sys, "nope", ""); !errors.Is(err, ledger.ErrAccountDetailsNotFound) || errCode(err) != "not_found" {
+		if _, err := e.s.DeleteAccountDetails(ctx, sys, "", "nope"); !errors.Is(err, ledger.ErrAccountDetailsNotFound) || errCode(err) != "not_found" {
 			t.Errorf("err = %v", err)
 		}
 	})
@@ -514,12 +514,12 @@ func TestDeleteAccountDetails(t *testing.T) {
 			t.Fatalf("DeleteAccountDetailsForAccountTx = %d, %v; want 2", n, err)
 		}
 		for _, id := range []string{d1.ID, d2.ID} {
-			d, err := e.s.GetAccountDetails(ctx, sys, id, "")
+			d, err := e.s.GetAccountDetails(ctx, sys, "", id)
 			if err != nil || d.Deleted == 0 || d.StatusReason != "account_deleted" {
 				t.Errorf("details %s after account deletion = %+v, %v", id, d, err)
 			}
 		}
-		if d, _ := e.s.GetAccountDetails(ctx, sys, o.ID, ""); d.Deleted != 0 {
+		if d, _ := e.s.GetAccountDetails(ctx, sys, "", o.ID); d.Deleted != 0 {
 			t.Errorf("details of another account deleted")
 		}
 		if got := len(e.eventsOf(t, ledger.EventAccountDetailsDeleted)); got != 2 {
@@ -555,7 +555,7 @@ func TestRunDueExpiresAccountDetails(t *testing.T) {
 	if n, err := e.s.RunDue(ctx, e.clock.Now()); err != nil || n != 1 {
 		t.Fatalf("at expiry: RunDue = %d, %v; want 1", n, err)
 	}
-	got, err := e.s.GetAccountDetails(ctx, sys, short.ID, "")
+	got, err := e.s.GetAccountDetails(ctx, sys, "", short.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -748,7 +748,7 @@ func TestAccountDetailsLifecycle(t *testing.T) {
 				t.Fatalf("RunDue = %d, %v", n, err)
 			}
 			check("expire", 2, map[string]int{ledger.EventAccountDetailsUpdated: 3})
-			if _, err := e.s.DeleteAccountDetails(ctx, sys, d2.ID, ""); err != nil {
+			if _, err := e.s.DeleteAccountDetails(ctx, sys, "", d2.ID); err != nil {
 				t.Fatal(err)
 			}
 			check("delete", 1, map[string]int{ledger.EventAccountDetailsDeleted: 1})

@@ -28,20 +28,20 @@ func Example() {
 
 	// 100.00 arrives and settles 60 s later.
 	s.Hold(ctx, ledger.HoldRequest{DebitAccountID: bank, CreditAccountID: acct.ID, Amount: 10000, Timeout: time.Minute, OnTimeout: ledger.TimeoutPost})
-	a, _ := s.GetAccount(ctx, sys, acct.ID, "")
+	a, _ := s.GetAccount(ctx, sys, "", acct.ID)
 	fmt.Printf("pending inflow: available %d, current %d\n", a.Balance.Available, a.Balance.Current)
 
 	clk.Add(time.Minute)
 	n, _ := s.RunDue(ctx, clk.Now())
-	a, _ = s.GetAccount(ctx, sys, acct.ID, "")
+	a, _ = s.GetAccount(ctx, sys, "", acct.ID)
 	fmt.Printf("settled %d: available %d, current %d\n", n, a.Balance.Available, a.Balance.Current)
 
 	// A 30.00 card authorization captured at 25.00.
 	h, _ := s.Hold(ctx, ledger.HoldRequest{DebitAccountID: acct.ID, CreditAccountID: card, Amount: 3000})
-	a, _ = s.GetAccount(ctx, sys, acct.ID, "")
+	a, _ = s.GetAccount(ctx, sys, "", acct.ID)
 	fmt.Printf("authorized: available %d, current %d\n", a.Balance.Available, a.Balance.Current)
 	s.PostHold(ctx, h.ID, 2500)
-	a, _ = s.GetAccount(ctx, sys, acct.ID, "")
+	a, _ = s.GetAccount(ctx, sys, "", acct.ID)
 	fmt.Printf("captured: available %d, current %d\n", a.Balance.Available, a.Balance.Current)
 
 	// Too much: nothing is written.

@@ -67,10 +67,10 @@ func TestScope(t *testing.T) {
 	e := newScopeEnv(t)
 	a := corebank.As("a")
 	t.Run("OKDownTheTree", func(t *testing.T) {
-		if _, err := e.s.GetAccount(ctx, a, e.acctA1.ID, ""); err != nil {
+		if _, err := e.s.GetAccount(ctx, a, "", e.acctA1.ID); err != nil {
 			t.Errorf("GetAccount(child's) = %v", err)
 		}
-		if _, err := e.s.GetAccount(ctx, a, e.acctA1.ID, "a1"); err != nil {
+		if _, err := e.s.GetAccount(ctx, a, "a1", e.acctA1.ID); err != nil {
 			t.Errorf("GetAccount(child's, entity a1) = %v", err)
 		}
 		if _, err := e.s.CreateAccount(ctx, a, ledger.NewAccount{EntityID: "a1", Type: "checking", Currency: "EUR", DisplayName: "x"}); err != nil {
@@ -83,7 +83,7 @@ func TestScope(t *testing.T) {
 		if n, err := e.s.CountAccounts(ctx, a, ledger.AccountFilter{EntityID: "a1"}); n != 2 || err != nil {
 			t.Errorf("CountAccounts(a1) = %d, %v", n, err)
 		}
-		if _, err := e.s.GetAccountDetails(ctx, a, e.detA.ID, ""); err != nil {
+		if _, err := e.s.GetAccountDetails(ctx, a, "", e.detA.ID); err != nil {
 			t.Errorf("GetAccountDetails(own) = %v", err)
 		}
 	})
@@ -100,11 +100,11 @@ func TestScope(t *testing.T) {
 			{"Narrowed", a, e.acctA.ID, "a1"},
 			{"Zero", corebank.Caller{}, e.acctA.ID, ""},
 		} {
-			_, missing := e.s.GetAccount(ctx, c.caller, missingID, c.with)
+			_, missing := e.s.GetAccount(ctx, c.caller, c.with, missingID)
 			checks := map[string]error{}
-			_, checks["GetAccount"] = e.s.GetAccount(ctx, c.caller, c.id, c.with)
-			_, _, checks["RenameAccount"] = e.s.RenameAccount(ctx, c.caller, c.id, c.with, "x")
-			_, checks["DeleteAccount"] = e.s.DeleteAccount(ctx, c.caller, c.id, c.with)
+			_, checks["GetAccount"] = e.s.GetAccount(ctx, c.caller, c.with, c.id)
+			_, _, checks["RenameAccount"] = e.s.RenameAccount(ctx, c.caller, c.with, c.id, "x")
+			_, checks["DeleteAccount"] = e.s.DeleteAccount(ctx, c.caller, c.with, c.id)
 			_, checks["Statement"] = e.s.Statement(ctx, c.caller, c.id, ledger.StatementQuery{Year: 2026, Month: 11, EntityID: c.with})
 			_, checks["CreateAccountDetails"] = e.s.CreateAccountDetails(ctx, c.caller, ledger.NewAccountDetails{AccountID: c.id, EntityID: c.with})
 			_, checks["ListAccountDetails"] = e.s.ListAccountDetails(ctx, c.caller, ledger.AccountDetailsFilter{AccountID: c.id, EntityID: c.with}, corebank.ListOptions{})
@@ -114,19 +114,19 @@ func TestScope(t *testing.T) {
 				}
 			}
 		}
-		a, _ := e.s.GetAccount(ctx, sys, e.acctB.ID, "")
+		a, _ := e.s.GetAccount(ctx, sys, "", e.acctB.ID)
 		if _, err := e.s.AccountByServiceBAN(ctx, corebank.As("a"), a.ServiceBAN); !errors.Is(err, ledger.ErrAccountNotFound) {
 			t.Errorf("AccountByServiceBAN(foreign) = %v", err)
 		}
 	})
 	t.Run("ErrAccountDetailsNotFound", func(t *testing.T) {
-		_, missing := e.s.GetAccountDetails(ctx, a, missingID, "")
+		_, missing := e.s.GetAccountDetails(ctx, a, "", missingID)
 		checks := map[string]error{}
-		_, checks["GetAccountDetails"] = e.s.GetAccountDetails(ctx, a, e.detB.ID, "")
+		_, checks["GetAccountDetails"] = e.s.GetAccountDetails(ctx, a, "", e.detB.ID)
 		_, checks["GetAccountDetailsStats"] = e.s.GetAccountDetailsStats(ctx, a, e.detB.ID)
 		_, checks["ActivateAccountDetails"] = e.s.ActivateAccountDetails(ctx, a, e.detB.ID)
-		_, checks["DeleteAccountDetails"] = e.s.DeleteAccountDetails(ctx, a, e.detB.ID, "")
-		_, checks["Narrowed"] = e.s.GetAccountDetails(ctx, a, e.detA.ID, "a1")
+		_, checks["DeleteAccountDetails"] = e.s.DeleteAccountDetails(ctx, a, "", e.detB.ID)
+		_, checks["Narrowed"] = e.s.GetAccountDetails(ctx, a, "a1", e.detA.ID)
 		for name, err := range checks {
 			if !sameAs(err, missing, e.detA.ID, e.detB.ID, missingID) {
 				t.Errorf("%s = %v; want %v", name, err, missing)
@@ -142,16 +142,16 @@ func TestScope(t *testing.T) {
 		for _, with := range []string{"b", "root", "nobody"} {
 			checks := map[string]error{}
 			for _, id := range []string{e.acctA.ID, e.acctB.ID, missingID} {
-				_, checks["GetAccount "+id] = e.s.GetAccount(ctx, a, id, with)
-				_, _, checks["RenameAccount "+id] = e.s.RenameAccount(ctx, a, id, with, "x")
-				_, checks["DeleteAccount "+id] = e.s.DeleteAccount(ctx, a, id, with)
+				_, checks["GetAccount "+id] = e.s.GetAccount(ctx, a, with, id)
+				_, _, checks["RenameAccount "+id] = e.s.RenameAccount(ctx, a, with, id, "x")
+				_, checks["DeleteAccount "+id] = e.s.DeleteAccount(ctx, a, with, id)
 				_, checks["Statement "+id] = e.s.Statement(ctx, a, id, ledger.StatementQuery{Year: 2026, Month: 11, EntityID: with})
 				_, checks["CreateAccountDetails "+id] = e.s.CreateAccountDetails(ctx, a, ledger.NewAccountDetails{AccountID: id, EntityID: with})
 				_, checks["ListAccountDetails "+id] = e.s.ListAccountDetails(ctx, a, ledger.AccountDetailsFilter{AccountID: id, EntityID: with}, corebank.ListOptions{})
 			}
 			for _, id := range []string{e.detA.ID, e.detB.ID, missingID} {
-				_, checks["GetAccountDetails "+id] = e.s.GetAccountDetails(ctx, a, id, with)
-				_, checks["DeleteAccountDetails "+id] = e.s.DeleteAccountDetails(ctx, a, id, with)
+				_, checks["GetAccountDetails "+id] = e.s.GetAccountDetails(ctx, a, with, id)
+				_, checks["DeleteAccountDetails "+id] = e.s.DeleteAccountDetails(ctx, a, with, id)
 			}
 			_, checks["ListAccounts"] = e.s.ListAccounts(ctx, a, ledger.AccountFilter{EntityID: with}, corebank.ListOptions{})
 			_, checks["CountAccounts"] = e.s.CountAccounts(ctx, a, ledger.AccountFilter{EntityID: with})
@@ -168,17 +168,17 @@ func TestScope(t *testing.T) {
 		ro := corebank.Caller{EntityID: "a", ReadOnly: true}
 		checks := map[string]error{}
 		_, checks["CreateAccount"] = e.s.CreateAccount(ctx, ro, ledger.NewAccount{Type: "checking", Currency: "USD", DisplayName: "x"})
-		_, _, checks["RenameAccount"] = e.s.RenameAccount(ctx, ro, e.acctA.ID, "", "x")
-		_, checks["DeleteAccount"] = e.s.DeleteAccount(ctx, ro, e.acctA.ID, "")
+		_, _, checks["RenameAccount"] = e.s.RenameAccount(ctx, ro, "", e.acctA.ID, "x")
+		_, checks["DeleteAccount"] = e.s.DeleteAccount(ctx, ro, "", e.acctA.ID)
 		_, checks["CreateAccountDetails"] = e.s.CreateAccountDetails(ctx, ro, ledger.NewAccountDetails{AccountID: e.acctA.ID})
 		_, checks["ActivateAccountDetails"] = e.s.ActivateAccountDetails(ctx, ro, e.detA.ID)
-		_, checks["DeleteAccountDetails"] = e.s.DeleteAccountDetails(ctx, ro, e.detA.ID, "")
+		_, checks["DeleteAccountDetails"] = e.s.DeleteAccountDetails(ctx, ro, "", e.detA.ID)
 		for name, err := range checks {
 			if !errors.Is(err, corebank.ErrForbidden) {
 				t.Errorf("%s = %v; want corebank.ErrForbidden", name, err)
 			}
 		}
-		if _, err := e.s.GetAccount(ctx, ro, e.acctA.ID, ""); err != nil {
+		if _, err := e.s.GetAccount(ctx, ro, "", e.acctA.ID); err != nil {
 			t.Errorf("read-only GetAccount = %v", err)
 		}
 	})

@@ -282,7 +282,7 @@ func TestScopeDeletedAccount(t *testing.T) {
 	if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, payments.OutcomeSuccessful, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.led.DeleteAccount(ctx, corebank.System(), a.ID, ""); err != nil {
+	if _, err := e.led.DeleteAccount(ctx, corebank.System(), "", a.ID); err != nil {
 		t.Fatal(err)
 	}
 	page, err := e.svc.ListTransfers(ctx, corebank.As("root"), payments.TransferFilter{AccountID: a.ID}, corebank.ListOptions{})

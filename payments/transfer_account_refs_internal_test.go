@@ -59,7 +59,7 @@ func TestAccountRefsEqualPlainRead(t *testing.T) {
 	compare("cold")
 	compare("warm")
 	// Deleting an account that was seen must not be hidden by the refs.
-	if _, err := led.DeleteAccount(ctx, corebank.System(), deleted.ID, ""); err != nil {
+	if _, err := led.DeleteAccount(ctx, corebank.System(), "", deleted.ID); err != nil {
 		t.Fatal(err)
 	}
 	compare("after a deletion")

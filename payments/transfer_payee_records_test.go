@@ -132,7 +132,7 @@ func TestAccountSeenBefore(t *testing.T) {
 					t.Fatalf("empty account: %v", err)
 				}
 			}
-			if _, err := e.led.DeleteAccount(ctx, corebank.System(), empty.ID, ""); err != nil {
+			if _, err := e.led.DeleteAccount(ctx, corebank.System(), "", empty.ID); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(empty, d, 10, "deleted")); !errors.Is(err, payments.ErrAccountNotFound) {
