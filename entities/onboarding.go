@@ -48,7 +48,7 @@ func (v *validator) checkAddress(path string, a *AddressInput) {
 	v.text(join(path, "state"), a.State, true, 1, 100)
 	v.text(join(path, "postal_code"), a.PostalCode, true, 1, 20)
 	v.country(join(path, "country_code"), a.CountryCode, true)
-	v.stringMeta(join(path, "meta"), a.Meta)
+	corebank.CheckMeta(v.p, join(path, "meta"), a.Meta, addressMeta)
 }
 
 func (v *validator) checkIdentification(path string, in *IdentificationInput, nationality string) {

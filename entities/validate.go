@@ -226,21 +226,8 @@ func (v *validator) meta(path string, m map[string]any) {
 	}
 }
 
-// stringMeta checks address meta: at most 20 keys of 1-64 characters with
-// values of at most 255.
-func (v *validator) stringMeta(path string, m map[string]string) {
-	if len(m) > 20 {
-		v.add(path, "must have at most 20 keys")
-		return
-	}
-	for k, val := range m {
-		if k == "" || utf8.RuneCountInString(k) > 64 {
-			v.add(join(path, k), "keys must be 1-64 characters")
-		} else if utf8.RuneCountInString(val) > 255 {
-			v.add(join(path, k), "must be at most 255 characters")
-		}
-	}
-}
+// addressMeta bounds an address's meta.
+var addressMeta = corebank.MetaLimits{Keys: 20, KeyLen: 64, ValueLen: 255}
 
 // identityNumber checks a BVN, NIN (11 digits, Nigerian nationals) or SSN
 // (9 digits, US nationals) against the person's nationality.

@@ -138,7 +138,7 @@ func validateNewAccount(n *NewAccount) error {
 		p.Add("currency", "is not supported")
 	}
 	checkDisplayName(p, n.DisplayName)
-	checkMeta(p, "meta", n.Meta)
+	corebank.CheckMeta(p, "meta", n.Meta, ledgerMeta)
 	return p.Err()
 }
 
@@ -153,19 +153,8 @@ func checkDisplayName(p corebank.Problems, name string) {
 	}
 }
 
-func checkMeta(p corebank.Problems, field string, m map[string]string) {
-	if len(m) > 50 {
-		p.Add(field, "must have at most 50 keys")
-		return
-	}
-	for k, v := range m {
-		if k == "" || len(k) > 40 {
-			p.Add(field, "keys must be 1-40 bytes")
-		} else if len(v) > 500 {
-			p.Add(field+"."+k, "must be at most 500 bytes")
-		}
-	}
-}
+// ledgerMeta bounds the meta of accounts and account details.
+var ledgerMeta = corebank.MetaLimits{Keys: 50, KeyLen: 40, ValueLen: 500}
 
 // Index filters: each account has one key per subset of
 // {entity, currency, type}, so any filter combination is a prefix scan.

@@ -186,7 +186,7 @@ func validateNewAccountDetails(p corebank.Problems, n *NewAccountDetails) {
 	if !utf8.ValidString(n.AccountHolderName) || utf8.RuneCountInString(n.AccountHolderName) > 255 {
 		p.Add("account_holder_name", "must be at most 255 characters of UTF-8")
 	}
-	checkMeta(p, "meta", n.Meta)
+	corebank.CheckMeta(p, "meta", n.Meta, ledgerMeta)
 }
 
 // CreateAccountDetails issues account details for an account through the

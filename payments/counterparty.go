@@ -310,20 +310,8 @@ func checkAddress(p corebank.Problems, field string, a *Address) {
 	checkCountry(p, field+".country", a.Country)
 }
 
-func checkMeta(p corebank.Problems, field string, m map[string]string) {
-	if len(m) > 50 {
-		p.Add(field, "may hold at most 50 keys")
-		return
-	}
-	for k, v := range m {
-		if k == "" || len(k) > 40 {
-			p.Add(field, "keys must be 1-40 characters")
-		}
-		if len(v) > 500 {
-			p.Add(field+"."+k, "must be at most 500 characters")
-		}
-	}
-}
+// objectMeta bounds the meta of counterparties, payment details and transfers.
+var objectMeta = corebank.MetaLimits{Keys: 50, KeyLen: 40, ValueLen: 500}
 
 // validate returns every problem with c, named by JSON path.
 func (c *Counterparty) validate() error {
@@ -410,7 +398,7 @@ func (c *Counterparty) validate() error {
 		checkCountry(p, "profile.phone.country", ph.Country)
 	}
 	checkLen(p, "nickname", c.Nickname, 0, 100)
-	checkMeta(p, "meta", c.Meta)
+	corebank.CheckMeta(p, "meta", c.Meta, objectMeta)
 	return p.Err()
 }
 

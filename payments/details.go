@@ -418,7 +418,7 @@ func (s *Service) validateDetail(tx storage.Tx, d *PaymentDetail) error {
 	if d.CounterpartyID == "" {
 		p.Add("counterparty_id", "is required")
 	}
-	checkMeta(p, "meta", d.Meta)
+	corebank.CheckMeta(p, "meta", d.Meta, objectMeta)
 	if !d.resolveScheme(p) {
 		return p.Err()
 	}

@@ -246,7 +246,7 @@ func (in *NewTransfer) validate() error {
 			p.Add("currency", "is not a supported currency")
 		}
 	}
-	checkMeta(p, "meta", in.Meta)
+	corebank.CheckMeta(p, "meta", in.Meta, objectMeta)
 	return p.Err()
 }
 
