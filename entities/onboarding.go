@@ -341,11 +341,7 @@ func (s *Service) CreateIndividual(ctx context.Context, caller corebank.Caller, 
 			Description: st.Description, Website: st.Website, CategoryCode: st.CategoryCode,
 			SubCategoryCode: st.SubCategoryCode, LivenessReportURL: st.LivenessReportURL, Created: b.ms, Updated: b.ms}
 	}
-	out, err := storage.Update(ctx, s.db, func(tx storage.Tx) (*Composite, error) {
-		parent, err := s.parentOf(tx, caller, in.ParentEntity)
-		if err != nil {
-			return nil, err
-		}
+	return s.createEntity(ctx, caller, now, in.ParentEntity, prof, func(parent *entityRecord) *entityRecord {
 		rec := newEntityRecord(parent, id, TypeIndividual, in.Name, in.ParentRelationship, b.ms)
 		rec.PersonID = person.ID
 		if prof.Business != nil {
@@ -354,16 +350,8 @@ func (s *Service) CreateIndividual(ctx context.Context, caller corebank.Caller, 
 		if in.Meta != nil {
 			rec.Meta = in.Meta
 		}
-		if err := s.insertEntity(tx, now, rec, prof); err != nil {
-			return nil, err
-		}
-		return composite(rec, prof), nil
+		return rec
 	})
-	if err != nil {
-		return nil, err
-	}
-	s.log.Info("entity created", "entity_id", id, "type", TypeIndividual, "parent_entity", out.Entity.ParentEntity)
-	return out, nil
 }
 
 // CreateBusiness creates a business entity (status incomplete, risk
@@ -410,13 +398,24 @@ func (s *Service) CreateBusiness(ctx context.Context, caller corebank.Caller, in
 		BusinessMeta:     &BusinessMeta{ID: b.id(), BusinessID: bus.ID, Meta: meta, Created: b.ms, Updated: b.ms},
 		Officers:         b.officers(bus.ID, in.BusinessOfficers),
 	}
+	return s.createEntity(ctx, caller, now, in.ParentEntity, prof, func(parent *entityRecord) *entityRecord {
+		rec := newEntityRecord(parent, id, TypeBusiness, in.Name, in.ParentRelationship, b.ms)
+		rec.BusinessID = bus.ID
+		return rec
+	})
+}
+
+// createEntity stores the entity newRec builds under the parent that
+// parentEntity names (the caller's entity when ""), with its profile, in
+// one transaction, and logs it. newRec runs inside the transaction and must
+// build a fresh record on every run.
+func (s *Service) createEntity(ctx context.Context, caller corebank.Caller, now time.Time, parentEntity string, prof *profileRecord, newRec func(parent *entityRecord) *entityRecord) (*Composite, error) {
 	out, err := storage.Update(ctx, s.db, func(tx storage.Tx) (*Composite, error) {
-		parent, err := s.parentOf(tx, caller, in.ParentEntity)
+		parent, err := s.parentOf(tx, caller, parentEntity)
 		if err != nil {
 			return nil, err
 		}
-		rec := newEntityRecord(parent, id, TypeBusiness, in.Name, in.ParentRelationship, b.ms)
-		rec.BusinessID = bus.ID
+		rec := newRec(parent)
 		if err := s.insertEntity(tx, now, rec, prof); err != nil {
 			return nil, err
 		}
@@ -425,7 +424,8 @@ func (s *Service) CreateBusiness(ctx context.Context, caller corebank.Caller, in
 	if err != nil {
 		return nil, err
 	}
-	s.log.Info("entity created", "entity_id", id, "type", TypeBusiness, "parent_entity", out.Entity.ParentEntity)
+	e := out.Entity
+	s.log.Info("entity created", "entity_id", e.ID, "type", e.Type, "parent_entity", e.ParentEntity)
 	return out, nil
 }
 
