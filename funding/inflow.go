@@ -169,7 +169,7 @@ func (s *Service) ReceiveTx(tx storage.Tx, now time.Time, in NewInflow) (*Inflow
 	}
 	acct, err := s.led.GetAccountTx(tx, in.AccountID)
 	if errors.Is(err, ledger.ErrAccountNotFound) {
-		return nil, corebank.NotFound("account").With("account_id: account not found")
+		return nil, ledger.ErrAccountNotFound.With("account_id: account not found")
 	}
 	if err != nil {
 		return nil, err

@@ -50,23 +50,6 @@ const (
 // MaxTerminateAfter is the largest terminate_after, in days (100 years).
 const MaxTerminateAfter = 36500
 
-// Errors about account details.
-var (
-	// ErrAccountDetailsNotFound is returned for an unknown account details
-	// ID, and for details outside the caller's tree.
-	ErrAccountDetailsNotFound = corebank.NotFound("account details")
-	// ErrAccountDetailsInactive is returned when details that are deleted or
-	// expired are activated or asked to accept funds.
-	ErrAccountDetailsInactive = corebank.E(corebank.KindRejected, "account_details_inactive", "the account details are deleted or expired")
-	// ErrAccountNumberTaken is returned by CreateAccountDetails when the
-	// provider issues an account number or IBAN that other details already
-	// hold; retrying asks the provider for another.
-	ErrAccountNumberTaken = corebank.E(corebank.KindConflict, corebank.CodeConflict, "the provider issued an account number that is already in use")
-	// ErrAccountDetailsPending is returned by AcceptsInflowsTx for details
-	// whose provisioning has not completed.
-	ErrAccountDetailsPending = corebank.E(corebank.KindRejected, "account_details_pending", "the account details are not active yet")
-)
-
 // AccountSummary is the short form of an account inside other objects.
 type AccountSummary struct {
 	ID          string `json:"id"`

@@ -1,6 +1,9 @@
 package payments
 
-import "github.com/corebank/corebank"
+import (
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/ledger"
+)
 
 // Errors returned by the payments service. Compare with errors.Is; the
 // returned copies may carry a more specific message, fields or data. Each
@@ -26,8 +29,8 @@ var (
 	ErrTransferNotFound = corebank.NotFound("transfer")
 	// ErrAccountNotFound is returned when a request names an account that
 	// does not exist, is deleted, or that the caller may not act on. It is
-	// the ledger's resource "account", so errors.Is matches either package's.
-	ErrAccountNotFound = corebank.NotFound("account")
+	// ledger.ErrAccountNotFound itself: one resource, one sentinel.
+	ErrAccountNotFound = ledger.ErrAccountNotFound
 
 	// ErrDuplicateReference is returned by CreateTransfer when the account
 	// already has a transfer with the same unique_reference. Its Data is the
