@@ -69,39 +69,35 @@ func checkIdemKey(key string) error {
 // reserve claims (entity, key) for this request. It returns a stored
 // record to replay, or nil once the key is reserved for the caller.
 func (h *handler) reserve(ctx context.Context, k []byte, hash string, now time.Time) (*idemRecord, error) {
-	var replay *idemRecord
-	err := h.db.Update(ctx, func(tx storage.Tx) error {
-		replay = nil
+	return storage.Update(ctx, h.db, func(tx storage.Tx) (*idemRecord, error) {
 		var rec idemRecord
 		err := storage.GetJSON(tx, bucketIdem, k, &rec)
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 		case err != nil:
-			return err
+			return nil, err
 		case rec.Expires > now.UnixMilli():
 			if rec.Hash != hash {
-				return errIdemMismatch
+				return nil, errIdemMismatch
 			}
 			if rec.Done {
-				replay = &rec
-				return nil
+				return &rec, nil
 			}
 			if now.UnixMilli()-rec.Created < idemStale.Milliseconds() {
-				return errIdemBusy
+				return nil, errIdemBusy
 			}
 			fallthrough
 		default: // expired or stale: drop it and reserve afresh
 			if err := storage.Unschedule(tx, idemDueKind, rec.Expires, string(k)); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		rec = idemRecord{Hash: hash, Created: now.UnixMilli(), Expires: now.Add(h.idemTTL).UnixMilli()}
 		if err := storage.PutJSON(tx, bucketIdem, k, &rec); err != nil {
-			return err
+			return nil, err
 		}
-		return storage.Schedule(tx, idemDueKind, rec.Expires, string(k))
+		return nil, storage.Schedule(tx, idemDueKind, rec.Expires, string(k))
 	})
-	return replay, err
 }
 
 // complete stores the response of a reserved key, or releases the key when
