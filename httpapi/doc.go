@@ -1,8 +1,10 @@
 // Package httpapi serves corebank's REST API (SPEC.md, CONTRACT.md) as an
 // http.Handler:
 //
+//	due := storage.NewDue(db, mock, 0).Add(led.DueJobs()...).Add(fund.DueJobs()...).Add(httpapi.DueJobs()...)
 //	h := httpapi.New(httpapi.Services{DB: db, Ledger: led, Entities: ent, Funding: fund}, &httpapi.Options{
-//		Env: httpapi.EnvSandbox, FakeClock: mock, RunJobs: runner.RunDue,
+//		Env: httpapi.EnvSandbox, FakeClock: mock,
+//		RunJobs: func(ctx context.Context, now time.Time) error { _, err := due.RunDue(ctx, now); return err },
 //	})
 //	http.ListenAndServe(addr, h)
 //
@@ -19,7 +21,10 @@
 // query or body) outside that tree, and any object owned outside it, answers
 // 404 not_found exactly as a missing one does. Where a route takes entity_id
 // it defaults to the key's entity; given on a route about one object, the
-// object must lie in that entity's tree.
+// object must lie in that entity's tree. httpapi only authenticates: it
+// passes the key's corebank.Caller and the requested ids to the services,
+// which decide scope inside their own transactions (internal/scope), so no
+// handler loads an object to check its owner.
 //
 // # Response forms
 //
