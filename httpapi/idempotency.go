@@ -171,6 +171,16 @@ func expireIdem(tx storage.Tx, _ time.Time, item storage.DueItem) error {
 	return tx.Delete(bucketIdem, k)
 }
 
+// Migrations returns httpapi's one-time changes to stores written by
+// earlier releases, for storage.Migrate: "httpapi.due-queue" moves the
+// idempotency records' expiry index ("httpapi.idempotency.expiry",
+// <expires ms><record key>) onto storage's due queue.
+func Migrations() []storage.Migration {
+	return []storage.Migration{{Name: "httpapi.due-queue", Run: func(tx storage.Tx) error {
+		return storage.MoveToDue(tx, "httpapi.idempotency.expiry", nil, idemDueKind)
+	}}}
+}
+
 // PurgeIdempotency deletes the idempotency records in db that expired at
 // or before now and returns how many it removed: DueJobs run on their own,
 // for callers that do not run them with the other services' due work.

@@ -90,6 +90,22 @@ func newApp(db storage.Backend, key []byte, clk clock.Clock, mock *clock.Mock, c
 	return a, nil
 }
 
+// migrate brings a store written by an earlier release up to date, once:
+// each service's migrations, in the order the services are built.
+func (a *app) migrate(ctx context.Context) error {
+	var ms []storage.Migration
+	ms = append(ms, a.ledger.Migrations()...)
+	ms = append(ms, a.funding.Migrations()...)
+	ms = append(ms, a.payments.Migrations()...)
+	ms = append(ms, a.webhooks.Migrations()...)
+	ms = append(ms, httpapi.Migrations()...)
+	n, err := storage.Migrate(ctx, a.db, ms...)
+	if n > 0 {
+		a.logger.Info("store migrated", "migrations", n)
+	}
+	return err
+}
+
 // cursorKey derives the cursor-signing key from the store's secret key, so
 // that list cursors keep working across restarts.
 func cursorKey(secret []byte) []byte {

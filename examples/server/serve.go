@@ -72,6 +72,9 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 	if err != nil {
 		return err
 	}
+	if err := app.migrate(ctx); err != nil {
+		return err
+	}
 	if err := bootstrap(ctx, app, cfg, logger); err != nil {
 		return err
 	}
