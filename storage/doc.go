@@ -40,4 +40,6 @@
 //   - Records: JSON through GetJSON and PutJSON; the few records a benchmark
 //     shows to be hot use the binary Encoder and Decoder, read without a
 //     copy through Peek where the backend implements Peeker.
+//   - Upgrades: each service lists its one-time data changes as Migrations;
+//     Migrate runs each once, whole, when a store is opened.
 package storage
