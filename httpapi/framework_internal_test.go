@@ -94,7 +94,7 @@ func newFW(t testing.TB) *fw {
 			return ok(x, http.StatusCreated, "card", map[string]any{"id": "c1", "number": "4111111111111111", "cvv": "123", "expiry_month": 12})
 		}},
 		{"POST /panic-late", func(h *handler, x *exchange, r *http.Request) error {
-			_ = ok(x, http.StatusCreated, "half", nil)
+			_ = ok[any](x, http.StatusCreated, "half", nil)
 			panic("boom after writing")
 		}},
 		{"GET /panic", func(h *handler, x *exchange, r *http.Request) error { panic("boom") }},

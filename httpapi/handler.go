@@ -280,15 +280,17 @@ func (h *handler) idempotent(x *exchange, r *http.Request, key string, fn handle
 }
 
 // ok writes the success envelope {status, message, data}.
-func ok(w http.ResponseWriter, status int, message string, data any) error {
-	writeJSON(w, status, &envelope{Status: "success", Message: message, Data: data})
+// It is generic so the encoder sees data's static type and does not look
+// its encoder up through an interface on every response.
+func ok[T any](w http.ResponseWriter, status int, message string, data T) error {
+	writeJSON(w, status, &envelope[T]{Status: "success", Message: message, Data: data})
 	return nil
 }
 
-type envelope struct {
+type envelope[T any] struct {
 	Status  string `json:"status"`
 	Message string `json:"message"`
-	Data    any    `json:"data"`
+	Data    T      `json:"data"`
 }
 
 func notFound(err error) bool { return corebank.KindOf(err) == corebank.KindNotFound }

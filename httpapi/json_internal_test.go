@@ -229,14 +229,14 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 			Dec: decimal.RequireFromString("12.3400"), PDec: payments.Decimal{Decimal: decimal.RequireFromString("-0.001")},
 			MethodIn: map[string]legacyMethod{"m": {}}, NoTag: "nt", Skip: "skip", hidden: "h"},
 		[]*legacyMethod{{}, nil},
-		&envelope{Status: "success", Message: "transfer created", Data: nil},
+		&envelope[any]{Status: "success", Message: "transfer created", Data: nil},
 		&errorBody{Status: "error", Code: "validation_error", Message: "m", Details: map[string]string{"b.1": "x", "a": "<y>"}},
 		entities.IssuedKey{Key: entities.APIKey{ID: "k", EntityID: "e", Prefix: "sk_", ReadOnly: true, Created: 3}, Secret: "s&<>"},
 		webhooks.EnabledEvents{All: true},
 		map[string]any{"n": nil, "s": []string(nil)},
 	}
 	for _, s := range oddStrings {
-		values = append(values, &envelope{Status: "success", Message: s, Data: map[string]string{s: s}})
+		values = append(values, &envelope[map[string]string]{Status: "success", Message: s, Data: map[string]string{s: s}})
 	}
 	// Transfer, whose response had a hand-written encoder.
 	full := payments.Transfer{}
@@ -258,7 +258,7 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 		tr.Narration, tr.UniqueReference, tr.StatusReason, tr.FXQuoteID, tr.SourceCurrency = pick(), pick(), pick(), pick(), pick()
 		tr.Meta = map[string]string{pick(): pick(), pick(): pick()}
 		tr.Amount, tr.SourceAmount = rnd.Int63()-rnd.Int63(), int64(rnd.Intn(3)-1)
-		values = append(values, &envelope{Status: "success", Message: "transfer created", Data: &tr})
+		values = append(values, &envelope[*payments.Transfer]{Status: "success", Message: "transfer created", Data: &tr})
 	}
 	for _, v := range values {
 		var want bytes.Buffer

@@ -340,7 +340,7 @@ func (s *Service) createTransferTx(tx storage.Tx, now time.Time, id string, call
 // body, and returns the account to debit, which must lie in that entity's
 // tree: the transfer acts for the account's owner.
 func (s *Service) transferAccount(tx storage.Tx, caller corebank.Caller, in NewTransfer) (account, error) {
-	return scope.Load(tx, s.tree, caller, in.EntityID, accountNotFound(in.AccountID), func() (account, string, error) {
+	a, err := scope.Load(tx, s.tree, caller, in.EntityID, ErrAccountNotFound, func() (account, string, error) {
 		// The body is checked once entity_id is known to be the caller's
 		// to name, as a request checks its body after its scope.
 		if err := in.validate(); err != nil {
@@ -349,6 +349,11 @@ func (s *Service) transferAccount(tx storage.Tx, caller corebank.Caller, in NewT
 		a, err := s.accountTx(tx, in.AccountID)
 		return a, a.EntityID, err
 	})
+	if err == ErrAccountNotFound { // the sentinel itself: a foreign account
+		// Named as a missing one is (accountTx), built only when needed.
+		return account{}, accountNotFound(in.AccountID)
+	}
+	return a, err
 }
 
 // duplicateReference returns ErrDuplicateReference, with the original
