@@ -181,7 +181,13 @@ func (t *Transfer) owner() string { return t.EntityID }
 
 // transferFor loads transfer id for caller (see getFor).
 func (s *Service) transferFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*transferRecord, error) {
-	return getFor[transferRecord](tx, s.tree, caller, entityID, bucketTransfers, id, ErrTransferNotFound)
+	return scope.Load(tx, s.tree, caller, entityID, ErrTransferNotFound, func() (*transferRecord, string, error) {
+		r, err := getTransfer(tx, id)
+		if err != nil {
+			return nil, "", err
+		}
+		return r, r.EntityID, nil
+	})
 }
 
 func (r *transferRecord) view() *Transfer {
@@ -190,10 +196,6 @@ func (r *transferRecord) view() *Transfer {
 	return &t
 }
 
-// putTransfer stores r as JSON.
-func (s *Service) putTransfer(tx storage.Tx, r *transferRecord) error {
-	return storage.PutJSON(tx, bucketTransfers, []byte(r.ID), r)
-}
 
 // dueTransfer is the due-work kind of a transfer's next payout check.
 const dueTransfer = "payments.transfer"
@@ -366,7 +368,7 @@ func duplicateReference(tx storage.Tx, accountID, ref string) error {
 	if err != nil {
 		return err
 	}
-	r, err := getRecord[transferRecord](tx, bucketTransfers, string(orig), ErrTransferNotFound)
+	r, err := getTransfer(tx, string(orig))
 	if err != nil {
 		return err
 	}
@@ -718,7 +720,7 @@ func (s *Service) ListTransfers(ctx context.Context, caller corebank.Caller, f T
 			return EntityPage[Transfer]{}, err
 		}
 		page, err := listPage(tx, storage.Prefix("tr", entity, index), opts, func(id string) (Transfer, error) {
-			r, err := getRecord[transferRecord](tx, bucketTransfers, id, ErrTransferNotFound)
+			r, err := getTransfer(tx, id)
 			if err != nil {
 				return Transfer{}, err
 			}
@@ -804,7 +806,7 @@ func (s *Service) checkPayouts(ctx context.Context, now time.Time, items []stora
 	due, err := storage.View(ctx, s.db, func(tx storage.Tx) ([]*transferRecord, error) {
 		out := make([]*transferRecord, len(items))
 		for i, it := range items {
-			r, err := getRecord[transferRecord](tx, bucketTransfers, it.ID, ErrTransferNotFound)
+			r, err := getTransfer(tx, it.ID)
 			if err != nil && !errors.Is(err, ErrTransferNotFound) {
 				return nil, err
 			}
@@ -843,7 +845,7 @@ func (s *Service) checkPayouts(ctx context.Context, now time.Time, items []stora
 // about the transfer of a due item, and reschedules it while unfinished.
 // It reports whether the transfer changed status.
 func (s *Service) applyPayoutTx(tx storage.Tx, now time.Time, it storage.DueItem, res PayoutResult, perr error) (bool, error) {
-	cur, err := getRecord[transferRecord](tx, bucketTransfers, it.ID, ErrTransferNotFound)
+	cur, err := getTransfer(tx, it.ID)
 	if errors.Is(err, ErrTransferNotFound) || err == nil && cur.DueAt != it.At {
 		// Gone, or moved by someone else meanwhile: this item is stale.
 		return false, storage.Unschedule(tx, dueTransfer, it.At, it.ID)
