@@ -196,7 +196,6 @@ func (r *transferRecord) view() *Transfer {
 	return &t
 }
 
-
 // dueTransfer is the due-work kind of a transfer's next payout check.
 const dueTransfer = "payments.transfer"
 
