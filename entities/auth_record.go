@@ -90,7 +90,7 @@ func (s *Service) AuthenticatePrincipal(ctx context.Context, secret string) (Pri
 	}
 	key := keyHashKey(hashSecret(secret))
 	return storage.View(ctx, s.db, func(tx storage.Tx) (Principal, error) {
-		v, err := tx.Get(bucketKeys, key)
+		v, err := storage.Peek(tx, bucketKeys, key) // decoded into copies below
 		if errors.Is(err, storage.ErrNotFound) {
 			return Principal{}, ErrUnauthorized
 		} else if err != nil {
