@@ -176,8 +176,36 @@
 //   - Records are kept for Options.IdempotencyTTL (24 h) on Options.Clock,
 //     then replaced on reuse; the due job in DueJobs deletes expired ones.
 //     A key left in flight by a crash is taken over after 5 minutes.
-//   - A stored response never holds card data: in any object that looks
-//     like a card (it has cvv, cvc, expiry or last4 fields) number and cvv
-//     are removed before storing, and a webhook (an object with
-//     enabled_events) loses its secret.
+//
+// # Secrets at rest
+//
+// A record never rests readable. Under Options.Sealer (the bundled server
+// gives it a key derived from its secret key for this purpose alone) the
+// request hash and the response body are sealed together with AES-256-GCM,
+// bound to the record's key as associated data, so that a record copied to
+// another entity or key does not open; status, creation and expiry stay in
+// clear. A replay is then the original bytes, an API key from POST
+// /sandbox/api-keys and a webhook secret from create and rotate_secret
+// included: they rest only under the server's key, for the record's TTL. A
+// sealed record that does not open (sealer removed or changed) answers 500
+// and is logged; records written in clear by an earlier release still
+// replay until they expire.
+//
+// Without a Sealer (an embedder that gives none) nothing secret is stored:
+// before the record is written, any object loses its api_key and a webhook
+// (an object with enabled_events) its secret, so the replay is the
+// original object without them, re-encoded, and the key is still never
+// run twice. Give a Sealer for exact replays.
+//
+// Card numbers and CVVs are never stored, sealed or not (a CVV may not be
+// kept after authorisation): in any object that looks like a card (it has
+// cvv, cvc, expiry or last4 fields) number and cvv are removed first, and
+// such a replay lacks them.
+//
+// Nothing else at rest or in the log holds a secret either: API keys are
+// stored as SHA-256 hashes, webhook secrets and identity and document
+// numbers sealed by their services (masked in responses and events), and
+// the log carries IDs only. examples/server's TestNoSecretAtRest checks the
+// bolt file, its write-ahead logs and the server log for every secret in
+// clear, Base64 and hex.
 package httpapi

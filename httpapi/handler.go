@@ -31,7 +31,8 @@ type handler struct {
 	env     string
 	cursors cursors
 	idemTTL time.Duration
-	advance sync.Mutex // serialises sandbox clock advances
+	sealer  *corebank.Sealer // nil: idempotency records in clear, secrets removed
+	advance sync.Mutex       // serialises sandbox clock advances
 
 	led     *ledger.Service
 	ent     *entities.Service

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -27,13 +28,57 @@ const idemStale = 5 * time.Minute
 
 const maxIdemKey = 255
 
+// idemRecord is a reserved or completed key. Under Options.Sealer the
+// request hash and the response body are sealed together in Sealed (see
+// sealRecord) and Hash and Body stay empty; without one they are kept as
+// they are, the response stripped of its secrets first.
 type idemRecord struct {
-	Hash    string `json:"hash"`
+	Hash    string `json:"hash,omitempty"`
+	Sealed  []byte `json:"sealed,omitempty"`
 	Done    bool   `json:"done"`
 	Status  int    `json:"status,omitempty"`
 	Body    []byte `json:"body,omitempty"`
 	Created int64  `json:"created"`
 	Expires int64  `json:"expires"`
+}
+
+// errIdemUnsealable is a sealed record met without the sealer that can open
+// it (Options.Sealer removed or changed over a store that has records).
+var errIdemUnsealable = errors.New("httpapi: idempotency record cannot be opened: Options.Sealer is missing or not the one that sealed it")
+
+// idemAD binds a sealed record to its key, so that a sealed value moved to
+// another entity's or another key's record does not open.
+func idemAD(k []byte) []byte {
+	return append([]byte(bucketIdem+"\x00"), k...)
+}
+
+// setOutcome writes the request hash and the response body (nil while in
+// flight) into rec: sealed together under the sealer, else in clear.
+func (h *handler) setOutcome(rec *idemRecord, k []byte, hash string, body []byte) {
+	if h.sealer == nil {
+		rec.Hash, rec.Body, rec.Sealed = hash, body, nil
+		return
+	}
+	plain := make([]byte, 0, len(hash)+len(body))
+	plain = append(append(plain, hash...), body...)
+	rec.Hash, rec.Body, rec.Sealed = "", nil, h.sealer.Seal(plain, idemAD(k))
+}
+
+// outcome returns the request hash and response body that rec holds,
+// opening them when they are sealed. Records written in clear (without a
+// sealer, or by an earlier release) are read as they are.
+func (h *handler) outcome(rec *idemRecord, k []byte) (hash string, body []byte, err error) {
+	if rec.Sealed == nil {
+		return rec.Hash, rec.Body, nil
+	}
+	if h.sealer == nil {
+		return "", nil, errIdemUnsealable
+	}
+	plain, err := h.sealer.Open(rec.Sealed, idemAD(k))
+	if err != nil || len(plain) < sha256.Size*2 {
+		return "", nil, fmt.Errorf("%w: %v", errIdemUnsealable, err)
+	}
+	return string(plain[:sha256.Size*2]), plain[sha256.Size*2:], nil
 }
 
 func idemKey(entityID, key string) []byte {
@@ -77,10 +122,15 @@ func (h *handler) reserve(ctx context.Context, k []byte, hash string, now time.T
 		case err != nil:
 			return nil, err
 		case rec.Expires > now.UnixMilli():
-			if rec.Hash != hash {
+			got, body, err := h.outcome(&rec, k)
+			if err != nil {
+				return nil, err
+			}
+			if got != hash {
 				return nil, errIdemMismatch
 			}
 			if rec.Done {
+				rec.Body = body
 				return &rec, nil
 			}
 			if now.UnixMilli()-rec.Created < idemStale.Milliseconds() {
@@ -92,7 +142,8 @@ func (h *handler) reserve(ctx context.Context, k []byte, hash string, now time.T
 				return nil, err
 			}
 		}
-		rec = idemRecord{Hash: hash, Created: now.UnixMilli(), Expires: now.Add(h.idemTTL).UnixMilli()}
+		rec = idemRecord{Created: now.UnixMilli(), Expires: now.Add(h.idemTTL).UnixMilli()}
+		h.setOutcome(&rec, k, hash, nil)
 		if err := storage.PutJSON(tx, bucketIdem, k, &rec); err != nil {
 			return nil, err
 		}
@@ -105,7 +156,9 @@ func (h *handler) reserve(ctx context.Context, k []byte, hash string, now time.T
 func (h *handler) complete(ctx context.Context, k []byte, hash string, status int, body []byte, keep bool) error {
 	if keep {
 		body = redactCards(body)
-		body = redactSecrets(body)
+		if h.sealer == nil {
+			body = redactSecrets(body)
+		}
 	}
 	return h.db.Update(ctx, func(tx storage.Tx) error {
 		var rec idemRecord
@@ -115,7 +168,11 @@ func (h *handler) complete(ctx context.Context, k []byte, hash string, status in
 			}
 			return err
 		}
-		if rec.Hash != hash || rec.Done {
+		got, _, err := h.outcome(&rec, k)
+		if err != nil {
+			return err
+		}
+		if got != hash || rec.Done {
 			return nil // taken over after going stale; not ours any more
 		}
 		if !keep {
@@ -124,7 +181,8 @@ func (h *handler) complete(ctx context.Context, k []byte, hash string, status in
 			}
 			return tx.Delete(bucketIdem, k)
 		}
-		rec.Done, rec.Status, rec.Body = true, status, body
+		rec.Done, rec.Status = true, status
+		h.setOutcome(&rec, k, hash, body)
 		return storage.PutJSON(tx, bucketIdem, k, &rec)
 	})
 }
@@ -223,26 +281,32 @@ func redactCard(x map[string]any) bool {
 	return changed
 }
 
-// redactSecrets removes webhook secrets from a response before it is
-// stored: an object with a secret beside enabled_events (a webhook, as
-// create and rotate_secret answer) loses the secret, so that a replay never
-// shows it again.
+// redactSecrets removes secrets from a response before it is stored in
+// clear (without Options.Sealer): an object with a secret beside
+// enabled_events (a webhook, as create and rotate_secret answer) loses the
+// secret, and any object loses its api_key (POST /sandbox/api-keys), so
+// that the store never holds them and a replay never shows them again.
 func redactSecrets(body []byte) []byte {
-	if !bytes.Contains(body, []byte(`"secret"`)) {
+	if !bytes.Contains(body, []byte(`"secret"`)) && !bytes.Contains(body, []byte(`"api_key"`)) {
 		return body
 	}
 	return rewriteObjects(body, redactSecret)
 }
 
-// redactSecret drops the secret of x when x is a webhook.
+// redactSecret drops the secret of x when x is a webhook, and its api_key.
 func redactSecret(x map[string]any) bool {
+	changed := false
 	if _, hook := x["enabled_events"]; hook {
 		if _, ok := x["secret"]; ok {
 			delete(x, "secret")
-			return true
+			changed = true
 		}
 	}
-	return false
+	if _, ok := x["api_key"]; ok {
+		delete(x, "api_key")
+		changed = true
+	}
+	return changed
 }
 
 // rewriteObjects decodes body (numbers kept exact), calls fix on every

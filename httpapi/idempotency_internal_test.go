@@ -1,12 +1,18 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -104,6 +110,107 @@ func TestIdempotencyDue(t *testing.T) {
 		}
 		if n, err := PurgeIdempotency(ctx, f.h.db, f.clock.Now()); n != 1 || err != nil || !stored(t, f.h.db, "E1", "k1") {
 			t.Fatalf("stale item: %d %v, record stored %v", n, err, stored(t, f.h.db, "E1", "k1"))
+		}
+	})
+}
+
+// rawRecord is the stored idempotency record of (entity, key), as bytes.
+func rawRecord(t *testing.T, db storage.Backend, entity, key string) []byte {
+	t.Helper()
+	raw, err := storage.View(context.Background(), db, func(tx storage.Tx) ([]byte, error) {
+		return tx.Get(bucketIdem, idemKey(entity, key))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func putRecord(t *testing.T, db storage.Backend, entity, key string, raw []byte) {
+	t.Helper()
+	err := db.Update(context.Background(), func(tx storage.Tx) error {
+		return tx.Put(bucketIdem, idemKey(entity, key), raw)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIdempotencySealed: under Options.Sealer a record holds neither the
+// request hash nor the response readable, a replay is the original bytes
+// (secrets included), a sealed record moved to another record's key does
+// not open, and records written in clear by an earlier release still
+// replay. Without a sealer an API key is removed before the response is
+// stored.
+func TestIdempotencySealed(t *testing.T) {
+	const secret = "sk_sandbox_Q7vLx2Rk9TzM4pWn8cYb"
+	body := []byte(`{"name":"` + secret + `"}`)
+	sealed := func(t *testing.T) *fw {
+		f := newFW(t)
+		s, err := corebank.NewSealer(make([]byte, 32))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.h.sealer = s
+		return f
+	}
+	t.Run("OKReplayExact", func(t *testing.T) {
+		f := sealed(t)
+		first := f.do(t, "POST", "/echo", "full", body, "Idempotency-Key", "k1")
+		second := f.do(t, "POST", "/echo", "full", body, "Idempotency-Key", "k1")
+		if second.header.Get("Idempotent-Replayed") != "true" || second.status != first.status || second.raw != first.raw {
+			t.Fatalf("replay %d %q, want %d %q", second.status, second.raw, first.status, first.raw)
+		}
+		if f.calls.Load() != 1 {
+			t.Fatalf("handler ran %d times", f.calls.Load())
+		}
+		raw := rawRecord(t, f.h.db, "E1", "k1")
+		var rec idemRecord
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Hash != "" || rec.Body != nil || len(rec.Sealed) == 0 || !rec.Done || rec.Status != 201 {
+			t.Fatalf("record not sealed: %s", raw)
+		}
+		for _, form := range []string{secret, base64.StdEncoding.EncodeToString([]byte(first.raw)),
+			requestHash(httptest.NewRequest("POST", "/echo", nil), body)} {
+			if bytes.Contains(raw, []byte(form)) {
+				t.Fatalf("record holds %q: %s", form, raw)
+			}
+		}
+	})
+	t.Run("OKMismatch", func(t *testing.T) {
+		f := sealed(t)
+		f.do(t, "POST", "/echo", "full", body, "Idempotency-Key", "k1")
+		got := f.do(t, "POST", "/echo", "full", []byte(`{"name":"other"}`), "Idempotency-Key", "k1")
+		if got.status != 422 || got.code() != codeIdempotencyMismatch {
+			t.Fatalf("other body: %d %s", got.status, got.raw)
+		}
+	})
+	t.Run("ErrMovedRecord", func(t *testing.T) {
+		f := sealed(t)
+		f.do(t, "POST", "/echo", "full", body, "Idempotency-Key", "k1")
+		putRecord(t, f.h.db, "E2", "k1", rawRecord(t, f.h.db, "E1", "k1"))
+		got := f.do(t, "POST", "/echo", "other", body, "Idempotency-Key", "k1")
+		if got.status != 500 || strings.Contains(got.raw, secret) {
+			t.Fatalf("moved record: %d %s", got.status, got.raw)
+		}
+	})
+	t.Run("OKClearRecordFromEarlierRelease", func(t *testing.T) {
+		f := newFW(t)
+		first := f.do(t, "POST", "/echo", "full", body, "Idempotency-Key", "k1")
+		g := sealed(t)
+		g.clock.Set(f.clock.Now())
+		putRecord(t, g.h.db, "E1", "k1", rawRecord(t, f.h.db, "E1", "k1"))
+		second := g.do(t, "POST", "/echo", "full", body, "Idempotency-Key", "k1")
+		if second.header.Get("Idempotent-Replayed") != "true" || second.raw != first.raw || g.calls.Load() != 0 {
+			t.Fatalf("clear record under a sealer: %d %s", second.status, second.raw)
+		}
+	})
+	t.Run("OKUnsealedDropsAPIKey", func(t *testing.T) {
+		got := string(redactSecrets([]byte(`{"id":"k1","api_key":"` + secret + `","prefix":"sk_sandbox_Q7vL"}`)))
+		if got != `{"id":"k1","prefix":"sk_sandbox_Q7vL"}` {
+			t.Fatalf("redactSecrets = %s", got)
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -45,6 +46,14 @@ type Options struct {
 	// CursorKey is the HMAC key that signs list cursors (default 32 random
 	// bytes, so cursors do not survive a restart; set it to keep them).
 	CursorKey []byte
+	// Sealer seals what an Idempotency-Key keeps (the request hash and the
+	// response, API keys and webhook secrets included) so that nothing
+	// readable rests in the store, and replays are the original bytes. Give
+	// it a key of its own (corebank.DeriveKey with its own purpose). Without
+	// one, records are kept in clear with their secrets removed first, and a
+	// replay of a response that held one lacks it. See "Idempotency" in the
+	// package doc.
+	Sealer *corebank.Sealer
 	// IdempotencyTTL is how long a completed Idempotency-Key response is
 	// replayed (default DefaultIdempotencyTTL, the promise the API docs make).
 	IdempotencyTTL time.Duration
@@ -80,6 +89,7 @@ func newHandler(db storage.Backend, opt *Options) *handler {
 		}
 	}
 	h.cursors = cursors{key: append([]byte(nil), key...)}
+	h.sealer = o.Sealer
 	h.idemTTL = o.IdempotencyTTL
 	if h.idemTTL <= 0 {
 		h.idemTTL = DefaultIdempotencyTTL
