@@ -34,11 +34,13 @@ type app struct {
 }
 
 func newApp(db storage.Backend, key []byte, clk clock.Clock, mock *clock.Mock, cfg *config, logger *slog.Logger) (*app, error) {
-	sealKey, err := corebank.DeriveKey(key, "corebank sealer")
+	sealer, err := newSealer(key, "corebank sealer")
 	if err != nil {
 		return nil, err
 	}
-	sealer, err := corebank.NewSealer(sealKey)
+	// Idempotency records get a key of their own: a sealed value of one use
+	// never opens as the other's.
+	idemSealer, err := newSealer(key, "httpapi idempotency")
 	if err != nil {
 		return nil, err
 	}
@@ -86,6 +88,7 @@ func newApp(db storage.Backend, key []byte, clk clock.Clock, mock *clock.Mock, c
 		RunJobs:   a.runJobs,
 		Logger:    logger,
 		CursorKey: cursorKey(key),
+		Sealer:    idemSealer,
 	})
 	return a, nil
 }
@@ -104,6 +107,16 @@ func (a *app) migrate(ctx context.Context) error {
 		a.logger.Info("store migrated", "migrations", n)
 	}
 	return err
+}
+
+// newSealer returns a sealer under the key derived from the store's secret
+// key for purpose.
+func newSealer(secret []byte, purpose string) (*corebank.Sealer, error) {
+	k, err := corebank.DeriveKey(secret, purpose)
+	if err != nil {
+		return nil, err
+	}
+	return corebank.NewSealer(k)
 }
 
 // cursorKey derives the cursor-signing key from the store's secret key, so

@@ -34,6 +34,9 @@ func openStore(cfg *config) (storage.Backend, []byte, error) {
 		}
 		return memory.New(), key, nil
 	}
+	if err := checkKeyPlace(cfg); err != nil {
+		return nil, nil, err
+	}
 	if _, err := os.Stat(cfg.dbPath); err == nil && os.Getenv("COREBANK_SECRET_KEY") == "" {
 		if _, err := os.Stat(cfg.secretKeyFile); errors.Is(err, os.ErrNotExist) {
 			return nil, nil, fmt.Errorf("%s exists but its secret key file %s does not; restore the key file or set COREBANK_SECRET_KEY", cfg.dbPath, cfg.secretKeyFile)
