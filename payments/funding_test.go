@@ -9,7 +9,8 @@ import (
 )
 
 // TestBookTransferWithFundingReceiver wires funding's ReceiveTx as the
-// Receiver, as the server does: the receiver gets inflows.completed.
+// Receiver, as the server does: when RunDue settles the transfer, the
+// receiver gets inflows.completed.
 func TestBookTransferWithFundingReceiver(t *testing.T) {
 	base := newMemEnv(t)
 	fund := funding.NewService(base.db, base.led, &funding.Options{Clock: base.clk})
@@ -26,8 +27,11 @@ func TestBookTransferWithFundingReceiver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.Status != "successful" {
+	if tr.Status != "pending" {
 		t.Fatalf("%+v", tr)
+	}
+	if n, err := e.svc.RunDue(ctx, e.clk.Now()); n != 1 || err != nil {
+		t.Fatalf("RunDue: %d %v", n, err)
 	}
 	if b := e.balance(t, to.ID); b.Settled != 2_500 {
 		t.Errorf("receiver %+v", b)
