@@ -580,6 +580,9 @@ func (s *Service) receiveTx(tx storage.Tx, now time.Time, r *transferRecord) err
 	return err
 }
 
+// credit is receiveTx's work. A book transfer without a receiving account
+// (none is written so) finds none and fails rather than leave its money in
+// clearing.book.
 func (s *Service) credit(tx storage.Tx, now time.Time, r *transferRecord) error {
 	to, err := s.led.GetAccountTx(tx, r.ReceiverID)
 	if err != nil {
@@ -630,7 +633,7 @@ func (e *receiveRefused) reason() string {
 // settleTx posts the transfer's holds and marks it successful; a book
 // transfer first credits its receiving account (receiveTx).
 func (s *Service) settleTx(tx storage.Tx, now time.Time, r *transferRecord, reason string) error {
-	if r.ReceiverID != "" {
+	if r.PaymentType == BookTransfer {
 		if err := s.receiveTx(tx, now, r); err != nil {
 			return err
 		}
