@@ -17,12 +17,7 @@ func TestBookTransferWithFundingReceiver(t *testing.T) {
 	// *funding.Service is a Receiver as it is.
 	e := newEnv(t, base.db, &payments.Options{Receiver: fund})
 	e.clk = base.clk
-	a := e.account(t, "ent1", "EUR")
-	e.fund(t, a, 10_000)
-	to := e.account(t, "ent2", "EUR")
-	cp := e.counterparty(t, "ent1")
-	d := e.detail(t, "ent1", payments.NewPaymentDetail{CounterpartyID: cp.ID, PaymentMethod: "book-transfer", Currency: "EUR",
-		AccountHolderName: "Bob", AccountNumber: to.ServiceBAN})
+	a, to, d := bookPair(t, e, "EUR")
 	tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 2_500, "bk1"))
 	if err != nil {
 		t.Fatal(err)

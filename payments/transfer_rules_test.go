@@ -201,24 +201,14 @@ func TestBookTransfer(t *testing.T) {
 			var e *env
 			if withReceiver {
 				e = newEnv(t, openMemory(t), nil)
-				// A receiver that credits through the ledger, as funding does.
-				e = newEnv(t, e.db, &payments.Options{Receiver: payments.ReceiverFunc(func(tx storageTx, now time.Time, in funding.NewInflow) (*funding.Inflow, error) {
+				e = newEnv(t, e.db, &payments.Options{Receiver: ledgerReceiver(e, func(in funding.NewInflow) error {
 					received = append(received[:0], in)
-					_, err := e.led.PostTx(tx, now, ledger.Entry{Lines: []ledger.Line{
-						{AccountID: e.led.SystemAccount(in.Currency, ledger.PurposeClearingBook), Side: ledger.Debit, Amount: in.Amount},
-						{AccountID: in.AccountID, Side: ledger.Credit, Amount: in.Amount},
-					}})
-					return nil, err
+					return nil
 				})})
 			} else {
 				e = newMemEnv(t)
 			}
-			a := e.account(t, "ent1", "USD")
-			e.fund(t, a, 10_000)
-			to := e.account(t, "ent2", "USD")
-			cp := e.counterparty(t, "ent1")
-			d := e.detail(t, "ent1", payments.NewPaymentDetail{CounterpartyID: cp.ID, PaymentMethod: "book-transfer", Currency: "USD",
-				AccountHolderName: "Bob", AccountNumber: to.ServiceBAN})
+			a, to, d := bookPair(t, e, "USD")
 			tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 4_000, "b1"))
 			if err != nil {
 				t.Fatal(err)
@@ -280,6 +270,35 @@ func TestBookTransfer(t *testing.T) {
 	}
 }
 
+// bookPair opens ent1's account a, funded with 10,000, and ent2's account
+// to, both in currency, and returns them with ent1's book-transfer detail
+// paying to.
+func bookPair(tb testing.TB, e *env, currency string) (a, to *ledger.Account, d *payments.PaymentDetail) {
+	tb.Helper()
+	a = e.account(tb, "ent1", currency)
+	e.fund(tb, a, 10_000)
+	to = e.account(tb, "ent2", currency)
+	cp := e.counterparty(tb, "ent1")
+	d = e.detail(tb, "ent1", payments.NewPaymentDetail{CounterpartyID: cp.ID, PaymentMethod: "book-transfer", Currency: currency,
+		AccountHolderName: "Bob", AccountNumber: to.ServiceBAN})
+	return a, to, d
+}
+
+// ledgerReceiver is a Receiver that credits through e's ledger from
+// clearing.book, as funding does, unless check refuses the inflow first.
+func ledgerReceiver(e *env, check func(funding.NewInflow) error) payments.ReceiverFunc {
+	return func(tx storageTx, now time.Time, in funding.NewInflow) (*funding.Inflow, error) {
+		if err := check(in); err != nil {
+			return nil, err
+		}
+		_, err := e.led.PostTx(tx, now, ledger.Entry{Lines: []ledger.Line{
+			{AccountID: e.led.SystemAccount(in.Currency, ledger.PurposeClearingBook), Side: ledger.Debit, Amount: in.Amount},
+			{AccountID: in.AccountID, Side: ledger.Credit, Amount: in.Amount},
+		}})
+		return nil, err
+	}
+}
+
 // eventTypes lists the outbox's events of entities, as entity:type, less
 // the accounts' own (accounts.*).
 func (e *env) eventTypes(tb testing.TB, entities ...string) []string {
@@ -323,22 +342,8 @@ func TestBookTransferRefusedAtSettlement(t *testing.T) {
 			refuse = nil
 			e := newEnv(t, openMemory(t), nil)
 			e = newEnv(t, e.db, &payments.Options{Fees: payments.FeeSchedule{"book-transfer": {Fixed: 10}},
-				Receiver: payments.ReceiverFunc(func(tx storageTx, now time.Time, in funding.NewInflow) (*funding.Inflow, error) {
-					if refuse != nil {
-						return nil, refuse
-					}
-					_, err := e.led.PostTx(tx, now, ledger.Entry{Lines: []ledger.Line{
-						{AccountID: e.led.SystemAccount(in.Currency, ledger.PurposeClearingBook), Side: ledger.Debit, Amount: in.Amount},
-						{AccountID: in.AccountID, Side: ledger.Credit, Amount: in.Amount},
-					}})
-					return nil, err
-				})})
-			a := e.account(t, "ent1", "USD")
-			e.fund(t, a, 10_000)
-			to := e.account(t, "ent2", "USD")
-			cp := e.counterparty(t, "ent1")
-			d := e.detail(t, "ent1", payments.NewPaymentDetail{CounterpartyID: cp.ID, PaymentMethod: "book-transfer", Currency: "USD",
-				AccountHolderName: "Bob", AccountNumber: to.ServiceBAN})
+				Receiver: ledgerReceiver(e, func(funding.NewInflow) error { return refuse })})
+			a, to, d := bookPair(t, e, "USD")
 			tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 4_000, "b1"))
 			if err != nil || tr.Status != payments.StatusPending {
 				t.Fatalf("%+v %v", tr, err)
