@@ -1,5 +1,7 @@
 package entities
 
+import "encoding/json"
+
 // Entity types.
 const (
 	TypeIndividual = "individual"
@@ -32,23 +34,38 @@ const (
 )
 
 // Entity is an onboarded party (SPEC "Entity"). Optional references that do
-// not apply (parent_entity of a root, person_id of a business) are "".
+// not apply (parent_entity of a root, person_id of a business, business_id
+// of an individual that is not a sole trader, user_id until a dashboard
+// user is linked) are "" in Go and null in JSON.
 type Entity struct {
 	ID                 string         `json:"id"`
 	Type               string         `json:"type"`
 	Status             string         `json:"status"`
 	Name               string         `json:"name"`
 	IsRoot             bool           `json:"is_root"`
-	ParentEntity       string         `json:"parent_entity"`
+	ParentEntity       OptionalID     `json:"parent_entity"`
 	ParentRelationship string         `json:"parent_relationship,omitempty"`
-	PersonID           string         `json:"person_id"`
-	BusinessID         string         `json:"business_id"`
-	UserID             string         `json:"user_id"`
+	PersonID           OptionalID     `json:"person_id"`
+	BusinessID         OptionalID     `json:"business_id"`
+	UserID             OptionalID     `json:"user_id"`
 	CreationContext    string         `json:"creation_context"`
 	RiskLevel          string         `json:"risk_level"`
 	Meta               map[string]any `json:"meta"`
 	Created            int64          `json:"created"`
 	Updated            int64          `json:"updated"`
+}
+
+// OptionalID is a reference that may not apply: "" when absent, which
+// encodes as JSON null. A stored "" and a stored null both read as "", so
+// records written before it read back as null too.
+type OptionalID string
+
+// MarshalJSON encodes id as a JSON string, or null when it is "".
+func (id OptionalID) MarshalJSON() ([]byte, error) {
+	if id == "" {
+		return []byte("null"), nil
+	}
+	return json.Marshal(string(id))
 }
 
 // Person is an individual, either an individual entity's subject or a

@@ -269,7 +269,7 @@ func (b *builder) officers(businessID string, in []OfficerInput) []officerRecord
 // newEntity makes the entity record under parent (already scope-checked).
 func newEntityRecord(parent *entityRecord, id, typ, name, relationship string, ms int64) *entityRecord {
 	return &entityRecord{
-		Entity: Entity{ID: id, Type: typ, Status: StatusIncomplete, Name: name, ParentEntity: parent.ID,
+		Entity: Entity{ID: id, Type: typ, Status: StatusIncomplete, Name: name, ParentEntity: OptionalID(parent.ID),
 			ParentRelationship: relationship, CreationContext: ContextAPI, RiskLevel: RiskMedium,
 			Meta: map[string]any{}, Created: ms, Updated: ms},
 		Ancestors: append(slices.Clone(parent.Ancestors), parent.ID),
@@ -343,9 +343,9 @@ func (s *Service) CreateIndividual(ctx context.Context, caller corebank.Caller, 
 	}
 	return s.createEntity(ctx, caller, now, in.ParentEntity, prof, func(parent *entityRecord) *entityRecord {
 		rec := newEntityRecord(parent, id, TypeIndividual, in.Name, in.ParentRelationship, b.ms)
-		rec.PersonID = person.ID
+		rec.PersonID = OptionalID(person.ID)
 		if prof.Business != nil {
-			rec.BusinessID = prof.Business.ID
+			rec.BusinessID = OptionalID(prof.Business.ID)
 		}
 		if in.Meta != nil {
 			rec.Meta = in.Meta
@@ -400,7 +400,7 @@ func (s *Service) CreateBusiness(ctx context.Context, caller corebank.Caller, in
 	}
 	return s.createEntity(ctx, caller, now, in.ParentEntity, prof, func(parent *entityRecord) *entityRecord {
 		rec := newEntityRecord(parent, id, TypeBusiness, in.Name, in.ParentRelationship, b.ms)
-		rec.BusinessID = bus.ID
+		rec.BusinessID = OptionalID(bus.ID)
 		return rec
 	})
 }

@@ -33,7 +33,7 @@ func TestCreateIndividual(t *testing.T) {
 	ms := start.UnixMilli()
 	t.Run("Entity", func(t *testing.T) {
 		want := entities.Entity{ID: c.Entity.ID, Type: "individual", Status: "incomplete", Name: "Ada Obi",
-			ParentEntity: root, PersonID: c.Person.ID, CreationContext: "api", RiskLevel: "medium",
+			ParentEntity: entities.OptionalID(root), PersonID: entities.OptionalID(c.Person.ID), CreationContext: "api", RiskLevel: "medium",
 			Meta: map[string]any{"tax_id": "TIN-1"}, Created: ms, Updated: ms}
 		if diff := cmp.Diff(want, *c.Entity); diff != "" {
 			t.Errorf("entity (-want +got):\n%s", diff)
@@ -121,7 +121,7 @@ func TestCreateIndividual(t *testing.T) {
 func TestCreateBusiness(t *testing.T) {
 	e := newEnv(t)
 	c := e.business(e.root.EntityID)
-	if c.Entity.Type != "business" || c.Entity.Status != "incomplete" || c.Entity.BusinessID != c.Business.ID {
+	if c.Entity.Type != "business" || c.Entity.Status != "incomplete" || string(c.Entity.BusinessID) != c.Business.ID {
 		t.Fatalf("entity = %+v", c.Entity)
 	}
 	if c.Person != nil || c.Identification != nil {

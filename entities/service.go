@@ -148,7 +148,7 @@ func (s *Service) Bootstrap(ctx context.Context) (*BootstrapResult, bool, error)
 	businessID := s.ids.New(now)
 	rec := &entityRecord{Entity: Entity{
 		ID: id, Type: TypeBusiness, Status: StatusApproved, Name: s.rootName, IsRoot: true,
-		BusinessID: businessID, CreationContext: ContextAPI, RiskLevel: RiskMedium,
+		BusinessID: OptionalID(businessID), CreationContext: ContextAPI, RiskLevel: RiskMedium,
 		Meta: map[string]any{}, Created: ms, Updated: ms,
 	}}
 	prof := &profileRecord{

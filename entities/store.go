@@ -105,7 +105,7 @@ func putEntity(tx storage.Tx, rec *entityRecord, isNew bool) error {
 	}
 	id := []byte(rec.ID)
 	if rec.ParentEntity != "" {
-		if err := tx.Put(bucketEntities, storage.Key("by-parent", rec.ParentEntity, rec.ID), id); err != nil {
+		if err := tx.Put(bucketEntities, storage.Key("by-parent", string(rec.ParentEntity), rec.ID), id); err != nil {
 			return err
 		}
 	}

@@ -52,7 +52,7 @@ func TestInTree(t *testing.T) {
 			}
 		})
 	}
-	if got, _ := e.s.GetEntity(ctx, sys, "", a11); got.ParentEntity != a1 || got.IsRoot {
+	if got, _ := e.s.GetEntity(ctx, sys, "", a11); string(got.ParentEntity) != a1 || got.IsRoot {
 		t.Errorf("a11 parent = %q is_root %v; want %q false", got.ParentEntity, got.IsRoot, a1)
 	}
 }
@@ -100,7 +100,7 @@ func TestCreateScoping(t *testing.T) {
 	})
 	t.Run("ParentInsideTree", func(t *testing.T) {
 		c := e.individual(a, func(n *entities.NewIndividual) { n.ParentEntity = a1 })
-		if c.Entity.ParentEntity != a1 {
+		if string(c.Entity.ParentEntity) != a1 {
 			t.Fatalf("parent = %s, want %s", c.Entity.ParentEntity, a1)
 		}
 	})

@@ -164,7 +164,7 @@ func (s *Service) UpdateIndividual(ctx context.Context, caller corebank.Caller, 
 		prof.Person, prof.Address = &person, addr
 		if bus != nil {
 			prof.Business = bus
-			rec.BusinessID = bus.ID
+			rec.BusinessID = OptionalID(bus.ID)
 		}
 		return s.saveUpdate(tx, now, rec, prof, ch)
 	})
@@ -277,7 +277,7 @@ func (s *Service) UpdateBusiness(ctx context.Context, caller corebank.Caller, wi
 		}
 		prof.Officers = append(prof.Officers, added...)
 		prof.Business, prof.Address, prof.OperatingAddress = bus, addr, op
-		rec.BusinessID = bus.ID
+		rec.BusinessID = OptionalID(bus.ID)
 		return s.saveUpdate(tx, now, rec, prof, ch)
 	})
 }

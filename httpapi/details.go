@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/ledger"
 )
 
@@ -67,12 +68,12 @@ func (h *handler) listDetails(x *exchange, r *http.Request) error {
 
 // entitySummary is the owning entity as GET /account-details/{id} shows it.
 type entitySummary struct {
-	ID       string `json:"id"`
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	Status   string `json:"status"`
-	IsRoot   bool   `json:"is_root"`
-	ParentID string `json:"parent_entity"`
+	ID       string              `json:"id"`
+	Name     string              `json:"name"`
+	Type     string              `json:"type"`
+	Status   string              `json:"status"`
+	IsRoot   bool                `json:"is_root"`
+	ParentID entities.OptionalID `json:"parent_entity"`
 }
 
 type detailsView struct {

@@ -643,15 +643,42 @@ func TestTransferLifecycle(t *testing.T) {
 			"account_holder_name": "B Ltd", "account_number": ban}
 		bd := e.must(201, "POST", "/payment-details", e.key, book).str("id")
 		body := with2(transferBody(acct, bd, "book-1", 2_000), "payment_type", "book-transfer")
+		// Pending like every transfer (SPEC general rule 6): the funds held,
+		// the receiver not yet credited.
 		r := e.must(201, "POST", "/transfers", e.key, body)
-		if r.str("data", "status") != "successful" {
+		id := r.str("data", "id")
+		if r.str("data", "status") != "pending" || r.str("data", "status_reason") != "awaiting_processing" {
 			t.Fatalf("book transfer: %s", r.Raw)
+		}
+		if a, c := e.balance(tr.keyB, tr.acctB); a != 0 || c != 0 {
+			t.Fatalf("receiver before settling: available %d current %d", a, c)
+		}
+		wantBalance(av-2_000, av-2_000) // a hold counts in both
+		// The next due run settles it: no external rail to wait for.
+		e.advance(1)
+		if r := e.must(200, "GET", "/transfers/"+id, e.key, nil); r.str("data", "status") != "successful" {
+			t.Fatalf("book transfer after the due run: %s", r.Raw)
 		}
 		if a, c := e.balance(tr.keyB, tr.acctB); a != 2_000 || c != 2_000 {
 			t.Fatalf("receiver: available %d current %d", a, c)
 		}
 		wantBalance(av-2_000, av-2_000)
-		e.must(409, "POST", "/sandbox/transfers/"+r.str("data", "id")+"/simulate", e.key, map[string]any{"outcome": "reversed"})
+		e.must(409, "POST", "/sandbox/transfers/"+id+"/simulate", e.key, map[string]any{"outcome": "reversed"})
+
+		// A receiving account deleted before the due run fails the
+		// transfer and releases its funds, as a rail's failure does.
+		ban = e.must(200, "GET", "/accounts/"+tr.acctA, e.key, nil).str("data", "service_ban")
+		bd = e.must(201, "POST", "/payment-details", e.key, with2(book, "account_number", ban)).str("id")
+		body = with2(transferBody(acct, bd, "book-2", 1_000), "payment_type", "book-transfer")
+		id = e.must(201, "POST", "/transfers", e.key, body).str("data", "id")
+		wantBalance(av-3_000, av-3_000)
+		e.must(200, "DELETE", "/accounts/"+tr.acctA, tr.keyA, nil)
+		e.advance(1)
+		r = e.must(200, "GET", "/transfers/"+id, e.key, nil)
+		if r.str("data", "status") != "failed" || r.str("data", "status_reason") != "invalid_account_details" {
+			t.Fatalf("book transfer to a deleted account: %s", r.Raw)
+		}
+		wantBalance(av-2_000, av-2_000)
 	})
 	// Every move was reported through the outbox, the receiver's inflow too.
 	e.t = t
@@ -663,7 +690,7 @@ func TestTransferLifecycle(t *testing.T) {
 	for _, ev := range evs {
 		got[ev.Type]++
 	}
-	for typ, n := range map[string]int{"outflows.created": 5, "outflows.completed": 4, "outflows.failed": 1, "outflows.refunded": 1} {
+	for typ, n := range map[string]int{"outflows.created": 6, "outflows.completed": 4, "outflows.failed": 2, "outflows.refunded": 1} {
 		if got[typ] != n {
 			t.Errorf("%d %s events, want %d (all: %v)", got[typ], typ, n, got)
 		}

@@ -164,8 +164,9 @@
 //	fee:             account -> fees (source currency)    applicable_fee
 //
 // An available balance below amount (or amount_from) plus fee is
-// insufficient_funds (422) and writes nothing. The transfer starts pending
-// (status_reason awaiting_processing) with outflows.created.
+// insufficient_funds (422) and writes nothing. Every transfer, a book
+// transfer too, starts pending (status_reason awaiting_processing) with
+// outflows.created, and its first check in the due queue is due at once.
 //
 // CreateTransfer is the hot path, so its transaction avoids decoding large
 // records (transfer_payee_records.go and transfer_account_refs.go, each
@@ -194,14 +195,27 @@
 // directly (POST /sandbox/transfers/{id}/simulate); a move the status does
 // not allow is error_operation_invalid_for_state (409).
 //
-// A book transfer settles at once: the holds are posted to clearing.book,
-// Options.Receiver credits the receiving account from clearing.book
-// (funding's ReceiveTx, which emits inflows.completed for the receiver),
-// and the transfer is returned successful after outflows.created and
-// outflows.completed. Book transfers cannot be reversed. Without a
-// Receiver the service posts clearing.book -> receiver itself and no
-// inflow event is emitted, so embedders pass their *funding.Service, which
-// is a Receiver as it is.
+// A book transfer moves money between two corebank accounts, so corebank
+// is its rail and no provider is asked. POST /transfers checks the
+// receiving account (the detail's service_ban: it exists, is not deleted,
+// holds the transfer's currency, accepts inflows, is not the debited
+// account), records it in the transfer, and answers pending with the funds
+// held like any other transfer. The first RunDue at or after creation
+// settles it in one transaction: Options.Receiver credits the receiving
+// account from clearing.book (funding's ReceiveTx, which emits
+// inflows.completed for the receiver), the holds are posted to
+// clearing.book, and the transfer becomes successful (outflows.completed).
+// When the receiving side refuses by then (the account deleted meanwhile,
+// not accepting inflows, its owner not approved: a corebank error of kind
+// Invalid, NotFound or Rejected), that transaction is rolled back and
+// another fails the transfer as a rail's failure does: holds voided,
+// outflows.failed, status_reason invalid_account_details for a deleted
+// account, else the refusal's code (inflows_not_allowed, ...). Simulate's
+// successful outcome settles a book transfer the same way and answers a
+// refusal as an error, changing nothing. Book transfers cannot be
+// reversed. Without a Receiver the service posts clearing.book ->
+// receiver itself and no inflow event is emitted, so embedders pass their
+// *funding.Service, which is a Receiver as it is.
 //
 // # Sandbox
 //
@@ -211,5 +225,7 @@
 // /sandbox/clock/advance the server calls RunDue(ctx, now), which expires
 // quotes and lets the sandbox rail move transfers (pending -> processing
 // at 1 s -> successful at 5 s after creation; the delays are
-// SandboxPayoutsOptions).
+// SandboxPayoutsOptions). A book transfer settles on the first RunDue
+// after its creation, whatever the clock: within the bundled server's 1 s
+// ticker on the real clock, or at the next clock advance on the fake one.
 package payments

@@ -9,25 +9,24 @@ import (
 )
 
 // TestBookTransferWithFundingReceiver wires funding's ReceiveTx as the
-// Receiver, as the server does: the receiver gets inflows.completed.
+// Receiver, as the server does: when RunDue settles the transfer, the
+// receiver gets inflows.completed.
 func TestBookTransferWithFundingReceiver(t *testing.T) {
 	base := newMemEnv(t)
 	fund := funding.NewService(base.db, base.led, &funding.Options{Clock: base.clk})
 	// *funding.Service is a Receiver as it is.
 	e := newEnv(t, base.db, &payments.Options{Receiver: fund})
 	e.clk = base.clk
-	a := e.account(t, "ent1", "EUR")
-	e.fund(t, a, 10_000)
-	to := e.account(t, "ent2", "EUR")
-	cp := e.counterparty(t, "ent1")
-	d := e.detail(t, "ent1", payments.NewPaymentDetail{CounterpartyID: cp.ID, PaymentMethod: "book-transfer", Currency: "EUR",
-		AccountHolderName: "Bob", AccountNumber: to.ServiceBAN})
+	a, to, d := bookPair(t, e, "EUR")
 	tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 2_500, "bk1"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.Status != "successful" {
+	if tr.Status != "pending" {
 		t.Fatalf("%+v", tr)
+	}
+	if n, err := e.svc.RunDue(ctx, e.clk.Now()); n != 1 || err != nil {
+		t.Fatalf("RunDue: %d %v", n, err)
 	}
 	if b := e.balance(t, to.ID); b.Settled != 2_500 {
 		t.Errorf("receiver %+v", b)

@@ -74,10 +74,13 @@ func (p *SandboxPayouts) Check(_ context.Context, t *Transfer, asOf time.Time) (
 
 // Receiver credits the receiving account of a book transfer from the
 // system account ledger.SystemAccount(currency, "clearing.book") and
-// reports the inflow (inflows.completed), inside the transfer's storage
-// transaction; an error aborts the transfer. The inflow's Source is
-// "book-transfer" and its Reference the transfer's ID. *funding.Service
-// is a Receiver.
+// reports the inflow (inflows.completed), inside the storage transaction
+// that settles the transfer (RunDue's, or Simulate's). A refusal, a
+// corebank error of kind Invalid, NotFound or Rejected (such as
+// ledger.ErrInflowsNotAllowed), rolls that transaction back and fails the
+// transfer; any other error leaves the transfer pending for the next
+// RunDue. The inflow's Source is "book-transfer" and its Reference the
+// transfer's ID. *funding.Service is a Receiver.
 type Receiver interface {
 	ReceiveTx(tx storage.Tx, now time.Time, in funding.NewInflow) (*funding.Inflow, error)
 }

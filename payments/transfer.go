@@ -29,6 +29,9 @@ const (
 	ReasonProcessing         = "processing"
 	ReasonPayoutFailed       = "payout_failed"
 	ReasonReturned           = "returned"
+	// ReasonInvalidAccountDetails fails a book transfer whose receiving
+	// account was deleted before it settled.
+	ReasonInvalidAccountDetails = "invalid_account_details"
 )
 
 // Event types the payments service appends to the ledger outbox; the
@@ -105,6 +108,10 @@ type transferRecord struct {
 	Holds []string `json:"holds"`
 	// DueAt is the next RunDue check (Unix ms), 0 when none is scheduled.
 	DueAt int64 `json:"due_at,omitempty"`
+	// ReceiverID is the account a book transfer credits when it settles
+	// (resolved from the payment detail at creation, so a later change of
+	// the detail does not redirect it); "" for other payment types.
+	ReceiverID string `json:"receiver_id,omitempty"`
 }
 
 func railPurpose(paymentType string) string {
@@ -257,8 +264,8 @@ func (in *NewTransfer) validate() error {
 // outflows.created event. The transfer acts for the account's owner, which
 // must be in.EntityID (the caller's own entity when "") or lie below it;
 // the payment detail, its counterparty and the quote must be that owner's.
-// A book transfer settles at once: it comes back successful, the receiving
-// account credited.
+// Every transfer comes back pending; RunDue settles it later, a book
+// transfer included (see doc.go, "Lifecycle").
 //
 // Errors: corebank.ErrForbidden for a read-only caller;
 // corebank.ErrEntityNotFound for an entity_id outside the caller's tree
@@ -269,7 +276,9 @@ func (in *NewTransfer) validate() error {
 // not the owner's; ErrDuplicateReference, with the original transfer as
 // Data, when the account already has unique_reference;
 // ledger.ErrInsufficientFunds when the available balance is short (nothing
-// is written); ledger errors such as ledger.ErrOutflowsNotAllowed.
+// is written); ledger errors such as ledger.ErrOutflowsNotAllowed, and
+// ledger.ErrInflowsNotAllowed for a book transfer to an account that
+// accepts no inflows.
 func (s *Service) CreateTransfer(ctx context.Context, caller corebank.Caller, in NewTransfer) (*Transfer, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
@@ -326,6 +335,9 @@ func (s *Service) createTransferTx(tx storage.Tx, now time.Time, id string, call
 	if quote != nil {
 		r.FXQuoteID, r.SourceCurrency, r.SourceAmount = quote.ID, acct.Currency, quote.AmountFrom
 	}
+	if receiver != nil {
+		r.ReceiverID = receiver.ID
+	}
 	if err := s.placeHolds(tx, now, r, acct, quote); err != nil {
 		return nil, err
 	}
@@ -334,7 +346,7 @@ func (s *Service) createTransferTx(tx storage.Tx, now time.Time, id string, call
 			return nil, err
 		}
 	}
-	return s.recordTransfer(tx, now, r, receiver)
+	return s.recordTransfer(tx, now, r)
 }
 
 // transferAccount resolves the entity_id the request names, validates the
@@ -449,7 +461,8 @@ func (s *Service) transferQuote(tx storage.Tx, now time.Time, acct account, curr
 }
 
 // bookReceiver returns the account a book transfer credits (the detail's
-// account_number is its service_ban), nil for other payment types.
+// account_number is its service_ban), nil for other payment types. What
+// can be known now is checked now; settlement checks the account again.
 func (s *Service) bookReceiver(tx storage.Tx, acct account, d *detailFields, currency, paymentType string) (*ledger.Account, error) {
 	if paymentType != BookTransfer {
 		return nil, nil
@@ -464,6 +477,8 @@ func (s *Service) bookReceiver(tx storage.Tx, acct account, d *detailFields, cur
 		return nil, corebank.InvalidField("payment_detail_id", "the receiving account holds "+receiver.Currency)
 	case receiver.ID == acct.ID:
 		return nil, corebank.InvalidField("payment_detail_id", "a book transfer cannot pay the account it debits")
+	case !receiver.Configuration.AllowInflows:
+		return nil, ledger.ErrInflowsNotAllowed.With("the receiving account does not accept inflows")
 	}
 	return receiver, nil
 }
@@ -526,9 +541,9 @@ func useQuote(tx storage.Tx, now time.Time, quote *Quote, id string) error {
 }
 
 // recordTransfer stores r with its unique reference and indexes and emits
-// outflows.created. A book transfer (receiver set) then settles at once;
-// any other waits for RunDue's first payout check, due now.
-func (s *Service) recordTransfer(tx storage.Tx, now time.Time, r *transferRecord, receiver *ledger.Account) (*Transfer, error) {
+// outflows.created. Every transfer, a book transfer too, then waits for
+// RunDue's first check, due now.
+func (s *Service) recordTransfer(tx storage.Tx, now time.Time, r *transferRecord) (*Transfer, error) {
 	if err := tx.Put(bucketUnique, refKey(r.AccountID, r.UniqueReference), []byte(r.ID)); err != nil {
 		return nil, err
 	}
@@ -539,15 +554,7 @@ func (s *Service) recordTransfer(tx storage.Tx, now time.Time, r *transferRecord
 	if _, err := s.led.AppendEventTx(tx, now, EventOutflowCreated, r.EntityID, out); err != nil {
 		return nil, err
 	}
-	if receiver != nil {
-		if err := s.receiveTx(tx, now, r, receiver); err != nil {
-			return nil, err
-		}
-		if err := s.settleTx(tx, now, r, ""); err != nil {
-			return nil, err
-		}
-		out = r.view()
-	} else if err := schedule(tx, r, r.Created); err != nil {
+	if err := schedule(tx, r, r.Created); err != nil {
 		return nil, err
 	}
 	if err := writeTransferIndexes(tx, &r.Transfer, true, false); err != nil {
@@ -559,14 +566,37 @@ func (s *Service) recordTransfer(tx storage.Tx, now time.Time, r *transferRecord
 	return out, nil
 }
 
-// receiveTx credits a book transfer's receiving account.
-func (s *Service) receiveTx(tx storage.Tx, now time.Time, r *transferRecord, to *ledger.Account) error {
+// receiveTx credits a book transfer's receiving account, through the
+// Receiver when there is one. The receiving side refusing (the account
+// deleted, not accepting inflows, its owner not approved: a corebank error
+// of kind Invalid, NotFound or Rejected) is returned as a *receiveRefused,
+// which RunDue answers by failing the transfer.
+func (s *Service) receiveTx(tx storage.Tx, now time.Time, r *transferRecord) error {
+	err := s.credit(tx, now, r)
+	switch corebank.KindOf(err) {
+	case corebank.KindInvalid, corebank.KindNotFound, corebank.KindRejected:
+		return &receiveRefused{err}
+	}
+	return err
+}
+
+// credit is receiveTx's work. A book transfer without a receiving account
+// (none is written so) finds none and fails rather than leave its money in
+// clearing.book.
+func (s *Service) credit(tx storage.Tx, now time.Time, r *transferRecord) error {
+	to, err := s.led.GetAccountTx(tx, r.ReceiverID)
+	if err != nil {
+		return err
+	}
+	if to.Deleted != 0 {
+		return ledger.ErrAccountDeleted.With("the receiving account " + to.ID + " is deleted")
+	}
 	if s.receiver != nil {
 		_, err := s.receiver.ReceiveTx(tx, now, funding.NewInflow{AccountID: to.ID, Amount: r.Amount,
 			Currency: r.Currency, Narration: r.Narration, Reference: r.ID, Source: BookTransfer})
 		return err
 	}
-	_, err := s.led.PostTx(tx, now, ledger.Entry{
+	_, err = s.led.PostTx(tx, now, ledger.Entry{
 		Key: "payments:book:" + r.ID,
 		Lines: []ledger.Line{
 			{AccountID: s.led.SystemAccount(r.Currency, ledger.PurposeClearingBook), Side: ledger.Debit, Amount: r.Amount},
@@ -577,8 +607,37 @@ func (s *Service) receiveTx(tx storage.Tx, now time.Time, r *transferRecord, to 
 	return err
 }
 
-// settleTx posts the transfer's holds and marks it successful.
+// receiveRefused is the receiving side's refusal of a book transfer's
+// credit. It unwraps to the refusal, so Simulate answers with it as it is.
+type receiveRefused struct{ err error }
+
+func (e *receiveRefused) Error() string {
+	return "book transfer refused by the receiver: " + e.err.Error()
+}
+func (e *receiveRefused) Unwrap() error { return e.err }
+
+// reason is the failed transfer's status_reason: invalid_account_details
+// when the receiving account is gone, else the refusal's code
+// (inflows_not_allowed, entity_not_approved, ...).
+func (e *receiveRefused) reason() string {
+	var ce *corebank.Error
+	switch {
+	case errors.Is(e.err, ledger.ErrAccountDeleted), corebank.KindOf(e.err) == corebank.KindNotFound:
+		return ReasonInvalidAccountDetails
+	case errors.As(e.err, &ce) && ce.Code != "":
+		return ce.Code
+	}
+	return ReasonPayoutFailed
+}
+
+// settleTx posts the transfer's holds and marks it successful; a book
+// transfer first credits its receiving account (receiveTx).
 func (s *Service) settleTx(tx storage.Tx, now time.Time, r *transferRecord, reason string) error {
+	if r.PaymentType == BookTransfer {
+		if err := s.receiveTx(tx, now, r); err != nil {
+			return err
+		}
+	}
 	for _, h := range r.Holds {
 		if _, err := s.led.PostHoldTx(tx, now, h, 0); err != nil {
 			return err
@@ -746,8 +805,10 @@ const (
 // GetTransfer. It returns corebank.ErrForbidden for a read-only caller,
 // corebank.ErrEntityNotFound, ErrTransferNotFound, a validation error
 // naming outcome or status_reason, or ErrInvalidForState for a move the
-// current status does not allow (book transfers, settled at once, cannot
-// be reversed).
+// current status does not allow (book transfers cannot be reversed). A
+// successful outcome for a book transfer credits the receiving account,
+// and the receiving side's refusal (ledger.ErrAccountDeleted,
+// ledger.ErrInflowsNotAllowed, ...) is returned with nothing changed.
 func (s *Service) Simulate(ctx context.Context, caller corebank.Caller, entityID, id, outcome, statusReason string) (*Transfer, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
@@ -779,7 +840,9 @@ func (s *Service) Simulate(ctx context.Context, caller corebank.Caller, entityID
 // it expires active quotes past expires_at ("payments.quote"), then asks
 // the payout provider about unfinished transfers whose check is due
 // ("payments.transfer"), applying what it reports (with the same ledger
-// effects and events as Simulate). It returns how many quotes and
+// effects and events as Simulate). A book transfer is corebank's own
+// rail: its first check settles it, crediting the receiving account, or
+// fails it when the receiving side refuses. It returns how many quotes and
 // transfers it handled. A provider error is returned after the other due
 // transfers are handled; that transfer is retried 30 s later.
 func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
@@ -799,8 +862,10 @@ func (s *Service) DueJobs() []storage.DueJob {
 // checkPayouts asks the payout provider about each due transfer, outside
 // any transaction, and applies each answer in a transaction of its own,
 // moving the check to when the provider says (30 s later after an error).
-// It returns how many transfers changed status, and the first provider
-// error after handling the rest.
+// A book transfer needs no provider: it is due to succeed, and when the
+// receiving side refuses, that transaction is rolled back and a second one
+// fails the transfer. It returns how many transfers changed status, and
+// the first provider error after handling the rest.
 func (s *Service) checkPayouts(ctx context.Context, now time.Time, items []storage.DueItem) (int, error) {
 	due, err := storage.View(ctx, s.db, func(tx storage.Tx) ([]*transferRecord, error) {
 		out := make([]*transferRecord, len(items))
@@ -821,15 +886,22 @@ func (s *Service) checkPayouts(ctx context.Context, now time.Time, items []stora
 	for i, it := range items {
 		var res PayoutResult
 		var perr error
-		if due[i] != nil {
+		switch {
+		case due[i] == nil:
+		case due[i].PaymentType == BookTransfer:
+			res = PayoutResult{Status: StatusSuccessful}
+		default:
 			res, perr = s.payouts.Check(ctx, due[i].view(), now)
 			if perr != nil && firstErr == nil {
 				firstErr = perr
 			}
 		}
-		moved, err := storage.Update(ctx, s.db, func(tx storage.Tx) (bool, error) {
-			return s.applyPayoutTx(tx, now, it, res, perr)
-		})
+		apply := func(tx storage.Tx) (bool, error) { return s.applyPayoutTx(tx, now, it, res, perr) }
+		moved, err := storage.Update(ctx, s.db, apply)
+		if refused := (*receiveRefused)(nil); errors.As(err, &refused) {
+			res = PayoutResult{Status: StatusFailed, StatusReason: refused.reason()}
+			moved, err = storage.Update(ctx, s.db, apply)
+		}
 		if err != nil {
 			return changed, err
 		}

@@ -17,14 +17,22 @@ import (
 // memory/echo target (0.60) needs now that responses go through the JSON
 // library. TestTransferRecordEqualsJSON checks
 // that a record reads back exactly as its JSON would. Records written as
-// JSON by earlier releases still read: a JSON record starts with '{'.
+// JSON by earlier releases still read: a JSON record starts with '{'. A
+// book transfer's record is version 2: version 1 followed by ReceiverID.
 
-const transferRecordV1 = 0x01
+const (
+	transferRecordV1 = 0x01
+	transferRecordV2 = 0x02 // v1, then ReceiverID
+)
 
 func (r *transferRecord) encode() []byte {
 	t := &r.Transfer
 	e := storage.Encoder{B: make([]byte, 0, 256+len(t.Narration)+len(t.UniqueReference))}
-	e.Byte(transferRecordV1)
+	if r.ReceiverID == "" {
+		e.Byte(transferRecordV1)
+	} else {
+		e.Byte(transferRecordV2)
+	}
 	for _, s := range [...]string{t.ID, t.AccountID, t.EntityID, t.CounterpartyID, t.PaymentDetailID, t.Type,
 		t.Currency, t.Status, t.StatusReason, t.PaymentType, t.Narration, t.UniqueReference, t.FXQuoteID, t.SourceCurrency} {
 		e.Str(s)
@@ -47,6 +55,9 @@ func (r *transferRecord) encode() []byte {
 			e.Str(h)
 		}
 	}
+	if r.ReceiverID != "" {
+		e.Str(r.ReceiverID) // version 2
+	}
 	return e.B
 }
 
@@ -56,7 +67,8 @@ func decodeTransferRecord(b []byte) (*transferRecord, error) {
 		return r, json.Unmarshal(b, r)
 	}
 	d := storage.Decoder{B: b}
-	if d.Byte() != transferRecordV1 {
+	version := d.Byte()
+	if version != transferRecordV1 && version != transferRecordV2 {
 		return nil, storage.ErrCorrupt
 	}
 	t := &r.Transfer
@@ -82,6 +94,9 @@ func decodeTransferRecord(b []byte) (*transferRecord, error) {
 		for i := uint64(0); i < n; i++ {
 			r.Holds = append(r.Holds, d.Str())
 		}
+	}
+	if version == transferRecordV2 {
+		r.ReceiverID = d.Str()
 	}
 	if d.Err != nil || len(d.B) != 0 {
 		return nil, storage.ErrCorrupt

@@ -42,6 +42,9 @@ func TestTransferRecordEqualsJSON(t *testing.T) {
 		case 2:
 			r.Holds = []string{str(), str()}
 		}
+		if rng.IntN(2) == 0 {
+			r.ReceiverID = str()
+		}
 		raw, err := json.Marshal(r)
 		if err != nil {
 			t.Fatal(err)

@@ -3,6 +3,7 @@ package payments_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -190,6 +191,9 @@ func TestCrossCurrencyTransfer(t *testing.T) {
 	})
 }
 
+// TestBookTransfer: a book transfer answers pending with only its funds
+// held; the next RunDue credits the receiving account (through the
+// Receiver when there is one) and makes it successful.
 func TestBookTransfer(t *testing.T) {
 	var received []funding.NewInflow
 	for _, withReceiver := range []bool{false, true} {
@@ -197,30 +201,42 @@ func TestBookTransfer(t *testing.T) {
 			var e *env
 			if withReceiver {
 				e = newEnv(t, openMemory(t), nil)
-				// A receiver that credits through the ledger, as funding does.
-				e = newEnv(t, e.db, &payments.Options{Receiver: payments.ReceiverFunc(func(tx storageTx, now time.Time, in funding.NewInflow) (*funding.Inflow, error) {
+				e = newEnv(t, e.db, &payments.Options{Receiver: ledgerReceiver(e, func(in funding.NewInflow) error {
 					received = append(received[:0], in)
-					_, err := e.led.PostTx(tx, now, ledger.Entry{Lines: []ledger.Line{
-						{AccountID: e.led.SystemAccount(in.Currency, ledger.PurposeClearingBook), Side: ledger.Debit, Amount: in.Amount},
-						{AccountID: in.AccountID, Side: ledger.Credit, Amount: in.Amount},
-					}})
-					return nil, err
+					return nil
 				})})
 			} else {
 				e = newMemEnv(t)
 			}
-			a := e.account(t, "ent1", "USD")
-			e.fund(t, a, 10_000)
-			to := e.account(t, "ent2", "USD")
-			cp := e.counterparty(t, "ent1")
-			d := e.detail(t, "ent1", payments.NewPaymentDetail{CounterpartyID: cp.ID, PaymentMethod: "book-transfer", Currency: "USD",
-				AccountHolderName: "Bob", AccountNumber: to.ServiceBAN})
+			a, to, d := bookPair(t, e, "USD")
 			tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 4_000, "b1"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tr.Status != "successful" {
-				t.Fatalf("%+v", tr)
+			if tr.Status != payments.StatusPending || tr.StatusReason != payments.ReasonAwaitingProcessing {
+				t.Fatalf("created %+v", tr)
+			}
+			if b := e.balance(t, to.ID); b != (ledger.Balance{}) {
+				t.Errorf("receiver before RunDue %+v", b)
+			}
+			if b := e.balance(t, a.ID); b.Settled != 10_000 || b.PendingDebits != 4_000 {
+				t.Errorf("sender before RunDue %+v", b)
+			}
+			if len(received) != 0 && withReceiver {
+				t.Errorf("received before RunDue: %+v", received)
+			}
+			if got := e.eventTypes(t, "ent1", "ent2"); fmt.Sprint(got) != "[ent1:outflows.created]" {
+				t.Errorf("events before RunDue %v", got)
+			}
+			e.checkBalanced(t)
+
+			// Due at once: no external rail, no clock move needed.
+			if n, err := e.svc.RunDue(ctx, e.clk.Now()); n != 1 || err != nil {
+				t.Fatalf("RunDue: %d %v", n, err)
+			}
+			got, err := e.svc.GetTransfer(ctx, corebank.As("ent1"), "", tr.ID)
+			if err != nil || got.Status != payments.StatusSuccessful || got.StatusReason != "" {
+				t.Fatalf("after RunDue %+v %v", got, err)
 			}
 			if b := e.balance(t, to.ID); b.Settled != 4_000 {
 				t.Errorf("receiver %+v", b)
@@ -231,24 +247,168 @@ func TestBookTransfer(t *testing.T) {
 			if b := e.balance(t, e.led.SystemAccount("USD", ledger.PurposeClearingBook)); b.Settled != 0 {
 				t.Errorf("clearing.book %+v", b)
 			}
-			if withReceiver && (len(received) != 1 || received[0].AccountID != to.ID || received[0].Source != "book-transfer" || received[0].Amount != 4_000) {
+			if withReceiver && (len(received) != 1 || received[0].AccountID != to.ID || received[0].Source != "book-transfer" ||
+				received[0].Amount != 4_000 || received[0].Reference != tr.ID) {
 				t.Errorf("receiver got %+v", received)
 			}
 			e.checkBalanced(t)
-			evs, _ := e.led.Events(ctx, 0, 100)
-			var types []string
-			for _, ev := range evs {
-				if ev.EntityID == "ent1" && ev.Type != ledger.EventAccountCreated {
-					types = append(types, ev.Type)
-				}
-			}
-			if fmt.Sprint(types) != "[outflows.created outflows.completed]" {
-				t.Errorf("events %v", types)
+			if got := e.eventTypes(t, "ent1", "ent2"); fmt.Sprint(got) != "[ent1:outflows.created ent1:outflows.completed]" {
+				t.Errorf("events %v", got)
 			}
 			if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "reversed", ""); !errors.Is(err, payments.ErrInvalidForState) {
 				t.Errorf("reverse a book transfer: %v", err)
 			}
+			// Settled once: nothing is left to do.
+			e.clk.Add(time.Hour)
+			if n, err := e.svc.RunDue(ctx, e.clk.Now()); n != 0 || err != nil {
+				t.Fatalf("RunDue again: %d %v", n, err)
+			}
+			if b := e.balance(t, to.ID); b.Settled != 4_000 {
+				t.Errorf("receiver credited twice %+v", b)
+			}
 		})
+	}
+}
+
+// bookPair opens ent1's account a, funded with 10,000, and ent2's account
+// to, both in currency, and returns them with ent1's book-transfer detail
+// paying to.
+func bookPair(tb testing.TB, e *env, currency string) (a, to *ledger.Account, d *payments.PaymentDetail) {
+	tb.Helper()
+	a = e.account(tb, "ent1", currency)
+	e.fund(tb, a, 10_000)
+	to = e.account(tb, "ent2", currency)
+	cp := e.counterparty(tb, "ent1")
+	d = e.detail(tb, "ent1", payments.NewPaymentDetail{CounterpartyID: cp.ID, PaymentMethod: "book-transfer", Currency: currency,
+		AccountHolderName: "Bob", AccountNumber: to.ServiceBAN})
+	return a, to, d
+}
+
+// ledgerReceiver is a Receiver that credits through e's ledger from
+// clearing.book, as funding does, unless check refuses the inflow first.
+func ledgerReceiver(e *env, check func(funding.NewInflow) error) payments.ReceiverFunc {
+	return func(tx storageTx, now time.Time, in funding.NewInflow) (*funding.Inflow, error) {
+		if err := check(in); err != nil {
+			return nil, err
+		}
+		_, err := e.led.PostTx(tx, now, ledger.Entry{Lines: []ledger.Line{
+			{AccountID: e.led.SystemAccount(in.Currency, ledger.PurposeClearingBook), Side: ledger.Debit, Amount: in.Amount},
+			{AccountID: in.AccountID, Side: ledger.Credit, Amount: in.Amount},
+		}})
+		return nil, err
+	}
+}
+
+// eventTypes lists the outbox's events of entities, as entity:type, less
+// the accounts' own (accounts.*).
+func (e *env) eventTypes(tb testing.TB, entities ...string) []string {
+	tb.Helper()
+	evs, err := e.led.Events(ctx, 0, 1000)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []string
+	for _, ev := range evs {
+		for _, ent := range entities {
+			if ev.EntityID == ent && !strings.HasPrefix(ev.Type, "accounts.") {
+				out = append(out, ev.EntityID+":"+ev.Type)
+			}
+		}
+	}
+	return out
+}
+
+// TestBookTransferRefusedAtSettlement: when the receiving side refuses
+// the credit by the time the transfer settles, RunDue fails the transfer
+// and releases its holds (outflows.failed), as a rail's failure does, and
+// Simulate's successful outcome answers the refusal and changes nothing.
+func TestBookTransferRefusedAtSettlement(t *testing.T) {
+	var refuse error // what the receiver answers
+	for _, c := range []struct {
+		name   string
+		refuse func(e *env, to *ledger.Account) // between creation and settlement
+		reason string
+		code   string // Simulate's answer
+	}{
+		{"ReceiverDeleted", func(e *env, to *ledger.Account) {
+			if _, err := e.led.DeleteAccount(ctx, corebank.As("ent2"), "", to.ID); err != nil {
+				t.Fatal(err)
+			}
+		}, "invalid_account_details", "account_deleted"},
+		{"ReceiverRefusesInflows", func(e *env, to *ledger.Account) { refuse = ledger.ErrInflowsNotAllowed },
+			"inflows_not_allowed", "inflows_not_allowed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			refuse = nil
+			e := newEnv(t, openMemory(t), nil)
+			e = newEnv(t, e.db, &payments.Options{Fees: payments.FeeSchedule{"book-transfer": {Fixed: 10}},
+				Receiver: ledgerReceiver(e, func(funding.NewInflow) error { return refuse })})
+			a, to, d := bookPair(t, e, "USD")
+			tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 4_000, "b1"))
+			if err != nil || tr.Status != payments.StatusPending {
+				t.Fatalf("%+v %v", tr, err)
+			}
+			c.refuse(e, to)
+
+			_, err = e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "successful", "")
+			if errCode(err) != c.code {
+				t.Errorf("Simulate successful: %v, want %s", err, c.code)
+			}
+			if got, _ := e.svc.GetTransfer(ctx, corebank.As("ent1"), "", tr.ID); got.Status != payments.StatusPending {
+				t.Errorf("after a refused Simulate %+v", got)
+			}
+
+			if n, err := e.svc.RunDue(ctx, e.clk.Now()); n != 1 || err != nil {
+				t.Fatalf("RunDue: %d %v", n, err)
+			}
+			got, err := e.svc.GetTransfer(ctx, corebank.As("ent1"), "", tr.ID)
+			if err != nil || got.Status != payments.StatusFailed || got.StatusReason != c.reason {
+				t.Fatalf("after RunDue %+v %v, want failed %s", got, err, c.reason)
+			}
+			if b := e.balance(t, a.ID); b.Settled != 10_000 || b.PendingDebits != 0 {
+				t.Errorf("sender %+v: holds not released", b)
+			}
+			if b := e.balance(t, to.ID); b != (ledger.Balance{}) {
+				t.Errorf("receiver %+v", b)
+			}
+			e.checkBalanced(t)
+			if got := e.eventTypes(t, "ent1", "ent2"); fmt.Sprint(got) != "[ent1:outflows.created ent1:outflows.failed]" {
+				t.Errorf("events %v", got)
+			}
+			p, err := e.svc.ListTransfers(ctx, corebank.As("ent1"), payments.TransferFilter{Status: "failed"}, corebank.ListOptions{})
+			if err != nil || len(p.Items) != 1 || p.Items[0].ID != tr.ID {
+				t.Errorf("failed list %+v %v", p, err)
+			}
+			e.clk.Add(time.Hour)
+			if n, err := e.svc.RunDue(ctx, e.clk.Now()); n != 0 || err != nil {
+				t.Fatalf("RunDue again: %d %v", n, err)
+			}
+		})
+	}
+}
+
+// TestBookTransferToClosedReceiver: what is known at creation is refused
+// at creation, writing nothing.
+func TestBookTransferToClosedReceiver(t *testing.T) {
+	e := newMemEnv(t)
+	a := e.account(t, "ent1", "USD")
+	e.fund(t, a, 10_000)
+	closed, err := e.led.CreateAccount(ctx, corebank.System(), ledger.NewAccount{EntityID: "ent2", Type: ledger.TypeChecking,
+		Currency: "USD", DisplayName: "no inflows", Configuration: &ledger.AccountConfiguration{AllowOutflows: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := e.counterparty(t, "ent1")
+	d := e.detail(t, "ent1", payments.NewPaymentDetail{CounterpartyID: cp.ID, PaymentMethod: "book-transfer", Currency: "USD",
+		AccountHolderName: "Bob", AccountNumber: closed.ServiceBAN})
+	if _, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 1_000, "c1")); !errors.Is(err, ledger.ErrInflowsNotAllowed) {
+		t.Fatalf("want inflows_not_allowed, got %v", err)
+	}
+	if b := e.balance(t, a.ID); b.Settled != 10_000 || b.PendingDebits != 0 {
+		t.Errorf("sender %+v", b)
+	}
+	if got := e.eventTypes(t, "ent1"); len(got) != 0 {
+		t.Errorf("events %v", got)
 	}
 }
 
