@@ -42,6 +42,9 @@ func testConcurrent(t *testing.T, db storage.Backend) {
 		readers  = 2
 		accounts = 12
 		initial  = 10000
+		// Enough movements for every pair of the 12 accounts to collide
+		// many times over; the deadline only bounds a slow run (-race).
+		movements = 6000
 	)
 	dur := 2 * time.Second
 	if testing.Short() {
@@ -63,7 +66,8 @@ func testConcurrent(t *testing.T, db storage.Backend) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(dur)
+	began := time.Now()
+	deadline := began.Add(dur)
 	deltas := make([]map[string]int64, writers)
 	var ok, rejected, views atomic.Int64
 	var wg sync.WaitGroup
@@ -75,7 +79,7 @@ func testConcurrent(t *testing.T, db storage.Backend) {
 			defer wg.Done()
 			rng := rand.New(rand.NewSource(int64(w)))
 			d := deltas[w]
-			for time.Now().Before(deadline) {
+			for ok.Load()+rejected.Load() < movements && time.Now().Before(deadline) {
 				from, to := ids[rng.Intn(accounts)], ids[rng.Intn(accounts)]
 				if from == to {
 					continue
@@ -126,7 +130,7 @@ func testConcurrent(t *testing.T, db storage.Backend) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for time.Now().Before(deadline) {
+			for ok.Load()+rejected.Load() < movements && time.Now().Before(deadline) {
 				err := db.View(ctx, func(tx storage.Tx) error {
 					var settled, pd, pc int64
 					for _, id := range ids {
@@ -159,7 +163,7 @@ func testConcurrent(t *testing.T, db storage.Backend) {
 	for err := range errc {
 		t.Fatal(err)
 	}
-	t.Logf("%d movements, %d rejected for funds, %d consistent views in %v", ok.Load(), rejected.Load(), views.Load(), dur)
+	t.Logf("%d movements, %d rejected for funds, %d consistent views in %v", ok.Load(), rejected.Load(), views.Load(), time.Since(began))
 	if ok.Load() == 0 || views.Load() == 0 {
 		t.Fatal("nothing ran")
 	}

@@ -19,16 +19,43 @@ import (
 	"time"
 )
 
-// buildServer compiles the server once per test binary.
+// binDir holds the server binary the tests share; TestMain removes it.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "corebank-server-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// buildServer compiles the server once per test binary: each link writes
+// a binary of about 20 MB, and every test runs the same one.
 func buildServer(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "server")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("build server: %v", err)
+	buildOnce.Do(func() {
+		bin := filepath.Join(binDir, "server")
+		cmd := exec.Command("go", "build", "-o", bin, ".")
+		cmd.Stderr = os.Stderr
+		if buildErr = cmd.Run(); buildErr == nil {
+			builtBin = bin
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("build server: %v", buildErr)
 	}
-	return bin
+	return builtBin
 }
 
 type proc struct {

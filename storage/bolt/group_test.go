@@ -198,7 +198,9 @@ func TestErrLockedOtherProcess(t *testing.T) {
 	if !strings.HasPrefix(string(line[:n]), "holding") {
 		t.Fatalf("child: %q", line[:n])
 	}
-	db, err := bolt.Open(path, nil)
+	// TestErrLocked waits out the default timeout; a short one proves the
+	// same here.
+	db, err := bolt.Open(path, &bolt.Options{Timeout: 50 * time.Millisecond})
 	if !errors.Is(err, bolt.ErrLocked) {
 		if db != nil {
 			db.Close()

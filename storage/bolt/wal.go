@@ -121,13 +121,25 @@ func (w *wal) write() error {
 	return nil
 }
 
-// walChunk is how far ahead of the records the file is zero-filled.
-const walChunk = 4 << 20
+// The file is zero-filled ahead of the records by at least its own size,
+// from minWALChunk up to walChunk: a small database keeps a small log,
+// and a busy one changes its log's size once per 4 MiB.
+const (
+	minWALChunk = 64 << 10
+	walChunk    = 4 << 20
+)
 
-// grow zero-fills the file up to past end and syncs the new size.
+// grow zero-fills the file up to past end and syncs the new size. It
+// writes one memory page at a time: the kernel sizes a page-cache folio
+// by the write that creates it, and a commit that later writes a few
+// hundred bytes into a clean folio dirties all of it. With 1 MiB writes
+// here, every fsynced commit counted as 1 MiB dirtied (write_bytes in
+// /proc/<pid>/io, and the dirty-page throttling that reads the same
+// counters) although the disk received the same few blocks either way.
 func (w *wal) grow(end int64) error {
-	target := (end/walChunk + 1) * walChunk
-	zeros := make([]byte, 1<<20)
+	step := min(max(w.size, minWALChunk), walChunk)
+	target := (end/step + 1) * step
+	zeros := make([]byte, os.Getpagesize())
 	for off := w.size; off < target; {
 		n := min(int64(len(zeros)), target-off)
 		if _, err := w.f.WriteAt(zeros[:n], off); err != nil {
