@@ -24,14 +24,15 @@ func IsDigits(s string) bool {
 // bidirectional embedding, override and isolate controls U+202A-U+202E
 // and U+2066-U+2069, which can make a name or a statement line read
 // differently from what it holds. Multiline fields (free text such as a
-// narration or a description) accept a newline and a tab; no field accepts
-// a carriage return.
+// narration or a description) accept a newline ("\n", or "\r\n" as
+// Windows and MIME write it) and a tab; a carriage return on its own is a
+// control character everywhere.
 type TextRule struct {
 	// Min and Max bound the length in characters (Unicode code points);
 	// Max 0 means no upper bound. Min above 0 makes the field required:
 	// "" is reported as "is required".
 	Min, Max int
-	// Multiline allows '\n' and '\t'.
+	// Multiline allows '\n', "\r\n" and '\t'.
 	Multiline bool
 }
 
@@ -78,7 +79,7 @@ func textProblem(s string, rule TextRule) string {
 
 // TextProblem describes the first character of s that no text field may
 // hold (see TextRule), or returns "" when there is none. With multiline,
-// '\n' and '\t' are allowed. It costs one pass over s and no allocation
+// '\n', "\r\n" and '\t' are allowed. It costs one pass over s and no allocation
 // when s is clean.
 func TextProblem(s string, multiline bool) string {
 	for i := 0; i < len(s); {
@@ -86,9 +87,10 @@ func TextProblem(s string, multiline bool) string {
 		if c < utf8.RuneSelf {
 			switch {
 			case c >= 0x20 && c != 0x7f:
-			case multiline && (c == '\n' || c == '\t'):
-			case c == '\n' || c == '\t':
-				return "must be a single line: no line breaks or tabs"
+			case c == '\n' || c == '\t' || c == '\r' && i+1 < len(s) && s[i+1] == '\n':
+				if !multiline {
+					return "must be a single line: no line breaks or tabs"
+				}
 			default:
 				return "must not contain the control character " + codePoint(rune(c))
 			}
