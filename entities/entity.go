@@ -1,5 +1,10 @@
 package entities
 
+import (
+	"encoding/json"
+	"strings"
+)
+
 // Entity types.
 const (
 	TypeIndividual = "individual"
@@ -46,9 +51,46 @@ type Entity struct {
 	UserID             string         `json:"user_id"`
 	CreationContext    string         `json:"creation_context"`
 	RiskLevel          string         `json:"risk_level"`
-	Meta               map[string]any `json:"meta"`
+	Meta               Meta           `json:"meta"`
 	Created            int64          `json:"created"`
 	Updated            int64          `json:"updated"`
+}
+
+// Meta is an entity's or a business's platform key-values: strings, as
+// SPEC says of meta (and of business meta's sales_channels too, which one
+// SPEC listing calls an array of strings). Records written before values
+// were checked may hold an array of strings under a key: it reads as its
+// items joined by ", " (so ["a","b"] reads as "a, b" and [] as ""), the
+// form a client would send it in now, and is stored that way at the next
+// write. Any other non-string value reads as its JSON text.
+type Meta map[string]string
+
+// UnmarshalJSON reads a stored meta object, old array values included.
+// (Request bodies decode into map[string]string, which refuses arrays.)
+func (m *Meta) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	if raw == nil {
+		*m = nil
+		return nil
+	}
+	out := make(Meta, len(raw))
+	for k, v := range raw {
+		var s string
+		var items []string
+		switch {
+		case json.Unmarshal(v, &s) == nil:
+			out[k] = s
+		case json.Unmarshal(v, &items) == nil:
+			out[k] = strings.Join(items, ", ")
+		default:
+			out[k] = string(v)
+		}
+	}
+	*m = out
+	return nil
 }
 
 // Person is an individual, either an individual entity's subject or a
@@ -170,7 +212,7 @@ type IncorporationMeta struct {
 type BusinessMeta struct {
 	ID         string         `json:"id"`
 	BusinessID string         `json:"business_id"`
-	Meta       map[string]any `json:"meta"`
+	Meta       Meta           `json:"meta"`
 	Created    int64          `json:"created"`
 	Updated    int64          `json:"updated"`
 }

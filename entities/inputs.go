@@ -11,7 +11,7 @@ type NewIndividual struct {
 	Address            *AddressInput        `json:"address"`
 	Identification     *IdentificationInput `json:"identification"`
 	Business           *SoleTraderInput     `json:"business"`
-	Meta               map[string]any       `json:"meta"`
+	Meta               map[string]string    `json:"meta"`
 	ParentEntity       string               `json:"parent_entity"`
 	ParentRelationship string               `json:"parent_relationship"`
 }
@@ -103,7 +103,7 @@ type NewBusiness struct {
 	Address            *AddressInput  `json:"address"`
 	OperatingAddress   *AddressInput  `json:"operating_address"`
 	BusinessOfficers   []OfficerInput `json:"business_officers"`
-	Meta               map[string]any `json:"meta"`
+	Meta               map[string]string `json:"meta"`
 	ParentEntity       string         `json:"parent_entity"`
 	ParentRelationship string         `json:"parent_relationship"`
 }
@@ -149,7 +149,7 @@ type IndividualPatch struct {
 	Address        *AddressPatch        `json:"address"`
 	Business       *SoleTraderPatch     `json:"business"`
 	Identification *IdentificationInput `json:"identification"`
-	Meta           map[string]any       `json:"meta"`
+	Meta           map[string]string    `json:"meta"`
 }
 
 // PersonPatch changes a person's fields. Identity numbers cannot be
@@ -199,7 +199,7 @@ type BusinessPatch struct {
 	Address          *AddressPatch        `json:"address"`
 	OperatingAddress *AddressPatch        `json:"operating_address"`
 	BusinessOfficers []OfficerInput       `json:"business_officers"`
-	Meta             map[string]any       `json:"meta"`
+	Meta             map[string]string    `json:"meta"`
 }
 
 // BusinessFieldsPatch changes a business's details; IncorporationMeta,
