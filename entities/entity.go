@@ -39,21 +39,21 @@ const (
 // Entity is an onboarded party (SPEC "Entity"). Optional references that do
 // not apply (parent_entity of a root, person_id of a business) are "".
 type Entity struct {
-	ID                 string         `json:"id"`
-	Type               string         `json:"type"`
-	Status             string         `json:"status"`
-	Name               string         `json:"name"`
-	IsRoot             bool           `json:"is_root"`
-	ParentEntity       string         `json:"parent_entity"`
-	ParentRelationship string         `json:"parent_relationship,omitempty"`
-	PersonID           string         `json:"person_id"`
-	BusinessID         string         `json:"business_id"`
-	UserID             string         `json:"user_id"`
-	CreationContext    string         `json:"creation_context"`
-	RiskLevel          string         `json:"risk_level"`
-	Meta               Meta           `json:"meta"`
-	Created            int64          `json:"created"`
-	Updated            int64          `json:"updated"`
+	ID                 string `json:"id"`
+	Type               string `json:"type"`
+	Status             string `json:"status"`
+	Name               string `json:"name"`
+	IsRoot             bool   `json:"is_root"`
+	ParentEntity       string `json:"parent_entity"`
+	ParentRelationship string `json:"parent_relationship,omitempty"`
+	PersonID           string `json:"person_id"`
+	BusinessID         string `json:"business_id"`
+	UserID             string `json:"user_id"`
+	CreationContext    string `json:"creation_context"`
+	RiskLevel          string `json:"risk_level"`
+	Meta               Meta   `json:"meta"`
+	Created            int64  `json:"created"`
+	Updated            int64  `json:"updated"`
 }
 
 // Meta is an entity's or a business's platform key-values: strings, as
@@ -210,11 +210,11 @@ type IncorporationMeta struct {
 // BusinessMeta holds a business's platform key-values (tax_id,
 // annual_turnover, sales_channels, ...).
 type BusinessMeta struct {
-	ID         string         `json:"id"`
-	BusinessID string         `json:"business_id"`
-	Meta       Meta           `json:"meta"`
-	Created    int64          `json:"created"`
-	Updated    int64          `json:"updated"`
+	ID         string `json:"id"`
+	BusinessID string `json:"business_id"`
+	Meta       Meta   `json:"meta"`
+	Created    int64  `json:"created"`
+	Updated    int64  `json:"updated"`
 }
 
 // BusinessOfficer is a person's role in a business. Person, Address and

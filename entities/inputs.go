@@ -98,14 +98,14 @@ type SoleTraderInput struct {
 // business.legal_name and business.type are required at creation; Submit
 // requires the rest of the details (see Requirement).
 type NewBusiness struct {
-	Name               string         `json:"name"`
-	Business           *BusinessInput `json:"business"`
-	Address            *AddressInput  `json:"address"`
-	OperatingAddress   *AddressInput  `json:"operating_address"`
-	BusinessOfficers   []OfficerInput `json:"business_officers"`
+	Name               string            `json:"name"`
+	Business           *BusinessInput    `json:"business"`
+	Address            *AddressInput     `json:"address"`
+	OperatingAddress   *AddressInput     `json:"operating_address"`
+	BusinessOfficers   []OfficerInput    `json:"business_officers"`
 	Meta               map[string]string `json:"meta"`
-	ParentEntity       string         `json:"parent_entity"`
-	ParentRelationship string         `json:"parent_relationship"`
+	ParentEntity       string            `json:"parent_entity"`
+	ParentRelationship string            `json:"parent_relationship"`
 }
 
 // BusinessInput is a business's details.
