@@ -332,9 +332,23 @@ func checkText(body []byte) error {
 	if plainASCII(body) {
 		return nil
 	}
-	dec := jsontext.NewDecoder(bytes.NewReader(body), scanOptions)
+	// A scanner grows to the largest string it reads; only those of small
+	// bodies go back to the pool, as in putBuf.
+	sc := new(textScanner)
+	if len(body) <= 64<<10 {
+		sc = scanPool.Get().(*textScanner)
+		defer func() {
+			sc.rd.Reset(nil)
+			sc.dec.Reset(&sc.rd)
+			scanPool.Put(sc)
+		}()
+	}
+	sc.rd.Reset(body)
+	sc.dec.Reset(&sc.rd, scanOptions)
+	dec := &sc.dec
+	buf := sc.buf[:0]
+	defer func() { sc.buf = buf[:0] }()
 	var found error
-	var buf []byte
 	for {
 		if dec.PeekKind() == '"' {
 			raw, err := dec.ReadValue()
@@ -360,6 +374,15 @@ func checkText(body []byte) error {
 		}
 	}
 }
+
+// textScanner is checkText's reusable state.
+type textScanner struct {
+	rd  bytes.Reader
+	dec jsontext.Decoder
+	buf []byte
+}
+
+var scanPool = sync.Pool{New: func() any { return new(textScanner) }}
 
 // plainASCII reports whether b has no byte above 0x7e and no backslash:
 // then no string in it can break the text rule (a raw control byte inside

@@ -393,3 +393,32 @@ func TestFlattenMatchesEncodingJSON(t *testing.T) {
 		t.Error("flatten merged an array")
 	}
 }
+
+// BenchmarkCheckText measures the text floor on a transfer body: plain
+// ASCII (one byte scan) and with non-ASCII text (a token walk).
+func BenchmarkCheckText(b *testing.B) {
+	ascii := []byte(`{"account_id":"01J0000000000000000000000A","payment_detail_id":"01J0000000000000000000000B","amount":1,"payment_type":"bank-transfer","narration":"invoice 2041","unique_reference":"b-1","meta":{"order":"A-1"}}`)
+	accented := bytes.Replace(ascii, []byte("invoice 2041"), []byte("facture café n° 2041"), 1)
+	for _, bc := range []struct {
+		name string
+		body []byte
+	}{{"ASCII", ascii}, {"NonASCII", accented}} {
+		b.Run(bc.name+"/checkText", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := checkText(bc.body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(bc.name+"/decodeJSON", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var v payments.NewTransfer
+				if err := decodeJSON(bc.body, &v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
