@@ -63,7 +63,7 @@ func TestBootstrap(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := entities.Entity{ID: r.EntityID, Type: "business", Status: "approved", Name: "Root", IsRoot: true,
-			BusinessID: ent.BusinessID, CreationContext: "api", RiskLevel: "medium", Meta: map[string]any{},
+			BusinessID: ent.BusinessID, CreationContext: "api", RiskLevel: "medium", Meta: entities.Meta{},
 			Created: start.UnixMilli(), Updated: start.UnixMilli()}
 		if diff := cmp.Diff(want, *ent); diff != "" {
 			t.Errorf("root (-want +got):\n%s", diff)

@@ -69,7 +69,16 @@
 // stored in E.164 form with the "+"; emails are bare addresses; bvn and nin
 // (11 digits) are accepted only for nationality NG and ssn (9 digits) only
 // for US, as are the matching document id_subtype values. Officers own
-// 0-100 percent each and at most 100 together.
+// 0-100 percent each and at most 100 together. Text fields are checked by
+// corebank.CheckText: names, address lines and identifiers are single
+// lines, descriptions may hold newlines.
+//
+// Entity and business meta (Meta) map strings to strings, at most 50 keys
+// of 1-64 characters and values of at most 500 (corebank.CheckMeta), for
+// every key SPEC lists, business meta's sales_channels included (send
+// several channels as one string, "online, retail"). Records stored before
+// values were checked may hold arrays: they read as their items joined by
+// ", ".
 //
 // # Secrets
 //

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"unicode/utf8"
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
@@ -141,9 +140,7 @@ func (s *Service) CreateDocument(ctx context.Context, caller corebank.Caller, d 
 	default:
 		p.Add("key", "must be one of identity, proof_of_address, tax_verification, certificate_of_incorporation, memorandum_of_association")
 	}
-	if utf8.RuneCountInString(d.Description) > 255 {
-		p.Add("description", "must be at most 255 characters")
-	}
+	corebank.CheckText(p, "description", d.Description, corebank.FreeText(0, 255))
 	fileType := d.Meta.FileType
 	if fileType == "image/jpg" {
 		fileType = "image/jpeg"

@@ -1,6 +1,9 @@
 package entities
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Entity types.
 const (
@@ -38,21 +41,21 @@ const (
 // of an individual that is not a sole trader, user_id until a dashboard
 // user is linked) are "" in Go and null in JSON.
 type Entity struct {
-	ID                 string         `json:"id"`
-	Type               string         `json:"type"`
-	Status             string         `json:"status"`
-	Name               string         `json:"name"`
-	IsRoot             bool           `json:"is_root"`
-	ParentEntity       OptionalID     `json:"parent_entity"`
-	ParentRelationship string         `json:"parent_relationship,omitempty"`
-	PersonID           OptionalID     `json:"person_id"`
-	BusinessID         OptionalID     `json:"business_id"`
-	UserID             OptionalID     `json:"user_id"`
-	CreationContext    string         `json:"creation_context"`
-	RiskLevel          string         `json:"risk_level"`
-	Meta               map[string]any `json:"meta"`
-	Created            int64          `json:"created"`
-	Updated            int64          `json:"updated"`
+	ID                 string     `json:"id"`
+	Type               string     `json:"type"`
+	Status             string     `json:"status"`
+	Name               string     `json:"name"`
+	IsRoot             bool       `json:"is_root"`
+	ParentEntity       OptionalID `json:"parent_entity"`
+	ParentRelationship string     `json:"parent_relationship,omitempty"`
+	PersonID           OptionalID `json:"person_id"`
+	BusinessID         OptionalID `json:"business_id"`
+	UserID             OptionalID `json:"user_id"`
+	CreationContext    string     `json:"creation_context"`
+	RiskLevel          string     `json:"risk_level"`
+	Meta               Meta       `json:"meta"`
+	Created            int64      `json:"created"`
+	Updated            int64      `json:"updated"`
 }
 
 // OptionalID is a reference that may not apply: "" when absent, which
@@ -66,6 +69,43 @@ func (id OptionalID) MarshalJSON() ([]byte, error) {
 		return []byte("null"), nil
 	}
 	return json.Marshal(string(id))
+}
+
+// Meta is an entity's or a business's platform key-values: strings, as
+// SPEC says of meta (and of business meta's sales_channels too, which one
+// SPEC listing calls an array of strings). Records written before values
+// were checked may hold an array of strings under a key: it reads as its
+// items joined by ", " (so ["a","b"] reads as "a, b" and [] as ""), the
+// form a client would send it in now, and is stored that way at the next
+// write. Any other non-string value reads as its JSON text.
+type Meta map[string]string
+
+// UnmarshalJSON reads a stored meta object, old array values included.
+// (Request bodies decode into map[string]string, which refuses arrays.)
+func (m *Meta) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	if raw == nil {
+		*m = nil
+		return nil
+	}
+	out := make(Meta, len(raw))
+	for k, v := range raw {
+		var s string
+		var items []string
+		switch {
+		case json.Unmarshal(v, &s) == nil:
+			out[k] = s
+		case json.Unmarshal(v, &items) == nil:
+			out[k] = strings.Join(items, ", ")
+		default:
+			out[k] = string(v)
+		}
+	}
+	*m = out
+	return nil
 }
 
 // Person is an individual, either an individual entity's subject or a
@@ -185,11 +225,11 @@ type IncorporationMeta struct {
 // BusinessMeta holds a business's platform key-values (tax_id,
 // annual_turnover, sales_channels, ...).
 type BusinessMeta struct {
-	ID         string         `json:"id"`
-	BusinessID string         `json:"business_id"`
-	Meta       map[string]any `json:"meta"`
-	Created    int64          `json:"created"`
-	Updated    int64          `json:"updated"`
+	ID         string `json:"id"`
+	BusinessID string `json:"business_id"`
+	Meta       Meta   `json:"meta"`
+	Created    int64  `json:"created"`
+	Updated    int64  `json:"updated"`
 }
 
 // BusinessOfficer is a person's role in a business. Person, Address and

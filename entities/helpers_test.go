@@ -183,7 +183,7 @@ func individual() entities.NewIndividual {
 				IssueDate: "2020-01-10", ExpiryDate: "2030-01-09", IssuingCountry: "NG"},
 			ProofOfAddress: &entities.ProofOfAddressInput{Type: "utility_bill"},
 		},
-		Meta: map[string]any{"tax_id": "TIN-1"},
+		Meta: map[string]string{"tax_id": "TIN-1"},
 	}
 }
 
@@ -200,7 +200,7 @@ func business() entities.NewBusiness {
 			OwnershipPercentage: 60, Person: &entities.OfficerPersonInput{PersonInput: entities.PersonInput{
 				FirstName: "Sam", LastName: "Lee", DateOfBirth: "1980-02-29", Email: "sam@acme.example",
 				Nationality: "US", SSN: "123456789"}}}},
-		Meta: map[string]any{"sales_channels": []any{"online", "retail"}, "tax_id": "12-3456789"},
+		Meta: map[string]string{"sales_channels": "online, retail", "tax_id": "12-3456789"},
 	}
 }
 

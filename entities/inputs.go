@@ -11,7 +11,7 @@ type NewIndividual struct {
 	Address            *AddressInput        `json:"address"`
 	Identification     *IdentificationInput `json:"identification"`
 	Business           *SoleTraderInput     `json:"business"`
-	Meta               map[string]any       `json:"meta"`
+	Meta               map[string]string    `json:"meta"`
 	ParentEntity       string               `json:"parent_entity"`
 	ParentRelationship string               `json:"parent_relationship"`
 }
@@ -98,14 +98,14 @@ type SoleTraderInput struct {
 // business.legal_name and business.type are required at creation; Submit
 // requires the rest of the details (see Requirement).
 type NewBusiness struct {
-	Name               string         `json:"name"`
-	Business           *BusinessInput `json:"business"`
-	Address            *AddressInput  `json:"address"`
-	OperatingAddress   *AddressInput  `json:"operating_address"`
-	BusinessOfficers   []OfficerInput `json:"business_officers"`
-	Meta               map[string]any `json:"meta"`
-	ParentEntity       string         `json:"parent_entity"`
-	ParentRelationship string         `json:"parent_relationship"`
+	Name               string            `json:"name"`
+	Business           *BusinessInput    `json:"business"`
+	Address            *AddressInput     `json:"address"`
+	OperatingAddress   *AddressInput     `json:"operating_address"`
+	BusinessOfficers   []OfficerInput    `json:"business_officers"`
+	Meta               map[string]string `json:"meta"`
+	ParentEntity       string            `json:"parent_entity"`
+	ParentRelationship string            `json:"parent_relationship"`
 }
 
 // BusinessInput is a business's details.
@@ -149,7 +149,7 @@ type IndividualPatch struct {
 	Address        *AddressPatch        `json:"address"`
 	Business       *SoleTraderPatch     `json:"business"`
 	Identification *IdentificationInput `json:"identification"`
-	Meta           map[string]any       `json:"meta"`
+	Meta           map[string]string    `json:"meta"`
 }
 
 // PersonPatch changes a person's fields. Identity numbers cannot be
@@ -199,7 +199,7 @@ type BusinessPatch struct {
 	Address          *AddressPatch        `json:"address"`
 	OperatingAddress *AddressPatch        `json:"operating_address"`
 	BusinessOfficers []OfficerInput       `json:"business_officers"`
-	Meta             map[string]any       `json:"meta"`
+	Meta             map[string]string    `json:"meta"`
 }
 
 // BusinessFieldsPatch changes a business's details; IncorporationMeta,

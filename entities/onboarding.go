@@ -99,7 +99,7 @@ func (v *validator) checkIdentification(path string, in *IdentificationInput, na
 
 func (v *validator) checkSoleTrader(path string, b *SoleTraderInput) {
 	v.text(join(path, "name"), b.Name, true, 1, 100)
-	v.text(join(path, "description"), b.Description, true, 1, 200)
+	v.freeText(join(path, "description"), b.Description, true, 1, 200)
 	v.text(join(path, "category_code"), b.CategoryCode, true, 1, 100)
 	v.text(join(path, "sub_category_code"), b.SubCategoryCode, false, 0, 100)
 	v.link(join(path, "website"), b.Website)
@@ -113,7 +113,7 @@ func (v *validator) checkBusiness(path string, b *BusinessInput) (phone string) 
 	v.email(join(path, "email"), b.Email, false)
 	v.link(join(path, "website"), b.Website)
 	v.oneOf(join(path, "type"), b.Type, true, businessTypes...)
-	v.text(join(path, "description"), b.Description, false, 0, 500)
+	v.freeText(join(path, "description"), b.Description, false, 0, 500)
 	v.text(join(path, "registration_number"), b.RegistrationNumber, false, 0, 100)
 	phone = v.phone(join(path, "phonenumber"), b.Phonenumber, false)
 	if im := b.IncorporationMeta; im != nil {
@@ -271,7 +271,7 @@ func newEntityRecord(parent *entityRecord, id, typ, name, relationship string, m
 	return &entityRecord{
 		Entity: Entity{ID: id, Type: typ, Status: StatusIncomplete, Name: name, ParentEntity: OptionalID(parent.ID),
 			ParentRelationship: relationship, CreationContext: ContextAPI, RiskLevel: RiskMedium,
-			Meta: map[string]any{}, Created: ms, Updated: ms},
+			Meta: Meta{}, Created: ms, Updated: ms},
 		Ancestors: append(slices.Clone(parent.Ancestors), parent.ID),
 	}
 }
@@ -305,7 +305,7 @@ func (s *Service) CreateIndividual(ctx context.Context, caller corebank.Caller, 
 	v := newValidator(now)
 	v.text("name", in.Name, true, 1, 255)
 	v.text("parent_relationship", in.ParentRelationship, false, 1, 100)
-	v.meta("meta", in.Meta)
+	corebank.CheckMeta(v.p, "meta", in.Meta, entityMeta)
 	var gender, phone string
 	if in.Person == nil {
 		v.add("person", "is required")
@@ -348,7 +348,7 @@ func (s *Service) CreateIndividual(ctx context.Context, caller corebank.Caller, 
 			rec.BusinessID = OptionalID(prof.Business.ID)
 		}
 		if in.Meta != nil {
-			rec.Meta = in.Meta
+			rec.Meta = Meta(in.Meta)
 		}
 		return rec
 	})
@@ -367,7 +367,7 @@ func (s *Service) CreateBusiness(ctx context.Context, caller corebank.Caller, in
 	v := newValidator(now)
 	v.text("name", in.Name, true, 1, 255)
 	v.text("parent_relationship", in.ParentRelationship, false, 1, 100)
-	v.meta("meta", in.Meta)
+	corebank.CheckMeta(v.p, "meta", in.Meta, entityMeta)
 	var phone string
 	if in.Business == nil {
 		v.add("business", "is required")
@@ -387,9 +387,9 @@ func (s *Service) CreateBusiness(ctx context.Context, caller corebank.Caller, in
 	b := s.builder(now)
 	id := b.id()
 	bus := newBusiness(b, in.Business, phone)
-	meta := in.Meta
+	meta := Meta(in.Meta)
 	if meta == nil {
-		meta = map[string]any{}
+		meta = Meta{}
 	}
 	prof := &profileRecord{
 		Business:         bus,

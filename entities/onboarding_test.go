@@ -34,7 +34,7 @@ func TestCreateIndividual(t *testing.T) {
 	t.Run("Entity", func(t *testing.T) {
 		want := entities.Entity{ID: c.Entity.ID, Type: "individual", Status: "incomplete", Name: "Ada Obi",
 			ParentEntity: entities.OptionalID(root), PersonID: entities.OptionalID(c.Person.ID), CreationContext: "api", RiskLevel: "medium",
-			Meta: map[string]any{"tax_id": "TIN-1"}, Created: ms, Updated: ms}
+			Meta: entities.Meta{"tax_id": "TIN-1"}, Created: ms, Updated: ms}
 		if diff := cmp.Diff(want, *c.Entity); diff != "" {
 			t.Errorf("entity (-want +got):\n%s", diff)
 		}
@@ -249,7 +249,7 @@ func TestUpdateBusiness(t *testing.T) {
 			IncorporationMeta: &entities.IncorporationMetaInput{Year: 2020, Country: "GB"}},
 		Address:          &entities.AddressPatch{Line1: s("1 High St"), City: s("London"), State: s("LDN"), PostalCode: s("EC1A 1BB"), CountryCode: s("GB")},
 		BusinessOfficers: business().BusinessOfficers,
-		Meta:             map[string]any{"tax_id": "GB1"},
+		Meta:             map[string]string{"tax_id": "GB1"},
 	})
 	if err != nil {
 		t.Fatal(err)

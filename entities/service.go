@@ -149,12 +149,12 @@ func (s *Service) Bootstrap(ctx context.Context) (*BootstrapResult, bool, error)
 	rec := &entityRecord{Entity: Entity{
 		ID: id, Type: TypeBusiness, Status: StatusApproved, Name: s.rootName, IsRoot: true,
 		BusinessID: OptionalID(businessID), CreationContext: ContextAPI, RiskLevel: RiskMedium,
-		Meta: map[string]any{}, Created: ms, Updated: ms,
+		Meta: Meta{}, Created: ms, Updated: ms,
 	}}
 	prof := &profileRecord{
 		Business: &Business{ID: businessID, LegalName: s.rootName, Created: ms, Updated: ms},
 		BusinessMeta: &BusinessMeta{ID: s.ids.New(now), BusinessID: businessID,
-			Meta: map[string]any{}, Created: ms, Updated: ms},
+			Meta: Meta{}, Created: ms, Updated: ms},
 	}
 	created, err := storage.Update(ctx, s.db, func(tx storage.Tx) (bool, error) {
 		if ok, err := storage.Exists(tx, bucketEntities, keyRoot); err != nil || ok {

@@ -3,7 +3,6 @@ package entities
 import (
 	"context"
 	"maps"
-	"reflect"
 	"time"
 
 	"github.com/corebank/corebank"
@@ -98,11 +97,11 @@ func (s *Service) UpdateIndividual(ctx context.Context, caller corebank.Caller, 
 		v := newValidator(now)
 		patchName(v, &ch, rec, patch.Name)
 		if patch.Meta != nil {
-			v.meta("meta", patch.Meta)
-			if !reflect.DeepEqual(rec.Meta, patch.Meta) {
+			corebank.CheckMeta(v.p, "meta", patch.Meta, entityMeta)
+			if !maps.Equal(rec.Meta, patch.Meta) {
 				ch.EntityFields = append(ch.EntityFields, "meta")
 			}
-			rec.Meta = patch.Meta
+			rec.Meta = Meta(patch.Meta)
 		}
 		person := *prof.Person
 		if pp := patch.Person; pp != nil {
@@ -250,7 +249,7 @@ func (s *Service) UpdateBusiness(ctx context.Context, caller corebank.Caller, wi
 		op, of := b.patchAddress(v, "operating_address", prof.OperatingAddress, patch.OperatingAddress, bus.ID, "business")
 		ch.OperatingAddressFields = of
 		if patch.Meta != nil {
-			v.meta("meta", patch.Meta)
+			corebank.CheckMeta(v.p, "meta", patch.Meta, entityMeta)
 		}
 		held := 0.0
 		for _, o := range prof.Officers {
@@ -263,10 +262,10 @@ func (s *Service) UpdateBusiness(ctx context.Context, caller corebank.Caller, wi
 		if patch.Meta != nil {
 			bm := prof.BusinessMeta
 			if bm == nil {
-				bm = &BusinessMeta{ID: b.id(), BusinessID: bus.ID, Meta: map[string]any{}, Created: b.ms}
+				bm = &BusinessMeta{ID: b.id(), BusinessID: bus.ID, Meta: Meta{}, Created: b.ms}
 			}
-			if !reflect.DeepEqual(bm.Meta, patch.Meta) {
-				bm.Meta, bm.Updated = maps.Clone(patch.Meta), b.ms
+			if !maps.Equal(bm.Meta, patch.Meta) {
+				bm.Meta, bm.Updated = Meta(maps.Clone(patch.Meta)), b.ms
 				ch.EntityFields = append(ch.EntityFields, "meta")
 			}
 			prof.BusinessMeta = bm

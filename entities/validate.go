@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger/coordinates"
@@ -34,21 +33,30 @@ func (v *validator) add(path, problem string) { v.p.Add(path, problem) }
 
 func (v *validator) err() error { return v.p.Err() }
 
-// text checks a free-text field's presence and length in characters.
+// text checks a single-line text field (a name, an address line, an
+// identifier) with corebank.CheckText: present when required, clean text,
+// min-max characters. One of only spaces is refused as blank.
 func (v *validator) text(path, s string, required bool, min, max int) {
-	n := utf8.RuneCountInString(s)
+	v.textRule(path, s, required, corebank.Line(min, max))
+}
+
+// freeText checks a multiline field (a description) as text does.
+func (v *validator) freeText(path, s string, required bool, min, max int) {
+	v.textRule(path, s, required, corebank.FreeText(min, max))
+}
+
+func (v *validator) textRule(path, s string, required bool, rule corebank.TextRule) {
 	switch {
 	case s == "" && required:
 		v.add(path, "is required")
 	case s == "":
 	case strings.TrimSpace(s) == "":
 		v.add(path, "must not be blank")
-	case n < min || n > max:
-		if min <= 1 {
-			v.add(path, "must be at most "+strconv.Itoa(max)+" characters")
-		} else {
-			v.add(path, "must be "+strconv.Itoa(min)+"-"+strconv.Itoa(max)+" characters")
+	default:
+		if rule.Min == 0 {
+			rule.Min = 1 // not blank, so "" is not reported
 		}
+		corebank.CheckText(v.p, path, s, rule)
 	}
 }
 
@@ -106,6 +114,10 @@ func (v *validator) email(path, s string, required bool) {
 		if required {
 			v.add(path, "is required")
 		}
+		return
+	}
+	if problem := corebank.TextProblem(s, false); problem != "" {
+		v.add(path, problem)
 		return
 	}
 	a, err := mail.ParseAddress(s)
@@ -180,51 +192,18 @@ func (v *validator) link(path, s string) {
 	if s == "" {
 		return
 	}
+	if problem := corebank.TextProblem(s, false); problem != "" {
+		v.add(path, problem)
+		return
+	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(s) > 255 {
 		v.add(path, "must be an http or https URL of at most 255 characters")
 	}
 }
 
-// meta checks platform key-values: at most 50 keys of 1-64 characters,
-// each value a string of at most 500 characters or an array of at most 50
-// such strings.
-func (v *validator) meta(path string, m map[string]any) {
-	if len(m) > 50 {
-		v.add(path, "must have at most 50 keys")
-		return
-	}
-	for k, val := range m {
-		p := join(path, k)
-		if k == "" || utf8.RuneCountInString(k) > 64 {
-			v.add(p, "keys must be 1-64 characters")
-			continue
-		}
-		switch x := val.(type) {
-		case string:
-			if utf8.RuneCountInString(x) > 500 {
-				v.add(p, "must be at most 500 characters")
-			}
-		case []any:
-			if len(x) > 50 {
-				v.add(p, "must have at most 50 items")
-			}
-			for i, e := range x {
-				if s, ok := e.(string); !ok || utf8.RuneCountInString(s) > 500 {
-					v.add(p+"."+strconv.Itoa(i), "must be a string of at most 500 characters")
-				}
-			}
-		case []string:
-			for i, s := range x {
-				if utf8.RuneCountInString(s) > 500 {
-					v.add(p+"."+strconv.Itoa(i), "must be at most 500 characters")
-				}
-			}
-		default:
-			v.add(p, "must be a string or an array of strings")
-		}
-	}
-}
+// entityMeta bounds an entity's and a business's meta.
+var entityMeta = corebank.MetaLimits{Keys: 50, KeyLen: 64, ValueLen: 500}
 
 // addressMeta bounds an address's meta.
 var addressMeta = corebank.MetaLimits{Keys: 20, KeyLen: 64, ValueLen: 255}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/benbjohnson/clock"
 
@@ -193,9 +192,7 @@ func (in *NewInflow) validate() error {
 			p.Add("currency", "is not a supported currency")
 		}
 	}
-	if utf8.RuneCountInString(in.Narration) > MaxNarration {
-		p.Add("narration", fmt.Sprintf("must be at most %d characters", MaxNarration))
-	}
+	corebank.CheckText(p, "narration", in.Narration, corebank.FreeText(0, MaxNarration))
 	if in.Source != "" && !validSource(in.Source) {
 		p.Add("source", "must be lower-case letters, digits and dashes")
 	}

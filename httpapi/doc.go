@@ -146,6 +146,16 @@
 // 20) and anything else, or a non-integer, is 422 on "limit"; booleans are
 // true/false (or 1/0).
 //
+// Every string in a body, member names included, must be clean text (see
+// corebank.TextRule): invalid UTF-8 (a raw byte, or a lone surrogate escape
+// such as \ud800), a control character other than a newline ("\n" or
+// "\r\n") or a tab, and a bidirectional control (U+202A-U+202E,
+// U+2066-U+2069) are 422 naming the member that holds them, before any
+// field is read. Each domain then applies its field's own rule: a name,
+// an identifier or a reference is a single line; a narration or a
+// description may hold newlines. meta values are strings: an array or a
+// number under a meta key is 422 naming meta.<key>.
+//
 // # Cursors
 //
 // next_cursor and previous_cursor are opaque: base64url of {position,

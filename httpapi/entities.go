@@ -41,6 +41,11 @@ func (h *handler) createBusiness(x *exchange, r *http.Request) error {
 // entity-scoped route takes. (Embedding v beside an EntityID field would
 // make the decoder name wrong-type fields after the embedded Go type.)
 func decodeWithEntityID(body []byte, v any) (string, error) {
+	// encoding/json below would read invalid UTF-8 as U+FFFD: check the
+	// text as sent.
+	if err := checkText(body); err != nil {
+		return "", err
+	}
 	var top map[string]json.RawMessage
 	if json.Unmarshal(body, &top) != nil || top == nil {
 		return "", decodeJSON(body, v) // empty, malformed or not an object

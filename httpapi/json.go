@@ -26,16 +26,20 @@ import (
 
 // decodeOptions: v2 defaults, unknown members rejected, and encoding/json's
 // leniencies that clients may rely on kept: member names matched without
-// regard to case (but not ignoring '_' and '-'), a repeated member taking
-// the later value, and invalid UTF-8 in strings read as U+FFFD.
+// regard to case (but not ignoring '_' and '-') and a repeated member
+// taking the later value. Invalid UTF-8, which encoding/json read as
+// U+FFFD, is refused (checkText names the field first).
 var decodeOptions = json.JoinOptions(
 	json.DefaultOptionsV2(),
 	json.RejectUnknownMembers(true),
 	json.MatchCaseInsensitiveNames(true),
 	jsonv1.MatchCaseSensitiveDelimiter(true),
 	jsontext.AllowDuplicateNames(true),
-	jsontext.AllowInvalidUTF8(true),
 )
+
+// scanOptions read a body token by token as decodeOptions do, but let
+// invalid UTF-8 through so that checkText can name the string holding it.
+var scanOptions = json.JoinOptions(decodeOptions, jsontext.AllowInvalidUTF8(true))
 
 // encodeOptions: v2 defaults set to write the bytes encoding/json wrote
 // (with SetEscapeHTML(false)), which TestEncodeMatchesEncodingJSON checks:
@@ -135,14 +139,18 @@ func readBody(r *http.Request, buf *bytes.Buffer) error {
 
 // decodeJSON strictly decodes body into v, which must point to a struct.
 // An empty body decodes as {}. Unknown fields, wrong types, malformed JSON,
-// trailing data and nesting deeper than maxDepth are validation errors that
-// name the field (dotted JSON path) or "body".
+// trailing data, nesting deeper than maxDepth and strings that are not
+// clean text (checkText) are validation errors that name the field (dotted
+// JSON path) or "body".
 func decodeJSON(body []byte, v any) error {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
 		return nil
 	}
 	if err := checkDepth(body); err != nil {
+		return err
+	}
+	if err := checkText(body); err != nil {
 		return err
 	}
 	if err := json.Unmarshal(body, v, decodeOptions); err != nil {
@@ -309,6 +317,84 @@ func describeType(t reflect.Type) string {
 		return describeType(t.Elem())
 	}
 	return "a " + t.String()
+}
+
+// checkText refuses a body whose first JSON value holds a string, member
+// names included, that no text field may hold (corebank.TextProblem:
+// invalid UTF-8, a lone surrogate escape such as \ud800, a control
+// character other than a newline or a tab, a bidirectional control), naming
+// the member it is in. This is the floor every field of every request
+// gets; a domain applies its field's own corebank.TextRule on top (a name
+// refuses a newline too). A body of printable ASCII without escapes, the
+// common case, is passed by one byte scan. A body that is not well formed
+// is passed as well, for decodeJSON to report its syntax error.
+func checkText(body []byte) error {
+	if plainASCII(body) {
+		return nil
+	}
+	// A scanner grows to the largest string it reads; only those of small
+	// bodies go back to the pool, as in putBuf.
+	sc := new(textScanner)
+	if len(body) <= 64<<10 {
+		sc = scanPool.Get().(*textScanner)
+		defer func() {
+			sc.rd.Reset(nil)
+			sc.dec.Reset(&sc.rd)
+			scanPool.Put(sc)
+		}()
+	}
+	sc.rd.Reset(body)
+	sc.dec.Reset(&sc.rd, scanOptions)
+	dec := &sc.dec
+	buf := sc.buf[:0]
+	defer func() { sc.buf = buf[:0] }()
+	var found error
+	for {
+		if dec.PeekKind() == '"' {
+			raw, err := dec.ReadValue()
+			if err != nil {
+				return nil
+			}
+			if found == nil {
+				var uerr error
+				buf, uerr = jsontext.AppendUnquote(buf[:0], raw)
+				problem := "must be valid UTF-8"
+				if uerr == nil {
+					problem = corebank.TextProblem(string(buf), true)
+				}
+				if problem != "" {
+					found = corebank.InvalidField(orBody(dotted(dec.StackPointer())), problem)
+				}
+			}
+		} else if _, err := dec.ReadToken(); err != nil {
+			return nil
+		}
+		if dec.StackDepth() == 0 {
+			return found
+		}
+	}
+}
+
+// textScanner is checkText's reusable state.
+type textScanner struct {
+	rd  bytes.Reader
+	dec jsontext.Decoder
+	buf []byte
+}
+
+var scanPool = sync.Pool{New: func() any { return new(textScanner) }}
+
+// plainASCII reports whether b has no byte above 0x7e and no backslash:
+// then no string in it can break the text rule (a raw control byte inside
+// a string is a syntax error the library reports itself), and checkText
+// has nothing to look at.
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x7f || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // checkDepth refuses bodies nested deeper than maxDepth, with a byte scan

@@ -97,6 +97,11 @@ func TestDecodeMatchesEncodingJSON(t *testing.T) {
 		for _, newV := range []func() any{func() any { return new(payments.NewTransfer) }, func() any { return new(echoReq) }} {
 			want, got := newV(), newV()
 			wantErr := decodeV1([]byte(body), want)
+			if wantErr == nil && checkText(bytes.TrimSpace([]byte(body))) != nil {
+				// encoding/json took strings that are not clean text; the
+				// API refuses them (TestDecodeText).
+				wantErr = errors.New("not clean text")
+			}
 			err := decodeJSON([]byte(body), got)
 			if (wantErr == nil) != (err == nil) {
 				t.Errorf("decodeJSON(%T, %q) = %v; encoding/json: %v", got, body, err, wantErr)
@@ -112,6 +117,50 @@ func TestDecodeMatchesEncodingJSON(t *testing.T) {
 			if !errors.As(err, &ce) || ce.Kind != corebank.KindInvalid || len(ce.Fields) != 1 {
 				t.Errorf("decodeJSON(%T, %q) = %#v, want a validation error naming one field", got, body, err)
 			}
+		}
+	}
+}
+
+// TestDecodeText: a string that is not clean text, anywhere in a body, is
+// refused naming the member that holds it; newlines and tabs pass (the
+// domain refuses them where a field is a single line).
+func TestDecodeText(t *testing.T) {
+	for _, tc := range []struct{ name, body, field, msg string }{
+		{"NUL", `{"name":"a\u0000b"}`, "name", "must not contain the control character U+0000"},
+		{"RawNUL", "{\"name\":\"a\x00b\"}", "name", "malformed JSON at offset 10: invalid character '\\x00' in string (expecting non-control character)"},
+		{"ESC", `{"nested":{"inner":"\u001b[31mred"}}`, "nested.inner", "must not contain the control character U+001B"},
+		{"CR", `{"name":"a\rb"}`, "name", "must not contain the control character U+000D"},
+		{"DEL", "{\"name\":\"a\x7f\"}", "name", "must not contain the control character U+007F"},
+		{"C1", `{"name":"\u0085"}`, "name", "must not contain the control character U+0085"},
+		{"RLO", `{"items":[{"x":1},{"s":"\u202e"}]}`, "items.1.s", "must not contain the bidirectional control character U+202E"},
+		{"RawRLO", "{\"name\":\"gpj.\u202eexe\"}", "name", "must not contain the bidirectional control character U+202E"},
+		{"Isolate", `{"name":"\u2066"}`, "name", "must not contain the bidirectional control character U+2066"},
+		{"LoneSurrogate", `{"name":"\ud800"}`, "name", "must be valid UTF-8"},
+		{"LoneLowSurrogate", `{"name":"x\udc00y"}`, "name", "must be valid UTF-8"},
+		{"SurrogateThenLetter", `{"name":"\ud83dA"}`, "name", "must be valid UTF-8"},
+		{"InvalidByte", "{\"name\":\"a\xffb\"}", "name", "must be valid UTF-8"},
+		{"EncodedSurrogate", "{\"name\":\"\xed\xa0\x80\"}", "name", "must be valid UTF-8"},
+		{"InMemberName", `{"nested":{"in\u0000ner":"x"}}`, "nested.in\x00ner", "must not contain the control character U+0000"},
+		{"InMap", `{"meta":{"tax_id":"\u001b"}}`, "meta.tax_id", "must not contain the control character U+001B"},
+		{"FirstOneNamed", `{"a":"\u0000","b":"\u0001"}`, "a", "must not contain the control character U+0000"},
+		{"SyntaxOutranks", `{"name":"\u0000",`, "body", "malformed JSON: unexpected end of input"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var v map[string]any
+			err := decodeJSON([]byte(tc.body), &v)
+			var ce *corebank.Error
+			if !errors.As(err, &ce) || ce.Kind != corebank.KindInvalid {
+				t.Fatalf("decodeJSON(%q) = %v, want a validation error", tc.body, err)
+			}
+			if diff := cmp.Diff(map[string]string{tc.field: tc.msg}, ce.Fields); diff != "" {
+				t.Errorf("decodeJSON(%q) fields (-want +got):\n%s", tc.body, diff)
+			}
+		})
+	}
+	for _, body := range []string{`{"name":"line\nbreak\ttab"}`, `{"name":"é 😀 \ud83d\ude00 مرحبا"}`, "{\"name\":\"\u00e9\"}", `{"name":"a\/b\"c\\"}`} {
+		var v map[string]any
+		if err := decodeJSON([]byte(body), &v); err != nil {
+			t.Errorf("decodeJSON(%q) = %v, want nil", body, err)
 		}
 	}
 }
@@ -342,5 +391,34 @@ func TestFlattenMatchesEncodingJSON(t *testing.T) {
 	}
 	if _, ok := flatten(body, []int{1}); ok {
 		t.Error("flatten merged an array")
+	}
+}
+
+// BenchmarkCheckText measures the text floor on a transfer body: plain
+// ASCII (one byte scan) and with non-ASCII text (a token walk).
+func BenchmarkCheckText(b *testing.B) {
+	ascii := []byte(`{"account_id":"01J0000000000000000000000A","payment_detail_id":"01J0000000000000000000000B","amount":1,"payment_type":"bank-transfer","narration":"invoice 2041","unique_reference":"b-1","meta":{"order":"A-1"}}`)
+	accented := bytes.Replace(ascii, []byte("invoice 2041"), []byte("facture café n° 2041"), 1)
+	for _, bc := range []struct {
+		name string
+		body []byte
+	}{{"ASCII", ascii}, {"NonASCII", accented}} {
+		b.Run(bc.name+"/checkText", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := checkText(bc.body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(bc.name+"/decodeJSON", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var v payments.NewTransfer
+				if err := decodeJSON(bc.body, &v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
@@ -143,15 +142,14 @@ func validateNewAccount(n *NewAccount) error {
 }
 
 func checkDisplayName(p corebank.Problems, name string) {
-	switch {
-	case strings.TrimSpace(name) == "":
+	if strings.TrimSpace(name) == "" {
 		p.Add("display_name", "is required")
-	case !utf8.ValidString(name):
-		p.Add("display_name", "must be UTF-8")
-	case utf8.RuneCountInString(name) > MaxDisplayName:
-		p.Add("display_name", "must be at most 100 characters")
+		return
 	}
+	corebank.CheckText(p, "display_name", name, displayNameRule)
 }
+
+var displayNameRule = corebank.Line(1, MaxDisplayName)
 
 // ledgerMeta bounds the meta of accounts and account details.
 var ledgerMeta = corebank.MetaLimits{Keys: 50, KeyLen: 40, ValueLen: 500}

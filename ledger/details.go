@@ -7,7 +7,6 @@ import (
 	"maps"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger/coordinates"
@@ -166,9 +165,7 @@ func validateNewAccountDetails(p corebank.Problems, n *NewAccountDetails) {
 	if n.DisplayName != "" {
 		checkDisplayName(p, n.DisplayName)
 	}
-	if !utf8.ValidString(n.AccountHolderName) || utf8.RuneCountInString(n.AccountHolderName) > 255 {
-		p.Add("account_holder_name", "must be at most 255 characters of UTF-8")
-	}
+	corebank.CheckText(p, "account_holder_name", n.AccountHolderName, corebank.Line(0, 255))
 	corebank.CheckMeta(p, "meta", n.Meta, ledgerMeta)
 }
 

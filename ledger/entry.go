@@ -259,16 +259,22 @@ func validateEntry(e *Entry) error {
 			p.Add(f+"amount", "must be between 1 and 2^53-1")
 		}
 	}
-	checkText(p, "narration", e.Narration, maxNarration)
-	checkText(p, "reference", e.Reference, maxReference)
-	checkText(p, "key", e.Key, maxKey)
+	checkText(p, e.Narration, e.Reference, e.Key)
 	return p.Err()
 }
 
-func checkText(p corebank.Problems, field, v string, max int) {
-	if len(v) > max {
-		p.Add(field, "must be at most "+strconv.Itoa(max)+" bytes")
-	}
+// The text of entries and holds: a narration may hold line breaks; a
+// reference and a key are single lines.
+var (
+	narrationRule = corebank.FreeText(0, maxNarration)
+	referenceRule = corebank.Line(0, maxReference)
+	keyRule       = corebank.Line(0, maxKey)
+)
+
+func checkText(p corebank.Problems, narration, reference, key string) {
+	corebank.CheckText(p, "narration", narration, narrationRule)
+	corebank.CheckText(p, "reference", reference, referenceRule)
+	corebank.CheckText(p, "key", key, keyRule)
 }
 
 // Idempotency record kinds.

@@ -463,7 +463,9 @@ func (req *HoldRequest) plainlyValid() bool {
 	return req.DebitAccountID != "" && req.CreditAccountID != "" && req.CreditAccountID != req.DebitAccountID &&
 		req.Amount > 0 && req.Amount <= MaxAmount && req.Timeout >= 0 &&
 		(req.OnTimeout == TimeoutVoid || req.OnTimeout == TimeoutPost) &&
-		len(req.Narration) <= maxNarration && len(req.Reference) <= maxReference && len(req.Key) <= maxKey
+		len(req.Narration) <= maxNarration && len(req.Reference) <= maxReference && len(req.Key) <= maxKey &&
+		corebank.TextProblem(req.Narration, true) == "" && corebank.TextProblem(req.Reference, false) == "" &&
+		corebank.TextProblem(req.Key, false) == ""
 }
 
 // problems returns a validation error naming every bad field of req
@@ -489,8 +491,6 @@ func (req *HoldRequest) problems() error {
 	default:
 		p.Add("on_timeout", "must be void or post")
 	}
-	checkText(p, "narration", req.Narration, maxNarration)
-	checkText(p, "reference", req.Reference, maxReference)
-	checkText(p, "key", req.Key, maxKey)
+	checkText(p, req.Narration, req.Reference, req.Key)
 	return p.Err()
 }

@@ -247,22 +247,10 @@ func oneOf(v string, allowed []string) bool {
 	return false
 }
 
-func checkLen(p corebank.Problems, field, v string, min, max int) {
-	n := len([]rune(v))
-	switch {
-	case n == 0 && min > 0:
-		p.Add(field, "is required")
-	case n < min:
-		p.Add(field, "must be at least "+strconv.Itoa(min)+" characters")
-	case n > max:
-		p.Add(field, "must be at most "+strconv.Itoa(max)+" characters")
-	}
-}
-
 // validEmail checks the addr-spec form local@domain: no spaces or angle
 // brackets, a dotted domain of letters, digits and hyphens.
 func validEmail(s string) bool {
-	if len(s) > 254 || strings.ContainsAny(s, " \t\r\n<>()[],;:\"\\") {
+	if len(s) > 254 || strings.ContainsAny(s, " \t\r\n<>()[],;:\"\\") || corebank.TextProblem(s, false) != "" {
 		return false
 	}
 	local, domain, ok := strings.Cut(s, "@")
@@ -302,11 +290,11 @@ func checkAddress(p corebank.Problems, field string, a *Address) {
 		p.Add(field, "is required")
 		return
 	}
-	checkLen(p, field+".line1", a.Line1, 1, 255)
-	checkLen(p, field+".line2", a.Line2, 0, 255)
-	checkLen(p, field+".city", a.City, 1, 100)
-	checkLen(p, field+".state_or_province", a.StateOrProvince, 0, 100)
-	checkLen(p, field+".postal_code", a.PostalCode, 0, 20)
+	corebank.CheckText(p, field+".line1", a.Line1, corebank.Line(1, 255))
+	corebank.CheckText(p, field+".line2", a.Line2, corebank.Line(0, 255))
+	corebank.CheckText(p, field+".city", a.City, corebank.Line(1, 100))
+	corebank.CheckText(p, field+".state_or_province", a.StateOrProvince, corebank.Line(0, 100))
+	corebank.CheckText(p, field+".postal_code", a.PostalCode, corebank.Line(0, 20))
 	checkCountry(p, field+".country", a.Country)
 }
 
@@ -323,8 +311,8 @@ func (c *Counterparty) validate() error {
 	case "":
 		p.Add("type", "is required")
 	case CounterpartyIndividual:
-		checkLen(p, "profile.first_name", pr.FirstName, 1, 100)
-		checkLen(p, "profile.last_name", pr.LastName, 1, 100)
+		corebank.CheckText(p, "profile.first_name", pr.FirstName, corebank.Line(1, 100))
+		corebank.CheckText(p, "profile.last_name", pr.LastName, corebank.Line(1, 100))
 		checkAddress(p, "profile.address", pr.Address)
 		if pr.LegalName != "" {
 			notFor("legal_name", c.Type)
@@ -337,8 +325,8 @@ func (c *Counterparty) validate() error {
 		}
 		idTypes = []string{"P", "D", "N"}
 	case CounterpartyBusiness:
-		checkLen(p, "profile.legal_name", pr.LegalName, 1, 255)
-		checkLen(p, "profile.trading_name", pr.TradingName, 0, 255)
+		corebank.CheckText(p, "profile.legal_name", pr.LegalName, corebank.Line(1, 255))
+		corebank.CheckText(p, "profile.trading_name", pr.TradingName, corebank.Line(0, 255))
 		checkAddress(p, "profile.registered_address", pr.RegisteredAddress)
 		if pr.FirstName != "" {
 			notFor("first_name", c.Type)
@@ -380,7 +368,7 @@ func (c *Counterparty) validate() error {
 				p.Add(f+".type", "must be P (passport), D (driving licence) or N (national ID) for an individual")
 			}
 		}
-		checkLen(p, f+".number", id.Number, 1, 64)
+		corebank.CheckText(p, f+".number", id.Number, corebank.Line(1, 64))
 		checkCountry(p, f+".issuing_country", id.IssuingCountry)
 	}
 	if ph := pr.Phone; ph != nil {
@@ -397,7 +385,7 @@ func (c *Counterparty) validate() error {
 		}
 		checkCountry(p, "profile.phone.country", ph.Country)
 	}
-	checkLen(p, "nickname", c.Nickname, 0, 100)
+	corebank.CheckText(p, "nickname", c.Nickname, corebank.Line(0, 100))
 	corebank.CheckMeta(p, "meta", c.Meta, objectMeta)
 	return p.Err()
 }

@@ -414,7 +414,7 @@ func checkDigits(p corebank.Problems, field, v string, min, max int) {
 // account in tx.
 func (s *Service) validateDetail(tx storage.Tx, d *PaymentDetail) error {
 	p := corebank.Problems{}
-	checkLen(p, "account_holder_name", d.AccountHolderName, 1, 140)
+	corebank.CheckText(p, "account_holder_name", d.AccountHolderName, corebank.Line(1, 140))
 	if d.CounterpartyID == "" {
 		p.Add("counterparty_id", "is required")
 	}
@@ -433,14 +433,14 @@ func (s *Service) validateDetail(tx storage.Tx, d *PaymentDetail) error {
 		if d.PaymentMethod != BankTransfer {
 			p.Add("bank_address", "is used only by bank-transfer")
 		} else {
-			checkLen(p, "bank_address.line1", d.BankAddress.Line1, 1, 255)
-			checkLen(p, "bank_address.city", d.BankAddress.City, 1, 100)
-			checkLen(p, "bank_address.state", d.BankAddress.State, 0, 100)
-			checkLen(p, "bank_address.postal_code", d.BankAddress.PostalCode, 0, 20)
+			corebank.CheckText(p, "bank_address.line1", d.BankAddress.Line1, corebank.Line(1, 255))
+			corebank.CheckText(p, "bank_address.city", d.BankAddress.City, corebank.Line(1, 100))
+			corebank.CheckText(p, "bank_address.state", d.BankAddress.State, corebank.Line(0, 100))
+			corebank.CheckText(p, "bank_address.postal_code", d.BankAddress.PostalCode, corebank.Line(0, 20))
 			checkCountry(p, "bank_address.country", d.BankAddress.Country)
 		}
 	}
-	checkLen(p, "bank_name", d.BankName, 0, 140)
+	corebank.CheckText(p, "bank_name", d.BankName, corebank.Line(0, 140))
 	// Country.
 	if d.Country != "" && !coordinates.ValidCountry(d.Country) {
 		p.Add("country", "must be an ISO 3166-1 alpha-2 country code in upper case")
@@ -484,11 +484,11 @@ func (s *Service) validateDetail(tx storage.Tx, d *PaymentDetail) error {
 		d.checkBIC(p, false)
 	case SchemeNIP:
 		check(p, "account_number", d.AccountNumber, coordinates.ValidateNUBAN)
-		checkLen(p, "bank_name", d.BankName, 1, 140)
+		corebank.CheckText(p, "bank_name", d.BankName, corebank.Line(1, 140))
 		d.checkBIC(p, false)
 	case SchemePesalink:
 		checkDigits(p, "account_number", d.AccountNumber, 6, 20)
-		checkLen(p, "bank_name", d.BankName, 1, 140)
+		corebank.CheckText(p, "bank_name", d.BankName, corebank.Line(1, 140))
 		d.checkBIC(p, false)
 	case SchemeSWIFT:
 		d.checkBIC(p, true)

@@ -247,8 +247,8 @@ func (in *NewTransfer) validate() error {
 	case !validPaymentType(in.PaymentType):
 		p.Add("payment_type", "must be one of bank-transfer, momo-transfer, stablecoin-transfer, book-transfer")
 	}
-	checkLen(p, "narration", in.Narration, 1, MaxNarration)
-	checkLen(p, "unique_reference", in.UniqueReference, 1, MaxUniqueReference)
+	corebank.CheckText(p, "narration", in.Narration, corebank.FreeText(1, MaxNarration))
+	corebank.CheckText(p, "unique_reference", in.UniqueReference, corebank.Line(1, MaxUniqueReference))
 	if in.Currency != "" {
 		if _, ok := CurrencyInfo(in.Currency); !ok {
 			p.Add("currency", "is not a supported currency")
@@ -826,8 +826,9 @@ func (s *Service) Simulate(ctx context.Context, caller corebank.Caller, entityID
 		default:
 			return nil, corebank.InvalidField("outcome", "must be processing, successful, failed or reversed")
 		}
-		if len(statusReason) > 100 {
-			return nil, corebank.InvalidField("status_reason", "must be at most 100 characters")
+		p := corebank.Problems{}
+		if corebank.CheckText(p, "status_reason", statusReason, corebank.Line(0, 100)); len(p) > 0 {
+			return nil, p.Err()
 		}
 		if err := s.moveTx(tx, now, r, outcome, statusReason); err != nil {
 			return nil, err

@@ -408,6 +408,10 @@ func (s *Service) checkURL(ctx context.Context, p corebank.Problems, field, raw 
 		p.Add(field, "is required")
 		return
 	}
+	if problem := corebank.TextProblem(raw, false); problem != "" {
+		p.Add(field, problem)
+		return
+	}
 	if !strings.HasPrefix(raw, "https://") {
 		p.Add(field, "must start with https://")
 		return
@@ -477,16 +481,17 @@ func checkExpiresIn(p corebank.Problems, v *int64, required bool) {
 }
 
 func checkText(p corebank.Problems, desc string, tags []string) {
-	if n := len([]rune(desc)); n > MaxDescriptionLength {
-		p.Add("description", fmt.Sprintf("must be at most %d characters", MaxDescriptionLength))
-	}
+	corebank.CheckText(p, "description", desc, corebank.FreeText(0, MaxDescriptionLength))
 	if len(tags) > MaxTags {
 		p.Add("tags", fmt.Sprintf("must have at most %d tags", MaxTags))
 	}
 	for i, t := range tags {
-		if t == "" || len([]rune(t)) > MaxTagLength {
-			p.Add(fmt.Sprintf("tags.%d", i), fmt.Sprintf("must be 1-%d characters", MaxTagLength))
+		f := fmt.Sprintf("tags.%d", i)
+		if t == "" {
+			p.Add(f, fmt.Sprintf("must be 1-%d characters", MaxTagLength))
+			continue
 		}
+		corebank.CheckText(p, f, t, corebank.Line(1, MaxTagLength))
 	}
 }
 
