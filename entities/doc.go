@@ -73,12 +73,13 @@
 // corebank.CheckText: names, address lines and identifiers are single
 // lines, descriptions may hold newlines.
 //
-// Entity and business meta (Meta) map strings to strings, at most 50 keys
-// of 1-64 characters and values of at most 500 (corebank.CheckMeta), for
-// every key SPEC lists, business meta's sales_channels included (send
-// several channels as one string, "online, retail"). Records stored before
-// values were checked may hold arrays: they read as their items joined by
-// ", ".
+// Entity meta (Meta) maps strings to strings; business meta
+// (BusinessMetaValues) does too, except sales_channels, an array of
+// strings, as SPEC lists them. At most 50 keys of 1-64 characters and
+// values (and channels) of at most 500 (corebank.CheckMeta); a value of the
+// wrong kind is refused naming meta.<key>. Records stored before values
+// were checked may hold arrays under other keys: they read as their items
+// joined by ", ".
 //
 // # Secrets
 //

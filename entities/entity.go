@@ -2,7 +2,11 @@ package entities
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
+
+	"github.com/corebank/corebank"
 )
 
 // Entity types.
@@ -71,13 +75,12 @@ func (id OptionalID) MarshalJSON() ([]byte, error) {
 	return json.Marshal(string(id))
 }
 
-// Meta is an entity's or a business's platform key-values: strings, as
-// SPEC says of meta (and of business meta's sales_channels too, which one
-// SPEC listing calls an array of strings). Records written before values
-// were checked may hold an array of strings under a key: it reads as its
-// items joined by ", " (so ["a","b"] reads as "a, b" and [] as ""), the
-// form a client would send it in now, and is stored that way at the next
-// write. Any other non-string value reads as its JSON text.
+// Meta is an entity's platform key-values: strings, as SPEC says of meta.
+// Records written before values were checked may hold an array of strings
+// under a key: it reads as its items joined by ", " (so ["a","b"] reads as
+// "a, b" and [] as ""), and is stored that way at the next write. Any other
+// non-string value reads as its JSON text. A business's meta is
+// BusinessMetaValues.
 type Meta map[string]string
 
 // UnmarshalJSON reads a stored meta object, old array values included.
@@ -225,11 +228,120 @@ type IncorporationMeta struct {
 // BusinessMeta holds a business's platform key-values (tax_id,
 // annual_turnover, sales_channels, ...).
 type BusinessMeta struct {
-	ID         string `json:"id"`
-	BusinessID string `json:"business_id"`
-	Meta       Meta   `json:"meta"`
-	Created    int64  `json:"created"`
-	Updated    int64  `json:"updated"`
+	ID         string             `json:"id"`
+	BusinessID string             `json:"business_id"`
+	Meta       BusinessMetaValues `json:"meta"`
+	Created    int64              `json:"created"`
+	Updated    int64              `json:"updated"`
+}
+
+// SalesChannels is the one business meta key whose value SPEC makes an
+// array of strings.
+const SalesChannels = "sales_channels"
+
+// BusinessMetaValues is a business's meta as SPEC lists it: strings, except
+// sales_channels, an array of strings. In JSON it is one object. Stored
+// records follow Meta's rules for the strings; a sales_channels stored as a
+// string reads as a one-item array.
+type BusinessMetaValues struct {
+	Strings       Meta
+	SalesChannels []string // nil when not set
+}
+
+// MarshalJSON writes one object, keys in order.
+func (m BusinessMetaValues) MarshalJSON() ([]byte, error) {
+	out := make(map[string]any, len(m.Strings)+1)
+	for k, v := range m.Strings {
+		out[k] = v
+	}
+	if m.SalesChannels != nil {
+		out[SalesChannels] = m.SalesChannels
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads a stored business meta object.
+func (m *BusinessMetaValues) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*m = BusinessMetaValues{}
+	if sc, ok := raw[SalesChannels]; ok {
+		delete(raw, SalesChannels)
+		var one string
+		if json.Unmarshal(sc, &m.SalesChannels) != nil && json.Unmarshal(sc, &one) == nil {
+			m.SalesChannels = []string{one}
+		}
+	}
+	rest, err := json.Marshal(raw)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(rest, &m.Strings)
+}
+
+// BusinessMetaInput is business meta as a request sends it: the same
+// values as BusinessMetaValues, whose JSON form refuses, by key, any value
+// of the wrong kind (a string where sales_channels wants an array, an array
+// where any other key wants a string) instead of reading it leniently as a
+// stored record does.
+type BusinessMetaInput BusinessMetaValues
+
+// UnmarshalJSON reads a request's business meta; a wrong kind of value is a
+// validation error naming "meta.<key>" (business meta is always the member
+// meta of its request), as httpapi reports a field's own UnmarshalJSON
+// errors unchanged.
+func (m *BusinessMetaInput) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*m = BusinessMetaInput{}
+	p := corebank.Problems{}
+	for k, v := range raw {
+		if k == SalesChannels {
+			if json.Unmarshal(v, &m.SalesChannels) != nil {
+				p.Add("meta."+k, "must be an array of strings, not "+jsonKind(v))
+			}
+			continue
+		}
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			p.Add("meta."+k, "must be a string, not "+jsonKind(v))
+			continue
+		}
+		if m.Strings == nil {
+			m.Strings = Meta{}
+		}
+		m.Strings[k] = s
+	}
+	return p.Err()
+}
+
+// jsonKind names the kind of a JSON value for a message.
+func jsonKind(v json.RawMessage) string {
+	switch t := strings.TrimSpace(string(v)); {
+	case t == "":
+		return "empty"
+	case t[0] == '[':
+		return "an array"
+	case t[0] == '{':
+		return "an object"
+	case t[0] == '"':
+		return "a string"
+	case t == "true" || t == "false":
+		return "a boolean"
+	case t == "null":
+		return "null"
+	}
+	return "a number"
+}
+
+// equal reports whether m and o hold the same values.
+func (m BusinessMetaValues) equal(o BusinessMetaValues) bool {
+	return maps.Equal(m.Strings, o.Strings) && slices.Equal(m.SalesChannels, o.SalesChannels) &&
+		(m.SalesChannels == nil) == (o.SalesChannels == nil)
 }
 
 // BusinessOfficer is a person's role in a business. Person, Address and

@@ -200,7 +200,7 @@ func business() entities.NewBusiness {
 			OwnershipPercentage: 60, Person: &entities.OfficerPersonInput{PersonInput: entities.PersonInput{
 				FirstName: "Sam", LastName: "Lee", DateOfBirth: "1980-02-29", Email: "sam@acme.example",
 				Nationality: "US", SSN: "123456789"}}}},
-		Meta: map[string]string{"sales_channels": "online, retail", "tax_id": "12-3456789"},
+		Meta: entities.BusinessMetaInput{Strings: entities.Meta{"tax_id": "12-3456789"}, SalesChannels: []string{"online", "retail"}},
 	}
 }
 

@@ -103,7 +103,7 @@ type NewBusiness struct {
 	Address            *AddressInput     `json:"address"`
 	OperatingAddress   *AddressInput     `json:"operating_address"`
 	BusinessOfficers   []OfficerInput    `json:"business_officers"`
-	Meta               map[string]string `json:"meta"`
+	Meta               BusinessMetaInput `json:"meta"`
 	ParentEntity       string            `json:"parent_entity"`
 	ParentRelationship string            `json:"parent_relationship"`
 }
@@ -199,7 +199,7 @@ type BusinessPatch struct {
 	Address          *AddressPatch        `json:"address"`
 	OperatingAddress *AddressPatch        `json:"operating_address"`
 	BusinessOfficers []OfficerInput       `json:"business_officers"`
-	Meta             map[string]string    `json:"meta"`
+	Meta             *BusinessMetaInput   `json:"meta"`
 }
 
 // BusinessFieldsPatch changes a business's details; IncorporationMeta,

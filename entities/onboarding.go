@@ -367,7 +367,7 @@ func (s *Service) CreateBusiness(ctx context.Context, caller corebank.Caller, in
 	v := newValidator(now)
 	v.text("name", in.Name, true, 1, 255)
 	v.text("parent_relationship", in.ParentRelationship, false, 1, 100)
-	corebank.CheckMeta(v.p, "meta", in.Meta, entityMeta)
+	v.businessMeta("meta", in.Meta)
 	var phone string
 	if in.Business == nil {
 		v.add("business", "is required")
@@ -387,9 +387,9 @@ func (s *Service) CreateBusiness(ctx context.Context, caller corebank.Caller, in
 	b := s.builder(now)
 	id := b.id()
 	bus := newBusiness(b, in.Business, phone)
-	meta := Meta(in.Meta)
-	if meta == nil {
-		meta = Meta{}
+	meta := BusinessMetaValues(in.Meta)
+	if meta.Strings == nil {
+		meta.Strings = Meta{}
 	}
 	prof := &profileRecord{
 		Business:         bus,

@@ -130,7 +130,7 @@ func TestCreateBusiness(t *testing.T) {
 	if c.Address.OwnerType != "business" || c.Address.OwnerID != c.Business.ID {
 		t.Errorf("address = %+v", c.Address)
 	}
-	if c.BusinessMeta.BusinessID != c.Business.ID || c.BusinessMeta.Meta["tax_id"] != "12-3456789" {
+	if c.BusinessMeta.BusinessID != c.Business.ID || c.BusinessMeta.Meta.Strings["tax_id"] != "12-3456789" {
 		t.Errorf("business_meta = %+v", c.BusinessMeta)
 	}
 	if len(c.BusinessOfficers) != 1 {
@@ -249,7 +249,7 @@ func TestUpdateBusiness(t *testing.T) {
 			IncorporationMeta: &entities.IncorporationMetaInput{Year: 2020, Country: "GB"}},
 		Address:          &entities.AddressPatch{Line1: s("1 High St"), City: s("London"), State: s("LDN"), PostalCode: s("EC1A 1BB"), CountryCode: s("GB")},
 		BusinessOfficers: business().BusinessOfficers,
-		Meta:             map[string]string{"tax_id": "GB1"},
+		Meta:             &entities.BusinessMetaInput{Strings: entities.Meta{"tax_id": "GB1"}},
 	})
 	if err != nil {
 		t.Fatal(err)

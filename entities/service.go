@@ -154,7 +154,7 @@ func (s *Service) Bootstrap(ctx context.Context) (*BootstrapResult, bool, error)
 	prof := &profileRecord{
 		Business: &Business{ID: businessID, LegalName: s.rootName, Created: ms, Updated: ms},
 		BusinessMeta: &BusinessMeta{ID: s.ids.New(now), BusinessID: businessID,
-			Meta: Meta{}, Created: ms, Updated: ms},
+			Meta: BusinessMetaValues{Strings: Meta{}}, Created: ms, Updated: ms},
 	}
 	created, err := storage.Update(ctx, s.db, func(tx storage.Tx) (bool, error) {
 		if ok, err := storage.Exists(tx, bucketEntities, keyRoot); err != nil || ok {

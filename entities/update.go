@@ -3,6 +3,7 @@ package entities
 import (
 	"context"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/corebank/corebank"
@@ -249,7 +250,7 @@ func (s *Service) UpdateBusiness(ctx context.Context, caller corebank.Caller, wi
 		op, of := b.patchAddress(v, "operating_address", prof.OperatingAddress, patch.OperatingAddress, bus.ID, "business")
 		ch.OperatingAddressFields = of
 		if patch.Meta != nil {
-			corebank.CheckMeta(v.p, "meta", patch.Meta, entityMeta)
+			v.businessMeta("meta", *patch.Meta)
 		}
 		held := 0.0
 		for _, o := range prof.Officers {
@@ -262,10 +263,14 @@ func (s *Service) UpdateBusiness(ctx context.Context, caller corebank.Caller, wi
 		if patch.Meta != nil {
 			bm := prof.BusinessMeta
 			if bm == nil {
-				bm = &BusinessMeta{ID: b.id(), BusinessID: bus.ID, Meta: Meta{}, Created: b.ms}
+				bm = &BusinessMeta{ID: b.id(), BusinessID: bus.ID, Meta: BusinessMetaValues{Strings: Meta{}}, Created: b.ms}
 			}
-			if !maps.Equal(bm.Meta, patch.Meta) {
-				bm.Meta, bm.Updated = Meta(maps.Clone(patch.Meta)), b.ms
+			next := BusinessMetaValues{Strings: maps.Clone(patch.Meta.Strings), SalesChannels: slices.Clone(patch.Meta.SalesChannels)}
+			if next.Strings == nil {
+				next.Strings = Meta{}
+			}
+			if !bm.Meta.equal(next) {
+				bm.Meta, bm.Updated = next, b.ms
 				ch.EntityFields = append(ch.EntityFields, "meta")
 			}
 			prof.BusinessMeta = bm

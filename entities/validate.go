@@ -1,6 +1,7 @@
 package entities
 
 import (
+	"fmt"
 	"net/mail"
 	"net/url"
 	"strconv"
@@ -199,6 +200,28 @@ func (v *validator) link(path, s string) {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(s) > 255 {
 		v.add(path, "must be an http or https URL of at most 255 characters")
+	}
+}
+
+// businessMeta checks business meta: entityMeta's bounds over all its keys,
+// sales_channels counted, and each channel a single line of 1-500
+// characters, at most 50 of them.
+func (v *validator) businessMeta(path string, m BusinessMetaInput) {
+	keys := len(m.Strings)
+	if m.SalesChannels != nil {
+		keys++
+	}
+	if keys > entityMeta.Keys {
+		v.add(path, fmt.Sprintf("must have at most %d keys", entityMeta.Keys))
+		return
+	}
+	corebank.CheckMeta(v.p, path, m.Strings, entityMeta)
+	sc := join(path, SalesChannels)
+	if len(m.SalesChannels) > 50 {
+		v.add(sc, "must have at most 50 items")
+	}
+	for i, c := range m.SalesChannels {
+		v.text(sc+"."+strconv.Itoa(i), c, true, 1, entityMeta.ValueLen)
 	}
 }
 

@@ -229,7 +229,8 @@ func TestCreateBusinessValidation(t *testing.T) {
 		{"OwnershipTotalMax100", func(n *entities.NewBusiness) {
 			n.BusinessOfficers = append(n.BusinessOfficers, officer(40.01))
 		}, "business_officers"},
-		{"MetaSalesChannelsText", func(n *entities.NewBusiness) { n.Meta["sales_channels"] = "web\u202e" }, "meta.sales_channels"},
+		{"MetaSalesChannelsText", func(n *entities.NewBusiness) { n.Meta.SalesChannels = []string{"web", "shop\u202e"} }, "meta.sales_channels.1"},
+		{"MetaTaxIDText", func(n *entities.NewBusiness) { n.Meta.Strings["tax_id"] = "12\x00" }, "meta.tax_id"},
 	}
 	for _, c := range cases {
 		t.Run(c.rule, func(t *testing.T) {

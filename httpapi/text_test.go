@@ -222,11 +222,23 @@ func TestTextHygiene(t *testing.T) {
 		for _, f := range []textField{
 			{"POST /individual-entities", individual("Ada Obi"), "meta.tax_id", false},
 			{"POST /business-entities", business("Acme"), "meta.registration_number", false},
-			{"POST /business-entities", business("Acme"), "meta.sales_channels", false},
 			{"POST /accounts", map[string]any{"type": "checking", "currency": "USD", "display_name": "Main"}, "meta.k", false},
 			{"POST /transfers", transfer, "meta.k", false},
 		} {
 			refuse(t, f, `["TIN-1","TIN-2"]`, "must be a string, not an array")
+		}
+	})
+	// SPEC makes business meta.sales_channels the one array of strings.
+	t.Run("SalesChannelsIsAnArray", func(t *testing.T) {
+		f := textField{"POST /business-entities", business("Acme"), "meta.sales_channels", false}
+		refuse(t, f, `"online, retail"`, "must be an array of strings, not a string")
+		refuse(t, f, `["online", 7]`, "must be an array of strings, not an array")
+		got := e.do("POST", "/business-entities", e.key, rawBody(t, f.body, f.field, `["online","retail"]`))
+		if got.Status != 201 {
+			t.Fatalf("sales_channels as an array = %d %.300s, want 201", got.Status, got.Raw)
+		}
+		if !strings.Contains(string(got.Raw), `"sales_channels":["online","retail"]`) {
+			t.Errorf("response does not carry the array: %.600s", got.Raw)
 		}
 	})
 }
