@@ -21,30 +21,7 @@ type writeCounter struct {
 }
 
 func (c *writeCounter) Update(ctx context.Context, fn func(storage.Tx) error) error {
-	var n int64
-	err := c.Backend.Update(ctx, func(tx storage.Tx) error {
-		n = 0 // fn may run more than once
-		return fn(&countingTx{Tx: tx, n: &n})
-	})
-	if err == nil {
-		c.writes.Add(n)
-	}
-	return err
-}
-
-type countingTx struct {
-	storage.Tx
-	n *int64
-}
-
-func (t *countingTx) Put(b storage.Bucket, key, value []byte) error {
-	*t.n++
-	return t.Tx.Put(b, key, value)
-}
-
-func (t *countingTx) Delete(b storage.Bucket, key []byte) error {
-	*t.n++
-	return t.Tx.Delete(b, key)
+	return recordUpdate(ctx, c.Backend, fn, func(ws []write) { c.writes.Add(int64(len(ws))) })
 }
 
 // badText are the raw JSON string literals no text field accepts, each
