@@ -104,7 +104,7 @@ func (a *app) migrate(ctx context.Context) error {
 	ms = append(ms, httpapi.Migrations()...)
 	n, err := storage.Migrate(ctx, a.db, ms...)
 	if n > 0 {
-		a.logger.Info("store migrated", "migrations", n)
+		a.logger.Info("store migrations run (a new store records them with nothing to move)", "migrations", n)
 	}
 	return err
 }
