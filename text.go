@@ -136,8 +136,9 @@ func CheckMeta(p Problems, field string, m map[string]string, lim MetaLimits) {
 		case k == "" || utf8.RuneCountInString(k) > lim.KeyLen:
 			p.Add(f, fmt.Sprintf("keys must be 1-%d characters", lim.KeyLen))
 			continue
-		case TextProblem(k, false) != "":
-			p.Add(f, "keys "+TextProblem(k, false))
+		}
+		if problem := TextProblem(k, false); problem != "" {
+			p.Add(f, "keys "+problem)
 			continue
 		}
 		CheckText(p, f, v, FreeText(0, lim.ValueLen))

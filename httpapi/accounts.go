@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"cmp"
 	"context"
 	"net/http"
 
@@ -124,23 +123,20 @@ func (h *handler) listAccounts(x *exchange, r *http.Request) error {
 		}
 		filters["type"] = t
 	}
-	requested := q.str("entity_id")
-	limit := q.limit()
-	if err := q.err(); err != nil {
-		return err
-	}
 	// The list is of the requested entity, by default the caller's; the
 	// ledger decides whether the caller may see it.
-	filters["entity_id"] = cmp.Or(requested, x.caller().EntityID)
-	fh, opts, err := h.listPage(q, "accounts", filters, limit)
+	l, err := h.readScopedList(x, q, "accounts", filters)
 	if err != nil {
 		return err
 	}
-	page, err := h.led.ListAccounts(r.Context(), x.caller(), ledger.AccountFilter{EntityID: requested, Currency: filters["currency"], Type: filters["type"]}, opts)
+	page, err := h.led.ListAccounts(r.Context(), x.caller(), ledger.AccountFilter{EntityID: l.requested, Currency: filters["currency"], Type: filters["type"]}, l.opts)
 	if err != nil {
 		return err
 	}
-	writeJSON(x, http.StatusOK, list(h, "accounts retrieved", page, opts.Limit, fh, filters))
+	if l.cursorErr != nil {
+		return l.cursorErr
+	}
+	writeJSON(x, http.StatusOK, list(h, "accounts retrieved", page, l.opts.Limit, l.fh, filters))
 	return nil
 }
 

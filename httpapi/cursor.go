@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -85,6 +86,31 @@ func (h *handler) listPage(q *query, name string, filters map[string]string, lim
 	opts := h.pageParams(q, fh)
 	opts.Limit = limit
 	return fh, opts, q.err()
+}
+
+// scopedList is a list's query read for a service that checks entity_id
+// itself.
+type scopedList struct {
+	requested string // entity_id as given ("" the caller's), for the service to check
+	fh        string
+	opts      corebank.ListOptions
+	// cursorErr is a bad cursor, reported only once the service has
+	// answered, so that a foreign entity_id answers 404 first.
+	cursorErr error
+}
+
+// readScopedList finishes reading a list's query after its own filters:
+// entity_id, which it records in filters (the caller's entity when
+// absent), then limit and the cursor (see listPage).
+func (h *handler) readScopedList(x *exchange, q *query, name string, filters map[string]string) (scopedList, error) {
+	l := scopedList{requested: q.str("entity_id")}
+	limit := q.limit()
+	if err := q.err(); err != nil {
+		return l, err
+	}
+	filters["entity_id"] = cmp.Or(l.requested, x.caller().EntityID)
+	l.fh, l.opts, l.cursorErr = h.listPage(q, name, filters, limit)
+	return l, nil
 }
 
 // pageParams reads limit, cursor and prev_cursor (alias pre_cursor) into

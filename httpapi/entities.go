@@ -129,24 +129,18 @@ func (h *handler) listEntities(x *exchange, r *http.Request) error {
 			filters[name] = v
 		}
 	}
-	within := q.str("entity_id")
-	limit := q.limit()
-	if err := q.err(); err != nil {
-		return err
-	}
-	filters["entity_id"] = within
-	if within == "" {
-		filters["entity_id"] = x.c.EntityID
-	}
-	fh, opts, err := h.listPage(q, "entities", filters, limit)
+	l, err := h.readScopedList(x, q, "entities", filters)
 	if err != nil {
 		return err
 	}
-	page, err := h.ent.ListEntities(r.Context(), x.caller(), within, entities.Filter{Type: filters["type"],
-		Status: filters["status"], ParentEntity: filters["parent_entity"]}, opts)
+	page, err := h.ent.ListEntities(r.Context(), x.caller(), l.requested, entities.Filter{Type: filters["type"],
+		Status: filters["status"], ParentEntity: filters["parent_entity"]}, l.opts)
 	if err != nil {
 		return err
 	}
-	writeJSON(x, http.StatusOK, list(h, "entities retrieved", page, opts.Limit, fh, filters))
+	if l.cursorErr != nil {
+		return l.cursorErr
+	}
+	writeJSON(x, http.StatusOK, list(h, "entities retrieved", page, l.opts.Limit, l.fh, filters))
 	return nil
 }
