@@ -224,14 +224,11 @@ func (s *Service) GetComposite(ctx context.Context, caller corebank.Caller, with
 // scopedEntity loads entity id for caller narrowed to within (see
 // scope.Within), answering ErrEntityNotFound outside the tree.
 func (s *Service) scopedEntity(tx storage.Tx, caller corebank.Caller, within, id string) (*entityRecord, error) {
-	c, err := scope.Within(tx, s, caller, within)
-	if err != nil {
-		return nil, err
-	}
-	if err := scope.Check(tx, s, c, id, ErrEntityNotFound); err != nil {
-		return nil, err
-	}
-	return getEntity(tx, id)
+	// An entity is its own owner.
+	return scope.Load(tx, s, caller, within, ErrEntityNotFound, func() (*entityRecord, string, error) {
+		rec, err := getEntity(tx, id)
+		return rec, id, err
+	})
 }
 
 // InTree reports whether id is ancestorID or one of its descendants. An

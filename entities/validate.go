@@ -217,13 +217,16 @@ func (v *validator) businessMeta(path string, m BusinessMetaInput) {
 	}
 	corebank.CheckMeta(v.p, path, m.Strings, entityMeta)
 	sc := join(path, SalesChannels)
-	if len(m.SalesChannels) > 50 {
-		v.add(sc, "must have at most 50 items")
+	if len(m.SalesChannels) > maxSalesChannels {
+		v.add(sc, fmt.Sprintf("must have at most %d items", maxSalesChannels))
 	}
 	for i, c := range m.SalesChannels {
 		v.text(sc+"."+strconv.Itoa(i), c, true, 1, entityMeta.ValueLen)
 	}
 }
+
+// maxSalesChannels bounds business meta's sales_channels array.
+const maxSalesChannels = 50
 
 // entityMeta bounds an entity's and a business's meta.
 var entityMeta = corebank.MetaLimits{Keys: 50, KeyLen: 64, ValueLen: 500}

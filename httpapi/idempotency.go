@@ -30,8 +30,8 @@ const maxIdemKey = 255
 
 // idemRecord is a reserved or completed key. Under Options.Sealer the
 // request hash and the response body are sealed together in Sealed (see
-// sealRecord) and Hash and Body stay empty; without one they are kept as
-// they are, the response stripped of its secrets first.
+// setOutcome and outcome) and Hash and Body stay empty; without one they
+// are kept as they are, the response stripped of its secrets first.
 type idemRecord struct {
 	Hash    string `json:"hash,omitempty"`
 	Sealed  []byte `json:"sealed,omitempty"`

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/corebank/corebank"
-	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -309,13 +308,11 @@ func (s *Service) CreateAccount(ctx context.Context, caller corebank.Caller, n N
 		// System names the owner itself; a missing one is a validation
 		// error of CreateAccountTx, reported with the other fields.
 		owned := n
-		if n.EntityID != "" || !caller.IsSystem() {
-			id, err := scope.Entity(tx, s.tree, caller, n.EntityID)
-			if err != nil {
-				return nil, err
-			}
-			owned.EntityID = id
+		id, err := s.requestedEntity(tx, caller, n.EntityID)
+		if err != nil {
+			return nil, err
 		}
+		owned.EntityID = id
 		return s.CreateAccountTx(tx, s.clock.Now(), owned)
 	})
 }
@@ -563,7 +560,7 @@ func (s *Service) ListAccounts(ctx context.Context, caller corebank.Caller, f Ac
 // accountsPrefix resolves f's entity for caller (see listEntity), checks
 // f, and returns the index prefix of the accounts it selects.
 func (s *Service) accountsPrefix(tx storage.Tx, caller corebank.Caller, f AccountFilter) (string, error) {
-	entity, err := s.listEntity(tx, caller, f.EntityID)
+	entity, err := s.requestedEntity(tx, caller, f.EntityID)
 	if err != nil {
 		return "", err
 	}

@@ -491,7 +491,7 @@ func (s *Service) ListAccountDetails(ctx context.Context, caller corebank.Caller
 				g.EntityID = a.EntityID
 			}
 		} else {
-			entity, err := s.listEntity(tx, caller, f.EntityID)
+			entity, err := s.requestedEntity(tx, caller, f.EntityID)
 			if err != nil {
 				return nil, err
 			}

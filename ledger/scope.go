@@ -27,11 +27,11 @@ func scoped[T interface{ owner() string }](s *Service, tx storage.Tx, caller cor
 	})
 }
 
-// listEntity resolves the entity a list of caller's is about: requested
-// when caller may act on it, caller's own entity for "", and "" (every
-// entity) for System asking for none. Errors: corebank.ErrEntityNotFound
+// requestedEntity resolves the entity a request names (a list's, a new
+// account's owner): requested when caller may act on it, caller's own
+// entity for "", and "" for System naming none. Errors: corebank.ErrEntityNotFound
 // for an unknown or foreign requested entity.
-func (s *Service) listEntity(tx storage.Tx, caller corebank.Caller, requested string) (string, error) {
+func (s *Service) requestedEntity(tx storage.Tx, caller corebank.Caller, requested string) (string, error) {
 	if requested == "" && caller.IsSystem() {
 		return "", nil
 	}

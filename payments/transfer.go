@@ -184,9 +184,7 @@ func writeTransferIndexes(tx storage.Tx, t *Transfer, on bool, statusOnly bool) 
 	return nil
 }
 
-func (t *Transfer) owner() string { return t.EntityID }
-
-// transferFor loads transfer id for caller (see getFor).
+// transferFor loads transfer id for caller (see scope.Load).
 func (s *Service) transferFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*transferRecord, error) {
 	return scope.Load(tx, s.tree, caller, entityID, ErrTransferNotFound, func() (*transferRecord, string, error) {
 		r, err := getTransfer(tx, id)

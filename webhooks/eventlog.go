@@ -247,24 +247,24 @@ func (s *Service) SendTest(ctx context.Context, caller corebank.Caller, entityID
 // of a webhook outside the caller's tree.
 func (s *Service) GetDelivery(ctx context.Context, caller corebank.Caller, id string) (*Delivery, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Delivery, error) {
-		d, err := getDelivery(tx, id)
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil, ErrDeliveryNotFound
-		}
-		if err != nil {
-			return nil, err
-		}
-		r, err := getRecord(tx, d.WebhookID)
-		if errors.Is(err, ErrWebhookNotFound) {
-			return nil, ErrDeliveryNotFound
-		}
-		if err != nil {
-			return nil, err
-		}
-		if err := scope.Check(tx, s.tree, caller, r.EntityID, ErrDeliveryNotFound); err != nil {
-			return nil, err
-		}
-		return d, nil
+		// A delivery is owned by its webhook's entity.
+		return scope.Load(tx, s.tree, caller, "", ErrDeliveryNotFound, func() (*Delivery, string, error) {
+			d, err := getDelivery(tx, id)
+			if errors.Is(err, storage.ErrNotFound) {
+				return nil, "", ErrDeliveryNotFound
+			}
+			if err != nil {
+				return nil, "", err
+			}
+			r, err := getRecord(tx, d.WebhookID)
+			if errors.Is(err, ErrWebhookNotFound) {
+				return nil, "", ErrDeliveryNotFound
+			}
+			if err != nil {
+				return nil, "", err
+			}
+			return d, r.EntityID, nil
+		})
 	})
 }
 
