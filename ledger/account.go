@@ -612,10 +612,14 @@ func (s *Service) RenameAccount(ctx context.Context, caller corebank.Caller, ent
 		change *AccountChange
 	}
 	r, err := storage.Update(ctx, s.db, func(tx storage.Tx) (renamed, error) {
-		if _, err := s.accountFor(tx, caller, id, entityID); err != nil {
+		a, err := s.accountFor(tx, caller, id, entityID)
+		if err != nil {
 			return renamed{}, err
 		}
-		a, change, err := s.RenameAccountTx(tx, s.clock.Now(), id, displayName)
+		if err := checkDisplayNameErr(displayName); err != nil {
+			return renamed{}, err
+		}
+		a, change, err := s.renameAccount(tx, s.clock.Now(), a, displayName)
 		return renamed{a, change}, err
 	})
 	return r.a, r.change, err
@@ -624,15 +628,27 @@ func (s *Service) RenameAccount(ctx context.Context, caller corebank.Caller, ent
 // RenameAccountTx is RenameAccount inside tx at time now, without a
 // caller: the composing caller has checked its scope.
 func (s *Service) RenameAccountTx(tx storage.Tx, now time.Time, id, displayName string) (*Account, *AccountChange, error) {
-	p := corebank.Problems{}
-	checkDisplayName(p, displayName)
-	if err := p.Err(); err != nil {
+	if err := checkDisplayNameErr(displayName); err != nil {
 		return nil, nil, err
 	}
 	a, err := s.getAccountTx(tx, id)
 	if err != nil {
 		return nil, nil, err
 	}
+	return s.renameAccount(tx, now, a, displayName)
+}
+
+// checkDisplayNameErr is checkDisplayName as an error of its own.
+func checkDisplayNameErr(displayName string) error {
+	p := corebank.Problems{}
+	checkDisplayName(p, displayName)
+	return p.Err()
+}
+
+// renameAccount is RenameAccountTx for an account already loaded and a
+// name already checked.
+func (s *Service) renameAccount(tx storage.Tx, now time.Time, a *Account, displayName string) (*Account, *AccountChange, error) {
+	id := a.ID
 	if a.Deleted != 0 {
 		return nil, nil, ErrAccountDeleted.With("account " + id + " is deleted")
 	}
@@ -669,11 +685,12 @@ func (s *Service) DeleteAccount(ctx context.Context, caller corebank.Caller, ent
 		return nil, err
 	}
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Account, error) {
-		if _, err := s.accountFor(tx, caller, id, entityID); err != nil {
+		a, err := s.accountFor(tx, caller, id, entityID)
+		if err != nil {
 			return nil, err
 		}
 		now := s.clock.Now()
-		a, err := s.DeleteAccountTx(tx, now, id)
+		a, err = s.deleteAccount(tx, now, a)
 		if err != nil {
 			return nil, err
 		}
@@ -693,6 +710,12 @@ func (s *Service) DeleteAccountTx(tx storage.Tx, now time.Time, id string) (*Acc
 	if err != nil {
 		return nil, err
 	}
+	return s.deleteAccount(tx, now, a)
+}
+
+// deleteAccount is DeleteAccountTx for an account already loaded.
+func (s *Service) deleteAccount(tx storage.Tx, now time.Time, a *Account) (*Account, error) {
+	id := a.ID
 	if a.Deleted != 0 {
 		return a, nil
 	}

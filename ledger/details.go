@@ -518,10 +518,11 @@ func (s *Service) ActivateAccountDetails(ctx context.Context, caller corebank.Ca
 		return nil, err
 	}
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*AccountDetails, error) {
-		if _, err := s.detailsFor(tx, caller, id, ""); err != nil {
+		r, err := s.detailsFor(tx, caller, id, "")
+		if err != nil {
 			return nil, err
 		}
-		return s.ActivateAccountDetailsTx(tx, s.clock.Now(), id)
+		return s.activateDetails(tx, s.clock.Now(), r)
 	})
 }
 
@@ -532,6 +533,11 @@ func (s *Service) ActivateAccountDetailsTx(tx storage.Tx, now time.Time, id stri
 	if err != nil {
 		return nil, err
 	}
+	return s.activateDetails(tx, now, r)
+}
+
+// activateDetails is ActivateAccountDetailsTx for details already loaded.
+func (s *Service) activateDetails(tx storage.Tx, now time.Time, r *detailsRecord) (*AccountDetails, error) {
 	ms := corebank.Millis(now)
 	if err := r.usable(ms); err != nil {
 		return nil, err
