@@ -70,17 +70,34 @@ type IssuedKey struct {
 	EncryptionPublicKey string
 }
 
+// issuedJSON is IssuedKey's JSON: the sandbox route's shape.
+type issuedJSON struct {
+	ID                  string `json:"id"`
+	APIKey              string `json:"api_key"`
+	ReadOnly            bool   `json:"read_only"`
+	EntityID            string `json:"entity_id"`
+	EncryptionPublicKey string `json:"encryption_public_key"`
+	Prefix              string `json:"prefix"`
+	Created             int64  `json:"created"`
+}
+
 // MarshalJSON writes the sandbox route's shape.
 func (k IssuedKey) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		ID                  string `json:"id"`
-		APIKey              string `json:"api_key"`
-		ReadOnly            bool   `json:"read_only"`
-		EntityID            string `json:"entity_id"`
-		EncryptionPublicKey string `json:"encryption_public_key"`
-		Prefix              string `json:"prefix"`
-		Created             int64  `json:"created"`
-	}{k.Key.ID, k.Secret, k.Key.ReadOnly, k.Key.EntityID, k.EncryptionPublicKey, k.Key.Prefix, k.Key.Created})
+	return json.Marshal(issuedJSON{k.Key.ID, k.Secret, k.Key.ReadOnly, k.Key.EntityID, k.EncryptionPublicKey, k.Key.Prefix, k.Key.Created})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes (an idempotent request's
+// recorded result is read back this way); LastRotated, not in the shape,
+// reads as Created.
+func (k *IssuedKey) UnmarshalJSON(b []byte) error {
+	var j issuedJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*k = IssuedKey{Key: APIKey{ID: j.ID, EntityID: j.EntityID, ReadOnly: j.ReadOnly, Prefix: j.Prefix,
+		Created: j.Created, LastRotated: j.Created, PublicKeyPEM: j.EncryptionPublicKey},
+		Secret: j.APIKey, EncryptionPublicKey: j.EncryptionPublicKey}
+	return nil
 }
 
 // keyRecord is the stored form of an API key.
@@ -204,7 +221,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, caller corebank.Caller, k Ne
 	if err != nil {
 		return nil, err
 	}
-	rec, err = storage.Update(ctx, s.db, func(tx storage.Tx) (*keyRecord, error) {
+	out, err := storage.Update(ctx, s.db, func(tx storage.Tx) (*IssuedKey, error) {
 		entityID, err := scope.Entity(tx, s, caller, k.EntityID)
 		if err != nil {
 			return nil, err
@@ -214,13 +231,13 @@ func (s *Service) CreateAPIKey(ctx context.Context, caller corebank.Caller, k Ne
 		}
 		r := *rec
 		r.EntityID = entityID
-		return &r, putKey(tx, &r, true)
+		return issued(&r, secret), putKey(tx, &r, true)
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.log.Info("api key created", "api_key_id", rec.ID, "entity_id", rec.EntityID, "read_only", rec.ReadOnly)
-	return issued(rec, secret), nil
+	s.log.Info("api key created", "api_key_id", out.Key.ID, "entity_id", out.Key.EntityID, "read_only", out.Key.ReadOnly)
+	return out, nil
 }
 
 // scopedKey loads key id for caller, answering ErrAPIKeyNotFound for a
@@ -262,7 +279,7 @@ func (s *Service) RotateAPIKey(ctx context.Context, caller corebank.Caller, id s
 	if err != nil {
 		return nil, err
 	}
-	out, err := storage.Update(ctx, s.db, func(tx storage.Tx) (*keyRecord, error) {
+	out, err := storage.Update(ctx, s.db, func(tx storage.Tx) (*IssuedKey, error) {
 		rec, err := s.scopedKey(tx, caller, id)
 		if err != nil {
 			return nil, err
@@ -273,13 +290,13 @@ func (s *Service) RotateAPIKey(ctx context.Context, caller corebank.Caller, id s
 		rec.Hash, rec.Prefix, rec.PublicKeyPEM, rec.SealedPrivateKey =
 			fresh.Hash, fresh.Prefix, fresh.PublicKeyPEM, fresh.SealedPrivateKey
 		rec.LastRotated = corebank.Millis(now)
-		return rec, putKey(tx, rec, false)
+		return issued(rec, secret), putKey(tx, rec, false)
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.log.Info("api key rotated", "api_key_id", id, "entity_id", out.EntityID)
-	return issued(out, secret), nil
+	s.log.Info("api key rotated", "api_key_id", id, "entity_id", out.Key.EntityID)
+	return out, nil
 }
 
 // ListAPIKeys returns the keys of entityID (the caller's own entity when

@@ -30,8 +30,8 @@ var reviewMoves = map[string][]string{
 
 // reviewed is what Review's transaction decided.
 type reviewed struct {
-	entity *Entity
-	from   string
+	Entity *Entity
+	From   string
 }
 
 // Review records a review decision ("approved", "rejected" or
@@ -66,10 +66,10 @@ func (s *Service) Review(ctx context.Context, caller corebank.Caller, id, decisi
 	if err != nil {
 		return nil, err
 	}
-	if res.from != decision {
-		s.log.Info("entity reviewed", "entity_id", id, "from", res.from, "to", decision)
+	if res.From != decision {
+		s.log.Info("entity reviewed", "entity_id", id, "from", res.From, "to", decision)
 	}
-	return res.entity, nil
+	return res.Entity, nil
 }
 
 func (s *Service) reviewTx(tx storage.Tx, now time.Time, id, decision string) (*Entity, string, error) {

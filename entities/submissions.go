@@ -115,8 +115,8 @@ func subEntityPrefix(entity string) []byte { return storage.Prefix("submissions"
 
 // submitted is what Submit's transaction hands to the reviewer.
 type submitted struct {
-	sub  *Submission
-	comp *Composite
+	Sub  *Submission
+	Comp *Composite
 }
 
 // Submit submits entityID (the caller's own entity when "") for review: the
@@ -185,9 +185,9 @@ func (s *Service) Submit(ctx context.Context, caller corebank.Caller, entityID s
 	if err != nil {
 		return nil, err
 	}
-	sub := res.sub
+	sub := res.Sub
 	s.log.Info("entity submitted for review", "entity_id", sub.EntityID, "submission_id", id)
-	decision, err := s.reviewer.RequestReview(ctx, *sub, res.comp)
+	decision, err := s.reviewer.RequestReview(ctx, *sub, res.Comp)
 	if err != nil {
 		s.log.Error("reviewer failed; the submission stays pending", "entity_id", sub.EntityID, "submission_id", id, "error", err)
 		return sub, nil

@@ -173,19 +173,47 @@
 // Every POST accepts an Idempotency-Key header (printable ASCII, at most 255
 // characters), with Stripe's semantics, scoped to the calling key's entity:
 //
-//   - The key is reserved in the store, in a transaction, before the handler
-//     runs; a second request with the key while the first is in flight is
-//     409 conflict and never runs.
-//   - The first completed response (status and body) is stored and replayed
-//     to later requests with the same key, with the header
-//     Idempotent-Replayed: true.
+//   - The outcome is written in the same storage transaction as the
+//     effect, so after any crash a retry either replays or runs for the
+//     first time, never both. The handler runs under a storage.Journal:
+//     each write it makes (each storage.Update) is a step whose result is
+//     recorded in the idempotency record in the transaction that commits
+//     the write. When the response is complete it replaces the steps in
+//     the record.
+//   - A retry finds the stored response and replays it, with the header
+//     Idempotent-Replayed: true. If the process died after a write
+//     committed but before the response was stored, the retry runs the
+//     handler again: its committed writes return their recorded results
+//     without running, any later ones run for the first time, and the
+//     response is rendered from those results (also marked replayed). A
+//     retry that takes another path than the first run (a write in another
+//     place of the code) is 409 conflict rather than handed another
+//     write's result.
+//   - A key is claimed in memory while its request runs: a second request
+//     with the key meanwhile is 409 conflict and never runs. Nothing in the
+//     store marks a key in flight, so a key whose request died with the
+//     process is free at once after a restart; requests on two nodes meet
+//     at the record, and the later one's write replays the earlier's.
 //   - The same key with a different request (SHA-256 over method, path and
 //     body) is 422 idempotency_key_mismatch.
-//   - Responses that a retry should be able to change are not stored and
-//     release the key: 422 (validation), 401, 403, 413, 429 and 5xx.
-//   - Records are kept for Options.IdempotencyTTL (24 h) on Options.Clock,
-//     then replaced on reuse; the due job in DueJobs deletes expired ones.
-//     A key left in flight by a crash is taken over after 5 minutes.
+//   - Responses that a retry should be able to change are not stored: 422
+//     (validation), 401, 403, 413, 429 and 5xx. A key whose request wrote
+//     nothing is then free; one whose writes committed keeps their steps,
+//     so a retry replays them and goes on from there.
+//   - Records are kept for Options.IdempotencyTTL (24 h) on Options.Clock
+//     from the first write, then replaced on reuse; the due job in DueJobs
+//     deletes expired ones.
+//   - Work a request sets off that is the bank's own rather than the
+//     request's effect runs outside the journal (storage.WithoutJournal):
+//     the due work of POST /sandbox/clock/advance and the attempt of POST
+//     /entity-webhooks/{id}/test. The fake clock is not stored, so a crash
+//     loses an advance and its retry advances again.
+//
+// Every route's POST is tested this way (TestIdempotentRetryAfterCrash):
+// the response is withheld from the store as a crash would, and the retry
+// must answer the same bytes and write nothing but the record. A new
+// route's service returns, from its transaction, the object it answers,
+// built inside it and reading back from JSON as itself.
 //
 // # Secrets at rest
 //
@@ -198,12 +226,13 @@
 // /sandbox/api-keys and a webhook secret from create and rotate_secret
 // included: they rest only under the server's key, for the record's TTL. A
 // sealed record that does not open (sealer removed or changed) answers 500
-// and is logged; records written in clear by an earlier release still
+// and is logged. The steps of a request not yet complete are sealed the same
+// way, each bound to its record and its number; records written in clear by an earlier release still
 // replay until they expire.
 //
 // Without a Sealer (an embedder that gives none) nothing secret is stored:
-// before the record is written, any object loses its api_key and a webhook
-// (an object with enabled_events) its secret, so the replay is the
+// before the record or a step is written, any object loses its api_key and
+// a webhook (an object with enabled_events) its secret, so the replay is the
 // original object without them, re-encoded, and the key is still never
 // run twice. Give a Sealer for exact replays.
 //

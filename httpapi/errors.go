@@ -32,6 +32,7 @@ var (
 	errRouteMissing = corebank.E(corebank.KindNotFound, corebank.CodeNotFound, "no such route")
 	errIdemMismatch = corebank.E(corebank.KindInvalid, codeIdempotencyMismatch, "this Idempotency-Key was used with a different request")
 	errIdemBusy     = corebank.E(corebank.KindConflict, corebank.CodeConflict, "a request with this Idempotency-Key is still in progress")
+	errIdemDiverged = corebank.E(corebank.KindConflict, corebank.CodeConflict, "the request with this Idempotency-Key took another path when retried than when it first ran; send it with a new key")
 )
 
 // statusOf is the one map from corebank.Kind to an HTTP status.

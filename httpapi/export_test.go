@@ -24,3 +24,9 @@ var RoutePatterns = func() []string {
 	}
 	return out
 }()
+
+// CrashBeforeStoring makes h answer idempotent requests without storing
+// their responses while on is true, as a process killed right after the
+// request's last write committed would: the retry then finds only the
+// steps its writes recorded.
+func CrashBeforeStoring(h http.Handler, on bool) { h.(*handler).noStore.Store(on) }

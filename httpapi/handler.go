@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -22,17 +23,19 @@ import (
 
 // handler is the http.Handler New returns.
 type handler struct {
-	mux     *http.ServeMux
-	db      storage.Backend
-	log     *slog.Logger
-	clock   clock.Clock
-	fake    *clock.Mock
-	runJobs func(ctx context.Context, now time.Time) error
-	env     string
-	cursors cursors
-	idemTTL time.Duration
-	sealer  *corebank.Sealer // nil: idempotency records in clear, secrets removed
-	advance sync.Mutex       // serialises sandbox clock advances
+	mux      *http.ServeMux
+	db       storage.Backend
+	log      *slog.Logger
+	clock    clock.Clock
+	fake     *clock.Mock
+	runJobs  func(ctx context.Context, now time.Time) error
+	env      string
+	cursors  cursors
+	idemTTL  time.Duration
+	sealer   *corebank.Sealer // nil: idempotency records in clear, secrets removed
+	advance  sync.Mutex       // serialises sandbox clock advances
+	inflight inflight
+	noStore  atomic.Bool // tests: answer without storing, as a crash would
 
 	led     *ledger.Service
 	ent     *entities.Service
@@ -228,7 +231,10 @@ func (h *handler) wrap(fn handlerFunc) http.Handler {
 }
 
 // idempotent runs fn at most once per (entity, key), replaying its stored
-// response to later requests with the same key and body.
+// response to later requests with the same key and body. fn runs under a
+// storage.Journal, so each write it makes commits with a record of its
+// result: after a crash, a retry re-runs fn, whose committed writes return
+// their recorded results instead of running again.
 func (h *handler) idempotent(x *exchange, r *http.Request, key string, fn handlerFunc) {
 	if err := checkIdemKey(key); err != nil {
 		h.writeError(x, r, err)
@@ -236,13 +242,21 @@ func (h *handler) idempotent(x *exchange, r *http.Request, key string, fn handle
 	}
 	ctx := r.Context()
 	k := idemKey(x.c.EntityID, key)
+	if !h.inflight.claim(k) {
+		h.writeError(x, r, errIdemBusy)
+		return
+	}
+	defer h.inflight.release(k)
 	hash := requestHash(r, x.body)
-	rec, err := h.reserve(ctx, k, hash, h.clock.Now())
+	now := h.clock.Now()
+	rec, err := storage.View(ctx, h.db, func(tx storage.Tx) (*idemRecord, error) {
+		return h.getIdem(tx, k, hash, now)
+	})
 	if err != nil {
 		h.writeError(x, r, err)
 		return
 	}
-	if rec != nil {
+	if rec != nil && rec.Done {
 		hd := x.Header()
 		hd["Content-Type"] = jsonContentType
 		hd.Set("Idempotent-Replayed", "true")
@@ -250,20 +264,12 @@ func (h *handler) idempotent(x *exchange, r *http.Request, key string, fn handle
 		_, _ = x.Write(rec.Body)
 		return
 	}
-	bg := context.WithoutCancel(ctx)
+	run := &idemRun{h: h, k: k, hash: hash, now: now}
 	buf := getBuf()
 	defer putBuf(buf)
-	settled := false
-	defer func() {
-		if !settled { // fn panicked: release the key, then let ServeHTTP answer
-			x.capture = nil
-			if err := h.complete(bg, k, hash, 0, nil, false); err != nil {
-				h.log.ErrorContext(ctx, "releasing idempotency key", slog.String("error", err.Error()))
-			}
-		}
-	}()
 	x.capture = buf
-	if err := fn(h, x, r); err != nil {
+	defer func() { x.capture = nil }() // on a panic, ServeHTTP answers
+	if err := fn(h, x, r.WithContext(storage.WithJournal(ctx, run))); err != nil {
 		h.writeError(x, r, err)
 	}
 	x.capture = nil
@@ -271,13 +277,43 @@ func (h *handler) idempotent(x *exchange, r *http.Request, key string, fn handle
 	if status == 0 {
 		status = http.StatusOK
 	}
-	if err := h.complete(bg, k, hash, status, buf.Bytes(), storable(status)); err != nil {
+	if err := h.complete(context.WithoutCancel(ctx), k, hash, now, status, buf.Bytes(), storable(status) && !h.noStore.Load()); err != nil {
 		h.log.ErrorContext(ctx, "storing idempotent response", slog.String("error", err.Error()))
 	}
-	settled = true
+	if run.replayed {
+		x.Header().Set("Idempotent-Replayed", "true")
+	}
 	x.sent = true
 	x.w.WriteHeader(status)
 	_, _ = x.w.Write(buf.Bytes())
+}
+
+// inflight holds the idempotency keys whose requests are running in this
+// process, so that a concurrent duplicate is refused at once. It is not
+// stored: a key whose request died with the process is free on restart,
+// and requests on other nodes meet at the record (idemRun).
+type inflight struct {
+	mu   sync.Mutex
+	keys map[string]struct{}
+}
+
+func (f *inflight) claim(k []byte) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.keys[string(k)]; ok {
+		return false
+	}
+	if f.keys == nil {
+		f.keys = make(map[string]struct{})
+	}
+	f.keys[string(k)] = struct{}{}
+	return true
+}
+
+func (f *inflight) release(k []byte) {
+	f.mu.Lock()
+	delete(f.keys, string(k))
+	f.mu.Unlock()
 }
 
 // ok writes the success envelope {status, message, data}.

@@ -22,24 +22,33 @@ const bucketIdem storage.Bucket = "httpapi.idempotency"
 // the item's ID is the record's key.
 const idemDueKind = "httpapi.idempotency"
 
-// idemStale is how long a reserved key may stay in flight before another
-// request may take it over (a process that died mid-request leaves one).
-const idemStale = 5 * time.Minute
-
 const maxIdemKey = 255
 
-// idemRecord is a reserved or completed key. Under Options.Sealer the
-// request hash and the response body are sealed together in Sealed (see
-// setOutcome and outcome) and Hash and Body stay empty; without one they
-// are kept as they are, the response stripped of its secrets first.
+// idemRecord is what a key has done. It is first written by the
+// transaction of the request's first write (a step, see storage.Journal),
+// so that the record and the effect commit together; each later write
+// appends its step; the completed response then replaces the steps.
+// Under Options.Sealer the request hash and the response body are sealed
+// together in Sealed (see setOutcome and outcome), and each step's result
+// on its own, and Hash and Body stay empty; without one they are kept as
+// they are, stripped of their secrets first.
 type idemRecord struct {
-	Hash    string `json:"hash,omitempty"`
-	Sealed  []byte `json:"sealed,omitempty"`
-	Done    bool   `json:"done"`
-	Status  int    `json:"status,omitempty"`
-	Body    []byte `json:"body,omitempty"`
-	Created int64  `json:"created"`
-	Expires int64  `json:"expires"`
+	Hash    string     `json:"hash,omitempty"`
+	Sealed  []byte     `json:"sealed,omitempty"`
+	Done    bool       `json:"done"`
+	Status  int        `json:"status,omitempty"`
+	Body    []byte     `json:"body,omitempty"`
+	Steps   []idemStep `json:"steps,omitempty"`
+	Created int64      `json:"created"`
+	Expires int64      `json:"expires"`
+}
+
+// idemStep is the result of one committed write of a request that has not
+// completed: what storage.Update returned, as JSON, sealed under the
+// sealer with the step's number bound to it.
+type idemStep struct {
+	Name   string `json:"name"`
+	Result []byte `json:"result"`
 }
 
 // errIdemUnsealable is a sealed record met without the sealer that can open
@@ -111,79 +120,151 @@ func checkIdemKey(key string) error {
 	return nil
 }
 
-// reserve claims (entity, key) for this request. It returns a stored
-// record to replay, or nil once the key is reserved for the caller.
-func (h *handler) reserve(ctx context.Context, k []byte, hash string, now time.Time) (*idemRecord, error) {
-	return storage.Update(ctx, h.db, func(tx storage.Tx) (*idemRecord, error) {
-		var rec idemRecord
-		err := storage.GetJSON(tx, bucketIdem, k, &rec)
-		switch {
-		case errors.Is(err, storage.ErrNotFound):
-		case err != nil:
-			return nil, err
-		case rec.Expires > now.UnixMilli():
-			got, body, err := h.outcome(&rec, k)
-			if err != nil {
-				return nil, err
+// getIdem reads the live record of k: nil when there is none or it has
+// expired at now (a reused key then starts afresh and its record is
+// replaced). A record for another request is errIdemMismatch.
+func (h *handler) getIdem(tx storage.Tx, k []byte, hash string, now time.Time) (*idemRecord, error) {
+	var rec idemRecord
+	err := storage.GetJSON(tx, bucketIdem, k, &rec)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case rec.Expires <= now.UnixMilli():
+		return nil, nil
+	}
+	got, body, err := h.outcome(&rec, k)
+	if err != nil {
+		return nil, err
+	}
+	if got != hash {
+		return nil, errIdemMismatch
+	}
+	rec.Body = body
+	return &rec, nil
+}
+
+// putIdem writes rec, a new record (nil) started at now when there is
+// none, its expiry queued in the same transaction.
+func (h *handler) putIdem(tx storage.Tx, k []byte, hash string, now time.Time, rec *idemRecord, fill func(*idemRecord)) error {
+	if rec == nil {
+		// An expired record in the way takes its queued expiry with it.
+		var old idemRecord
+		switch err := storage.GetJSON(tx, bucketIdem, k, &old); {
+		case err == nil:
+			if err := storage.Unschedule(tx, idemDueKind, old.Expires, string(k)); err != nil {
+				return err
 			}
-			if got != hash {
-				return nil, errIdemMismatch
-			}
-			if rec.Done {
-				rec.Body = body
-				return &rec, nil
-			}
-			if now.UnixMilli()-rec.Created < idemStale.Milliseconds() {
-				return nil, errIdemBusy
-			}
-			fallthrough
-		default: // expired or stale: drop it and reserve afresh
-			if err := storage.Unschedule(tx, idemDueKind, rec.Expires, string(k)); err != nil {
-				return nil, err
-			}
+		case !errors.Is(err, storage.ErrNotFound):
+			return err
 		}
-		rec = idemRecord{Created: now.UnixMilli(), Expires: now.Add(h.idemTTL).UnixMilli()}
-		h.setOutcome(&rec, k, hash, nil)
-		if err := storage.PutJSON(tx, bucketIdem, k, &rec); err != nil {
-			return nil, err
+		rec = &idemRecord{Created: now.UnixMilli(), Expires: now.Add(h.idemTTL).UnixMilli()}
+		if err := storage.Schedule(tx, idemDueKind, rec.Expires, string(k)); err != nil {
+			return err
 		}
-		return nil, storage.Schedule(tx, idemDueKind, rec.Expires, string(k))
+	}
+	fill(rec)
+	var body []byte
+	if rec.Done {
+		body = rec.Body
+	}
+	h.setOutcome(rec, k, hash, body)
+	return storage.PutJSON(tx, bucketIdem, k, rec)
+}
+
+// idemRun is the storage.Journal of one idempotent request: the steps of
+// its record are replayed, and new ones appended to it in the transaction
+// of their effect.
+type idemRun struct {
+	h        *handler
+	k        []byte
+	hash     string
+	now      time.Time
+	rec      *idemRecord // as the current step's transaction read it
+	replayed bool
+}
+
+func (r *idemRun) Replay(tx storage.Tx, step int, name string) ([]byte, bool, error) {
+	rec, err := r.h.getIdem(tx, r.k, r.hash, r.now)
+	if err != nil {
+		return nil, false, err
+	}
+	r.rec = rec
+	switch {
+	case rec != nil && rec.Done: // completed by a request elsewhere meanwhile
+		return nil, false, errIdemBusy
+	case rec == nil || step >= len(rec.Steps):
+		return nil, false, nil
+	case rec.Steps[step].Name != name:
+		return nil, false, errIdemDiverged
+	}
+	res, err := r.h.openStep(rec.Steps[step].Result, r.k, step)
+	if err != nil {
+		return nil, false, err
+	}
+	r.replayed = true
+	return res, true, nil
+}
+
+func (r *idemRun) Record(tx storage.Tx, step int, name string, result []byte) error {
+	if r.rec != nil && (r.rec.Done || step != len(r.rec.Steps)) {
+		return errIdemBusy
+	}
+	if r.rec == nil && step != 0 {
+		// The steps before expired or were purged under this request:
+		// nothing to bind this one to.
+		return errIdemBusy
+	}
+	return r.h.putIdem(tx, r.k, r.hash, r.now, r.rec, func(rec *idemRecord) {
+		rec.Steps = append(rec.Steps, idemStep{Name: name, Result: r.h.sealStep(result, r.k, step)})
 	})
 }
 
-// complete stores the response of a reserved key, or releases the key when
-// the response must not be replayed.
-func (h *handler) complete(ctx context.Context, k []byte, hash string, status int, body []byte, keep bool) error {
-	if keep {
-		body = redactCards(body)
-		if h.sealer == nil {
-			body = redactSecrets(body)
-		}
+// stepAD binds a sealed step to its record's key and its number.
+func stepAD(k []byte, step int) []byte {
+	return fmt.Appendf(idemAD(k), "\x00step %d", step)
+}
+
+// sealStep seals a step's result under the sealer; without one it keeps
+// it stripped of secrets, as a stored response is.
+func (h *handler) sealStep(result, k []byte, step int) []byte {
+	if h.sealer == nil {
+		return redactSecrets(redactCards(result))
+	}
+	return h.sealer.Seal(redactCards(result), stepAD(k, step))
+}
+
+func (h *handler) openStep(sealed, k []byte, step int) ([]byte, error) {
+	if h.sealer == nil {
+		return sealed, nil
+	}
+	res, err := h.sealer.Open(sealed, stepAD(k, step))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errIdemUnsealable, err)
+	}
+	return res, nil
+}
+
+// complete stores the response of a request that ran. A response that
+// must not be replayed (keep false) stores nothing; the steps its writes
+// recorded stay, so that a retry replays them.
+func (h *handler) complete(ctx context.Context, k []byte, hash string, now time.Time, status int, body []byte, keep bool) error {
+	if !keep {
+		return nil
+	}
+	body = redactCards(body)
+	if h.sealer == nil {
+		body = redactSecrets(body)
 	}
 	return h.db.Update(ctx, func(tx storage.Tx) error {
-		var rec idemRecord
-		if err := storage.GetJSON(tx, bucketIdem, k, &rec); err != nil {
-			if errors.Is(err, storage.ErrNotFound) {
-				return nil
-			}
+		rec, err := h.getIdem(tx, k, hash, now)
+		if err != nil || (rec != nil && rec.Done) {
 			return err
 		}
-		got, _, err := h.outcome(&rec, k)
-		if err != nil {
-			return err
-		}
-		if got != hash || rec.Done {
-			return nil // taken over after going stale; not ours any more
-		}
-		if !keep {
-			if err := storage.Unschedule(tx, idemDueKind, rec.Expires, string(k)); err != nil {
-				return err
-			}
-			return tx.Delete(bucketIdem, k)
-		}
-		rec.Done, rec.Status = true, status
-		h.setOutcome(&rec, k, hash, body)
-		return storage.PutJSON(tx, bucketIdem, k, &rec)
+		return h.putIdem(tx, k, hash, now, rec, func(rec *idemRecord) {
+			rec.Done, rec.Status, rec.Body, rec.Steps = true, status, body, nil
+		})
 	})
 }
 

@@ -125,7 +125,7 @@ func newHookEnv(t *testing.T, run bool) *hookEnv {
 }
 
 // newHookEnvDB is newHookEnv over raw, which it closes when the test ends.
-func newHookEnvDB(t *testing.T, raw storage.Backend, run bool) *hookEnv {
+func newHookEnvDB(t *testing.T, raw storage.Backend, run bool, opts ...envOpt) *hookEnv {
 	t.Helper()
 	var wake atomic.Pointer[webhooks.Service]
 	hooked := storage.WithCommitHook(raw, func() {
@@ -146,8 +146,7 @@ func newHookEnvDB(t *testing.T, raw storage.Backend, run bool) *hookEnv {
 	wake.Store(wh)
 	e.wh = wh
 	fund := e.funding.svc
-	e.h = httpapi.New(httpapi.Services{DB: hooked, Ledger: e.led, Entities: e.ent, Funding: e.funding.svc,
-		Payments: e.pay, Webhooks: wh}, &httpapi.Options{Env: httpapi.EnvSandbox, FakeClock: e.clock,
+	o := &httpapi.Options{Env: httpapi.EnvSandbox, FakeClock: e.clock,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		CursorKey: []byte("test cursor key"),
 		RunJobs: func(ctx context.Context, now time.Time) error {
@@ -162,7 +161,12 @@ func newHookEnvDB(t *testing.T, raw storage.Backend, run bool) *hookEnv {
 			}
 			_, err := wh.RunDue(ctx, now)
 			return err
-		}})
+		}}
+	for _, f := range opts {
+		f(o)
+	}
+	e.h = httpapi.New(httpapi.Services{DB: hooked, Ledger: e.led, Entities: e.ent, Funding: e.funding.svc,
+		Payments: e.pay, Webhooks: wh}, o)
 	if run {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})

@@ -234,20 +234,22 @@ func (s *Service) CreateQuote(ctx context.Context, caller corebank.Caller, in Ne
 		return nil, corebank.InvalidField("amount_to", "converts to less than the minimum amount_from of 100 smallest units of "+in.FromCurrency)
 	}
 	q.Quote = QuoteState{Status: QuoteActive, ExpiresAt: corebank.Millis(now.Add(s.validity))}
-	_, err = storage.Update(ctx, s.db, func(tx storage.Tx) (struct{}, error) {
+	// The stored quote comes back from the transaction, so that the retry of
+	// an idempotent request whose quote committed answers that quote.
+	q, err = storage.Update(ctx, s.db, func(tx storage.Tx) (*Quote, error) {
 		if in.AccountID != "" {
 			acct, err := s.accountOf(tx, entityID, in.AccountID)
 			if err != nil {
-				return struct{}{}, err
+				return nil, err
 			}
 			if acct.Currency != in.FromCurrency {
-				return struct{}{}, corebank.InvalidField("account_id", "holds "+acct.Currency+", not from_currency "+in.FromCurrency)
+				return nil, corebank.InvalidField("account_id", "holds "+acct.Currency+", not from_currency "+in.FromCurrency)
 			}
 		}
 		if err := storage.Schedule(tx, dueQuote, q.Quote.ExpiresAt, q.ID); err != nil {
-			return struct{}{}, err
+			return nil, err
 		}
-		return struct{}{}, storage.PutJSON(tx, bucketQuotes, []byte(q.ID), q)
+		return q, storage.PutJSON(tx, bucketQuotes, []byte(q.ID), q)
 	})
 	if err != nil {
 		return nil, err

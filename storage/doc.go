@@ -28,6 +28,16 @@
 // the committed run returned, so no caller resets anything by hand. Never
 // start an Update inside a View on the same goroutine: bbolt deadlocks.
 //
+// Under a context from WithJournal (httpapi gives one to every request with
+// an Idempotency-Key) each Update is a numbered step whose result is
+// recorded in the transaction that commits it, and a retry of the request
+// gets the recorded result instead of running the step again. So a service
+// returns from its transaction what its caller answers, built inside the
+// function (an ID or secret made before the transaction goes into the
+// result there, not after), in a type that reads back from JSON as itself;
+// and it writes only through the generic Update (Unjournaled finds a
+// direct Backend.Update under a journal).
+//
 // # The toolkit every domain shares
 //
 //   - Lists: CheckList checks a page's limit and cursors; ReadPage reads one

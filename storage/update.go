@@ -7,7 +7,14 @@ import "context"
 // commit re-runs a batch; PostgreSQL retries serialization failures), so fn
 // returns its results rather than writing them to variables outside, and
 // every run starts from nothing. On error the zero T is returned.
+//
+// Under a context from WithJournal the call is the journal's next step: it
+// returns the step's recorded result when it committed before, and else
+// records what fn returned in the transaction that commits it.
 func Update[T any](ctx context.Context, db Backend, fn func(Tx) (T, error)) (T, error) {
+	if j, _ := ctx.Value(journalKey{}).(*journal); j != nil {
+		return journaled(ctx, db, j, fn)
+	}
 	return result(ctx, db.Update, fn)
 }
 

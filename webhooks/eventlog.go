@@ -210,30 +210,41 @@ func (s *Service) SendTest(ctx context.Context, caller corebank.Caller, entityID
 	data, _ := json.Marshal(map[string]any{"id": evID, "webhook_id": webhookID, "created": ms})
 	s.claim(dlvID) // fresh ID: keeps Run from racing this first attempt
 	defer s.release(dlvID)
-	err := s.db.Update(ctx, func(tx storage.Tx) error {
+	// The delivery's ID comes back from the transaction: a retry of an
+	// idempotent request whose delivery committed gets the first one's.
+	got, err := storage.Update(ctx, s.db, func(tx storage.Tx) (string, error) {
 		r, err := s.hookTx(tx, caller, entityID, webhookID)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if r.Deleted != 0 {
-			return ErrWebhookDeleted
+			return "", ErrWebhookDeleted
 		}
 		ev := Event{ID: evID, Type: TestEventType, EntityID: r.EntityID, Data: data, Created: ms}
 		if err := s.storeEventTx(tx, &storedEvent{Event: ev}); err != nil {
-			return err
+			return "", err
 		}
 		_, err = s.newDeliveryTx(tx, now, dlvID, webhookID, ev, ms, true)
-		return err
+		return dlvID, err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if got != dlvID { // the retry's delivery: attempt it unless Run is on it
+		if !s.claim(got) {
+			return s.GetDelivery(ctx, caller, got)
+		}
+		defer s.release(got)
+		dlvID = got
 	}
 	select {
 	case s.sem <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	_, err = s.attempt(context.WithoutCancel(ctx), storage.DueItem{At: 0, ID: dlvID})
+	// The attempt's outcome is the delivery's bookkeeping, not a step of
+	// the request: a retry finds it recorded (attempt then does nothing).
+	_, err = s.attempt(storage.WithoutJournal(context.WithoutCancel(ctx)), storage.DueItem{At: 0, ID: dlvID})
 	<-s.sem
 	if err != nil {
 		return nil, err

@@ -541,7 +541,7 @@ func (s *Service) Create(ctx context.Context, caller corebank.Caller, in NewWebh
 	now := s.clock.Now()
 	ms := corebank.Millis(now)
 	secret := newSecret()
-	rec, err := storage.Update(ctx, s.db, func(tx storage.Tx) (*record, error) {
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Webhook, error) {
 		// The entity is checked before the fields, so that a foreign
 		// entity_id answers not found whatever the body holds.
 		entity, err := scope.Entity(tx, s.tree, caller, in.EntityID)
@@ -567,14 +567,10 @@ func (s *Service) Create(ctx context.Context, caller corebank.Caller, in NewWebh
 		if err := tx.Put(bucketHooksEntity, storage.Key(entity, id), nil); err != nil {
 			return nil, err
 		}
-		return rec, storage.Schedule(tx, dueExpire, rec.ExpiresAt, id)
+		w := rec.view(ms)
+		w.Secret = secret
+		return w, storage.Schedule(tx, dueExpire, rec.ExpiresAt, id)
 	})
-	if err != nil {
-		return nil, err
-	}
-	w := rec.view(ms)
-	w.Secret = secret
-	return w, nil
 }
 
 func getRecord(tx storage.Tx, id string) (*record, error) {
@@ -770,7 +766,7 @@ func (s *Service) RotateSecret(ctx context.Context, caller corebank.Caller, enti
 	now := corebank.Millis(s.clock.Now())
 	secret := newSecret()
 	sealed := s.sealer.Seal([]byte(secret), secretAD(id))
-	w, err := storage.Update(ctx, s.db, func(tx storage.Tx) (*Webhook, error) {
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Webhook, error) {
 		r, err := s.hookTx(tx, caller, entityID, id)
 		if err != nil {
 			return nil, err
@@ -779,11 +775,8 @@ func (s *Service) RotateSecret(ctx context.Context, caller corebank.Caller, enti
 			return nil, ErrWebhookDeleted
 		}
 		r.SealedSecret, r.Updated = sealed, now
-		return r.view(now), putRecord(tx, r)
+		w := r.view(now)
+		w.Secret = secret
+		return w, putRecord(tx, r)
 	})
-	if err != nil {
-		return nil, err
-	}
-	w.Secret = secret
-	return w, nil
 }
