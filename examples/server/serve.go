@@ -17,10 +17,13 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/bank"
 	"github.com/corebank/corebank/entities"
+	"github.com/corebank/corebank/payments"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/bolt"
 	"github.com/corebank/corebank/storage/memory"
+	"github.com/corebank/corebank/webhooks"
 )
 
 // openStore opens the configured backend and the key that seals its secrets.
@@ -71,12 +74,20 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 		clk = mock
 	}
 
-	app, err := newApp(db, key, clk, mock, cfg, logger)
+	app, err := bank.New(db, bank.Options{
+		SecretKey: key, Clock: clk, Env: cfg.env, Logger: logger,
+		Payments: payments.Options{Fees: cfg.fees},
+		Webhooks: webhooks.Options{RootCAs: cfg.webhookCA},
+	})
 	if err != nil {
 		return err
 	}
-	if err := app.migrate(ctx); err != nil {
+	n, err := app.Migrate(ctx)
+	if err != nil {
 		return err
+	}
+	if n > 0 {
+		logger.Info("store migrations run (a new store records them with nothing to move)", "migrations", n)
 	}
 	if err := bootstrap(ctx, app, cfg, logger); err != nil {
 		return err
@@ -87,7 +98,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 		return err
 	}
 	srv := &http.Server{
-		Handler:           app.handler,
+		Handler:           app.Handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -98,7 +109,11 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 
 	bg, stopBG := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	app.startBackground(bg, &wg, mock == nil)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = app.Run(bg)
+	}()
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -132,13 +147,13 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 //
 // The output files' folders are checked before the store changes, so that a
 // typo in a path cannot leave a root whose keys were shown to nobody.
-func bootstrap(ctx context.Context, app *app, cfg *config, logger *slog.Logger) error {
+func bootstrap(ctx context.Context, app *bank.Bank, cfg *config, logger *slog.Logger) error {
 	for _, path := range []string{cfg.bootstrapOut, cfg.issueRootKeys} {
 		if err := checkWritable(path); err != nil {
 			return err
 		}
 	}
-	res, created, err := app.entities.Bootstrap(ctx)
+	res, created, err := app.Entities.Bootstrap(ctx)
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
@@ -174,16 +189,16 @@ func bootstrap(ctx context.Context, app *app, cfg *config, logger *slog.Logger) 
 }
 
 // issueRootKeys creates a full-access and a read-only key for the root.
-func issueRootKeys(ctx context.Context, app *app) (*entities.BootstrapResult, error) {
-	root, err := app.entities.RootID(ctx)
+func issueRootKeys(ctx context.Context, app *bank.Bank) (*entities.BootstrapResult, error) {
+	root, err := app.Entities.RootID(ctx)
 	if err != nil {
 		return nil, err
 	}
-	full, err := app.entities.CreateAPIKey(ctx, corebank.System(), entities.NewAPIKey{EntityID: root})
+	full, err := app.Entities.CreateAPIKey(ctx, corebank.System(), entities.NewAPIKey{EntityID: root})
 	if err != nil {
 		return nil, err
 	}
-	ro, err := app.entities.CreateAPIKey(ctx, corebank.System(), entities.NewAPIKey{EntityID: root, ReadOnly: true})
+	ro, err := app.Entities.CreateAPIKey(ctx, corebank.System(), entities.NewAPIKey{EntityID: root, ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}

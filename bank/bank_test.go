@@ -1,4 +1,4 @@
-package main
+package bank_test
 
 import (
 	"context"
@@ -11,17 +11,20 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/bank"
 	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/memory"
 )
 
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
 // TestDueOrder pins the documented order of due work at one instant: money
 // first, then the webhooks that report it, then idempotency expiry.
 func TestDueOrder(t *testing.T) {
 	mock := clock.NewMock()
-	a, err := newApp(memory.New(), make([]byte, 32), mock, mock, &config{env: "sandbox"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := bank.New(memory.New(), bank.Options{SecretKey: make([]byte, 32), Clock: mock, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +35,7 @@ func TestDueOrder(t *testing.T) {
 		"webhooks.expire", "webhooks.purge-event", "webhooks.purge-delivery", "webhooks.attempt",
 		"httpapi.idempotency",
 	}
-	if diff := cmp.Diff(want, a.due.Kinds()); diff != "" {
+	if diff := cmp.Diff(want, a.Due.Kinds()); diff != "" {
 		t.Fatalf("due kinds (-want +got)\n%s", diff)
 	}
 }
@@ -45,21 +48,21 @@ func TestMigrateLegacyDue(t *testing.T) {
 	mock := clock.NewMock()
 	mock.Set(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	db := memory.New()
-	a, err := newApp(db, make([]byte, 32), mock, mock, &config{env: "sandbox"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := bank.New(db, bank.Options{SecretKey: make([]byte, 32), Clock: mock, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, _, err := a.entities.Bootstrap(ctx)
+	root, _, err := a.Entities.Bootstrap(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sys := corebank.System()
-	acct, err := a.ledger.CreateAccount(ctx, sys, ledger.NewAccount{EntityID: root.EntityID, Type: "checking", Currency: "USD", DisplayName: "Ops"})
+	acct, err := a.Ledger.CreateAccount(ctx, sys, ledger.NewAccount{EntityID: root.EntityID, Type: "checking", Currency: "USD", DisplayName: "Ops"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	settle := false
-	in, err := a.funding.CreateInflow(ctx, sys, funding.NewInflow{AccountID: acct.ID, Amount: 900, Settle: &settle})
+	in, err := a.Funding.CreateInflow(ctx, sys, funding.NewInflow{AccountID: acct.ID, Amount: 900, Settle: &settle})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,22 +77,22 @@ func TestMigrateLegacyDue(t *testing.T) {
 		t.Fatal(err)
 	}
 	mock.Add(2 * time.Minute)
-	if _, err := a.due.RunDue(ctx, mock.Now()); err != nil {
+	if _, err := a.Due.RunDue(ctx, mock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := a.funding.GetInflow(ctx, in.ID); got.Status != "pending" {
+	if got, _ := a.Funding.GetInflow(ctx, in.ID); got.Status != "pending" {
 		t.Fatalf("before migrating, status %q: the test did not put the work out of the queue's reach", got.Status)
 	}
-	if err := a.migrate(ctx); err != nil {
+	if _, err := a.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.due.RunDue(ctx, mock.Now()); err != nil {
+	if _, err := a.Due.RunDue(ctx, mock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := a.funding.GetInflow(ctx, in.ID); got.Status != "completed" {
+	if got, _ := a.Funding.GetInflow(ctx, in.ID); got.Status != "completed" {
 		t.Fatalf("after migrating, status %q; want completed", got.Status)
 	}
-	n, err := storage.Migrate(ctx, db, a.funding.Migrations()...)
+	n, err := storage.Migrate(ctx, db, a.Funding.Migrations()...)
 	if n != 0 || err != nil {
 		t.Fatalf("Migrate again = %d, %v; want 0, nil", n, err)
 	}

@@ -1,0 +1,269 @@
+// Package bank wires every corebank service over one store the way the
+// bundled server does: the ledger, entities, funding, payments and webhooks,
+// one due-work queue running all their jobs in a fixed order, the store's
+// migrations, and the REST API as an http.Handler. examples/server is flags
+// around New; corebanktest is New over memory with a mock clock.
+//
+// It is a package of its own because the root package cannot import the
+// services that import it, and httpapi is the HTTP layer only: a program
+// that embeds the services without serving HTTP uses the Bank's fields and
+// never mounts Handler. A new domain adds itself here once: its service in
+// New, its due jobs in the order, its migrations, its httpapi.Services field.
+//
+//	db := memory.New()
+//	b, err := bank.New(db, bank.Options{SecretKey: key, Clock: mock})
+//	...
+//	err = b.Migrate(ctx)            // once per opened store
+//	root, created, err := b.Entities.Bootstrap(ctx)
+//	go b.Run(ctx)                    // webhook dispatcher and, on a real clock, due work
+//	http.ListenAndServe(addr, b.Handler)
+package bank
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/entities"
+	"github.com/corebank/corebank/funding"
+	"github.com/corebank/corebank/httpapi"
+	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/payments"
+	"github.com/corebank/corebank/storage"
+	"github.com/corebank/corebank/webhooks"
+)
+
+// Environments accepted by Options.Env.
+const (
+	EnvSandbox    = httpapi.EnvSandbox
+	EnvProduction = httpapi.EnvProduction
+)
+
+// Options configures New. SecretKey is required; every other zero field
+// takes the documented default.
+type Options struct {
+	// SecretKey is the 32-byte key everything secret at rest is sealed
+	// under (API keys' private keys, webhook secrets, idempotent replays);
+	// list cursors are signed with a key derived from it, so they survive
+	// restarts. Keep it outside the store: a lost key makes every sealed
+	// secret unreadable.
+	SecretKey []byte
+	// Clock is the only time source (default the real clock). A
+	// *clock.Mock makes a sandbox whose time moves only when the test or
+	// POST /sandbox/clock/advance moves it; Run then leaves due work to
+	// RunDue.
+	Clock clock.Clock
+	// Env is EnvSandbox (default) or EnvProduction: the /sandbox/* routes
+	// exist only in the sandbox, and API keys say which they belong to.
+	Env string
+	// Logger receives the services' logs (default slog.Default()).
+	Logger *slog.Logger
+	// IDs makes every object ID (default ULIDs from crypto/rand).
+	IDs *corebank.IDs
+	// DueInterval is how often Run runs due work on a real clock (default
+	// a second).
+	DueInterval time.Duration
+
+	// The services' own knobs. New sets the fields that wire the services
+	// together and those above (Clock, IDs, Env, Logger, Gate, Tree,
+	// Receiver, the HTTP layer's FakeClock, RunJobs, CursorKey and Sealer);
+	// the rest are used as given (payments fees, rate and payout
+	// providers, webhook retries, retention and CAs, the RSA key generator
+	// of API keys, the idempotency TTL, ...).
+	Ledger   ledger.Options
+	Entities entities.Options
+	Funding  funding.Options
+	Payments payments.Options
+	Webhooks webhooks.Options
+	HTTP     httpapi.Options
+}
+
+// Bank is every service wired over one store.
+type Bank struct {
+	// DB is the store the services write through: the one given to New,
+	// wrapped so that every commit wakes the webhook dispatcher.
+	DB       storage.Backend
+	Clock    clock.Clock
+	Ledger   *ledger.Service
+	Entities *entities.Service
+	Funding  *funding.Service
+	Payments *payments.Service
+	Webhooks *webhooks.Service
+	// Due runs every service's due work on one queue; RunDue runs it.
+	Due *storage.Due
+	// Handler is the REST API (httpapi.New over the services).
+	Handler http.Handler
+
+	log  *slog.Logger
+	tick time.Duration
+}
+
+// New wires the services over db. It writes nothing: call Migrate before
+// serving a store that an earlier release may have written, and
+// Entities.Bootstrap to create the root entity of a new one. Errors: a
+// SecretKey that is not 32 bytes, an unknown Env.
+func New(db storage.Backend, o Options) (*Bank, error) {
+	if len(o.SecretKey) != 32 {
+		return nil, errors.New("bank: Options.SecretKey must be 32 bytes")
+	}
+	switch o.Env {
+	case "":
+		o.Env = EnvSandbox
+	case EnvSandbox, EnvProduction:
+	default:
+		return nil, errors.New("bank: Options.Env must be sandbox or production, not " + o.Env)
+	}
+	if o.Clock == nil {
+		o.Clock = clock.New()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.IDs == nil {
+		o.IDs = corebank.NewIDs(nil)
+	}
+	sealer, err := sealerFor(o.SecretKey, "corebank sealer")
+	if err != nil {
+		return nil, err
+	}
+	// Idempotency records get a key of their own: a sealed value of one use
+	// never opens as the other's.
+	idemSealer, err := sealerFor(o.SecretKey, "httpapi idempotency")
+	if err != nil {
+		return nil, err
+	}
+	cursorKey, err := corebank.DeriveKey(o.SecretKey, "httpapi cursors")
+	if err != nil {
+		return nil, err
+	}
+
+	if o.DueInterval <= 0 {
+		o.DueInterval = time.Second
+	}
+	b := &Bank{Clock: o.Clock, log: o.Logger, tick: o.DueInterval}
+	// The dispatcher reads the outbox right after every commit: every
+	// service writes through the hooked store, and the dispatcher's own
+	// writes use the raw one so that they do not wake it again.
+	b.DB = storage.WithCommitHook(db, func() { b.Webhooks.Wake() })
+
+	lo := o.Ledger
+	lo.Clock, lo.IDs, lo.Gate, lo.Tree = o.Clock, o.IDs, entities.Gate{}, entities.Gate{}
+	b.Ledger = ledger.NewService(b.DB, &lo)
+
+	eo := o.Entities
+	eo.Clock, eo.IDs, eo.Env, eo.Logger = o.Clock, o.IDs, o.Env, o.Logger
+	b.Entities = entities.NewService(b.DB, b.Ledger, sealer, &eo)
+
+	fo := o.Funding
+	fo.Clock, fo.IDs, fo.Tree = o.Clock, o.IDs, entities.Gate{}
+	b.Funding = funding.NewService(b.DB, b.Ledger, &fo)
+
+	po := o.Payments
+	po.Clock, po.IDs, po.Tree = o.Clock, o.IDs, entities.Gate{}
+	po.Receiver = b.Funding // a book transfer's receiving leg is an inflow like any other
+	b.Payments = payments.NewService(b.DB, b.Ledger, &po)
+
+	wo := o.Webhooks
+	wo.Clock, wo.IDs, wo.Env, wo.Tree, wo.Logger = o.Clock, o.IDs, o.Env, b.Entities, o.Logger
+	b.Webhooks = webhooks.NewService(db, webhooks.LedgerOutbox(b.Ledger), sealer, &wo)
+
+	// All due work on one queue, in this order at any instant: money first
+	// (hold timeouts and account details expiry, inflow settlement, quote
+	// expiry, payout progress), then the webhooks, so the events those
+	// changes appended go out in the same run, then idempotency expiry.
+	b.Due = storage.NewDue(b.DB, o.Clock, 0)
+	b.Due.Add(b.Ledger.DueJobs()...)
+	b.Due.Add(b.Funding.DueJobs()...)
+	b.Due.Add(b.Payments.DueJobs()...)
+	b.Due.Add(b.Webhooks.DueJobs()...)
+	b.Due.Add(httpapi.DueJobs()...)
+
+	ho := o.HTTP
+	ho.Env, ho.Clock, ho.Logger, ho.CursorKey, ho.Sealer = o.Env, o.Clock, o.Logger, cursorKey, idemSealer
+	ho.FakeClock, _ = o.Clock.(*clock.Mock)
+	if o.Env != EnvSandbox {
+		ho.FakeClock = nil
+	}
+	ho.RunJobs = func(ctx context.Context, now time.Time) error {
+		_, err := b.RunDue(ctx, now)
+		return err
+	}
+	b.Handler = httpapi.New(httpapi.Services{
+		DB:       b.DB,
+		Ledger:   b.Ledger,
+		Entities: b.Entities,
+		Funding:  b.Funding,
+		Payments: b.Payments,
+		Webhooks: b.Webhooks,
+	}, &ho)
+	return b, nil
+}
+
+// Migrate brings a store written by an earlier release up to date, once:
+// each service's migrations, in the order the services are built. It
+// returns how many ran (on a new store each is recorded with nothing to
+// move).
+func (b *Bank) Migrate(ctx context.Context) (int, error) {
+	var ms []storage.Migration
+	ms = append(ms, b.Ledger.Migrations()...)
+	ms = append(ms, b.Funding.Migrations()...)
+	ms = append(ms, b.Payments.Migrations()...)
+	ms = append(ms, b.Webhooks.Migrations()...)
+	ms = append(ms, httpapi.Migrations()...)
+	return storage.Migrate(ctx, b.DB, ms...)
+}
+
+// RunDue runs every job due at or before now, every kind in the fixed
+// order, and returns how many items it ran. A failing kind does not stop
+// the others; its items stay queued for the next run, and the error is
+// logged and returned.
+func (b *Bank) RunDue(ctx context.Context, now time.Time) (int, error) {
+	n, err := b.Due.RunDue(ctx, now)
+	if err != nil {
+		b.log.Error("due work failed", "err", err)
+	}
+	return n, err
+}
+
+// Run runs what works beside the requests until ctx is done: the webhook
+// dispatcher, which sends first attempts right after each commit whatever
+// the clock says, and on a real clock the due work every
+// Options.DueInterval. On a mock clock due work runs only through RunDue (POST
+// /sandbox/clock/advance calls it). Run returns nil when ctx is done.
+func (b *Bank) Run(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := b.Webhooks.Run(ctx); err != nil && ctx.Err() == nil {
+			b.log.Error("webhook dispatcher stopped", "err", err)
+		}
+	}()
+	defer func() { <-done }()
+	if _, mock := b.Clock.(*clock.Mock); mock {
+		<-ctx.Done()
+		return nil
+	}
+	t := time.NewTicker(b.tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			_, _ = b.RunDue(ctx, b.Clock.Now())
+		}
+	}
+}
+
+func sealerFor(secret []byte, purpose string) (*corebank.Sealer, error) {
+	k, err := corebank.DeriveKey(secret, purpose)
+	if err != nil {
+		return nil, err
+	}
+	return corebank.NewSealer(k)
+}
