@@ -29,8 +29,10 @@ var (
 // process lives before SIGKILL (uniform in [crashMinLife, crashMaxLife)).
 const (
 	crashClients = 6
-	crashMinLife = 10 * time.Millisecond
-	crashMaxLife = 250 * time.Millisecond
+	crashMinLife = 5 * time.Millisecond
+	crashMaxLife = 120 * time.Millisecond
+	// crashPause bounds a client's random pause between keys.
+	crashPause = 4 * time.Millisecond
 	// crashBusyLimit bounds how long a key may answer 409 "in flight" to
 	// an attempt of this process's own lifetime (one the client gave up
 	// waiting for) before the test gives the key up.
@@ -58,7 +60,7 @@ const (
 // in-flight key may have.
 func TestCrashExactlyOnce(t *testing.T) {
 	if testing.Short() {
-		t.Skip("SIGKILLs the server binary -crash.cycles times (about 20 s); run without -short")
+		t.Skip("SIGKILLs the server binary -crash.cycles times (about 6 s); run without -short")
 	}
 	seed := *crashSeed
 	if seed == 0 {
@@ -294,6 +296,9 @@ func (r *crashRun) client(i int) {
 			}
 		}
 		last = q
+		// A pause between keys: what is in flight at a kill matters, not
+		// how many keys were sent; each key costs the store kilobytes.
+		time.Sleep(time.Duration(rng.IntN(int(crashPause))))
 	}
 	// The final lifetime: the key answered last must replay too.
 	if last != nil {
