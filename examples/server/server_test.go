@@ -130,6 +130,23 @@ type client struct {
 }
 
 func (c *client) do(method, path string, body any) (int, map[string]any, error) {
+	a, err := c.send(method, path, "", body)
+	return a.status, a.body, err
+}
+
+// answer is one HTTP answer: its status, whether it was an idempotent
+// replay, and its JSON body.
+type answer struct {
+	status   int
+	replayed bool
+	body     map[string]any
+}
+
+// send sends body (nil for none) with idem as Idempotency-Key when not
+// empty. net/http resends a request with an Idempotency-Key on its own when
+// a reused connection fails; send turns that off, so that each call is one
+// attempt and a crash test knows which process every attempt reached.
+func (c *client) send(method, path, idem string, body any) (answer, error) {
 	var rd io.Reader
 	if body != nil {
 		raw, _ := json.Marshal(body)
@@ -137,20 +154,24 @@ func (c *client) do(method, path string, body any) (int, map[string]any, error) 
 	}
 	req, err := http.NewRequestWithContext(context.Background(), method, c.base+path, rd)
 	if err != nil {
-		return 0, nil, err
+		return answer{}, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.key)
 	req.Header.Set("Content-Type", "application/json")
+	if idem != "" {
+		req.Header.Set("Idempotency-Key", idem)
+		req.GetBody = nil
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return answer{}, err
 	}
 	defer resp.Body.Close()
-	var out map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return resp.StatusCode, nil, fmt.Errorf("decode %s %s (%d): %w", method, path, resp.StatusCode, err)
+	a := answer{status: resp.StatusCode, replayed: resp.Header.Get("Idempotent-Replayed") == "true"}
+	if err := json.NewDecoder(resp.Body).Decode(&a.body); err != nil {
+		return a, fmt.Errorf("decode %s %s (%d): %w", method, path, resp.StatusCode, err)
 	}
-	return resp.StatusCode, out, nil
+	return a, nil
 }
 
 func dataField(body map[string]any, name string) any {
