@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 
 	bbolt "go.etcd.io/bbolt"
@@ -97,8 +98,9 @@ func withTxs(ctx context.Context, st *state, write bool, fn func(overs []storage
 }
 
 // recover opens both logs, replays the records not yet in the bbolt file
-// into a fresh overlay and folds it in.
-func (d *DB) recover(path string, mode os.FileMode) error {
+// into a fresh overlay and folds it in. created says that Open created the
+// bbolt file.
+func (d *DB) recover(path string, mode os.FileMode, fsys logFS, created bool) error {
 	var txid int
 	var gen uint64
 	err := d.db.View(func(btx *bbolt.Tx) error {
@@ -114,7 +116,16 @@ func (d *DB) recover(path string, mode os.FileMode) error {
 		return err
 	}
 	for i := range d.logs {
-		if d.logs[i], err = openWAL(fmt.Sprintf("%s-wal.%d", path, i), mode); err != nil {
+		var made bool
+		if d.logs[i], made, err = openWAL(fsys, fmt.Sprintf("%s-wal.%d", path, i), mode); err != nil {
+			return err
+		}
+		created = created || made
+	}
+	// A file's fsync does not make its directory entry durable: without
+	// this, power loss could take a log file away with the commits it holds.
+	if created {
+		if err := fsys.SyncDir(filepath.Dir(path)); err != nil {
 			return err
 		}
 	}
