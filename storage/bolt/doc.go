@@ -60,7 +60,11 @@
 // synced may be lost whole, in part, or by sectors in any order: replay
 // stops at the first record that is short or fails its CRC, so a commit
 // whose caller was not told it was durable is either whole or absent, and
-// every acknowledged one lies before the first damage. Nothing is renamed or deleted.
+// every acknowledged one lies before the first damage. Records after the
+// damage may survive whole; so that no later record can come to lie next
+// to them, each Open of an existing store folds what it replayed (even
+// nothing) into bbolt and logs from the next generation but one, which no
+// earlier life wrote. Nothing is renamed or deleted.
 //
 // The bbolt file stays on bbolt's own guarantees: a checkpoint is one
 // bbolt commit, which writes its pages, fsyncs, writes the meta page and

@@ -275,3 +275,70 @@ func TestPowerLossNewLog(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestPowerLossStaleRecord loses the first of two unsynced commits and
+// keeps the second, whole and valid, after it. Replay stops at the first:
+// the second was never acknowledged. The next life writes a commit of the
+// same size over the first and is acknowledged; the power goes again. The
+// stale commit now lies right after an acknowledged one, and must not be
+// replayed over it (it was, while a life went on logging the generation
+// its replay stopped in).
+func TestPowerLossStaleRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	wal0 := path + "-wal.0"
+	fs := bolt.NewPowerFS()
+	db, err := bolt.OpenOn(path, nil, fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := bolt.BlockSyncs(db)
+	lost := make(chan error, 2)
+	go func() { lost <- db.Update(context.Background(), putFn("k", "lost")) }()
+	<-entered // its record is written, its fsync held
+	go func() { lost <- db.Update(context.Background(), putFn("k", "stale")) }()
+	for fs.Pending(wal0) < 2 {
+		runtime.Gosched()
+	}
+	fs.Cut()
+	release()
+	for range 2 {
+		if err := <-lost; !errors.Is(err, bolt.ErrPowerCut) {
+			t.Fatalf("Update during the cut = %v, want ErrPowerCut", err)
+		}
+	}
+	bolt.Crash(db)
+	first := true
+	loss := allOf
+	loss.Keep = func(path string, off int64, n int) [][2]int {
+		if path == wal0 && first {
+			first = false
+			return nil
+		}
+		return [][2]int{{0, n}}
+	}
+	fs = fs.Reboot(loss)
+
+	db, err = bolt.OpenOn(path, nil, fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{}, contents(t, db)); diff != "" {
+		t.Fatalf("after the first cut (-want +got):\n%s", diff)
+	}
+	put(t, db, "k", "acks")
+	fs.Cut()
+	bolt.Crash(db)
+
+	db, err = bolt.OpenOn(path, nil, fs.Reboot(allOf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if diff := cmp.Diff(map[string]string{"k": "acks"}, contents(t, db)); diff != "" {
+		t.Errorf("after the second cut (-want +got):\n%s", diff)
+	}
+}
+
+func putFn(k, v string) func(storage.Tx) error {
+	return func(tx storage.Tx) error { return tx.Put(bucket, []byte(k), []byte(v)) }
+}

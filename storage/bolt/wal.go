@@ -26,7 +26,9 @@ import (
 // lying past the new end, fail the generation check and are never
 // replayed. Replay stops at the first record that is short, corrupt or of
 // another generation: a torn tail is a commit whose caller was never told
-// it was durable.
+// it was durable. Power loss can keep records past that point, whole; a
+// generation replay stopped in is never logged again (see recover), so
+// none of them is ever replayed.
 //
 // A payload is a sequence of operations:
 //
