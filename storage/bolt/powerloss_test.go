@@ -104,7 +104,8 @@ func (m *powerModel) check(t *testing.T, db *bolt.DB) {
 		}
 		return nil
 	}); err != nil {
-		t.Fatal(err)
+		t.Errorf("reading the reopened store: %v", err)
+		return
 	}
 	want := map[storage.Bucket]map[string]string{bucket: {}, bucket2: {}}
 	total := 0
@@ -140,7 +141,7 @@ func (m *powerModel) check(t *testing.T, db *bolt.DB) {
 		want[bucket2]["count"] = fmt.Sprintf("%06d", total)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Fatalf("store after reopening (-want +got):\n%s", diff)
+		t.Errorf("store after reopening (-want +got):\n%s", diff)
 	}
 }
 
@@ -189,7 +190,8 @@ func powerLossStore(t *testing.T, seed uint64) (st powerStats) {
 	for life := 1; life <= lives; life++ {
 		db, err := bolt.OpenOn(path, opt, fs)
 		if err != nil {
-			t.Fatalf("life %d: open: %v", life, err)
+			t.Errorf("life %d: open: %v", life, err)
+			return
 		}
 		m.check(t, db)
 		if t.Failed() {
@@ -227,7 +229,8 @@ func powerLossStore(t *testing.T, seed uint64) (st powerStats) {
 		st.checkpoints += int(bolt.Checkpoints(db))
 		if clean {
 			if err := db.Close(); err != nil {
-				t.Fatalf("life %d: close: %v", life, err)
+				t.Errorf("life %d: close: %v", life, err)
+				return
 			}
 		} else {
 			fs.Cut()
@@ -238,7 +241,8 @@ func powerLossStore(t *testing.T, seed uint64) (st powerStats) {
 	}
 	db, err := bolt.OpenOn(path, opt, fs)
 	if err != nil {
-		t.Fatalf("last open: %v", err)
+		t.Errorf("last open: %v", err)
+		return
 	}
 	defer db.Close()
 	m.check(t, db)
@@ -257,19 +261,13 @@ var allOf = bolt.Loss{
 func TestPowerLossNewLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
 	fs := bolt.NewPowerFS()
-	db, err := bolt.OpenOn(path, nil, fs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openOn(t, path, nil, fs)
 	put(t, db, "k", "acknowledged")
 	fs.Cut()
 	bolt.Crash(db)
 	loss := allOf
 	loss.Unlink = func(string) bool { return true }
-	db, err = bolt.OpenOn(path, nil, fs.Reboot(loss))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db = openOn(t, path, nil, fs.Reboot(loss))
 	defer db.Close()
 	if diff := cmp.Diff(map[string]string{"k": "acknowledged"}, contents(t, db)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -287,10 +285,7 @@ func TestPowerLossStaleRecord(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
 	wal0 := path + "-wal.0"
 	fs := bolt.NewPowerFS()
-	db, err := bolt.OpenOn(path, nil, fs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openOn(t, path, nil, fs)
 	entered, release := bolt.BlockSyncs(db)
 	lost := make(chan error, 2)
 	go func() { lost <- db.Update(context.Background(), putFn("k", "lost")) }()
@@ -318,10 +313,7 @@ func TestPowerLossStaleRecord(t *testing.T) {
 	}
 	fs = fs.Reboot(loss)
 
-	db, err = bolt.OpenOn(path, nil, fs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db = openOn(t, path, nil, fs)
 	if diff := cmp.Diff(map[string]string{}, contents(t, db)); diff != "" {
 		t.Fatalf("after the first cut (-want +got):\n%s", diff)
 	}
@@ -329,14 +321,21 @@ func TestPowerLossStaleRecord(t *testing.T) {
 	fs.Cut()
 	bolt.Crash(db)
 
-	db, err = bolt.OpenOn(path, nil, fs.Reboot(allOf))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db = openOn(t, path, nil, fs.Reboot(allOf))
 	defer db.Close()
 	if diff := cmp.Diff(map[string]string{"k": "acks"}, contents(t, db)); diff != "" {
 		t.Errorf("after the second cut (-want +got):\n%s", diff)
 	}
+}
+
+// openOn opens the store at path with its logs on fs.
+func openOn(t *testing.T, path string, opt *bolt.Options, fs *bolt.PowerFS) *bolt.DB {
+	t.Helper()
+	db, err := bolt.OpenOn(path, opt, fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
 
 func putFn(k, v string) func(storage.Tx) error {
