@@ -76,11 +76,13 @@
 // TestPowerLoss checks the log's part: the log files live on a file
 // system in memory that keeps what was synced apart from what was only
 // written, cuts the power at a random write or sync under concurrent
-// group commits and checkpoints, then loses, cuts short or tears by
-// 512-byte sectors every unsynced write at random, and may drop the entry
+// group commits and checkpoints, then keeps, drops, cuts short or tears by
+// 512-byte sectors each unsynced write at random, and may drop the entry
 // of a file whose directory was never synced. Over many seeds and several
 // cuts per store, each reopen succeeds, shows every acknowledged commit
-// with exactly its values, and no commit in part. It does not cut the
+// with exactly its values, and no commit in part. TestPowerLossNewLog and
+// TestPowerLossStaleRecord pin the directory sync and the fresh
+// generation, which random cuts reach rarely or never. It does not cut the
 // power inside bbolt: the bbolt file is a real file whose commits either
 // landed before the cut or not, so bbolt's meta-page protocol and the
 // disk's honesty are assumed, not tested.
