@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -52,6 +53,10 @@ type Options struct {
 	// checkpoints are rarer and fold more overwrites of the same keys into
 	// one bbolt write, and the unfolded commits are held in memory.
 	CheckpointSize int64
+
+	// fs opens the log files; nil means the operating system's. Only
+	// tests set it (export_test.go), to model power loss.
+	fs logFS
 }
 
 const (
@@ -130,6 +135,11 @@ func Open(path string, opt *Options) (*DB, error) {
 	if o.PageSize <= 0 {
 		o.PageSize = defaultPageSize
 	}
+	if o.fs == nil {
+		o.fs = osFS{}
+	}
+	_, err := os.Stat(path)
+	created := errors.Is(err, fs.ErrNotExist)
 	db, err := bbolt.Open(path, o.Mode, &bbolt.Options{
 		Timeout:         o.Timeout,
 		InitialMmapSize: o.InitialMmapSize,
@@ -149,7 +159,7 @@ func Open(path string, opt *Options) (*DB, error) {
 	}
 	d := &DB{db: db, checkpointSize: o.CheckpointSize}
 	d.synced.L = &d.syncMu
-	if err := d.recover(path, o.Mode); err != nil {
+	if err := d.recover(path, o.Mode, o.fs, created); err != nil {
 		d.closeLogs()
 		_ = db.Close()
 		return nil, fmt.Errorf("storage/bolt: open %s: %w", path, err)

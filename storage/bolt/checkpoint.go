@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 
 	bbolt "go.etcd.io/bbolt"
@@ -97,8 +98,9 @@ func withTxs(ctx context.Context, st *state, write bool, fn func(overs []storage
 }
 
 // recover opens both logs, replays the records not yet in the bbolt file
-// into a fresh overlay and folds it in.
-func (d *DB) recover(path string, mode os.FileMode) error {
+// into a fresh overlay and folds it in. created says that Open created the
+// bbolt file.
+func (d *DB) recover(path string, mode os.FileMode, fsys logFS, created bool) error {
 	var txid int
 	var gen uint64
 	err := d.db.View(func(btx *bbolt.Tx) error {
@@ -113,19 +115,39 @@ func (d *DB) recover(path string, mode os.FileMode) error {
 	if err != nil {
 		return err
 	}
+	// A new store, its three files all created now, has no record to
+	// replay and no stale one: it logs generation 0 from the start.
+	fresh := created
 	for i := range d.logs {
-		if d.logs[i], err = openWAL(fmt.Sprintf("%s-wal.%d", path, i), mode); err != nil {
+		var made bool
+		if d.logs[i], made, err = openWAL(fsys, fmt.Sprintf("%s-wal.%d", path, i), mode); err != nil {
+			return err
+		}
+		created = created || made
+		fresh = fresh && made
+	}
+	// A file's fsync does not make its directory entry durable: without
+	// this, power loss could take a log file away with the commits it holds.
+	if created {
+		if err := fsys.SyncDir(filepath.Dir(path)); err != nil {
 			return err
 		}
 	}
+	if fresh {
+		d.log = d.logs[gen%2]
+		d.log.restart(gen)
+		d.syncFile = d.log
+		d.state.Store(&state{active: newLayer(gen), txid: txid})
+		return nil
+	}
 	// A fold may have been running: the bbolt file holds every generation
 	// below gen, the log of gen the frozen overlay's commits and the log of
-	// gen+1 the active one's.
-	l := newLayer(gen)
+	// gen+1 the active one's. Both go into one overlay, of generation gen+1.
+	l := newLayer(gen + 1)
 	var val []byte
 	for g := gen; g <= gen+1; g++ {
 		log := d.logs[g%2]
-		n, err := log.replay(g, func(payload []byte) error {
+		_, err := log.replay(g, func(payload []byte) error {
 			return l.over.Update(context.Background(), func(otx storage.Tx) error {
 				return decodeOps(payload, func(op byte, b storage.Bucket, key, value []byte) error {
 					l.touch(b)
@@ -142,15 +164,16 @@ func (d *DB) recover(path string, mode os.FileMode) error {
 		if err != nil {
 			return fmt.Errorf("replay %s: %w", log.f.Name(), err)
 		}
-		if n > 0 {
-			l.gen = g
-		}
 	}
-	d.log = d.logs[l.gen%2]
-	d.log.restart(l.gen)
-	d.syncFile = d.log
+	// Replay stops at the first torn record, and power loss can keep
+	// records written after it: whole, valid and of the same generation.
+	// Were this life to log gen or gen+1 again, from offset 0, such a
+	// stale record could come to lie right after a new one and be
+	// replayed over it. So the fold always runs, even with nothing
+	// replayed, and this life logs from gen+2 on: generations no earlier
+	// life wrote. It costs one bbolt commit per Open of an existing store.
 	d.state.Store(&state{active: l, txid: txid})
-	return d.checkpoint()
+	return d.fold(d.freeze())
 }
 
 // checkpoint folds every overlay into the bbolt file before it returns.

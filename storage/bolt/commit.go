@@ -300,7 +300,7 @@ func (d *DB) awaitDurable(n uint64) error {
 		if d.testSync != nil {
 			d.testSync()
 		}
-		err := fdatasync(f.f)
+		err := f.f.Datasync()
 		d.syncMu.Lock()
 		d.syncing = false
 		d.syncs.Add(1)

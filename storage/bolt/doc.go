@@ -42,11 +42,50 @@
 // generation. A torn tail is a commit whose caller was never told it was
 // durable; records of an older generation are already in the bbolt file
 // and a log file is rewritten only once its generation is. Open then folds
-// what it replayed, and Close folds too. A crash at any point therefore
+// what it replayed (see Power loss), and Close folds too. A crash at any point therefore
 // loses nothing that Update acknowledged: the bbolt file changes only by
 // whole bbolt commits, and the logs hold every commit since the last one.
 // A failed log write or sync leaves the log in an unknown state, so every
 // later Update fails until the DB is reopened.
+//
+// # Power loss
+//
+// A crash that kills the process keeps the operating system's page cache;
+// power loss does not. What the log promises then rests on fdatasync
+// alone: Update returns nil only after the fdatasync of the log file that
+// covers its record has returned (a grown log is fsynced, size included,
+// before records are written into the new space), and Open fsyncs the
+// directory when it creates the bbolt file or a log file, since a file's
+// own fsync does not make its directory entry durable. Writes not yet
+// synced may be lost whole, in part, or by sectors in any order: replay
+// stops at the first record that is short or fails its CRC, so a commit
+// whose caller was not told it was durable is either whole or absent, and
+// every acknowledged one lies before the first damage. Records after the
+// damage may survive whole; so that no later record can come to lie next
+// to them, each Open of an existing store folds what it replayed (even
+// nothing) into bbolt and logs from the next generation but one, which no
+// earlier life wrote. Nothing is renamed or deleted.
+//
+// The bbolt file stays on bbolt's own guarantees: a checkpoint is one
+// bbolt commit, which writes its pages, fsyncs, writes the meta page and
+// fsyncs again, and a torn commit leaves the previous meta page in force;
+// a log file is reused only after that commit has returned. The backend
+// never sets NoSync and does not second-guess bbolt's file or the disk
+// (a disk that acknowledges a flush it has not made defeats both).
+//
+// TestPowerLoss checks the log's part: the log files live on a file
+// system in memory that keeps what was synced apart from what was only
+// written, cuts the power at a random write or sync under concurrent
+// group commits and checkpoints, then keeps, drops, cuts short or tears by
+// 512-byte sectors each unsynced write at random, and may drop the entry
+// of a file whose directory was never synced. Over many seeds and several
+// cuts per store, each reopen succeeds, shows every acknowledged commit
+// with exactly its values, and no commit in part. TestPowerLossNewLog and
+// TestPowerLossStaleRecord pin the directory sync and the fresh
+// generation, which random cuts reach rarely or never. It does not cut the
+// power inside bbolt: the bbolt file is a real file whose commits either
+// landed before the cut or not, so bbolt's meta-page protocol and the
+// disk's honesty are assumed, not tested.
 //
 // # Durability and locking
 //

@@ -52,3 +52,13 @@ func BlockSyncs(d *DB) (entered <-chan struct{}, release func()) {
 	}
 	return in, func() { close(gate) }
 }
+
+// OpenOn opens the bbolt file at path with its log files on fsys.
+func OpenOn(path string, opt *Options, fsys *PowerFS) (*DB, error) {
+	var o Options
+	if opt != nil {
+		o = *opt
+	}
+	o.fs = fsys
+	return Open(path, &o)
+}

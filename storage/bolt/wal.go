@@ -26,7 +26,9 @@ import (
 // lying past the new end, fail the generation check and are never
 // replayed. Replay stops at the first record that is short, corrupt or of
 // another generation: a torn tail is a commit whose caller was never told
-// it was durable.
+// it was durable. Power loss can keep records past that point, whole; a
+// generation replay stopped in is never logged again (see recover), so
+// none of them is ever replayed.
 //
 // A payload is a sequence of operations:
 //
@@ -49,27 +51,27 @@ var errCorrupt = errors.New("corrupt record")
 // wal is one log file. Only the commit leader (or Open and Close, with no
 // leader) uses it.
 type wal struct {
-	f    *os.File
+	f    logFile
 	off  int64  // where the next record goes
 	size int64  // bytes known to exist in the file, zeros or old records
 	gen  uint64 // generation of the records being written
 	buf  []byte // the record being built: header then payload
 }
 
-// openWAL opens (or creates) the log file at path.
-func openWAL(path string, mode os.FileMode) (*wal, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, mode)
+// openWAL opens (or creates, and then reports it) the log file at path.
+func openWAL(fsys logFS, path string, mode os.FileMode) (w *wal, created bool, err error) {
+	f, created, err := fsys.OpenLog(path, mode)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	fi, err := f.Stat()
+	size, err := f.Size()
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, false, err
 	}
-	w := &wal{f: f, size: fi.Size()}
+	w = &wal{f: f, size: size}
 	w.reset()
-	return w, nil
+	return w, created, nil
 }
 
 // reset starts an empty record.
