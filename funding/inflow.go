@@ -259,8 +259,9 @@ func (s *Service) receive(tx storage.Tx, now time.Time, acct *ledger.Account, in
 		narration = "inflow"
 	}
 	if in.Settle == nil || *in.Settle {
+		// No ledger idempotency key: the inflow's ID is new, so nothing
+		// could retry with it, and the key would cost a record each.
 		_, err := s.led.PostTx(tx, now, ledger.Entry{
-			Key: "inflow:" + r.ID,
 			Lines: []ledger.Line{
 				{AccountID: clearing, Side: ledger.Debit, Amount: in.Amount},
 				{AccountID: acct.ID, Side: ledger.Credit, Amount: in.Amount},
@@ -277,7 +278,6 @@ func (s *Service) receive(tx storage.Tx, now time.Time, acct *ledger.Account, in
 		return &r.Inflow, nil
 	}
 	hold, err := s.led.HoldTx(tx, now, ledger.HoldRequest{
-		Key:             "inflow:" + r.ID,
 		DebitAccountID:  clearing,
 		CreditAccountID: acct.ID,
 		Amount:          in.Amount,
