@@ -2,7 +2,6 @@ package funding
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -376,24 +375,4 @@ func (s *Service) settleDue(tx storage.Tx, now time.Time, id string) error {
 		return fmt.Errorf("settle inflow %s: %w", id, err)
 	}
 	return s.complete(tx, now, r)
-}
-
-func put(tx storage.Tx, r *record) error {
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	return tx.Put(bucket, []byte(r.ID), raw)
-}
-
-func get(tx storage.Tx, id string) (*record, error) {
-	var r record
-	err := storage.GetJSON(tx, bucket, []byte(id), &r)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, ErrInflowNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &r, nil
 }
