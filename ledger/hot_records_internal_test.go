@@ -17,7 +17,7 @@ import (
 // TestHotRecords checks the binary records of hot_records.go against the
 // plain path: each reads back exactly as its JSON round trip does, and its
 // bytes are those stores already hold (hex written by the codec before it
-// moved onto storage.Encoder).
+// moved onto storage.Encoder, and version 1 of holds and entries).
 func TestHotRecords(t *testing.T) {
 	r := &balRec{flags: flagNoInflows, currency: "USD", entity: []byte("01JENT0000000000000000000A"), Balance: Balance{Settled: 12345, PendingDebits: 67, PendingCredits: 89}, credits: 20000, debits: 7655, seq: 42, lastMs: 1780000000123}
 	h := &Hold{ID: "01JHOLD000000000000000000A", Key: "k-1", DebitAccountID: "01JACCT000000000000000000A", CreditAccountID: "sys:USD:clearing.bank", Currency: "USD", Amount: 500, PostedAmount: 300, Status: HoldPosted, ExpiresAt: 1780000060123, OnTimeout: TimeoutPost, Narration: "card", Reference: "ref-9", Meta: map[string]string{"b": "2", "a": "1"}, Created: 1780000000123, Updated: 1780000001123}
@@ -55,15 +55,19 @@ func TestHotRecords(t *testing.T) {
 	})
 	t.Run("Hold", func(t *testing.T) {
 		b := h.appendTo(nil)
-		stored(t, "011a30314a484f4c4430303030303030303030303030303030303041036b2d311a30314a4143435430303030303030303030303030303030303041157379733a5553443a636c656172696e672e62616e6b03555344e807d80401b6cbab84ce6701f6a1a484ce67c6b1a484ce670463617264057265662d39020161013101620132", b)
-		got, err := decodeHold(b, h.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		stored(t, "02036b2d311a30314a4143435430303030303030303030303030303030303041157379733a5553443a636c656172696e672e62616e6b03555344e807d80401b6cbab84ce6701f6a1a484ce67c6b1a484ce670463617264057265662d39020161013101620132", b)
 		var want Hold
 		plain(t, h, &want)
-		if diff := cmp.Diff(&want, got); diff != "" {
-			t.Errorf("(-json +binary):\n%s", diff)
+		// Version 1, with the ID, as earlier releases stored it, still reads.
+		v1, _ := hex.DecodeString("011a30314a484f4c4430303030303030303030303030303030303041036b2d311a30314a4143435430303030303030303030303030303030303041157379733a5553443a636c656172696e672e62616e6b03555344e807d80401b6cbab84ce6701f6a1a484ce67c6b1a484ce670463617264057265662d39020161013101620132")
+		for _, b := range [][]byte{b, v1} {
+			got, err := decodeHold(b, h.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(&want, got); diff != "" {
+				t.Errorf("version %d (-json +binary):\n%s", b[0], diff)
+			}
 		}
 	})
 	t.Run("HistoryLine", func(t *testing.T) {
@@ -81,15 +85,18 @@ func TestHotRecords(t *testing.T) {
 	})
 	t.Run("JournalEntry", func(t *testing.T) {
 		b := j.encode()
-		stored(t, "011a30314a454e54525930303030303030303030303030303030304103652d31f6a1a484ce670466756e640172010178017902157379733a5553443a636c656172696e672e62616e6b44c801035553441a30314a414343543030303030303030303030303030303030304143c80103555344", b)
-		got, err := decodeEntry(b)
-		if err != nil {
-			t.Fatal(err)
-		}
+		stored(t, "0203652d31f6a1a484ce670466756e640172010178017902157379733a5553443a636c656172696e672e62616e6b44c801035553441a30314a414343543030303030303030303030303030303030304143c80103555344", b)
 		var want JournalEntry
 		plain(t, j, &want)
-		if diff := cmp.Diff(&want, got); diff != "" {
-			t.Errorf("(-json +binary):\n%s", diff)
+		v1, _ := hex.DecodeString("011a30314a454e54525930303030303030303030303030303030304103652d31f6a1a484ce670466756e640172010178017902157379733a5553443a636c656172696e672e62616e6b44c801035553441a30314a414343543030303030303030303030303030303030304143c80103555344")
+		for _, b := range [][]byte{b, v1} {
+			got, err := decodeEntry(b, j.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(&want, got); diff != "" {
+				t.Errorf("version %d (-json +binary):\n%s", b[0], diff)
+			}
 		}
 	})
 	t.Run("PendingRow", func(t *testing.T) {
@@ -116,7 +123,7 @@ func TestHotRecords(t *testing.T) {
 				case "line":
 					_, err = decodeLine(bad)
 				case "entry":
-					_, err = decodeEntry(bad)
+					_, err = decodeEntry(bad, j.ID)
 				}
 				if err != storage.ErrCorrupt {
 					t.Errorf("%s %x: err = %v, want storage.ErrCorrupt", name, bad, err)
