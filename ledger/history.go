@@ -130,8 +130,27 @@ func (s *Service) writeLine(tx storage.Tx, account string, r *balRec, nowMs int6
 	return err
 }
 
+// fillText sets the Narration and Reference of the pending-stream lines,
+// stored without them (version 2), from their holds: one read per line. A
+// line with neither was either stored with them empty or without them, and
+// reading its hold answers both alike.
+func fillText(tx storage.Tx, lines []*HistoryLine) error {
+	for _, l := range lines {
+		if l.Kind.stream() != histPending || l.Narration != "" || l.Reference != "" {
+			continue
+		}
+		h, err := getHold(tx, l.TxID)
+		if err != nil {
+			return err
+		}
+		l.Narration, l.Reference = h.Narration, h.Reference
+	}
+	return nil
+}
+
 // lastLineBefore returns the account's last line in stream stamped before
-// msExclusive, or nil.
+// msExclusive, or nil; a pending-stream line comes without its Narration
+// and Reference (fillText).
 func lastLineBefore(tx storage.Tx, account string, stream byte, msExclusive uint64) (*HistoryLine, error) {
 	p := histPrefix(account, stream)
 	var out *HistoryLine
@@ -181,7 +200,7 @@ func (s *Service) History(ctx context.Context, accountID string, after *HistoryL
 			}
 		}
 		sort.Slice(lines, func(i, j int) bool { return lines[i].Seq < lines[j].Seq })
-		return lines, nil
+		return lines, fillText(tx, lines)
 	})
 	if err != nil {
 		return err

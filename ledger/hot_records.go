@@ -195,11 +195,24 @@ func decodePendingValue(v []byte) (StatementTransaction, error) {
 	return t, d.Err
 }
 
-const lineVersion = 1
+// A history line of the pending stream (hold, void, expire) is version 2:
+// version 1 without Narration and Reference, which its hold (TxID) holds.
+// Statements never read those lines; History fills the text in from the
+// hold (fillText). Settled lines, which statements page through, keep
+// their text (version 1) so that a statement page reads nothing else.
+const (
+	lineVersion1 = 1 // with Narration and Reference
+	lineVersion2 = 2 // without
+)
 
 func (l *HistoryLine) appendTo(b []byte) []byte {
+	withText := l.Kind.stream() == histSettled
 	e := storage.Encoder{B: b}
-	e.Byte(lineVersion)
+	if withText {
+		e.Byte(lineVersion1)
+	} else {
+		e.Byte(lineVersion2)
+	}
 	e.Byte(lineKindCode(l.Kind))
 	e.Uvarint(l.Seq)
 	e.Varint(l.Created)
@@ -212,14 +225,19 @@ func (l *HistoryLine) appendTo(b []byte) []byte {
 	e.Varint(l.Balance.PendingCredits)
 	e.Varint(l.Credits)
 	e.Varint(l.Debits)
-	e.Str(l.Narration)
-	e.Str(l.Reference)
+	if withText {
+		e.Str(l.Narration)
+		e.Str(l.Reference)
+	}
 	return e.B
 }
 
+// decodeLine decodes a stored line; a version 2 line comes without its
+// Narration and Reference (see fillText).
 func decodeLine(b []byte) (*HistoryLine, error) {
 	d := storage.Decoder{B: b}
-	if d.Byte() != lineVersion {
+	version := d.Byte()
+	if version != lineVersion1 && version != lineVersion2 {
 		return nil, storage.ErrCorrupt
 	}
 	l := &HistoryLine{}
@@ -239,8 +257,13 @@ func decodeLine(b []byte) (*HistoryLine, error) {
 	l.Balance.PendingCredits = d.Varint()
 	l.Credits = d.Varint()
 	l.Debits = d.Varint()
-	l.Narration = d.Str()
-	l.Reference = d.Str()
+	if version == lineVersion1 {
+		l.Narration = d.Str()
+		l.Reference = d.Str()
+	}
+	if d.Err == nil && len(d.B) != 0 {
+		return nil, storage.ErrCorrupt
+	}
 	return l, d.Err
 }
 
