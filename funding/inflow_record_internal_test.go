@@ -3,8 +3,11 @@ package funding
 import (
 	"context"
 	"encoding/json"
-	"math/rand/v2"
+	"math/rand"
+	"reflect"
+	"strconv"
 	"testing"
+	"testing/quick"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,37 +16,21 @@ import (
 	"github.com/corebank/corebank/storage/memory"
 )
 
-// randomRecords returns n records with random fields, nil and set pointers
-// alike.
+// randomRecords returns n records with random fields (testing/quick's
+// strings, nil and set pointers alike).
 func randomRecords(t *testing.T, n int) []*record {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(uint64(seed), 5))
-	str := func() string {
-		r := make([]rune, rng.IntN(8))
-		for i := range r {
-			r[i] = []rune{'a', 'Z', '0', ' ', '"', '\\', 'é', 0x2028, 0x1f600, 0}[rng.IntN(10)]
-		}
-		return string(r)
-	}
-	num := func() int64 { return rng.Int64N(1<<53) - rng.Int64N(1<<40) }
-	opt := func() *int64 {
-		if rng.IntN(2) == 0 {
-			return nil
-		}
-		v := num()
-		return &v
-	}
+	rng := rand.New(rand.NewSource(seed))
 	var out []*record
 	for i := range n {
-		r := &record{Inflow: Inflow{ID: str() + string(rune('A'+i%26)), Type: str(), AccountID: str(), EntityID: str(),
-			Amount: num(), Currency: str(), Narration: str(), Reference: str(), Source: str(), Status: str(),
-			SettlesAt: opt(), CompletedAt: opt(), Created: num(), Updated: num()}, HoldID: str()}
-		if rng.IntN(2) == 0 {
-			s := str()
-			r.AccountDetailsID = &s
+		v, ok := quick.Value(reflect.TypeFor[record](), rng)
+		if !ok {
+			t.Fatal("quick.Value: no record")
 		}
-		out = append(out, r)
+		r := v.Interface().(record)
+		r.ID = strconv.Itoa(i) + "/" + r.ID // a key: not empty, not repeated
+		out = append(out, &r)
 	}
 	return out
 }

@@ -15,24 +15,6 @@ func (s *Service) Migrations() []storage.Migration {
 		}
 		return storage.MoveToDue(tx, "ledger.account_details_due", nil, dueDetails)
 	}}, {Name: "ledger.system-history", Run: func(tx storage.Tx) error {
-		return deleteAll(tx, bucketHistory, []byte(systemPrefix))
+		return storage.DeleteMatching(tx, bucketHistory, []byte(systemPrefix), nil)
 	}}}
-}
-
-// deleteAll deletes every key of bucket under prefix.
-func deleteAll(tx storage.Tx, bucket storage.Bucket, prefix []byte) error {
-	var keys [][]byte
-	err := tx.Scan(bucket, storage.ScanOptions{Prefix: prefix}, func(k, _ []byte) error {
-		keys = append(keys, append([]byte(nil), k...))
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, k := range keys {
-		if err := tx.Delete(bucket, k); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -25,21 +25,8 @@ func (s *Service) Migrations() []storage.Migration {
 // dropStatuslessIndexes deletes the index keys tr/<entity>/all/<id> and
 // tr/<entity>/a:<account>/<id> that earlier releases wrote.
 func dropStatuslessIndexes(tx storage.Tx) error {
-	var old [][]byte
-	err := tx.Scan(bucketIndex, storage.ScanOptions{Prefix: []byte("tr/")}, func(k, _ []byte) error {
+	return storage.DeleteMatching(tx, bucketIndex, []byte("tr/"), func(k []byte) bool {
 		_, rest, ok := bytes.Cut(k[len("tr/"):], []byte("/"))
-		if ok && (bytes.HasPrefix(rest, []byte("all/")) || bytes.HasPrefix(rest, []byte("a:"))) {
-			old = append(old, bytes.Clone(k))
-		}
-		return nil
+		return ok && (bytes.HasPrefix(rest, []byte("all/")) || bytes.HasPrefix(rest, []byte("a:")))
 	})
-	if err != nil {
-		return err
-	}
-	for _, k := range old {
-		if err := tx.Delete(bucketIndex, k); err != nil {
-			return err
-		}
-	}
-	return nil
 }
