@@ -141,19 +141,29 @@ var transferStatuses = [...]string{StatusPending, StatusProcessing, StatusSucces
 // status read the union, so they need no index of their own.
 const transferIndexes = 2
 
-// transferIndexPrefix is the prefix of list index i of the transfers of
-// entity in status, for account when i is 1.
-func transferIndexPrefix(entity, account, status string, i int) []byte {
+// appendTransferIndexPrefix appends to k the prefix of list index i of the
+// transfers of entity in status (of account when i is 1), the parts
+// storage.Prefix would join.
+func appendTransferIndexPrefix(k []byte, entity, account, status string, i int) []byte {
+	k = append(k, "tr/"...)
+	k = append(k, entity...)
 	if i == 0 {
-		return storage.Prefix("tr", entity, "s:"+status)
+		k = append(k, "/s:"...)
+	} else {
+		k = append(k, "/as:"...)
+		k = append(k, account...)
+		k = append(k, ':')
 	}
-	return storage.Prefix("tr", entity, "as:"+account+":"+status)
+	k = append(k, status...)
+	return append(k, '/')
 }
 
-// writeTransferIndexes sets (on) or clears t's list indexes.
+// writeTransferIndexes sets (on) or clears t's list indexes. One key buffer
+// serves both: a Tx does not keep the slices it is given.
 func writeTransferIndexes(tx storage.Tx, t *Transfer, on bool) error {
+	k := make([]byte, 0, 16+len(t.EntityID)+len(t.AccountID)+len(t.Status)+len(t.ID))
 	for i := range transferIndexes {
-		k := append(transferIndexPrefix(t.EntityID, t.AccountID, t.Status, i), t.ID...)
+		k = append(appendTransferIndexPrefix(k[:0], t.EntityID, t.AccountID, t.Status, i), t.ID...)
 		var err error
 		if on {
 			err = tx.Put(bucketIndex, k, []byte{})
@@ -759,7 +769,7 @@ func (s *Service) ListTransfers(ctx context.Context, caller corebank.Caller, f T
 		}
 		prefixes := make([][]byte, len(statuses))
 		for i, st := range statuses {
-			prefixes[i] = transferIndexPrefix(entity, f.AccountID, st, index)
+			prefixes[i] = appendTransferIndexPrefix(nil, entity, f.AccountID, st, index)
 		}
 		page, err := readMerged(tx, prefixes, opts, func(id string) (Transfer, error) {
 			r, err := getTransfer(tx, id)

@@ -127,7 +127,7 @@ func TestMigrateTransferIndexes(t *testing.T) {
 	if err := db.View(ctx, func(tx storage.Tx) error {
 		var prefixes [][]byte
 		for _, st := range transferStatuses {
-			prefixes = append(prefixes, transferIndexPrefix(tr.EntityID, tr.AccountID, st, 1))
+			prefixes = append(prefixes, appendTransferIndexPrefix(nil, tr.EntityID, tr.AccountID, st, 1))
 		}
 		p, err := readMerged(tx, prefixes, corebank.ListOptions{}, func(id string) (string, error) { return id, nil })
 		if err == nil && !cmp.Equal(p.Items, []string{tr.ID}) {
