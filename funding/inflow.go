@@ -2,7 +2,6 @@ package funding
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -259,8 +258,9 @@ func (s *Service) receive(tx storage.Tx, now time.Time, acct *ledger.Account, in
 		narration = "inflow"
 	}
 	if in.Settle == nil || *in.Settle {
+		// No ledger idempotency key: the inflow's ID is new, so nothing
+		// could retry with it, and the key would cost a record each.
 		_, err := s.led.PostTx(tx, now, ledger.Entry{
-			Key: "inflow:" + r.ID,
 			Lines: []ledger.Line{
 				{AccountID: clearing, Side: ledger.Debit, Amount: in.Amount},
 				{AccountID: acct.ID, Side: ledger.Credit, Amount: in.Amount},
@@ -277,7 +277,6 @@ func (s *Service) receive(tx storage.Tx, now time.Time, acct *ledger.Account, in
 		return &r.Inflow, nil
 	}
 	hold, err := s.led.HoldTx(tx, now, ledger.HoldRequest{
-		Key:             "inflow:" + r.ID,
 		DebitAccountID:  clearing,
 		CreditAccountID: acct.ID,
 		Amount:          in.Amount,
@@ -376,24 +375,4 @@ func (s *Service) settleDue(tx storage.Tx, now time.Time, id string) error {
 		return fmt.Errorf("settle inflow %s: %w", id, err)
 	}
 	return s.complete(tx, now, r)
-}
-
-func put(tx storage.Tx, r *record) error {
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	return tx.Put(bucket, []byte(r.ID), raw)
-}
-
-func get(tx storage.Tx, id string) (*record, error) {
-	var r record
-	err := storage.GetJSON(tx, bucket, []byte(id), &r)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, ErrInflowNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &r, nil
 }

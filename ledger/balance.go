@@ -180,11 +180,14 @@ func (s *Service) BalanceTx(tx storage.Tx, accountID string) (Balance, error) {
 // balance after the last change recorded at or before at (changes are
 // stamped with millisecond precision), or zero before the first. It costs
 // two seeks whatever the account's history length. It returns
-// ErrAccountNotFound for an unknown account.
+// ErrAccountNotFound for an unknown account and for a system account,
+// which keeps no history.
 func (s *Service) BalanceAt(ctx context.Context, accountID string, at time.Time) (Balance, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (Balance, error) {
-		if _, err := loadBal(tx, accountID); err != nil {
+		if r, err := loadBal(tx, accountID); err != nil {
 			return Balance{}, err
+		} else if r.system() {
+			return Balance{}, ErrAccountNotFound.With("system account " + accountID + " keeps no history")
 		}
 		ms := corebank.Millis(at)
 		if ms < 0 {

@@ -41,10 +41,14 @@
 // zero because of a debit: such a movement fails with ErrInsufficientFunds
 // and writes nothing.
 //
-// Every change to an account writes one history line recording the change,
-// the balance triple after it and the cumulative settled credits and
+// Every change to a customer account writes one history line recording the
+// change, the balance triple after it and the cumulative settled credits and
 // debits. BalanceAt finds the last line at or before an instant with one
-// seek per stream; History replays them.
+// seek per stream; History replays them. System accounts keep their balance
+// but no history: every movement crosses one, so their lines would be a
+// third of the store, and no statement reads them; the zero-sum rule and
+// the journal account for them. History yields nothing for one and
+// BalanceAt answers ErrAccountNotFound.
 //
 // # Holds
 //

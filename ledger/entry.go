@@ -358,7 +358,7 @@ func getEntry(tx storage.Tx, id string) (*JournalEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeEntry(raw)
+	return decodeEntry(raw, id)
 }
 
 // GetEntry returns a posted journal entry, or ErrEntryNotFound.

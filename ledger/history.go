@@ -112,6 +112,12 @@ func (s *Service) writeLine(tx storage.Tx, account string, r *balRec, nowMs int6
 	l.Balance = r.Balance
 	l.Credits = r.credits
 	l.Debits = r.debits
+	if r.system() {
+		// A system account keeps no history (see doc.go, "Double entry"):
+		// every movement crosses one, so its lines would be a third of the
+		// store, and no statement or API reads them.
+		return nil
+	}
 	bp := s.buf()
 	b := append(*bp, account...)
 	b = append(b, '/', l.Kind.stream(), '/')
@@ -124,8 +130,27 @@ func (s *Service) writeLine(tx storage.Tx, account string, r *balRec, nowMs int6
 	return err
 }
 
+// fillText sets the Narration and Reference of the pending-stream lines,
+// stored without them (version 2), from their holds: one read per line. A
+// line with neither was either stored with them empty or without them, and
+// reading its hold answers both alike.
+func fillText(tx storage.Tx, lines []*HistoryLine) error {
+	for _, l := range lines {
+		if l.Kind.stream() != histPending || l.Narration != "" || l.Reference != "" {
+			continue
+		}
+		h, err := getHold(tx, l.TxID)
+		if err != nil {
+			return err
+		}
+		l.Narration, l.Reference = h.Narration, h.Reference
+	}
+	return nil
+}
+
 // lastLineBefore returns the account's last line in stream stamped before
-// msExclusive, or nil.
+// msExclusive, or nil; a pending-stream line comes without its Narration
+// and Reference (fillText).
 func lastLineBefore(tx storage.Tx, account string, stream byte, msExclusive uint64) (*HistoryLine, error) {
 	p := histPrefix(account, stream)
 	var out *HistoryLine
@@ -142,7 +167,8 @@ func lastLineBefore(tx storage.Tx, account string, stream byte, msExclusive uint
 	return out, err
 }
 
-// History calls fn for the account's history lines in Seq order. When
+// History calls fn for the account's history lines in Seq order; a
+// system account has none. When
 // after is non-nil (the last line the caller already has) the walk resumes
 // after it with one seek per stream; otherwise it reads the whole history,
 // O(n): for audits, exports and tests. It returns ErrAccountNotFound for an
@@ -150,8 +176,8 @@ func lastLineBefore(tx storage.Tx, account string, stream byte, msExclusive uint
 // after the read transaction ends, so it may call the ledger.
 func (s *Service) History(ctx context.Context, accountID string, after *HistoryLine, fn func(HistoryLine) error) error {
 	lines, err := storage.View(ctx, s.db, func(tx storage.Tx) ([]*HistoryLine, error) {
-		if _, err := loadBal(tx, accountID); err != nil {
-			return nil, err
+		if r, err := loadBal(tx, accountID); err != nil || r.system() {
+			return nil, err // lines an earlier release wrote are not read
 		}
 		var lines []*HistoryLine
 		for _, stream := range []byte{histSettled, histPending} {
@@ -174,7 +200,7 @@ func (s *Service) History(ctx context.Context, accountID string, after *HistoryL
 			}
 		}
 		sort.Slice(lines, func(i, j int) bool { return lines[i].Seq < lines[j].Seq })
-		return lines, nil
+		return lines, fillText(tx, lines)
 	})
 	if err != nil {
 		return err

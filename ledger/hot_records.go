@@ -16,6 +16,8 @@ import "github.com/corebank/corebank/storage"
 // changed, so existing stores still read.
 //
 // Each record starts with a version byte; fields follow in a fixed order.
+// Holds and journal entries are version 2: version 1 without the ID, which
+// is the record's key (a 27-byte copy per record); version 1 still reads.
 //
 // Hot reads and writes build their keys and values in scratch buffers
 // recycled through Service.bufs (backends copy both on Put, so a buffer is
@@ -87,12 +89,14 @@ func (r *balRec) decode(b []byte) error {
 	return d.Err
 }
 
-const holdVersion = 1
+const (
+	holdVersion1 = 1 // with the ID
+	holdVersion  = 2 // the ID is the key
+)
 
 func (h *Hold) appendTo(b []byte) []byte {
 	e := storage.Encoder{B: b}
 	e.Byte(holdVersion)
-	e.Str(h.ID)
 	e.Str(h.Key)
 	e.Str(h.DebitAccountID)
 	e.Str(h.CreditAccountID)
@@ -124,11 +128,14 @@ func (h *Hold) appendTo(b []byte) []byte {
 // the ID instead of allocating a copy.
 func decodeHold(b []byte, id string) (*Hold, error) {
 	d := storage.Decoder{B: b}
-	if d.Byte() != holdVersion {
+	h := &Hold{ID: id}
+	switch d.Byte() {
+	case holdVersion:
+	case holdVersion1:
+		h.ID = d.StrKnown(id)
+	default:
 		return nil, storage.ErrCorrupt
 	}
-	h := &Hold{}
-	h.ID = d.StrKnown(id)
 	h.Key = d.Str()
 	h.DebitAccountID = d.Str()
 	h.CreditAccountID = d.Str()
@@ -188,11 +195,24 @@ func decodePendingValue(v []byte) (StatementTransaction, error) {
 	return t, d.Err
 }
 
-const lineVersion = 1
+// A history line of the pending stream (hold, void, expire) is version 2:
+// version 1 without Narration and Reference, which its hold (TxID) holds.
+// Statements never read those lines; History fills the text in from the
+// hold (fillText). Settled lines, which statements page through, keep
+// their text (version 1) so that a statement page reads nothing else.
+const (
+	lineVersion1 = 1 // with Narration and Reference
+	lineVersion2 = 2 // without
+)
 
 func (l *HistoryLine) appendTo(b []byte) []byte {
+	withText := l.Kind.stream() == histSettled
 	e := storage.Encoder{B: b}
-	e.Byte(lineVersion)
+	if withText {
+		e.Byte(lineVersion1)
+	} else {
+		e.Byte(lineVersion2)
+	}
 	e.Byte(lineKindCode(l.Kind))
 	e.Uvarint(l.Seq)
 	e.Varint(l.Created)
@@ -205,14 +225,19 @@ func (l *HistoryLine) appendTo(b []byte) []byte {
 	e.Varint(l.Balance.PendingCredits)
 	e.Varint(l.Credits)
 	e.Varint(l.Debits)
-	e.Str(l.Narration)
-	e.Str(l.Reference)
+	if withText {
+		e.Str(l.Narration)
+		e.Str(l.Reference)
+	}
 	return e.B
 }
 
+// decodeLine decodes a stored line; a version 2 line comes without its
+// Narration and Reference (see fillText).
 func decodeLine(b []byte) (*HistoryLine, error) {
 	d := storage.Decoder{B: b}
-	if d.Byte() != lineVersion {
+	version := d.Byte()
+	if version != lineVersion1 && version != lineVersion2 {
 		return nil, storage.ErrCorrupt
 	}
 	l := &HistoryLine{}
@@ -232,17 +257,24 @@ func decodeLine(b []byte) (*HistoryLine, error) {
 	l.Balance.PendingCredits = d.Varint()
 	l.Credits = d.Varint()
 	l.Debits = d.Varint()
-	l.Narration = d.Str()
-	l.Reference = d.Str()
+	if version == lineVersion1 {
+		l.Narration = d.Str()
+		l.Reference = d.Str()
+	}
+	if d.Err == nil && len(d.B) != 0 {
+		return nil, storage.ErrCorrupt
+	}
 	return l, d.Err
 }
 
-const entryVersion = 1
+const (
+	entryVersion1 = 1 // with the ID
+	entryVersion  = 2 // the ID is the key
+)
 
 func (j *JournalEntry) encode() []byte {
 	e := storage.Encoder{B: make([]byte, 0, 96+len(j.Lines)*40)}
 	e.Byte(entryVersion)
-	e.Str(j.ID)
 	e.Str(j.Key)
 	e.Varint(j.Created)
 	e.Str(j.Narration)
@@ -262,13 +294,17 @@ func (j *JournalEntry) encode() []byte {
 	return e.B
 }
 
-func decodeEntry(b []byte) (*JournalEntry, error) {
+// decodeEntry decodes the stored entry whose key is id.
+func decodeEntry(b []byte, id string) (*JournalEntry, error) {
 	d := storage.Decoder{B: b}
-	if d.Byte() != entryVersion {
+	j := &JournalEntry{ID: id}
+	switch d.Byte() {
+	case entryVersion:
+	case entryVersion1:
+		j.ID = d.StrKnown(id)
+	default:
 		return nil, storage.ErrCorrupt
 	}
-	j := &JournalEntry{}
-	j.ID = d.Str()
 	j.Key = d.Str()
 	j.Created = d.Varint()
 	j.Narration = d.Str()

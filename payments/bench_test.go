@@ -3,6 +3,7 @@ package payments_test
 import (
 	"fmt"
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/payments"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -42,5 +43,45 @@ func BenchmarkCreateTransfer(b *testing.B) {
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "transfers/s")
 			})
 		}
+	}
+}
+
+// BenchmarkListTransfers reads a page of 20 from the middle of 2,000
+// transfers (a tenth failed, the rest pending), as each filter reads it.
+func BenchmarkListTransfers(b *testing.B) {
+	e := newMemEnv(b)
+	a, d := setupUSD(b, e, 1<<50)
+	var mid string
+	for i := range 2000 {
+		t, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 100, fmt.Sprint("list-", i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i%10 == 0 {
+			if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", t.ID, "failed", ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if i == 1000 {
+			mid = t.ID
+		}
+	}
+	for _, f := range []struct {
+		name string
+		f    payments.TransferFilter
+	}{
+		{"all", payments.TransferFilter{}},
+		{"account", payments.TransferFilter{AccountID: a.ID}},
+		{"status", payments.TransferFilter{Status: payments.StatusFailed}},
+		{"account+status", payments.TransferFilter{AccountID: a.ID, Status: payments.StatusPending}},
+	} {
+		b.Run(f.name, func(b *testing.B) {
+			for b.Loop() {
+				p, err := e.svc.ListTransfers(ctx, corebank.As("ent1"), f.f, corebank.ListOptions{Limit: 20, After: mid})
+				if err != nil || len(p.Items) != 20 {
+					b.Fatal(err, len(p.Items))
+				}
+			}
+		})
 	}
 }

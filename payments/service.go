@@ -2,6 +2,7 @@ package payments
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -198,6 +199,69 @@ func listPage[T any](tx storage.Tx, prefix []byte, opts corebank.ListOptions, lo
 			v, err := load(id)
 			return v, err == nil, err
 		})
+}
+
+// readMerged is listPage over the union of several indexes whose positions
+// are distinct IDs (a transfer is in one status index at a time), the page
+// ReadPage would read from one index holding them all: each index gives at
+// most a page from the cursor, keys only, the merge keeps the page nearest
+// the cursor, and only its items are loaded. A page costs a seek and a
+// page of keys per index plus its items, wherever it starts.
+func readMerged[T any](tx storage.Tx, prefixes [][]byte, opts corebank.ListOptions, load func(id string) (T, error)) (*corebank.Page[T], error) {
+	if len(prefixes) == 1 {
+		return listPage(tx, prefixes[0], opts, load)
+	}
+	limit, err := storage.CheckList(opts, corebank.DefaultLimit)
+	if err != nil {
+		return nil, err
+	}
+	back := opts.Before != ""
+	var ids []string
+	var more, beyond bool // more: beyond the page's far end; beyond: before its near end
+	for _, p := range prefixes {
+		pg, err := storage.ReadPage(tx, storage.PageQuery{Bucket: bucketIndex, Prefix: p, Opts: opts, Limit: limit},
+			func(id string, _ []byte) (string, bool, error) { return id, true, nil })
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, pg.Items...)
+		if back {
+			more, beyond = more || pg.HasPrevious, beyond || pg.HasNext
+		} else {
+			more, beyond = more || pg.HasNext, beyond || pg.HasPrevious
+		}
+	}
+	slices.Sort(ids)
+	if len(ids) > limit {
+		more = true
+		if back {
+			ids = ids[len(ids)-limit:]
+		} else {
+			ids = ids[:limit]
+		}
+	}
+	page := &corebank.Page[T]{Items: make([]T, 0, len(ids)), Total: -1}
+	for _, id := range ids {
+		v, err := load(id)
+		if err != nil {
+			return nil, err
+		}
+		page.Items = append(page.Items, v)
+	}
+	if back {
+		page.HasPrevious, page.HasNext = more, beyond
+	} else {
+		page.HasNext, page.HasPrevious = more, beyond
+	}
+	if n := len(ids); n > 0 {
+		if page.HasNext {
+			page.Next = ids[n-1]
+		}
+		if page.HasPrevious {
+			page.Previous = ids[0]
+		}
+	}
+	return page, nil
 }
 
 // setIndex writes (or, when on is false, removes) the index key for id.

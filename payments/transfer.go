@@ -130,47 +130,40 @@ func refKey(accountID, ref string) []byte {
 	return storage.Key("tref", accountID, hex.EncodeToString([]byte(ref)))
 }
 
-// transferIndexes is how many list indexes a transfer has; index i of
-// them is appendTransferIndex(.., i, ..). Even ones do not depend on the
-// status.
-const transferIndexes = 4
+// transferStatuses are the statuses a transfer can have, each with its own
+// list index.
+var transferStatuses = [...]string{StatusPending, StatusProcessing, StatusSuccessful, StatusFailed, StatusReversed}
 
-// appendTransferIndex appends the key of t's list index i to k:
-// tr/<entity>/<scope>/<id> with scope all, s:<status>, a:<account> or
-// as:<account>:<status> (the keys setIndex writes for those parts).
-func appendTransferIndex(k []byte, t *Transfer, i int) []byte {
+// A transfer has two list indexes, both under its status, so that a status
+// change moves both and every list is one of them or the union of one per
+// status (readMerged): tr/<entity>/s:<status>/<id> (index 0) and
+// tr/<entity>/as:<account>:<status>/<id> (index 1). The lists without a
+// status read the union, so they need no index of their own.
+const transferIndexes = 2
+
+// appendTransferIndexPrefix appends to k the prefix of list index i of the
+// transfers of entity in status (of account when i is 1), the parts
+// storage.Prefix would join.
+func appendTransferIndexPrefix(k []byte, entity, account, status string, i int) []byte {
 	k = append(k, "tr/"...)
-	k = append(k, t.EntityID...)
-	k = append(k, '/')
-	switch i {
-	case 0:
-		k = append(k, "all"...)
-	case 1:
-		k = append(k, "s:"...)
-		k = append(k, t.Status...)
-	case 2:
-		k = append(k, "a:"...)
-		k = append(k, t.AccountID...)
-	case 3:
-		k = append(k, "as:"...)
-		k = append(k, t.AccountID...)
+	k = append(k, entity...)
+	if i == 0 {
+		k = append(k, "/s:"...)
+	} else {
+		k = append(k, "/as:"...)
+		k = append(k, account...)
 		k = append(k, ':')
-		k = append(k, t.Status...)
 	}
-	k = append(k, '/')
-	return append(k, t.ID...)
+	k = append(k, status...)
+	return append(k, '/')
 }
 
-// writeTransferIndexes sets (on) or clears t's list indexes, only those
-// that depend on the status when statusOnly. One key buffer serves every
-// index: a Tx does not keep the slices it is given.
-func writeTransferIndexes(tx storage.Tx, t *Transfer, on bool, statusOnly bool) error {
-	k := make([]byte, 0, 16+len(t.EntityID)+2*len(t.AccountID)+len(t.Status)+len(t.ID))
+// writeTransferIndexes sets (on) or clears t's list indexes. One key buffer
+// serves both: a Tx does not keep the slices it is given.
+func writeTransferIndexes(tx storage.Tx, t *Transfer, on bool) error {
+	k := make([]byte, 0, 16+len(t.EntityID)+len(t.AccountID)+len(t.Status)+len(t.ID))
 	for i := range transferIndexes {
-		if statusOnly && i%2 == 0 {
-			continue
-		}
-		k = appendTransferIndex(k[:0], t, i)
+		k = append(appendTransferIndexPrefix(k[:0], t.EntityID, t.AccountID, t.Status, i), t.ID...)
 		var err error
 		if on {
 			err = tx.Put(bucketIndex, k, []byte{})
@@ -555,7 +548,7 @@ func (s *Service) recordTransfer(tx storage.Tx, now time.Time, r *transferRecord
 	if err := schedule(tx, r, r.Created); err != nil {
 		return nil, err
 	}
-	if err := writeTransferIndexes(tx, &r.Transfer, true, false); err != nil {
+	if err := writeTransferIndexes(tx, &r.Transfer, true); err != nil {
 		return nil, err
 	}
 	if err := s.putTransfer(tx, r); err != nil {
@@ -658,7 +651,7 @@ func (s *Service) moveTx(tx storage.Tx, now time.Time, r *transferRecord, to, re
 		return ErrInvalidForState.With("a " + from + " " + r.PaymentType + " transfer cannot become " + to)
 	}
 	ms := corebank.Millis(now)
-	if err := writeTransferIndexes(tx, &r.Transfer, false, true); err != nil {
+	if err := writeTransferIndexes(tx, &r.Transfer, false); err != nil {
 		return err
 	}
 	switch to {
@@ -727,7 +720,7 @@ func (s *Service) moveTx(tx storage.Tx, now time.Time, r *transferRecord, to, re
 	default:
 		return corebank.InvalidField("outcome", "must be processing, successful, failed or reversed")
 	}
-	if err := writeTransferIndexes(tx, &r.Transfer, true, true); err != nil {
+	if err := writeTransferIndexes(tx, &r.Transfer, true); err != nil {
 		return err
 	}
 	return s.putTransfer(tx, r)
@@ -761,21 +754,24 @@ func (s *Service) ListTransfers(ctx context.Context, caller corebank.Caller, f T
 	default:
 		return EntityPage[Transfer]{}, corebank.InvalidField("status", "must be one of pending, processing, successful, failed, reversed")
 	}
-	index := "all"
-	switch {
-	case f.AccountID != "" && f.Status != "":
-		index = "as:" + f.AccountID + ":" + f.Status
-	case f.AccountID != "":
-		index = "a:" + f.AccountID
-	case f.Status != "":
-		index = "s:" + f.Status
+	index := 0
+	if f.AccountID != "" {
+		index = 1
+	}
+	statuses := transferStatuses[:]
+	if f.Status != "" {
+		statuses = []string{f.Status}
 	}
 	return storage.View(ctx, s.db, func(tx storage.Tx) (EntityPage[Transfer], error) {
 		entity, err := s.actsFor(tx, caller, f.EntityID, f.AccountID, accountNotFound(f.AccountID), s.accountOwner(tx))
 		if err != nil {
 			return EntityPage[Transfer]{}, err
 		}
-		page, err := listPage(tx, storage.Prefix("tr", entity, index), opts, func(id string) (Transfer, error) {
+		prefixes := make([][]byte, len(statuses))
+		for i, st := range statuses {
+			prefixes[i] = appendTransferIndexPrefix(nil, entity, f.AccountID, st, index)
+		}
+		page, err := readMerged(tx, prefixes, opts, func(id string) (Transfer, error) {
 			r, err := getTransfer(tx, id)
 			if err != nil {
 				return Transfer{}, err

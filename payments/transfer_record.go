@@ -17,23 +17,22 @@ import (
 // memory/echo target (0.60) needs now that responses go through the JSON
 // library. TestTransferRecordEqualsJSON checks
 // that a record reads back exactly as its JSON would. Records written as
-// JSON by earlier releases still read: a JSON record starts with '{'. A
-// book transfer's record is version 2: version 1 followed by ReceiverID.
+// JSON by earlier releases still read: a JSON record starts with '{'.
+// Records are version 3: version 1 without the ID, which is the key, then
+// ReceiverID. Earlier releases wrote version 1, and version 2 (version 1
+// then ReceiverID) for book transfers; both still read.
 
 const (
 	transferRecordV1 = 0x01
 	transferRecordV2 = 0x02 // v1, then ReceiverID
+	transferRecordV3 = 0x03 // v2 without the ID
 )
 
 func (r *transferRecord) encode() []byte {
 	t := &r.Transfer
 	e := storage.Encoder{B: make([]byte, 0, 256+len(t.Narration)+len(t.UniqueReference))}
-	if r.ReceiverID == "" {
-		e.Byte(transferRecordV1)
-	} else {
-		e.Byte(transferRecordV2)
-	}
-	for _, s := range [...]string{t.ID, t.AccountID, t.EntityID, t.CounterpartyID, t.PaymentDetailID, t.Type,
+	e.Byte(transferRecordV3)
+	for _, s := range [...]string{t.AccountID, t.EntityID, t.CounterpartyID, t.PaymentDetailID, t.Type,
 		t.Currency, t.Status, t.StatusReason, t.PaymentType, t.Narration, t.UniqueReference, t.FXQuoteID, t.SourceCurrency} {
 		e.Str(s)
 	}
@@ -55,24 +54,27 @@ func (r *transferRecord) encode() []byte {
 			e.Str(h)
 		}
 	}
-	if r.ReceiverID != "" {
-		e.Str(r.ReceiverID) // version 2
-	}
+	e.Str(r.ReceiverID)
 	return e.B
 }
 
-func decodeTransferRecord(b []byte) (*transferRecord, error) {
+// decodeTransferRecord decodes the record stored under id.
+func decodeTransferRecord(b []byte, id string) (*transferRecord, error) {
 	r := &transferRecord{}
 	if len(b) > 0 && b[0] == '{' {
 		return r, json.Unmarshal(b, r)
 	}
 	d := storage.Decoder{B: b}
-	version := d.Byte()
-	if version != transferRecordV1 && version != transferRecordV2 {
+	t := &r.Transfer
+	t.ID = id
+	switch version := d.Byte(); version {
+	case transferRecordV3:
+	case transferRecordV1, transferRecordV2:
+		t.ID = d.StrKnown(id)
+	default:
 		return nil, storage.ErrCorrupt
 	}
-	t := &r.Transfer
-	for _, p := range [...]*string{&t.ID, &t.AccountID, &t.EntityID, &t.CounterpartyID, &t.PaymentDetailID, &t.Type,
+	for _, p := range [...]*string{&t.AccountID, &t.EntityID, &t.CounterpartyID, &t.PaymentDetailID, &t.Type,
 		&t.Currency, &t.Status, &t.StatusReason, &t.PaymentType, &t.Narration, &t.UniqueReference, &t.FXQuoteID, &t.SourceCurrency} {
 		*p = d.Str()
 	}
@@ -95,7 +97,7 @@ func decodeTransferRecord(b []byte) (*transferRecord, error) {
 			r.Holds = append(r.Holds, d.Str())
 		}
 	}
-	if version == transferRecordV2 {
+	if b[0] != transferRecordV1 {
 		r.ReceiverID = d.Str()
 	}
 	if d.Err != nil || len(d.B) != 0 {
@@ -121,5 +123,5 @@ func getTransfer(tx storage.Tx, id string) (*transferRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeTransferRecord(b)
+	return decodeTransferRecord(b, id)
 }

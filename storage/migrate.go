@@ -80,3 +80,25 @@ func MoveToDue(tx Tx, from Bucket, prefix []byte, kind string) error {
 		return Schedule(tx, kind, at, id)
 	})
 }
+
+// DeleteMatching deletes the keys of bucket under prefix for which match
+// reports true (every one when match is nil): for a migration that drops
+// records or index keys a release no longer reads.
+func DeleteMatching(tx Tx, bucket Bucket, prefix []byte, match func(k []byte) bool) error {
+	var keys [][]byte
+	err := tx.Scan(bucket, ScanOptions{Prefix: prefix}, func(k, _ []byte) error {
+		if match == nil || match(k) {
+			keys = append(keys, append([]byte(nil), k...))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := tx.Delete(bucket, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}

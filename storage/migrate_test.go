@@ -70,3 +70,44 @@ func TestMigrate(t *testing.T) {
 		t.Fatalf("old keys left (-want +got)\n%s (the failed migration must leave nothing)", diff)
 	}
 }
+
+// TestDeleteMatching deletes the matching keys under the prefix and no
+// other, every one under it when match is nil.
+func TestDeleteMatching(t *testing.T) {
+	const b = storage.Bucket("t")
+	for _, tc := range []struct {
+		name  string
+		match func([]byte) bool
+		want  []string
+	}{
+		{"nil", nil, []string{"a", "q/1"}},
+		{"match", func(k []byte) bool { return k[len(k)-1] == '2' }, []string{"a", "p/1", "p/3", "q/1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := memory.New()
+			defer db.Close()
+			ctx := context.Background()
+			var got []string
+			err := db.Update(ctx, func(tx storage.Tx) error {
+				for _, k := range []string{"a", "p/1", "p/2", "p/3", "q/1"} {
+					if err := tx.Put(b, []byte(k), []byte{}); err != nil {
+						return err
+					}
+				}
+				if err := storage.DeleteMatching(tx, b, []byte("p/"), tc.match); err != nil {
+					return err
+				}
+				return tx.Scan(b, storage.ScanOptions{}, func(k, _ []byte) error {
+					got = append(got, string(k))
+					return nil
+				})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("keys left (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
