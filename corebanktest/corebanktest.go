@@ -6,15 +6,18 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/bank"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/storage/memory"
+	"github.com/corebank/corebank/webhooks"
 )
 
 // Start is where a bank's clock starts unless WithClockStart says
@@ -40,7 +43,7 @@ type Bank struct {
 	advance sync.Mutex
 
 	mu        sync.Mutex
-	receivers []*httptest.Server // closed after the dispatcher stops
+	receivers []*Receiver // closed after the dispatcher stops
 }
 
 // Option configures New.
@@ -129,8 +132,8 @@ func New(t testing.TB, opts ...Option) *Bank {
 		stop()
 		<-done // attempts in flight are recorded
 		b.mu.Lock()
-		for _, s := range b.receivers {
-			s.Close()
+		for _, r := range b.receivers {
+			r.Server.Close()
 		}
 		b.mu.Unlock()
 		db.Close()
@@ -150,10 +153,9 @@ var httptestRoots = sync.OnceValue(func() *x509.CertPool {
 	return pool
 })
 
-// Advance moves the bank's clock forward by d and runs every job due at
-// the new time (bank.Bank.RunDue) before it returns the new time; a
-// webhook attempt the background dispatcher had already taken may still be
-// in flight (see "Time" in the package documentation). Calls are
+// Advance moves the bank's clock forward by d, runs every job due at the
+// new time (bank.Bank.RunDue), waits for the attempts due to the bank's
+// Receivers to be recorded, and returns the new time. Calls are
 // serialised. It fails the test if due work fails.
 func (b *Bank) Advance(d time.Duration) time.Time {
 	b.t.Helper()
@@ -164,5 +166,49 @@ func (b *Bank) Advance(d time.Duration) time.Time {
 	if _, err := b.RunDue(context.Background(), now); err != nil {
 		b.t.Fatalf("corebanktest: due work at %s: %v", now.Format(time.RFC3339), err)
 	}
+	b.mu.Lock()
+	rs := slices.Clone(b.receivers)
+	b.mu.Unlock()
+	deadline := time.Now().Add(WaitTimeout)
+	for _, r := range rs {
+		for b.sending(r, now) {
+			if time.Now().After(deadline) {
+				b.t.Fatalf("corebanktest: webhook deliveries to %s still pending after %s", r.Server.URL, WaitTimeout)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 	return now
+}
+
+// sending reports whether a delivery to r is pending with an attempt due
+// at now. After RunDue, that is one the background dispatcher took first
+// and is still sending (RunDue skips those). r.settled, the last of a run
+// of finished deliveries from the first, saves rereading them.
+func (b *Bank) sending(r *Receiver, now time.Time) bool {
+	b.t.Helper()
+	opts := corebank.ListOptions{Limit: corebank.MaxLimit, After: r.settled}
+	finished := true
+	for {
+		page, err := b.Webhooks.Deliveries(context.Background(), corebank.System(), b.Root.EntityID, r.Webhook.ID, opts)
+		if err != nil {
+			b.t.Fatalf("corebanktest: list deliveries: %v", err)
+		}
+		for _, d := range page.Items {
+			if d.Status != webhooks.DeliveryPending {
+				if finished {
+					r.settled = d.ID
+				}
+				continue
+			}
+			if len(d.Attempts) == 0 || d.NextAttemptAt <= now.UnixMilli() {
+				return true
+			}
+			finished = false // a retry waits for a later time
+		}
+		if !page.HasNext {
+			return false
+		}
+		opts.After = page.Next
+	}
 }

@@ -35,13 +35,14 @@
 // runs every job due at the new time, in the bank's fixed order, before it
 // returns, as POST /sandbox/clock/advance does: payouts progress, inflows
 // settle, quotes expire, and the webhooks those changes cause are sent.
-// One Advance is one jump: a webhook retry that a failed attempt schedules
-// for later waits for a later Advance, so step through a retry schedule
-// with several calls. The webhook dispatcher runs in the background too, as
-// in the server (it sends first attempts right after each commit), and an
-// attempt it has taken is not sent again by Advance: such a delivery may
-// still be on its way when Advance returns, so a test waits for it with
-// Receiver.Wait.
+// The webhook dispatcher also runs in the background, as in the server: it
+// sends each first attempt right after the commit that caused it, so after
+// an API call a test waits for the webhook with Receiver.Wait. Advance
+// returns only once every attempt due to the bank's Receivers is recorded,
+// including those the dispatcher took first, so after Advance
+// Receiver.Deliveries is complete. One Advance is one jump: a webhook
+// retry that a failed attempt schedules for later waits for a later
+// Advance, so step through a retry schedule with several calls.
 //
 // # Webhooks
 //
@@ -52,9 +53,7 @@
 // at the bank's clock with a tolerance of WebhookTolerance; a delivery
 // that fails the check is answered 401 and fails the test. Wait blocks
 // (in real time, up to WaitTimeout) until a delivery of an event type
-// arrives; Deliveries lists those received so far. The first attempt of a
-// delivery goes out right after the commit that made the event, as in the
-// server, so Wait rather than Deliveries is the way to see it.
+// arrives; Deliveries lists those received so far.
 //
 // Every bank trusts the certificate of httptest's TLS servers (one
 // certificate, built into net/http/httptest, serves them all), so a test's

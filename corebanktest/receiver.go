@@ -57,6 +57,8 @@ type Receiver struct {
 	mu     sync.Mutex
 	got    []Delivery
 	notify chan struct{} // closed and replaced on every delivery
+
+	settled string // see Bank.sending; used under Bank.advance
 }
 
 // CaptureWebhooks starts a Receiver and registers it as a webhook of the
@@ -77,18 +79,19 @@ func (b *Bank) CaptureWebhooks() *Receiver {
 	// handshake: noise, not a finding (serve reports what matters).
 	r.Server.Config.ErrorLog = log.New(io.Discard, "", 0)
 	r.Server.StartTLS()
-	b.mu.Lock()
-	b.receivers = append(b.receivers, r.Server)
-	b.mu.Unlock()
 	expires := int64(webhooks.MaxExpiresIn)
 	hook, err := b.Webhooks.Create(context.Background(), corebank.System(), webhooks.NewWebhook{
 		EntityID: b.Root.EntityID, URL: r.Server.URL, ExpiresIn: &expires,
 		EnabledEvents: &webhooks.EnabledEvents{All: true}, Description: "corebanktest receiver",
 	})
 	if err != nil {
+		r.Server.Close()
 		b.t.Fatalf("corebanktest: register the webhook receiver: %v", err)
 	}
 	r.Webhook = hook
+	b.mu.Lock()
+	b.receivers = append(b.receivers, r)
+	b.mu.Unlock()
 	return r
 }
 
