@@ -23,6 +23,14 @@
 // WithOptions. Every bank is independent: its own store, clock, server and
 // dispatcher, so parallel tests each make their own.
 //
+// Helpers cover what tests do most. Call sends an authenticated JSON
+// request with the root's full-access key and decodes the answer (the data
+// of an envelope, or a bare object); Client does the same with another
+// key, and Do returns the raw status and body. FundedAccount opens a root
+// account credited by a sandbox inflow, through the same services the API
+// uses, so its balance and events are real. LastEvent finds the newest
+// event of a type, as GET /events lists them.
+//
 // Cleanup is registered with t.Cleanup: the background work stops (the
 // webhook dispatcher finishes the attempts in flight), the servers close,
 // and the store is closed. Helpers report failures to the t given to New
