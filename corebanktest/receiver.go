@@ -59,6 +59,10 @@ type Receiver struct {
 	notify chan struct{} // closed and replaced on every delivery
 
 	settled string // see Bank.sending; used under Bank.advance
+
+	// ready is closed once Webhook is set (or registration failed): a
+	// delivery can arrive before Create has returned.
+	ready chan struct{}
 }
 
 // CaptureWebhooks starts a Receiver and registers it as a webhook of the
@@ -72,7 +76,7 @@ func (b *Bank) CaptureWebhooks() *Receiver {
 	if _, err := b.Webhooks.Drain(context.Background()); err != nil {
 		b.t.Fatalf("corebanktest: read the outbox: %v", err)
 	}
-	r := &Receiver{t: b.t, clock: b.Clock, notify: make(chan struct{})}
+	r := &Receiver{t: b.t, clock: b.Clock, notify: make(chan struct{}), ready: make(chan struct{})}
 	r.Server = httptest.NewUnstartedServer(http.HandlerFunc(r.serve))
 	// The bank's transport may still be dialling a spare connection when
 	// the receiver closes, which the server would log as a failed TLS
@@ -85,10 +89,12 @@ func (b *Bank) CaptureWebhooks() *Receiver {
 		EnabledEvents: &webhooks.EnabledEvents{All: true}, Description: "corebanktest receiver",
 	})
 	if err != nil {
+		close(r.ready)
 		r.Server.Close()
 		b.t.Fatalf("corebanktest: register the webhook receiver: %v", err)
 	}
 	r.Webhook = hook
+	close(r.ready)
 	b.mu.Lock()
 	b.receivers = append(b.receivers, r)
 	b.mu.Unlock()
@@ -99,6 +105,11 @@ func (b *Bank) CaptureWebhooks() *Receiver {
 // clock and keeps it; a delivery that fails is answered 401 and fails the
 // test.
 func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
+	<-r.ready
+	if r.Webhook == nil {
+		http.Error(w, "not registered", http.StatusServiceUnavailable)
+		return
+	}
 	body, err := io.ReadAll(req.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
