@@ -1,0 +1,214 @@
+package corebanktest
+
+import (
+	"context"
+	"crypto/x509"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/bank"
+	"github.com/corebank/corebank/entities"
+	"github.com/corebank/corebank/storage/memory"
+	"github.com/corebank/corebank/webhooks"
+)
+
+// Start is where a bank's clock starts unless WithClockStart says
+// otherwise: a fixed instant, so that times in a test are the same on
+// every run.
+var Start = time.Date(2026, time.January, 5, 9, 0, 0, 0, time.UTC)
+
+// Bank is a corebank for one test: every service (the embedded *bank.Bank),
+// its mock clock, its root entity's keys and an HTTP server of its API.
+type Bank struct {
+	*bank.Bank
+	// Clock is the bank's own clock (the embedded Bank's Clock, as a
+	// *clock.Mock). Move it with Advance, which also runs the work that
+	// falls due.
+	Clock *clock.Mock
+	// Server serves the REST API; its Client trusts it, TLS or not.
+	Server *httptest.Server
+	// Root is the root entity and its full-access and read-only API keys.
+	Root entities.BootstrapResult
+
+	t       testing.TB
+	api     *Client
+	advance sync.Mutex
+
+	mu        sync.Mutex
+	receivers []*Receiver // closed after the dispatcher stops
+}
+
+// Option configures New.
+type Option func(*config)
+
+type config struct {
+	start time.Time
+	tls   bool
+	opts  []func(*bank.Options)
+}
+
+// WithClockStart starts the bank's clock at t instead of Start.
+func WithClockStart(t time.Time) Option { return func(c *config) { c.start = t } }
+
+// WithTLS serves the API over HTTPS (httptest.NewTLSServer) instead of
+// plain HTTP. Bank.Server.Client and the Client helpers trust it.
+func WithTLS() Option { return func(c *config) { c.tls = true } }
+
+// WithOptions lets fn change the bank.Options New passes to bank.New (fees,
+// providers, webhook retry timing, a logger, ...). New has already set
+// SecretKey, Clock, Logger (discarding), Entities.GenerateKey (the key
+// pool) and Webhooks.RootCAs (httptest's certificate); fn may replace any
+// of them. Several WithOptions apply in order.
+func WithOptions(fn func(*bank.Options)) Option {
+	return func(c *config) { c.opts = append(c.opts, fn) }
+}
+
+var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// New returns a bootstrapped bank on the in-memory backend for t and
+// registers its cleanup with t.Cleanup. It fails t (t.Fatalf) if the bank
+// cannot be built, which happens only on options bank.New refuses.
+func New(t testing.TB, opts ...Option) *Bank {
+	t.Helper()
+	c := config{start: Start}
+	for _, o := range opts {
+		o(&c)
+	}
+	mock := clock.NewMock()
+	mock.Set(c.start)
+	o := bank.Options{
+		// The key that seals secrets at rest: the store lives in memory and
+		// dies with the test, so a fixed key hides nothing worth hiding.
+		SecretKey: make([]byte, 32),
+		Clock:     mock,
+		Logger:    discard,
+	}
+	o.Entities.GenerateKey = (&keyPool{}).next
+	o.Webhooks.RootCAs = httptestRoots()
+	for _, fn := range c.opts {
+		fn(&o)
+	}
+	db := memory.New()
+	inner, err := bank.New(db, o)
+	if err != nil {
+		db.Close()
+		t.Fatalf("corebanktest: %v", err)
+	}
+	b := &Bank{Bank: inner, Clock: mock, t: t}
+	ctx := context.Background()
+	if _, err := b.Migrate(ctx); err != nil {
+		db.Close()
+		t.Fatalf("corebanktest: migrate: %v", err)
+	}
+	root, _, err := b.Entities.Bootstrap(ctx)
+	if err != nil {
+		db.Close()
+		t.Fatalf("corebanktest: bootstrap: %v", err)
+	}
+	b.Root = *root
+
+	bg, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = b.Run(bg)
+	}()
+	if c.tls {
+		b.Server = httptest.NewTLSServer(b.Handler)
+	} else {
+		b.Server = httptest.NewServer(b.Handler)
+	}
+	b.api = b.Client(b.Root.APIKey)
+	t.Cleanup(func() {
+		b.Server.Close()
+		stop()
+		<-done // attempts in flight are recorded
+		b.mu.Lock()
+		for _, r := range b.receivers {
+			r.Server.Close()
+		}
+		b.mu.Unlock()
+		db.Close()
+	})
+	return b
+}
+
+// httptestRoots is a pool holding the certificate every httptest TLS
+// server presents (net/http/httptest serves them all with one built-in
+// certificate), read once per process from a server started and closed
+// for the purpose.
+var httptestRoots = sync.OnceValue(func() *x509.CertPool {
+	s := httptest.NewTLSServer(nil)
+	defer s.Close()
+	pool := x509.NewCertPool()
+	pool.AddCert(s.Certificate())
+	return pool
+})
+
+// Advance moves the bank's clock forward by d, runs every job due at the
+// new time (bank.Bank.RunDue), waits for the attempts due to the bank's
+// Receivers to be recorded, and returns the new time. Calls are
+// serialised. It fails the test if due work fails.
+func (b *Bank) Advance(d time.Duration) time.Time {
+	b.t.Helper()
+	b.advance.Lock()
+	defer b.advance.Unlock()
+	b.Clock.Add(d)
+	now := b.Clock.Now()
+	if _, err := b.RunDue(context.Background(), now); err != nil {
+		b.t.Fatalf("corebanktest: due work at %s: %v", now.Format(time.RFC3339), err)
+	}
+	b.mu.Lock()
+	rs := slices.Clone(b.receivers)
+	b.mu.Unlock()
+	deadline := time.Now().Add(WaitTimeout)
+	for _, r := range rs {
+		for b.sending(r, now) {
+			if time.Now().After(deadline) {
+				b.t.Fatalf("corebanktest: webhook deliveries to %s still pending after %s", r.Server.URL, WaitTimeout)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return now
+}
+
+// sending reports whether a delivery to r is pending with an attempt due
+// at now. After RunDue, that is one the background dispatcher took first
+// and is still sending (RunDue skips those). r.settled, the last of a run
+// of finished deliveries from the first, saves rereading them.
+func (b *Bank) sending(r *Receiver, now time.Time) bool {
+	b.t.Helper()
+	opts := corebank.ListOptions{Limit: corebank.MaxLimit, After: r.settled}
+	finished := true
+	for {
+		page, err := b.Webhooks.Deliveries(context.Background(), corebank.System(), b.Root.EntityID, r.Webhook.ID, opts)
+		if err != nil {
+			b.t.Fatalf("corebanktest: list deliveries: %v", err)
+		}
+		for _, d := range page.Items {
+			if d.Status != webhooks.DeliveryPending {
+				if finished {
+					r.settled = d.ID
+				}
+				continue
+			}
+			if len(d.Attempts) == 0 || d.NextAttemptAt <= now.UnixMilli() {
+				return true
+			}
+			finished = false // a retry waits for a later time
+		}
+		if !page.HasNext {
+			return false
+		}
+		opts.After = page.Next
+	}
+}
