@@ -74,7 +74,11 @@ type Options struct {
 	// Receiver, the HTTP layer's FakeClock, RunJobs, CursorKey and Sealer);
 	// the rest are used as given (payments fees, rate and payout
 	// providers, webhook retries, retention and CAs, the RSA key generator
-	// of API keys, the idempotency TTL, ...).
+	// of API keys, the idempotency TTL, the request log and the metrics
+	// callbacks HTTP.LogRequests, HTTP.OnRequest and Webhooks.OnAttempt,
+	// ...). The other two metrics hooks wrap what New is given or returns:
+	// storage.WithUpdateHook around db, and Bank.Due.OnLag before Run
+	// (examples/server wires all four to Prometheus).
 	Ledger   ledger.Options
 	Entities entities.Options
 	Funding  funding.Options
