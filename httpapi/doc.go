@@ -1,12 +1,17 @@
 // Package httpapi serves corebank's REST API (SPEC.md, CONTRACT.md) as an
-// http.Handler:
+// http.Handler. bank.New builds it over every service, wired the way the
+// bundled server runs (see bank's Example); by hand it is
 //
-//	due := storage.NewDue(db, mock, 0).Add(led.DueJobs()...).Add(fund.DueJobs()...).Add(httpapi.DueJobs()...)
-//	h := httpapi.New(httpapi.Services{DB: db, Ledger: led, Entities: ent, Funding: fund}, &httpapi.Options{
-//		Env: httpapi.EnvSandbox, FakeClock: mock,
+//	h := httpapi.New(httpapi.Services{
+//		DB: db, Ledger: led, Entities: ents, Funding: fund, Payments: pay, Webhooks: wh,
+//	}, &httpapi.Options{
+//		Env: httpapi.EnvSandbox, Clock: mock, FakeClock: mock, Sealer: sealer,
 //		RunJobs: func(ctx context.Context, now time.Time) error { _, err := due.RunDue(ctx, now); return err },
 //	})
 //	http.ListenAndServe(addr, h)
+//
+// where due is one storage.Due over every service's DueJobs and
+// httpapi.DueJobs (bank.New registers them in their order).
 //
 // The handler answers paths from the root and can be mounted on any mux
 // (use http.StripPrefix under a prefix). routes.go holds the whole route
