@@ -79,8 +79,10 @@
 // Everything that waits lives in storage's due-work queue, scheduled in the
 // transaction that makes it due (DueJobs lists the kinds in the order they
 // run): "webhooks.expire" marks a webhook inactive when its expires_in
-// elapses; "webhooks.purge-event" and "webhooks.purge-delivery" drop events
-// and deliveries EventRetention after their creation; "webhooks.attempt"
+// elapses; one "webhooks.sweep" item drops events and deliveries
+// EventRetention after their creation, walking them oldest first by ID (a
+// ULID minted at creation) and queueing itself again for the oldest left,
+// so retention costs no queue item per event; "webhooks.attempt"
 // holds every pending delivery, a first attempt at time 0 (due at once,
 // whatever the clock says) and a retry at its time. The code follows the
 // same path: ingest.go reads the outbox, fanout.go makes deliveries,

@@ -121,8 +121,8 @@ func (s *Service) ingestEventTx(tx storage.Tx, now time.Time, ev Event) (int, er
 	return len(ds), err
 }
 
-// storeEventTx stores se with its indexes and schedules its purge once
-// EventRetention has passed since its creation.
+// storeEventTx stores se with its indexes and makes sure the sweep that
+// purges it once EventRetention has passed is queued.
 func (s *Service) storeEventTx(tx storage.Tx, se *storedEvent) error {
 	if err := storage.PutJSON(tx, bucketEvents, []byte(se.ID), se); err != nil {
 		return err
@@ -135,7 +135,7 @@ func (s *Service) storeEventTx(tx storage.Tx, se *storedEvent) error {
 			return err
 		}
 	}
-	return storage.Schedule(tx, duePurgeEvent, s.purgeAt(se.Created), se.ID)
+	return s.sweepLaterTx(tx, se.Created)
 }
 
 // ancestorsTx returns the ancestors of id to index an event under and fan

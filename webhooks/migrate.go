@@ -7,26 +7,25 @@ import (
 )
 
 // Migrations returns the webhooks' one-time changes to stores written by
-// earlier releases, for storage.Migrate: "webhooks.due-queue" moves the
-// webhooks' own time indexes onto storage's due queue: expiry
-// ("webhooks.expiry"), retention of events and deliveries
-// ("webhooks.event_time", "webhooks.dlv_time", which held creation times)
-// and pending attempts ("webhooks.ready", first attempts by ID, and
-// "webhooks.due", retries by time), each attempt queued where the delivery
-// record says it waits.
+// earlier releases, for storage.Migrate, in order: "webhooks.due-queue"
+// moves the webhooks' own time indexes onto storage's due queue: expiry
+// ("webhooks.expiry") and pending attempts ("webhooks.ready", first
+// attempts by ID, and "webhooks.due", retries by time), each attempt
+// queued where the delivery record says it waits; the retention indexes
+// ("webhooks.event_time", "webhooks.dlv_time") are dropped, as the sweep
+// reads creation times from the IDs. "webhooks.sweep" replaces the queue
+// items that purged each event ("webhooks.purge-event") and each delivery
+// ("webhooks.purge-delivery") with the one sweep item.
 func (s *Service) Migrations() []storage.Migration {
 	return []storage.Migration{{Name: "webhooks.due-queue", Run: func(tx storage.Tx) error {
 		if err := storage.MoveToDue(tx, "webhooks.expiry", nil, dueExpire); err != nil {
 			return err
 		}
-		if err := storage.MoveTimeIndex(tx, "webhooks.event_time", nil, func(at int64, id string) error {
-			return storage.Schedule(tx, duePurgeEvent, s.purgeAt(at), id)
-		}); err != nil {
+		drop := func(int64, string) error { return nil }
+		if err := storage.MoveTimeIndex(tx, "webhooks.event_time", nil, drop); err != nil {
 			return err
 		}
-		if err := storage.MoveTimeIndex(tx, "webhooks.dlv_time", nil, func(at int64, id string) error {
-			return storage.Schedule(tx, duePurgeDelivery, s.purgeAt(at), id)
-		}); err != nil {
+		if err := storage.MoveTimeIndex(tx, "webhooks.dlv_time", nil, drop); err != nil {
 			return err
 		}
 		queue := func(_ int64, id string) error {
@@ -59,5 +58,23 @@ func (s *Service) Migrations() []storage.Migration {
 			}
 		}
 		return nil
+	}}, {Name: "webhooks.sweep", Run: func(tx storage.Tx) error {
+		for _, kind := range []string{"webhooks.purge-event", "webhooks.purge-delivery"} {
+			var keys [][]byte
+			if err := tx.Scan(storage.BucketDue, storage.ScanOptions{Prefix: []byte(kind + "/")}, func(k, _ []byte) error {
+				keys = append(keys, append([]byte(nil), k...))
+				return nil
+			}); err != nil {
+				return err
+			}
+			for _, k := range keys {
+				if err := tx.Delete(storage.BucketDue, k); err != nil {
+					return err
+				}
+			}
+		}
+		// Due at once: the sweep purges what has expired and queues itself
+		// for the oldest event or delivery left, or not at all.
+		return storage.Schedule(tx, dueSweep, 0, sweepID)
 	}}}
 }

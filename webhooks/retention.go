@@ -4,29 +4,106 @@ import (
 	"errors"
 	"time"
 
+	"github.com/oklog/ulid/v2"
+
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/storage"
 )
 
-// Retention: webhooks whose expires_in elapses become inactive, and events
-// and deliveries are purged once EventRetention has passed since their
-// creation. Each is an item in storage's due queue, scheduled when the
-// webhook, event or delivery is written.
+// Retention: webhooks whose expires_in elapses become inactive, each by
+// its own item in storage's due queue, and events and deliveries are
+// purged once EventRetention has passed since their creation. Their IDs
+// are ULIDs minted at creation and they are keyed by ID, so key order is
+// time order: one "webhooks.sweep" item walks both buckets from the
+// oldest and stops at the first one still retained, instead of a queue
+// item per event and per delivery.
+
+// sweepBatch bounds what one sweep transaction purges; a sweep that hits
+// it queues itself again at once to go on.
+const sweepBatch = 1000
+
+// sweepID is the ID of the one sweep item.
+const sweepID = "events"
 
 // purgeAt is when an event or delivery created at ms (Unix ms) is purged:
 // the first millisecond at which it is older than EventRetention.
 func (s *Service) purgeAt(ms int64) int64 { return ms + s.retention.Milliseconds() + 1 }
 
+// sweepLaterTx queues the sweep for when something created at ms must go,
+// unless it is queued already (for that time or earlier, as it always is
+// once anything is retained): a read, not a write, for every event after
+// the first.
+func (s *Service) sweepLaterTx(tx storage.Tx, ms int64) error {
+	queued := false
+	err := tx.Scan(storage.BucketDue, storage.ScanOptions{Prefix: []byte(dueSweep + "/"), Limit: 1}, func([]byte, []byte) error {
+		queued = true
+		return nil
+	})
+	if err != nil || queued {
+		return err
+	}
+	return storage.Schedule(tx, dueSweep, s.purgeAt(ms), sweepID)
+}
+
+// idTime is the creation time (Unix ms) in a ULID id; ok is false when id
+// is not a ULID.
+func idTime(id []byte) (ms int64, ok bool) {
+	u, err := ulid.ParseStrict(string(id))
+	if err != nil {
+		return 0, false
+	}
+	return int64(u.Time()), true
+}
+
+// sweepTx purges up to sweepBatch events and as many deliveries created
+// before now less EventRetention, oldest first, and queues the next sweep:
+// at once when a batch was full, else when the oldest one left expires
+// (nothing left: none is queued until something is stored).
+func (s *Service) sweepTx(tx storage.Tx, now time.Time, _ storage.DueItem) error {
+	cutoff := corebank.Millis(now) - s.retention.Milliseconds() // purge created < cutoff
+	next := int64(-1)
+	for _, b := range []struct {
+		bucket storage.Bucket
+		purge  func(storage.Tx, string) error
+	}{{bucketEvents, purgeEventTx}, {bucketDeliveries, purgeDeliveryTx}} {
+		var ids []string
+		oldest := int64(-1)
+		err := tx.Scan(b.bucket, storage.ScanOptions{Limit: sweepBatch + 1}, func(k, _ []byte) error {
+			ms, ok := idTime(k)
+			if ok && ms >= cutoff {
+				oldest = ms
+				return storage.ErrStop
+			}
+			if len(ids) == sweepBatch {
+				oldest = corebank.Millis(now) - s.retention.Milliseconds() - 1 // more to purge: go on at once
+				return storage.ErrStop
+			}
+			ids = append(ids, string(k)) // expired, or not a ULID (nothing says when it expires)
+			return nil
+		})
+		if err != nil && !errors.Is(err, storage.ErrStop) {
+			return err
+		}
+		for _, id := range ids {
+			if err := b.purge(tx, id); err != nil {
+				return err
+			}
+		}
+		if oldest >= 0 && (next < 0 || oldest < next) {
+			next = oldest
+		}
+	}
+	if next < 0 {
+		return nil
+	}
+	return storage.Schedule(tx, dueSweep, s.purgeAt(next), sweepID)
+}
+
 // housekeeping returns the retention jobs, in the order they run.
 func (s *Service) housekeeping() []storage.DueJob {
 	return []storage.DueJob{
 		{Kind: dueExpire, Tx: expireTx},
-		{Kind: duePurgeEvent, Tx: func(tx storage.Tx, _ time.Time, it storage.DueItem) error {
-			return purgeEventTx(tx, it.ID)
-		}},
-		{Kind: duePurgeDelivery, Tx: func(tx storage.Tx, _ time.Time, it storage.DueItem) error {
-			return purgeDeliveryTx(tx, it.ID)
-		}},
+		{Kind: dueSweep, Tx: s.sweepTx},
 	}
 }
 

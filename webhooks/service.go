@@ -40,10 +40,9 @@ const (
 // Kinds of the webhooks' work in storage's due queue (see DueJobs). Each
 // item is scheduled in the transaction that makes it due.
 const (
-	dueExpire        = "webhooks.expire"         // webhook ID at its expires_at: it becomes inactive
-	duePurgeEvent    = "webhooks.purge-event"    // event ID once EventRetention has passed
-	duePurgeDelivery = "webhooks.purge-delivery" // delivery ID once EventRetention has passed
-	dueAttempt       = "webhooks.attempt"        // pending delivery ID: first attempt at 0, a retry at its time
+	dueExpire  = "webhooks.expire"  // webhook ID at its expires_at: it becomes inactive
+	dueSweep   = "webhooks.sweep"   // one item: purge what EventRetention has passed, oldest first
+	dueAttempt = "webhooks.attempt" // pending delivery ID: first attempt at 0, a retry at its time
 )
 
 var keyCursor = []byte("cursor")
@@ -185,9 +184,10 @@ type Options struct {
 	// 15 min.
 	RetryWindow time.Duration
 	// EventRetention is how long ListEvents and Redeliver see an event and
-	// Deliveries a finished delivery; default 30 days. Each event's and
-	// delivery's purge is scheduled when it is written, so a new value
-	// applies to those written after the change.
+	// Deliveries a finished delivery; default 30 days. The sweep that
+	// purges them reads each one's creation time from its ID, so a new
+	// value applies to everything stored from the next sweep on (a longer
+	// one once the sweep queued under the old value has run).
 	EventRetention time.Duration
 	// PollInterval is how often Run looks for work on the real clock when
 	// no Wake arrives; default 1 s.
