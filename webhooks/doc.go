@@ -19,14 +19,17 @@
 // # Events
 //
 // Domain packages append events to the ledger's outbox in the same storage
-// transaction as the change they report. The dispatcher reads the outbox
-// after the last sequence it has processed, a cursor stored with the
-// deliveries it creates in one transaction, so a restart resumes exactly
-// there and nothing is lost. For each event and each active webhook that
-// matches it, one Delivery is stored (one per webhook and event). Events are
-// also indexed for ListEvents under the event's entity and its ancestors,
-// and purged, with finished deliveries, after EventRetention (30 days).
-// Redeliver sends a retained event again with a fresh retry window.
+// transaction as the change they report; event IDs increase in commit
+// order. The dispatcher reads the outbox after the last event it has
+// processed, a cursor read, advanced and stored in the transaction that
+// creates the deliveries, so a restart resumes exactly there and nothing is
+// lost. For each event and each active webhook that matches it, one
+// Delivery is stored (one per webhook and event). The outbox is the only
+// copy of an event: ListEvents pages through it in ID order, Redeliver and
+// attempts read it there, and the retention sweep deletes events, with
+// finished deliveries, after EventRetention (30 days by default; an
+// Option). Redeliver sends a retained event again with a fresh retry
+// window.
 //
 // # Authorization
 //

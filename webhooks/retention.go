@@ -11,15 +11,16 @@ import (
 )
 
 // Retention: webhooks whose expires_in elapses become inactive, each by
-// its own item in storage's due queue, and events and deliveries are
-// purged once EventRetention has passed since their creation. Their IDs
-// are ULIDs minted at creation and they are keyed by ID, so key order is
-// time order: one "webhooks.sweep" item walks both buckets from the
-// oldest and stops at the first one still retained, instead of a queue
-// item per event and per delivery.
+// its own item in storage's due queue, and events (in the outbox; test
+// events here) and deliveries are purged once EventRetention has passed
+// since their creation. All are keyed by ID, a ULID minted at creation,
+// and outbox IDs increase in commit order, so key order is time order:
+// one "webhooks.sweep" item walks each from the oldest and stops at the
+// first one still retained, instead of a queue item per event and per
+// delivery.
 
-// sweepBatch bounds what one sweep transaction purges; a sweep that hits
-// it queues itself again at once to go on.
+// sweepBatch bounds what one sweep transaction purges of each kind; a
+// sweep that hits it queues itself again at once to go on.
 const sweepBatch = 1000
 
 // sweepID is the ID of the one sweep item.
@@ -31,8 +32,8 @@ func (s *Service) purgeAt(ms int64) int64 { return ms + s.retention.Milliseconds
 
 // sweepLaterTx queues the sweep for when something created at ms must go,
 // unless it is queued already (for that time or earlier, as it always is
-// once anything is retained): a read, not a write, for every event after
-// the first.
+// once anything is retained): a read, not a write, once the first event
+// is stored.
 func (s *Service) sweepLaterTx(tx storage.Tx, ms int64) error {
 	queued := false
 	err := tx.Scan(storage.BucketDue, storage.ScanOptions{Prefix: []byte(dueSweep + "/"), Limit: 1}, func([]byte, []byte) error {
@@ -55,27 +56,56 @@ func idTime(id []byte) (ms int64, ok bool) {
 	return int64(u.Time()), true
 }
 
-// sweepTx purges up to sweepBatch events and as many deliveries created
-// before now less EventRetention, oldest first, and queues the next sweep:
-// at once when a batch was full, else when the oldest one left expires
-// (nothing left: none is queued until something is stored).
+// sweepTx purges, oldest first, up to sweepBatch each of the outbox events
+// the dispatcher has read, test events and deliveries created before now
+// less EventRetention, and queues the next sweep: at once when a batch was
+// full, else for when the oldest one left expires (nothing left: none is
+// queued until something is stored).
 func (s *Service) sweepTx(tx storage.Tx, now time.Time, _ storage.DueItem) error {
 	cutoff := corebank.Millis(now) - s.retention.Milliseconds() // purge created < cutoff
 	next := int64(-1)
+	later := func(ms int64) {
+		if next < 0 || ms < next {
+			next = ms
+		}
+	}
+	cursor, err := readCursor(tx)
+	if err != nil {
+		return err
+	}
+	evs, err := s.outbox.EventsTx(tx, "", sweepBatch+1)
+	if err != nil {
+		return err
+	}
+	for i, ev := range evs {
+		if ev.ID > cursor { // not read yet: the dispatcher queues the sweep when it is
+			break
+		}
+		if ev.Created >= cutoff {
+			later(ev.Created)
+			break
+		}
+		if i == sweepBatch {
+			later(cutoff - 1) // more to purge: go on at once
+			break
+		}
+		if err := s.outbox.DeleteEventTx(tx, ev.ID); err != nil {
+			return err
+		}
+	}
 	for _, b := range []struct {
 		bucket storage.Bucket
 		purge  func(storage.Tx, string) error
-	}{{bucketEvents, purgeEventTx}, {bucketDeliveries, purgeDeliveryTx}} {
+	}{{bucketTestEvents, purgeTestEventTx}, {bucketDeliveries, purgeDeliveryTx}} {
 		var ids []string
-		oldest := int64(-1)
 		err := tx.Scan(b.bucket, storage.ScanOptions{Limit: sweepBatch + 1}, func(k, _ []byte) error {
 			ms, ok := idTime(k)
 			if ok && ms >= cutoff {
-				oldest = ms
+				later(ms)
 				return storage.ErrStop
 			}
 			if len(ids) == sweepBatch {
-				oldest = corebank.Millis(now) - s.retention.Milliseconds() - 1 // more to purge: go on at once
+				later(cutoff - 1)
 				return storage.ErrStop
 			}
 			ids = append(ids, string(k)) // expired, or not a ULID (nothing says when it expires)
@@ -88,9 +118,6 @@ func (s *Service) sweepTx(tx storage.Tx, now time.Time, _ storage.DueItem) error
 			if err := b.purge(tx, id); err != nil {
 				return err
 			}
-		}
-		if oldest >= 0 && (next < 0 || oldest < next) {
-			next = oldest
 		}
 	}
 	if next < 0 {
@@ -124,24 +151,8 @@ func expireTx(tx storage.Tx, now time.Time, it storage.DueItem) error {
 	return putRecord(tx, r)
 }
 
-func purgeEventTx(tx storage.Tx, id string) error {
-	var se storedEvent
-	err := storage.GetJSON(tx, bucketEvents, []byte(id), &se)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for _, ent := range se.Entities {
-		if err := tx.Delete(bucketEventIndex, storage.Key(ent, id)); err != nil {
-			return err
-		}
-		if err := tx.Delete(bucketEventTypes, storage.Key(ent, se.Type, id)); err != nil {
-			return err
-		}
-	}
-	return tx.Delete(bucketEvents, []byte(id))
+func purgeTestEventTx(tx storage.Tx, id string) error {
+	return tx.Delete(bucketTestEvents, []byte(id))
 }
 
 func purgeDeliveryTx(tx storage.Tx, id string) error {

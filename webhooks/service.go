@@ -28,13 +28,11 @@ import (
 const (
 	bucketHooks       = storage.Bucket("webhooks.hooks")        // hook ID -> record JSON
 	bucketHooksEntity = storage.Bucket("webhooks.hooks_entity") // <entity>/<hook ID> -> empty (not deleted)
-	bucketEvents      = storage.Bucket("webhooks.events")       // event ID -> storedEvent JSON
-	bucketEventIndex  = storage.Bucket("webhooks.event_index")  // <entity>/<event ID> -> empty
-	bucketEventTypes  = storage.Bucket("webhooks.event_types")  // <entity>/<type>/<event ID> -> empty
+	bucketTestEvents  = storage.Bucket("webhooks.events")       // test event ID -> Event JSON (others live in the outbox)
 	bucketDeliveries  = storage.Bucket("webhooks.deliveries")   // delivery ID -> Delivery JSON
 	bucketDlvHook     = storage.Bucket("webhooks.dlv_hook")     // <hook ID>/<delivery ID> -> empty
 	bucketDlvKeys     = storage.Bucket("webhooks.dlv_keys")     // <hook ID>/<event ID> -> latest delivery ID
-	bucketMeta        = storage.Bucket("webhooks.meta")         // "cursor" -> outbox sequence
+	bucketMeta        = storage.Bucket("webhooks.meta")         // "cursor" -> ID of the last outbox event ingested
 )
 
 // Kinds of the webhooks' work in storage's due queue (see DueJobs). Each
@@ -63,11 +61,9 @@ const (
 	MaxExpiresIn = 100 * 365 * 24 * 3600
 )
 
-// Event is one outbox event as the webhooks package sees it. Seq is the
-// outbox position (not part of the JSON); ID is a ULID minted at the
-// event's creation; Created is Unix milliseconds.
+// Event is one outbox event as the webhooks package sees it. ID is a ULID
+// minted at the event's creation; Created is Unix milliseconds.
 type Event struct {
-	Seq      uint64          `json:"-"`
 	ID       string          `json:"id"`
 	Type     string          `json:"type"`
 	EntityID string          `json:"entity_id"`
@@ -75,21 +71,27 @@ type Event struct {
 	Created  int64           `json:"created"`
 }
 
-// Outbox is where the dispatcher reads events from: the ledger's outbox,
-// which events are appended to in the same transaction as the change they
-// report.
+// Outbox is where events live: the ledger's outbox (LedgerOutbox), which
+// events are appended to in the same transaction as the change they
+// report, in the store the Service is given. The webhooks keep no copy of
+// an event: the dispatcher reads new ones, ListEvents, Redeliver and
+// attempts read them back, and retention deletes them, each inside the
+// webhooks' own transaction.
 type Outbox interface {
-	// Events returns up to limit events with Seq greater than afterSeq, in
-	// increasing Seq order; an empty slice when there are none.
-	Events(ctx context.Context, afterSeq uint64, limit int) ([]Event, error)
-}
-
-// OutboxFunc adapts a function to Outbox.
-type OutboxFunc func(ctx context.Context, afterSeq uint64, limit int) ([]Event, error)
-
-// Events calls f.
-func (f OutboxFunc) Events(ctx context.Context, afterSeq uint64, limit int) ([]Event, error) {
-	return f(ctx, afterSeq, limit)
+	// EventsTx returns up to limit events after the event with ID after
+	// ("" for the first), in commit order, which is also ID order; an
+	// empty slice when there are none.
+	EventsTx(tx storage.Tx, after string, limit int) ([]Event, error)
+	// EventTx returns the event with id; storage.ErrNotFound when there
+	// is none.
+	EventTx(tx storage.Tx, id string) (Event, error)
+	// DeleteEventTx removes the event with id; an absent one is not an
+	// error.
+	DeleteEventTx(tx storage.Tx, id string) error
+	// PageEventsTx reads one page of events as storage.ReadPage reads q
+	// (positions are event IDs; q.Bucket is ignored), keeping those keep
+	// accepts.
+	PageEventsTx(tx storage.Tx, q storage.PageQuery, keep func(Event) (bool, error)) (*corebank.Page[Event], error)
 }
 
 // Sealer encrypts webhook secrets at rest; *corebank.Sealer satisfies it.
