@@ -1,11 +1,15 @@
 package ledger
 
 import (
+	"bytes"
+	"compress/flate"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"sync"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -105,28 +109,77 @@ func nextULID(u ulid.ULID) ulid.ULID {
 	return u
 }
 
-// Stored form of an event, keyed by its ID (which gives Created):
-// eventFormat, then the type and the entity ID each as a uvarint length
-// and bytes, then the object's JSON to the end.
-const eventFormat = 1
+// Stored forms of an event, keyed by its ID (which gives Created): a
+// format byte, then the body: the type and the entity ID each as a uvarint
+// length and bytes, then the object's JSON to the end. eventPlain stores
+// the body as is; eventDeflated deflates it with eventDict as the preset
+// dictionary, chosen whenever that is shorter (nearly always).
+const (
+	eventPlain    = 1
+	eventDeflated = 2
+)
+
+// eventLevel is the deflate level: with the dictionary, levels above 4
+// gain nothing on event-sized records, and each costs more.
+const eventLevel = 4
+
+var (
+	deflaters = sync.Pool{New: func() any {
+		w, err := flate.NewWriterDict(io.Discard, eventLevel, []byte(eventDict))
+		if err != nil {
+			panic(err) // only for a bad level
+		}
+		return w
+	}}
+	inflaters = sync.Pool{New: func() any {
+		return flate.NewReaderDict(bytes.NewReader(nil), []byte(eventDict))
+	}}
+)
 
 func encodeEvent(ev *Event) []byte {
-	b := make([]byte, 0, 1+2*binary.MaxVarintLen16+len(ev.Type)+len(ev.EntityID)+len(ev.Object))
-	b = append(b, eventFormat)
-	b = binary.AppendUvarint(b, uint64(len(ev.Type)))
-	b = append(b, ev.Type...)
-	b = binary.AppendUvarint(b, uint64(len(ev.EntityID)))
-	b = append(b, ev.EntityID...)
-	return append(b, ev.Object...)
+	body := make([]byte, 1, 1+2*binary.MaxVarintLen16+len(ev.Type)+len(ev.EntityID)+len(ev.Object))
+	body[0] = eventPlain
+	body = binary.AppendUvarint(body, uint64(len(ev.Type)))
+	body = append(body, ev.Type...)
+	body = binary.AppendUvarint(body, uint64(len(ev.EntityID)))
+	body = append(body, ev.EntityID...)
+	body = append(body, ev.Object...)
+
+	var out bytes.Buffer
+	out.Grow(len(body) / 2)
+	out.WriteByte(eventDeflated)
+	w := deflaters.Get().(*flate.Writer)
+	defer deflaters.Put(w)
+	w.Reset(&out)
+	if _, err := w.Write(body[1:]); err != nil || w.Close() != nil || out.Len() >= len(body) {
+		return body // writing to a bytes.Buffer does not fail
+	}
+	return out.Bytes()
 }
 
 func decodeEvent(k, v []byte) (Event, error) {
 	var id ulid.ULID
-	if err := id.UnmarshalText(k); err != nil || len(v) == 0 || v[0] != eventFormat {
+	if err := id.UnmarshalText(k); err != nil || len(v) == 0 {
 		return Event{}, fmt.Errorf("ledger: event %q: %w", k, storage.ErrCorrupt)
 	}
 	ev := Event{ID: string(k), Created: int64(id.Time())}
-	rest := v[1:]
+	var rest []byte
+	switch v[0] {
+	case eventPlain:
+		rest = v[1:]
+	case eventDeflated:
+		r := inflaters.Get().(io.ReadCloser)
+		defer inflaters.Put(r)
+		if err := r.(flate.Resetter).Reset(bytes.NewReader(v[1:]), []byte(eventDict)); err != nil {
+			return Event{}, fmt.Errorf("ledger: event %q: %w", k, err)
+		}
+		var err error
+		if rest, err = io.ReadAll(r); err != nil {
+			return Event{}, fmt.Errorf("ledger: event %q: %w: %w", k, storage.ErrCorrupt, err)
+		}
+	default:
+		return Event{}, fmt.Errorf("ledger: event %q: format %d: %w", k, v[0], storage.ErrCorrupt)
+	}
 	field := func() (string, bool) {
 		n, w := binary.Uvarint(rest)
 		if w <= 0 || n > uint64(len(rest)-w) {
@@ -143,7 +196,7 @@ func decodeEvent(k, v []byte) (Event, error) {
 		return Event{}, fmt.Errorf("ledger: event %q: %w", k, storage.ErrCorrupt)
 	}
 	if len(rest) > 0 {
-		ev.Object = json.RawMessage(append([]byte(nil), rest...))
+		ev.Object = json.RawMessage(bytes.Clone(rest))
 	}
 	return ev, nil
 }

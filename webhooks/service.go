@@ -101,11 +101,9 @@ type Sealer interface {
 }
 
 // Ancestry is an optional extension of scope.Tree. When Options.Tree also
-// implements it, events are indexed under every ancestor of their entity at
-// ingestion, so fan-out costs one index scan per ancestor and ListEvents
-// one seek. Without it, fan-out checks each entity that owns webhooks with
-// InTreeTx, and ListEvents for an entity with descendants scans retained
-// events in ID order, examining at most MaxEventScan per page.
+// implements it, fan-out looks up the webhooks of each ancestor of an
+// event's entity (one index scan per ancestor); without it, fan-out checks
+// each entity that owns webhooks with InTreeTx.
 type Ancestry interface {
 	// AncestorsTx returns entityID's ancestors, without entityID itself;
 	// nil for a root or an unknown entity.
@@ -138,9 +136,8 @@ func (f AncestorsFunc) InTreeTx(tx storage.Tx, ancestorID, id string) (bool, err
 	return false, nil
 }
 
-// MaxEventScan bounds how many events ListEvents examines for one page when
-// Options.Tree does not implement Ancestry; a page cut short by it has
-// HasNext set and a Next cursor to continue from.
+// MaxEventScan bounds how many events ListEvents examines for one page; a
+// page cut short by it has HasNext set and a Next cursor to continue from.
 const MaxEventScan = 5000
 
 // Options are the Service's optional dependencies and knobs. The zero value,
