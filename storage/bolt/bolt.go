@@ -241,7 +241,7 @@ func mapErr(err error) error {
 // foldBucket returns bucket b of btx, created if absent, ready for a fold
 // of the overlay otx. When every key the fold writes sorts after the
 // bucket's last key (an append-only bucket keyed by sequence or ULID, such
-// as an outbox or a history), pages are filled to the brim (FillPercent
+// as an outbox), pages are filled to the brim (FillPercent
 // 1.0) instead of bbolt's default half, which splits a node at 50% because
 // it expects later inserts in between; appends never come back to a page,
 // so half-full leaves would stay half empty for good. A fold that inserts

@@ -36,8 +36,8 @@
 // lands, reads see the active overlay, then the frozen one, then bbolt.
 // Overwrites of the same keys (balances, holds) between two checkpoints
 // reach bbolt once, and commits never wait for a fold. A fold whose keys
-// for a bucket all sort after the bucket's last key (an outbox, a history:
-// sequential keys) fills that bucket's pages to the brim (bbolt's
+// for a bucket all sort after the bucket's last key (an outbox keyed by
+// time-ordered IDs) fills that bucket's pages to the brim (bbolt's
 // FillPercent 1.0) instead of splitting them half full for inserts that
 // never come.
 //
