@@ -92,6 +92,7 @@ func (s *Service) ListEvents(ctx context.Context, caller corebank.Caller, entity
 			q.Upper = cursor // not yet read by the dispatcher
 		}
 		under := corebank.As(entity)
+		allowed := map[string]bool{entity: true} // an entity's place is looked up once a page
 		return s.outbox.PageEventsTx(tx, q, func(ev Event) (bool, error) {
 			if f.Type != "" && ev.Type != f.Type {
 				return false, nil
@@ -99,10 +100,15 @@ func (s *Service) ListEvents(ctx context.Context, caller corebank.Caller, entity
 			if (f.CreatedAfter > 0 && ev.Created <= f.CreatedAfter) || (f.CreatedBefore > 0 && ev.Created >= f.CreatedBefore) {
 				return false, nil
 			}
-			if ev.EntityID == entity {
-				return true, nil
+			in, seen := allowed[ev.EntityID]
+			if !seen {
+				var err error
+				if in, err = scope.Allowed(tx, s.tree, under, ev.EntityID); err != nil {
+					return false, err
+				}
+				allowed[ev.EntityID] = in
 			}
-			return scope.Allowed(tx, s.tree, under, ev.EntityID)
+			return in, nil
 		})
 	})
 }
