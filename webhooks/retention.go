@@ -23,6 +23,9 @@ import (
 // sweep that hits it queues itself again at once to go on.
 const sweepBatch = 1000
 
+// sweepRead is how many outbox events the sweep reads at a time.
+const sweepRead = 32
+
 // sweepID is the ID of the one sweep item.
 const sweepID = "events"
 
@@ -61,9 +64,9 @@ func idTime(id []byte) (ms int64, ok bool) {
 // less EventRetention, and queues the next sweep: at once when a batch was
 // full, else for when the oldest one left expires (nothing left: none is
 // queued until something is stored).
-func (s *Service) sweepTx(tx storage.Tx, now time.Time, _ storage.DueItem) error {
+func (s *Service) sweepTx(tx storage.Tx, now time.Time, it storage.DueItem) error {
 	cutoff := corebank.Millis(now) - s.retention.Milliseconds() // purge created < cutoff
-	next := int64(-1)
+	next, full := int64(-1), false
 	later := func(ms int64) {
 		if next < 0 || ms < next {
 			next = ms
@@ -73,24 +76,32 @@ func (s *Service) sweepTx(tx storage.Tx, now time.Time, _ storage.DueItem) error
 	if err != nil {
 		return err
 	}
-	evs, err := s.outbox.EventsTx(tx, "", sweepBatch+1)
-	if err != nil {
-		return err
-	}
-	for i, ev := range evs {
-		if ev.ID > cursor { // not read yet: the dispatcher queues the sweep when it is
-			break
-		}
-		if ev.Created >= cutoff {
-			later(ev.Created)
-			break
-		}
-		if i == sweepBatch {
-			later(cutoff - 1) // more to purge: go on at once
-			break
-		}
-		if err := s.outbox.DeleteEventTx(tx, ev.ID); err != nil {
+	// The outbox is read a little at a time: a steady sweep finds only the
+	// first few events expired.
+	for purged, done := 0, false; !done; {
+		evs, err := s.outbox.EventsTx(tx, "", sweepRead)
+		if err != nil {
 			return err
+		}
+		done = len(evs) < sweepRead
+		for _, ev := range evs {
+			if ev.ID > cursor { // not read yet: the dispatcher queues the sweep when it is
+				done = true
+				break
+			}
+			if ev.Created >= cutoff {
+				later(ev.Created)
+				done = true
+				break
+			}
+			if purged == sweepBatch {
+				full, done = true, true
+				break
+			}
+			if err := s.outbox.DeleteEventTx(tx, ev.ID); err != nil {
+				return err
+			}
+			purged++
 		}
 	}
 	for _, b := range []struct {
@@ -105,7 +116,7 @@ func (s *Service) sweepTx(tx storage.Tx, now time.Time, _ storage.DueItem) error
 				return storage.ErrStop
 			}
 			if len(ids) == sweepBatch {
-				later(cutoff - 1)
+				full = true
 				return storage.ErrStop
 			}
 			ids = append(ids, string(k)) // expired, or not a ULID (nothing says when it expires)
@@ -120,7 +131,12 @@ func (s *Service) sweepTx(tx storage.Tx, now time.Time, _ storage.DueItem) error
 			}
 		}
 	}
-	if next < 0 {
+	switch {
+	case full:
+		// More to purge: just after this item, so that the same RunDue
+		// comes back to it.
+		return storage.Schedule(tx, dueSweep, it.At+1, sweepID)
+	case next < 0:
 		return nil
 	}
 	return storage.Schedule(tx, dueSweep, s.purgeAt(next), sweepID)

@@ -187,3 +187,22 @@ func TestMigrateOutboxLog(t *testing.T) {
 		t.Errorf("deliveries after retention = %d", got)
 	}
 }
+
+// TestRetentionBacklog: more expired events than one sweep transaction
+// purges are all purged by one RunDue, the sweep queueing itself again.
+func TestRetentionBacklog(t *testing.T) {
+	e := newEnv(t, nil, nil, nil)
+	for i := range 2500 {
+		e.outbox.Append(t, "accounts.created", entityA, map[string]int{"i": i})
+	}
+	e.mustDrain(t)
+	e.clk.Add(30*24*time.Hour + time.Second)
+	e.outbox.Append(t, "accounts.created", entityA, map[string]string{"id": "kept"})
+	if _, err := e.svc.RunDue(ctx, e.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"ledger.outbox": 1, string(storage.BucketDue): 1} // the new event and the sweep for it
+	if diff := cmp.Diff(want, liveKeys(t, e.db)); diff != "" {
+		t.Errorf("live keys (-want +got):\n%s", diff)
+	}
+}
