@@ -32,7 +32,7 @@ func TestDueOrder(t *testing.T) {
 		"ledger.hold", "ledger.details",
 		"funding.inflow",
 		"payments.quote", "payments.transfer",
-		"webhooks.expire", "webhooks.purge-event", "webhooks.purge-delivery", "webhooks.attempt",
+		"webhooks.expire", "webhooks.sweep", "webhooks.attempt",
 		"httpapi.idempotency",
 	}
 	if diff := cmp.Diff(want, a.Due.Kinds()); diff != "" {

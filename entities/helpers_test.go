@@ -102,7 +102,7 @@ func (e *env) assertNoSecrets(tb testing.TB, extra string) {
 	var all bytes.Buffer
 	all.WriteString(extra)
 	all.WriteString(e.logs.String())
-	evs, err := e.led.Events(context.Background(), 0, 1000)
+	evs, err := e.led.Events(context.Background(), "", 1000)
 	if errors.Is(err, storage.ErrClosed) {
 		return // checked by the test that closed it
 	} else if err != nil {
@@ -229,7 +229,7 @@ func (e *env) business(caller string) *entities.Composite {
 // events returns every event in the outbox.
 func (e *env) events() []ledger.Event {
 	e.t.Helper()
-	evs, err := e.led.Events(context.Background(), 0, 1000)
+	evs, err := e.led.Events(context.Background(), "", 1000)
 	if err != nil {
 		e.t.Fatal(err)
 	}

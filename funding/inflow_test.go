@@ -56,7 +56,7 @@ func (f *fixture) balance(t *testing.T) ledger.AccountBalance {
 
 func (f *fixture) events(t *testing.T, typ string) []ledger.Event {
 	t.Helper()
-	evs, err := f.led.Events(context.Background(), 0, 100)
+	evs, err := f.led.Events(context.Background(), "", 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -682,7 +682,7 @@ func TestTransferLifecycle(t *testing.T) {
 	})
 	// Every move was reported through the outbox, the receiver's inflow too.
 	e.t = t
-	evs, err := e.led.Events(context.Background(), 0, 1000)
+	evs, err := e.led.Events(context.Background(), "", 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

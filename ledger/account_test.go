@@ -55,7 +55,7 @@ func TestCreateAccount(t *testing.T) {
 		if err != nil || got.ID != b.ID {
 			t.Errorf("AccountByServiceBAN = %v, %v", got, err)
 		}
-		evs, err := e.s.Events(ctx, 0, 10)
+		evs, err := e.s.Events(ctx, "", 10)
 		if err != nil || len(evs) != 2 || evs[0].Type != ledger.EventAccountCreated || evs[0].EntityID != "ent1" {
 			t.Fatalf("events = %+v, %v", evs, err)
 		}
@@ -246,7 +246,8 @@ func TestRenameAccount(t *testing.T) {
 		if got.DisplayName != "Renamed" || got.Updated == a.Updated {
 			t.Errorf("account = %+v", got)
 		}
-		evs, _ := e.s.Events(ctx, 1, 10)
+		all, _ := e.s.Events(ctx, "", 10)
+		evs, _ := e.s.Events(ctx, all[0].ID, 10)
 		if len(evs) != 1 || evs[0].Type != ledger.EventAccountUpdated {
 			t.Errorf("events = %+v", evs)
 		}
@@ -306,7 +307,7 @@ func TestDeleteAccount(t *testing.T) {
 		if _, err := e.s.DeleteAccount(ctx, sys, "", b.ID); err != nil {
 			t.Errorf("second delete: %v", err)
 		}
-		evs, _ := e.s.Events(ctx, 0, 100)
+		evs, _ := e.s.Events(ctx, "", 100)
 		if last := evs[len(evs)-1]; last.Type != ledger.EventAccountDeleted || len(evs) != 3 {
 			t.Errorf("events: %d, last %s", len(evs), last.Type)
 		}

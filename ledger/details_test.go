@@ -44,7 +44,7 @@ func (e *env) details(tb testing.TB, n ledger.NewAccountDetails) *ledger.Account
 // eventsOf returns the objects of every outbox event of type typ.
 func (e *env) eventsOf(tb testing.TB, typ string) []ledger.AccountDetails {
 	tb.Helper()
-	evs, err := e.s.Events(context.Background(), 0, 1000)
+	evs, err := e.s.Events(context.Background(), "", 1000)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -120,8 +120,14 @@
 //
 // # Outbox
 //
-// AppendEventTx writes an Event {seq, id, type, entity_id, object, created}
-// in the caller's transaction; seq comes from a counter in the same store,
-// so seq order is commit order and Events(afterSeq, limit) lets a reader
-// resume exactly where it stopped. Delivery is the webhooks package's job.
+// AppendEventTx writes an Event {id, type, entity_id, object, created} in
+// the caller's transaction, keyed by its ID. The ID is minted at the
+// transaction's time, or just after the newest event's ID when that sorts
+// later, so ID order is commit order and Events(after, limit) lets a reader
+// resume exactly where it stopped; created is the ID's time, so it is not
+// stored again. The record is compact: the type, the entity and the
+// object's JSON, deflated with a preset dictionary of the objects' field
+// names (a transfer event of 500 bytes keeps about 150); readers get the
+// object back byte for byte. Delivery, and deleting events once they are no longer
+// kept (DeleteEventTx), are the webhooks package's job.
 package ledger

@@ -30,7 +30,7 @@ func (e *env) snapshot(t *testing.T, accounts ...string) snapshot {
 		s.Balances[a] = e.MustBalance(t, a)
 		e.s.History(ctx, a, nil, func(ledger.HistoryLine) error { s.Lines[a]++; return nil })
 	}
-	evs, _ := e.s.Events(ctx, 0, 1000)
+	evs, _ := e.s.Events(ctx, "", 1000)
 	s.Events = len(evs)
 	return s
 }
@@ -401,7 +401,7 @@ func TestEventsOrder(t *testing.T) {
 	}
 	want = append(want, "custom.happened x")
 	var got []string
-	var after uint64
+	var after string
 	for {
 		evs, err := e.s.Events(ctx, after, 3)
 		if err != nil {
@@ -411,10 +411,10 @@ func TestEventsOrder(t *testing.T) {
 			break
 		}
 		for _, ev := range evs {
-			if ev.Seq != after+1 {
-				t.Fatalf("seq %d after %d", ev.Seq, after)
+			if ev.ID <= after {
+				t.Fatalf("event %s after %s", ev.ID, after)
 			}
-			after = ev.Seq
+			after = ev.ID
 			var obj struct{ ID string }
 			if err := jsonUnmarshal(ev.Object, &obj); err != nil {
 				t.Fatal(err)
@@ -449,7 +449,7 @@ func TestRunDueOrder(t *testing.T) {
 	if _, err := e.s.Hold(ctx, ledger.HoldRequest{DebitAccountID: bank, CreditAccountID: a.ID, Amount: 5, Timeout: time.Hour, OnTimeout: ledger.TimeoutPost}); err != nil {
 		t.Fatal(err)
 	}
-	before, err := e.s.Events(ctx, 0, 1000)
+	before, err := e.s.Events(ctx, "", 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -460,7 +460,7 @@ func TestRunDueOrder(t *testing.T) {
 	if diff := cmp.Diff(ledger.Balance{Settled: 5}, e.MustBalance(t, a.ID)); diff != "" {
 		t.Errorf("balance (-want +got):\n%s", diff)
 	}
-	after, err := e.s.Events(ctx, before[len(before)-1].Seq, 1000)
+	after, err := e.s.Events(ctx, before[len(before)-1].ID, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

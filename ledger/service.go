@@ -24,7 +24,7 @@ const (
 	bucketHolds    = storage.Bucket("ledger.holds")          // hold ID -> binary hold
 	bucketEntries  = storage.Bucket("ledger.entries")        // entry ID -> binary journal entry
 	bucketIdem     = storage.Bucket("ledger.idempotency")    // caller key -> kind byte + object ID
-	bucketEvents   = storage.Bucket("ledger.events")         // <seq> -> event JSON
+	bucketOutbox   = storage.Bucket("ledger.outbox")         // event ID (commit order) -> compact event (events.go)
 	bucketMeta     = storage.Bucket("ledger.meta")           // counters
 )
 

@@ -164,7 +164,7 @@ func TestPayoutProviderFailureRefunds(t *testing.T) {
 	if b := e.balance(t, e.led.SystemAccount("USD", ledger.PurposeFees)); b.Settled != 0 || b.PendingCredits != 0 {
 		t.Fatalf("fees kept: %+v", b)
 	}
-	evs, _ := e.led.Events(ctx, 0, 100)
+	evs, _ := e.led.Events(ctx, "", 100)
 	if last := evs[len(evs)-1]; last.Type != "outflows.failed" {
 		t.Errorf("last event %s", last.Type)
 	}

@@ -31,7 +31,7 @@ func TestBookTransferWithFundingReceiver(t *testing.T) {
 	if b := e.balance(t, to.ID); b.Settled != 2_500 {
 		t.Errorf("receiver %+v", b)
 	}
-	evs, _ := e.led.Events(ctx, 0, 100)
+	evs, _ := e.led.Events(ctx, "", 100)
 	var got []string
 	for _, ev := range evs {
 		if ev.Type != "accounts.created" {

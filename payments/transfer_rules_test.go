@@ -303,7 +303,7 @@ func ledgerReceiver(e *env, check func(funding.NewInflow) error) payments.Receiv
 // the accounts' own (accounts.*).
 func (e *env) eventTypes(tb testing.TB, entities ...string) []string {
 	tb.Helper()
-	evs, err := e.led.Events(ctx, 0, 1000)
+	evs, err := e.led.Events(ctx, "", 1000)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func TestTransferLifecycle(t *testing.T) {
 		t.Fatalf("balance after reversal %+v", b)
 	}
 	e.checkBalanced(t)
-	evs, err := e.led.Events(ctx, 0, 100)
+	evs, err := e.led.Events(ctx, "", 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -225,12 +225,13 @@ func TestRestartResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A new process: the same file, outbox and clock, a new Service.
+	// A new process: the same file (outbox included) and clock, a new Service.
 	db2 := openBolt(t, path)
 	defer db2.Close()
 	<-mu
 	failing = false
 	mu <- struct{}{}
+	e.outbox = newOutbox(e.clk, db2)
 	svc2 := webhooks.NewService(db2, e.outbox, mustSealer(t), &e.opts)
 	e.svc = svc2
 	e.mustDrain(t) // nothing is due yet: the third attempt waits for 30 s

@@ -19,14 +19,17 @@
 // # Events
 //
 // Domain packages append events to the ledger's outbox in the same storage
-// transaction as the change they report. The dispatcher reads the outbox
-// after the last sequence it has processed, a cursor stored with the
-// deliveries it creates in one transaction, so a restart resumes exactly
-// there and nothing is lost. For each event and each active webhook that
-// matches it, one Delivery is stored (one per webhook and event). Events are
-// also indexed for ListEvents under the event's entity and its ancestors,
-// and purged, with finished deliveries, after EventRetention (30 days).
-// Redeliver sends a retained event again with a fresh retry window.
+// transaction as the change they report; event IDs increase in commit
+// order. The dispatcher reads the outbox after the last event it has
+// processed, a cursor read, advanced and stored in the transaction that
+// creates the deliveries, so a restart resumes exactly there and nothing is
+// lost. For each event and each active webhook that matches it, one
+// Delivery is stored (one per webhook and event). The outbox is the only
+// copy of an event: ListEvents pages through it in ID order, Redeliver and
+// attempts read it there, and the retention sweep deletes events, with
+// finished deliveries, after EventRetention (30 days by default; an
+// Option). Redeliver sends a retained event again with a fresh retry
+// window.
 //
 // # Authorization
 //
@@ -86,8 +89,10 @@
 // Everything that waits lives in storage's due-work queue, scheduled in the
 // transaction that makes it due (DueJobs lists the kinds in the order they
 // run): "webhooks.expire" marks a webhook inactive when its expires_in
-// elapses; "webhooks.purge-event" and "webhooks.purge-delivery" drop events
-// and deliveries EventRetention after their creation; "webhooks.attempt"
+// elapses; one "webhooks.sweep" item drops events and deliveries
+// EventRetention after their creation, walking them oldest first by ID (a
+// ULID minted at creation) and queueing itself again for the oldest left,
+// so retention costs no queue item per event; "webhooks.attempt"
 // holds every pending delivery, a first attempt at time 0 (due at once,
 // whatever the clock says) and a retry at its time. The code follows the
 // same path: ingest.go reads the outbox, fanout.go makes deliveries,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 
 	"github.com/oklog/ulid/v2"
 
@@ -47,10 +46,11 @@ func ulidBound(ms int64, max bool) string {
 // (EventRetention, 30 days by default), oldest first, filtered by f;
 // cursors are event IDs. Only events the dispatcher has read from the
 // outbox are listed (Run, RunDue and Drain read it); webhook.test events
-// are not. Event IDs are assumed to be ULIDs minted at the event's
-// creation, as corebank.IDs makes them, so the time filters seek directly.
-// When Options.Tree lacks Ancestry a page examines at most MaxEventScan
-// events and may come back short with HasNext set.
+// are not. The page is read from the outbox in ID order, which is time
+// order, so the time filters seek directly; the entity and type filters
+// are checked event by event, and a page examines at most MaxEventScan
+// events: one cut short comes back with HasNext set and a Next cursor to
+// continue from.
 //
 // Errors: a validation error for a bad filter; corebank.ErrEntityNotFound
 // for an entity outside the caller's tree or unknown; a validation error
@@ -66,16 +66,13 @@ func (s *Service) ListEvents(ctx context.Context, caller corebank.Caller, entity
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	q := storage.PageQuery{Bucket: bucketEventIndex, Opts: opts}
+	q := storage.PageQuery{Opts: opts, MaxScan: MaxEventScan}
 	if f.CreatedAfter > 0 {
 		q.Lower = ulidBound(f.CreatedAfter+1, false)
 	}
 	if f.CreatedBefore > 0 {
 		q.Upper = ulidBound(f.CreatedBefore-1, true)
 	}
-	// Without Ancestry an entity's index holds only the events of its tree
-	// that arrived while it owned a webhook: scan every event instead.
-	scanAll := s.tree != nil && s.ancestry == nil
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*corebank.Page[Event], error) {
 		entity, err := scope.Entity(tx, s.tree, caller, entityID)
 		if err != nil {
@@ -84,43 +81,53 @@ func (s *Service) ListEvents(ctx context.Context, caller corebank.Caller, entity
 		if q.Limit, err = storage.CheckList(opts, corebank.DefaultLimit); err != nil {
 			return nil, err
 		}
-		under := corebank.As(entity)
-		switch {
-		case scanAll:
-			q.Bucket, q.MaxScan = bucketEvents, MaxEventScan
-		case f.Type != "":
-			q.Bucket, q.Prefix = bucketEventTypes, storage.Prefix(entity, f.Type)
-		default:
-			q.Prefix = storage.Prefix(entity)
+		cursor, err := readCursor(tx)
+		if err != nil {
+			return nil, err
 		}
-		return storage.ReadPage(tx, q, func(id string, v []byte) (Event, bool, error) {
-			var se storedEvent
-			var err error
-			if scanAll {
-				err = json.Unmarshal(v, &se) // the events bucket holds the event itself
-			} else {
-				err = storage.GetJSON(tx, bucketEvents, []byte(id), &se)
+		if cursor == "" {
+			return &corebank.Page[Event]{Items: []Event{}, Total: -1}, nil
+		}
+		if q.Upper == "" || cursor < q.Upper {
+			q.Upper = cursor // not yet read by the dispatcher
+		}
+		under := corebank.As(entity)
+		allowed := map[string]bool{entity: true} // an entity's place is looked up once a page
+		return s.outbox.PageEventsTx(tx, q, func(ev Event) (bool, error) {
+			if f.Type != "" && ev.Type != f.Type {
+				return false, nil
 			}
-			if errors.Is(err, storage.ErrNotFound) {
-				return Event{}, false, nil
+			if (f.CreatedAfter > 0 && ev.Created <= f.CreatedAfter) || (f.CreatedBefore > 0 && ev.Created >= f.CreatedBefore) {
+				return false, nil
 			}
-			if err != nil {
-				return Event{}, false, err
-			}
-			if (f.CreatedAfter > 0 && se.Created <= f.CreatedAfter) || (f.CreatedBefore > 0 && se.Created >= f.CreatedBefore) {
-				return Event{}, false, nil
-			}
-			if scanAll {
-				if len(se.Entities) == 0 || (f.Type != "" && se.Type != f.Type) {
-					return Event{}, false, nil
+			in, seen := allowed[ev.EntityID]
+			if !seen {
+				var err error
+				if in, err = scope.Allowed(tx, s.tree, under, ev.EntityID); err != nil {
+					return false, err
 				}
-				if in, err := scope.Allowed(tx, s.tree, under, se.EntityID); err != nil || !in {
-					return Event{}, false, err
-				}
+				allowed[ev.EntityID] = in
 			}
-			return se.Event, true, nil
+			return in, nil
 		})
 	})
+}
+
+// eventTx returns the retained event with id that the dispatcher has read,
+// or ErrEventNotFound.
+func (s *Service) eventTx(tx storage.Tx, id string) (Event, error) {
+	cursor, err := readCursor(tx)
+	if err != nil {
+		return Event{}, err
+	}
+	if id > cursor {
+		return Event{}, ErrEventNotFound
+	}
+	ev, err := s.outbox.EventTx(tx, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return Event{}, ErrEventNotFound
+	}
+	return ev, err
 }
 
 // Redeliver sends a retained event again: it creates a fresh delivery, with
@@ -145,41 +152,27 @@ func (s *Service) Redeliver(ctx context.Context, caller corebank.Caller, entityI
 		if err != nil {
 			return nil, err
 		}
-		var se storedEvent
-		err = storage.GetJSON(tx, bucketEvents, []byte(eventID), &se)
-		if errors.Is(err, storage.ErrNotFound) || (err == nil && len(se.Entities) == 0) {
-			return nil, ErrEventNotFound // unknown, purged, or a test event
-		}
+		ev, err := s.eventTx(tx, eventID)
 		if err != nil {
 			return nil, err
 		}
-		if err := scope.Check(tx, s.tree, c, se.EntityID, ErrEventNotFound); err != nil {
+		if err := scope.Check(tx, s.tree, c, ev.EntityID, ErrEventNotFound); err != nil {
 			return nil, err
 		}
 		// Keep the event's entity and the ancestors the caller reaches.
-		chain := se.Entities[:1]
-		for _, ent := range se.Entities[1:] {
+		all, err := s.chainTx(tx, ev.EntityID)
+		if err != nil {
+			return nil, err
+		}
+		chain := all[:1]
+		for _, ent := range all[1:] {
 			if in, err := scope.Allowed(tx, s.tree, c, ent); err != nil {
 				return nil, err
 			} else if in {
 				chain = append(chain, ent)
 			}
 		}
-		if s.ancestry == nil {
-			// Owners of webhooks added since ingestion count too.
-			anc, err := s.ancestorsTx(tx, se.EntityID)
-			if err != nil {
-				return nil, err
-			}
-			for _, ent := range anc {
-				if in, err := scope.Allowed(tx, s.tree, c, ent); err != nil {
-					return nil, err
-				} else if in && !slices.Contains(chain, ent) {
-					chain = append(chain, ent)
-				}
-			}
-		}
-		return s.fanOutTx(tx, now, se.Event, chain, corebank.Millis(now.Add(s.window)), true)
+		return s.fanOutTx(tx, now, ev, chain, corebank.Millis(now.Add(s.window)), true)
 	})
 	if err != nil {
 		return nil, err
@@ -221,7 +214,7 @@ func (s *Service) SendTest(ctx context.Context, caller corebank.Caller, entityID
 			return "", ErrWebhookDeleted
 		}
 		ev := Event{ID: evID, Type: TestEventType, EntityID: r.EntityID, Data: data, Created: ms}
-		if err := s.storeEventTx(tx, &storedEvent{Event: ev}); err != nil {
+		if err := storage.PutJSON(tx, bucketTestEvents, []byte(evID), &ev); err != nil {
 			return "", err
 		}
 		_, err = s.newDeliveryTx(tx, now, dlvID, webhookID, ev, ms, true)

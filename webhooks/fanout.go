@@ -55,8 +55,9 @@ func (s *Service) fanOutTx(tx storage.Tx, now time.Time, ev Event, entities []st
 }
 
 // newDeliveryTx stores a pending delivery queued for an immediate first
-// attempt and schedules its purge. The latest delivery of (webhook, event)
-// is recorded so that an outbox replay creates no duplicate.
+// attempt, and makes sure the sweep that purges it is queued. The latest
+// delivery of (webhook, event) is recorded so that an outbox replay
+// creates no duplicate.
 func (s *Service) newDeliveryTx(tx storage.Tx, now time.Time, id, hookID string, ev Event, retryUntil int64, test bool) (*Delivery, error) {
 	ms := corebank.Millis(now)
 	d := &Delivery{
@@ -73,7 +74,7 @@ func (s *Service) newDeliveryTx(tx storage.Tx, now time.Time, id, hookID string,
 	if err := tx.Put(bucketDlvKeys, storage.Key(hookID, ev.ID), []byte(id)); err != nil {
 		return nil, err
 	}
-	if err := storage.Schedule(tx, duePurgeDelivery, s.purgeAt(ms), id); err != nil {
+	if err := s.sweepLaterTx(tx, ms); err != nil {
 		return nil, err
 	}
 	return d, queueTx(tx, d)

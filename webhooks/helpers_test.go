@@ -3,7 +3,6 @@ package webhooks_test
 import (
 	"context"
 	"crypto/x509"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +16,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/bolt"
 	"github.com/corebank/corebank/storage/memory"
@@ -28,42 +28,29 @@ var ctx = context.Background()
 // start is the mock clock's starting instant in every test.
 var start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-// fakeOutbox is an in-memory outbox for tests without the ledger.
-type fakeOutbox struct {
-	mu     sync.Mutex
-	clk    clock.Clock
-	ids    *corebank.IDs
-	events []webhooks.Event
+// testOutbox is the ledger's outbox on the test's store, with a helper
+// that appends an event in a transaction of its own.
+type testOutbox struct {
+	webhooks.Outbox
+	led *ledger.Service
+	clk clock.Clock
+	db  storage.Backend
 }
 
-func newOutbox(clk clock.Clock) *fakeOutbox {
-	return &fakeOutbox{clk: clk, ids: corebank.NewIDs(nil)}
+func newOutbox(clk clock.Clock, db storage.Backend) *testOutbox {
+	led := ledger.NewService(db, &ledger.Options{Clock: clk})
+	return &testOutbox{Outbox: webhooks.LedgerOutbox(led), led: led, clk: clk, db: db}
 }
 
-func (o *fakeOutbox) Append(t testing.TB, typ, entityID string, data any) webhooks.Event {
+func (o *testOutbox) Append(t testing.TB, typ, entityID string, data any) webhooks.Event {
 	t.Helper()
-	raw, err := json.Marshal(data)
+	ev, err := storage.Update(context.Background(), o.db, func(tx storage.Tx) (*ledger.Event, error) {
+		return o.led.AppendEventTx(tx, o.clk.Now(), typ, entityID, data)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	now := o.clk.Now()
-	ev := webhooks.Event{Seq: uint64(len(o.events) + 1), ID: o.ids.New(now), Type: typ, EntityID: entityID, Data: raw, Created: now.UnixMilli()}
-	o.events = append(o.events, ev)
-	return ev
-}
-
-func (o *fakeOutbox) Events(_ context.Context, after uint64, limit int) ([]webhooks.Event, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var out []webhooks.Event
-	for _, e := range o.events {
-		if e.Seq > after && len(out) < limit {
-			out = append(out, e)
-		}
-	}
-	return out, nil
+	return webhooks.Event{ID: ev.ID, Type: ev.Type, EntityID: ev.EntityID, Data: ev.Object, Created: ev.Created}
 }
 
 func mustSealer(t testing.TB) *corebank.Sealer {
@@ -138,7 +125,7 @@ func always(code int) func(int) int { return func(int) int { return code } }
 type env struct {
 	clk    *clock.Mock
 	db     storage.Backend
-	outbox *fakeOutbox
+	outbox *testOutbox
 	svc    *webhooks.Service
 	recv   *receiver
 	opts   webhooks.Options
@@ -152,7 +139,7 @@ func newEnv(t testing.TB, db storage.Backend, status func(int) int, mod func(*we
 		db = memory.New()
 		t.Cleanup(func() { db.Close() })
 	}
-	e := &env{clk: clk, db: db, outbox: newOutbox(clk), recv: newReceiver(t, status)}
+	e := &env{clk: clk, db: db, outbox: newOutbox(clk, db), recv: newReceiver(t, status)}
 	e.opts = webhooks.Options{Clock: clk, Env: webhooks.EnvSandbox, RootCAs: e.recv.Pool()}
 	if mod != nil {
 		mod(&e.opts)

@@ -10,22 +10,14 @@ import (
 	"github.com/corebank/corebank/storage"
 )
 
-// Ingestion: the outbox becomes stored events and deliveries. The
-// dispatcher reads the outbox after its persisted cursor and, in one
-// transaction per batch, stores each event, fans it out (fanout.go) and
-// advances the cursor, so a restart resumes exactly where it stopped and
-// an outbox replay creates nothing twice.
+// Ingestion: new outbox events become deliveries. The dispatcher reads the
+// outbox after its persisted cursor (the ID of the last event ingested) and,
+// in one transaction per batch, fans each event out (fanout.go) and
+// advances the cursor, so a restart resumes exactly where it stopped. The
+// events stay in the outbox, the one place they are stored: ListEvents,
+// Redeliver and attempts read them there, and retention deletes them.
 
 const ingestBatch = 256
-
-// storedEvent is an event kept for ListEvents, Redeliver and attempts.
-type storedEvent struct {
-	Event
-	// Entities are the entities the event is indexed under: its own, then
-	// its ancestors (with Ancestry all of them, else those owning webhooks
-	// at ingestion). Empty for test events.
-	Entities []string `json:"entities"`
-}
 
 // Wake tells Run that new events may be in the outbox. It never blocks;
 // hand it to storage.WithCommitHook so deliveries start right after commit.
@@ -36,17 +28,14 @@ func (s *Service) Wake() {
 	}
 }
 
-var errCursorMoved = errors.New("webhooks: outbox cursor moved")
-
-func readCursor(tx storage.Tx) (uint64, error) {
+// readCursor returns the ID of the last event ingested, "" before the
+// first.
+func readCursor(tx storage.Tx) (string, error) {
 	v, err := tx.Get(bucketMeta, keyCursor)
 	if errors.Is(err, storage.ErrNotFound) {
-		return 0, nil
+		return "", nil
 	}
-	if err != nil {
-		return 0, err
-	}
-	return storage.Uint64(v)
+	return string(v), err
 }
 
 // ingest moves new outbox events into deliveries, advancing the persisted
@@ -56,86 +45,62 @@ func (s *Service) ingest(ctx context.Context) (int, error) {
 	defer s.ingestMu.Unlock()
 	total := 0
 	for {
-		cursor, err := storage.View(ctx, s.db, readCursor)
-		if err != nil {
-			return total, err
-		}
-		evs, err := s.outbox.Events(ctx, cursor, ingestBatch)
-		if err != nil {
-			return total, fmt.Errorf("webhooks: read outbox: %w", err)
-		}
-		if len(evs) == 0 {
-			return total, nil
-		}
 		now := s.clock.Now()
-		created, err := storage.Update(ctx, s.db, func(tx storage.Tx) (int, error) {
-			c, err := readCursor(tx)
+		type batch struct{ events, deliveries int }
+		b, err := storage.Update(ctx, s.db, func(tx storage.Tx) (batch, error) {
+			cursor, err := readCursor(tx)
 			if err != nil {
-				return 0, err
+				return batch{}, err
 			}
-			if c != cursor {
-				return 0, errCursorMoved
+			evs, err := s.outbox.EventsTx(tx, cursor, ingestBatch)
+			if err != nil {
+				return batch{}, fmt.Errorf("webhooks: read outbox: %w", err)
 			}
-			created, last := 0, cursor
+			if len(evs) == 0 {
+				return batch{}, nil
+			}
+			created := 0
 			for _, ev := range evs {
-				if ev.Seq <= last {
-					continue
-				}
 				n, err := s.ingestEventTx(tx, now, ev)
 				if err != nil {
-					return 0, err
+					return batch{}, err
 				}
 				created += n
-				last = ev.Seq
 			}
-			return created, tx.Put(bucketMeta, keyCursor, storage.AppendUint64(nil, last))
+			if err := s.sweepLaterTx(tx, evs[0].Created); err != nil {
+				return batch{}, err
+			}
+			return batch{len(evs), created}, tx.Put(bucketMeta, keyCursor, []byte(evs[len(evs)-1].ID))
 		})
-		if errors.Is(err, errCursorMoved) {
-			continue
-		}
 		if err != nil {
 			return total, err
 		}
-		total += created
-		if len(evs) < ingestBatch {
+		total += b.deliveries
+		if b.events < ingestBatch {
 			return total, nil
 		}
 	}
 }
 
-// ingestEventTx stores and indexes ev and creates a delivery for each
-// active webhook of its entity or an ancestor that subscribes to its type.
+// ingestEventTx creates a delivery of ev for each active webhook of its
+// entity or an ancestor that subscribes to its type.
 func (s *Service) ingestEventTx(tx storage.Tx, now time.Time, ev Event) (int, error) {
-	if ok, err := storage.Exists(tx, bucketEvents, []byte(ev.ID)); err != nil || ok {
-		return 0, err // already ingested (an outbox replay)
-	}
-	anc, err := s.ancestorsTx(tx, ev.EntityID)
+	chain, err := s.chainTx(tx, ev.EntityID)
 	if err != nil {
 		return 0, err
 	}
-	entities := append([]string{ev.EntityID}, anc...)
-	if err := s.storeEventTx(tx, &storedEvent{Event: ev, Entities: entities}); err != nil {
-		return 0, err
-	}
-	ds, err := s.fanOutTx(tx, now, ev, entities, ev.Created+s.window.Milliseconds(), false)
+	ds, err := s.fanOutTx(tx, now, ev, chain, ev.Created+s.window.Milliseconds(), false)
 	return len(ds), err
 }
 
-// storeEventTx stores se with its indexes and schedules its purge once
-// EventRetention has passed since its creation.
-func (s *Service) storeEventTx(tx storage.Tx, se *storedEvent) error {
-	if err := storage.PutJSON(tx, bucketEvents, []byte(se.ID), se); err != nil {
-		return err
+// chainTx returns the entities an event about id fans out to: id, then
+// its ancestors as ancestorsTx finds them.
+func (s *Service) chainTx(tx storage.Tx, id string) ([]string, error) {
+	anc, err := s.ancestorsTx(tx, id)
+	if err != nil {
+		return nil, err
 	}
-	for _, ent := range se.Entities {
-		if err := tx.Put(bucketEventIndex, storage.Key(ent, se.ID), nil); err != nil {
-			return err
-		}
-		if err := tx.Put(bucketEventTypes, storage.Key(ent, se.Type, se.ID), nil); err != nil {
-			return err
-		}
-	}
-	return storage.Schedule(tx, duePurgeEvent, s.purgeAt(se.Created), se.ID)
+	return append([]string{id}, anc...), nil
 }
 
 // ancestorsTx returns the ancestors of id to index an event under and fan

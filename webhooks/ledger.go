@@ -1,23 +1,51 @@
 package webhooks
 
 import (
-	"context"
-
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/storage"
 )
 
 // LedgerOutbox reads the ledger's event outbox, where every domain package
 // appends its events in the same transaction as the change they report.
-func LedgerOutbox(l *ledger.Service) Outbox {
-	return OutboxFunc(func(ctx context.Context, afterSeq uint64, limit int) ([]Event, error) {
-		evs, err := l.Events(ctx, afterSeq, limit)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]Event, len(evs))
-		for i, e := range evs {
-			out[i] = Event{Seq: e.Seq, ID: e.ID, Type: e.Type, EntityID: e.EntityID, Data: e.Object, Created: e.Created}
-		}
-		return out, nil
-	})
+func LedgerOutbox(l *ledger.Service) Outbox { return ledgerOutbox{l} }
+
+type ledgerOutbox struct{ l *ledger.Service }
+
+func fromLedger(e ledger.Event) Event {
+	return Event{ID: e.ID, Type: e.Type, EntityID: e.EntityID, Data: e.Object, Created: e.Created}
+}
+
+func (o ledgerOutbox) EventsTx(tx storage.Tx, after string, limit int) ([]Event, error) {
+	evs, err := o.l.EventsTx(tx, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Event, len(evs))
+	for i, e := range evs {
+		out[i] = fromLedger(e)
+	}
+	return out, nil
+}
+
+func (o ledgerOutbox) EventTx(tx storage.Tx, id string) (Event, error) {
+	e, err := o.l.EventTx(tx, id)
+	return fromLedger(e), err
+}
+
+func (o ledgerOutbox) DeleteEventTx(tx storage.Tx, id string) error {
+	return o.l.DeleteEventTx(tx, id)
+}
+
+func (o ledgerOutbox) PageEventsTx(tx storage.Tx, q storage.PageQuery, keep func(Event) (bool, error)) (*corebank.Page[Event], error) {
+	p, err := o.l.PageEventsTx(tx, q, func(e ledger.Event) (bool, error) { return keep(fromLedger(e)) })
+	if err != nil {
+		return nil, err
+	}
+	out := &corebank.Page[Event]{Items: make([]Event, len(p.Items)), HasNext: p.HasNext, HasPrevious: p.HasPrevious,
+		Next: p.Next, Previous: p.Previous, Total: p.Total}
+	for i, e := range p.Items {
+		out.Items[i] = fromLedger(e)
+	}
+	return out, nil
 }

@@ -13,8 +13,8 @@ import (
 
 // DueJobs returns the webhooks' due work for a storage.Due runner, in the
 // order RunDue runs it: "webhooks.expire" (a webhook's expires_in
-// elapsed), "webhooks.purge-event" and "webhooks.purge-delivery" (past
-// EventRetention), each inside the transaction that takes the item off the
+// elapsed) and "webhooks.sweep" (events and deliveries past
+// EventRetention, oldest first), each inside the transaction that takes the item off the
 // queue, then "webhooks.attempt", a Batch job that sends every attempt due
 // (first attempts whatever the clock, retries on it) outside any
 // transaction and returns once they are recorded. Reading the outbox is not

@@ -114,7 +114,7 @@ func (s *Service) attempt(ctx context.Context, it storage.DueItem) (sent bool, e
 	type read struct {
 		d    *Delivery
 		rec  *record
-		ev   storedEvent
+		ev   Event
 		stop string
 	}
 	got, err := storage.View(ctx, s.db, func(tx storage.Tx) (read, error) {
@@ -138,7 +138,11 @@ func (s *Service) attempt(ctx context.Context, it storage.DueItem) (sent bool, e
 		if err != nil {
 			return r, err
 		}
-		err = storage.GetJSON(tx, bucketEvents, []byte(d.EventID), &r.ev)
+		if d.Test {
+			err = storage.GetJSON(tx, bucketTestEvents, []byte(d.EventID), &r.ev)
+		} else {
+			r.ev, err = s.outbox.EventTx(tx, d.EventID)
+		}
 		if errors.Is(err, storage.ErrNotFound) {
 			r.stop = "event no longer retained"
 			return r, nil
@@ -173,7 +177,7 @@ func (s *Service) attempt(ctx context.Context, it storage.DueItem) (sent bool, e
 		a.Error = "internal error: the webhook secret cannot be opened"
 		s.log.Error("webhook secret", "webhook", rec.ID, "err", oerr)
 	} else {
-		a.StatusCode, a.Error, a.DurationMS = s.post(ctx, rec.URL, string(secret), &got.ev.Event, nowMS)
+		a.StatusCode, a.Error, a.DurationMS = s.post(ctx, rec.URL, string(secret), &got.ev, nowMS)
 	}
 	if a.Error != "" {
 		s.log.Info("webhook attempt failed", "webhook", rec.ID, "delivery", d.ID, "event", got.ev.ID,

@@ -28,22 +28,19 @@ import (
 const (
 	bucketHooks       = storage.Bucket("webhooks.hooks")        // hook ID -> record JSON
 	bucketHooksEntity = storage.Bucket("webhooks.hooks_entity") // <entity>/<hook ID> -> empty (not deleted)
-	bucketEvents      = storage.Bucket("webhooks.events")       // event ID -> storedEvent JSON
-	bucketEventIndex  = storage.Bucket("webhooks.event_index")  // <entity>/<event ID> -> empty
-	bucketEventTypes  = storage.Bucket("webhooks.event_types")  // <entity>/<type>/<event ID> -> empty
+	bucketTestEvents  = storage.Bucket("webhooks.events")       // test event ID -> Event JSON (others live in the outbox)
 	bucketDeliveries  = storage.Bucket("webhooks.deliveries")   // delivery ID -> Delivery JSON
 	bucketDlvHook     = storage.Bucket("webhooks.dlv_hook")     // <hook ID>/<delivery ID> -> empty
 	bucketDlvKeys     = storage.Bucket("webhooks.dlv_keys")     // <hook ID>/<event ID> -> latest delivery ID
-	bucketMeta        = storage.Bucket("webhooks.meta")         // "cursor" -> outbox sequence
+	bucketMeta        = storage.Bucket("webhooks.meta")         // "cursor" -> ID of the last outbox event ingested
 )
 
 // Kinds of the webhooks' work in storage's due queue (see DueJobs). Each
 // item is scheduled in the transaction that makes it due.
 const (
-	dueExpire        = "webhooks.expire"         // webhook ID at its expires_at: it becomes inactive
-	duePurgeEvent    = "webhooks.purge-event"    // event ID once EventRetention has passed
-	duePurgeDelivery = "webhooks.purge-delivery" // delivery ID once EventRetention has passed
-	dueAttempt       = "webhooks.attempt"        // pending delivery ID: first attempt at 0, a retry at its time
+	dueExpire  = "webhooks.expire"  // webhook ID at its expires_at: it becomes inactive
+	dueSweep   = "webhooks.sweep"   // one item: purge what EventRetention has passed, oldest first
+	dueAttempt = "webhooks.attempt" // pending delivery ID: first attempt at 0, a retry at its time
 )
 
 var keyCursor = []byte("cursor")
@@ -64,11 +61,9 @@ const (
 	MaxExpiresIn = 100 * 365 * 24 * 3600
 )
 
-// Event is one outbox event as the webhooks package sees it. Seq is the
-// outbox position (not part of the JSON); ID is a ULID minted at the
-// event's creation; Created is Unix milliseconds.
+// Event is one outbox event as the webhooks package sees it. ID is a ULID
+// minted at the event's creation; Created is Unix milliseconds.
 type Event struct {
-	Seq      uint64          `json:"-"`
 	ID       string          `json:"id"`
 	Type     string          `json:"type"`
 	EntityID string          `json:"entity_id"`
@@ -76,21 +71,27 @@ type Event struct {
 	Created  int64           `json:"created"`
 }
 
-// Outbox is where the dispatcher reads events from: the ledger's outbox,
-// which events are appended to in the same transaction as the change they
-// report.
+// Outbox is where events live: the ledger's outbox (LedgerOutbox), which
+// events are appended to in the same transaction as the change they
+// report, in the store the Service is given. The webhooks keep no copy of
+// an event: the dispatcher reads new ones, ListEvents, Redeliver and
+// attempts read them back, and retention deletes them, each inside the
+// webhooks' own transaction.
 type Outbox interface {
-	// Events returns up to limit events with Seq greater than afterSeq, in
-	// increasing Seq order; an empty slice when there are none.
-	Events(ctx context.Context, afterSeq uint64, limit int) ([]Event, error)
-}
-
-// OutboxFunc adapts a function to Outbox.
-type OutboxFunc func(ctx context.Context, afterSeq uint64, limit int) ([]Event, error)
-
-// Events calls f.
-func (f OutboxFunc) Events(ctx context.Context, afterSeq uint64, limit int) ([]Event, error) {
-	return f(ctx, afterSeq, limit)
+	// EventsTx returns up to limit events after the event with ID after
+	// ("" for the first), in commit order, which is also ID order; an
+	// empty slice when there are none.
+	EventsTx(tx storage.Tx, after string, limit int) ([]Event, error)
+	// EventTx returns the event with id; storage.ErrNotFound when there
+	// is none.
+	EventTx(tx storage.Tx, id string) (Event, error)
+	// DeleteEventTx removes the event with id; an absent one is not an
+	// error.
+	DeleteEventTx(tx storage.Tx, id string) error
+	// PageEventsTx reads one page of events as storage.ReadPage reads q
+	// (positions are event IDs; q.Bucket is ignored), keeping those keep
+	// accepts.
+	PageEventsTx(tx storage.Tx, q storage.PageQuery, keep func(Event) (bool, error)) (*corebank.Page[Event], error)
 }
 
 // Sealer encrypts webhook secrets at rest; *corebank.Sealer satisfies it.
@@ -100,11 +101,9 @@ type Sealer interface {
 }
 
 // Ancestry is an optional extension of scope.Tree. When Options.Tree also
-// implements it, events are indexed under every ancestor of their entity at
-// ingestion, so fan-out costs one index scan per ancestor and ListEvents
-// one seek. Without it, fan-out checks each entity that owns webhooks with
-// InTreeTx, and ListEvents for an entity with descendants scans retained
-// events in ID order, examining at most MaxEventScan per page.
+// implements it, fan-out looks up the webhooks of each ancestor of an
+// event's entity (one index scan per ancestor); without it, fan-out checks
+// each entity that owns webhooks with InTreeTx.
 type Ancestry interface {
 	// AncestorsTx returns entityID's ancestors, without entityID itself;
 	// nil for a root or an unknown entity.
@@ -137,9 +136,8 @@ func (f AncestorsFunc) InTreeTx(tx storage.Tx, ancestorID, id string) (bool, err
 	return false, nil
 }
 
-// MaxEventScan bounds how many events ListEvents examines for one page when
-// Options.Tree does not implement Ancestry; a page cut short by it has
-// HasNext set and a Next cursor to continue from.
+// MaxEventScan bounds how many events ListEvents examines for one page; a
+// page cut short by it has HasNext set and a Next cursor to continue from.
 const MaxEventScan = 5000
 
 // Options are the Service's optional dependencies and knobs. The zero value,
@@ -185,9 +183,10 @@ type Options struct {
 	// 15 min.
 	RetryWindow time.Duration
 	// EventRetention is how long ListEvents and Redeliver see an event and
-	// Deliveries a finished delivery; default 30 days. Each event's and
-	// delivery's purge is scheduled when it is written, so a new value
-	// applies to those written after the change.
+	// Deliveries a finished delivery; default 30 days. The sweep that
+	// purges them reads each one's creation time from its ID, so a new
+	// value applies to everything stored from the next sweep on (a longer
+	// one once the sweep queued under the old value has run).
 	EventRetention time.Duration
 	// PollInterval is how often Run looks for work on the real clock when
 	// no Wake arrives; default 1 s.

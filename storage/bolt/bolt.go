@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -245,4 +246,30 @@ func mapErr(err error) error {
 		return storage.ErrEmptyKey
 	}
 	return fmt.Errorf("storage/bolt: %w", err)
+}
+
+// foldBucket returns bucket b of btx, created if absent, ready for a fold
+// of the overlay otx. When every key the fold writes sorts after the
+// bucket's last key (an append-only bucket keyed by sequence or ULID, such
+// as an outbox), pages are filled to the brim (FillPercent
+// 1.0) instead of bbolt's default half, which splits a node at 50% because
+// it expects later inserts in between; appends never come back to a page,
+// so half-full leaves would stay half empty for good. A fold that inserts
+// among existing keys keeps the default.
+func foldBucket(btx *bbolt.Tx, otx storage.Tx, b storage.Bucket) (*bbolt.Bucket, error) {
+	bk, err := btx.CreateBucketIfNotExists([]byte(b))
+	if err != nil {
+		return nil, err
+	}
+	var first []byte
+	if err := otx.Scan(b, storage.ScanOptions{Limit: 1}, func(k, _ []byte) error {
+		first = clone(k)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if last, _ := bk.Cursor().Last(); first != nil && (last == nil || bytes.Compare(first, last) > 0) {
+		bk.FillPercent = 1.0
+	}
+	return bk, nil
 }

@@ -264,7 +264,7 @@ func (d *DB) fold(st *state) error {
 	defer func() { _ = btx.Rollback() }()
 	err = f.over.View(context.Background(), func(otx storage.Tx) error {
 		for b := range f.touched {
-			bk, err := btx.CreateBucketIfNotExists([]byte(b))
+			bk, err := foldBucket(btx, otx, b)
 			if err != nil {
 				return err
 			}

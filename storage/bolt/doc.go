@@ -35,7 +35,11 @@
 // the generation folded in (generation g is logged in file g%2). Until it
 // lands, reads see the active overlay, then the frozen one, then bbolt.
 // Overwrites of the same keys (balances, holds) between two checkpoints
-// reach bbolt once, and commits never wait for a fold.
+// reach bbolt once, and commits never wait for a fold. A fold whose keys
+// for a bucket all sort after the bucket's last key (an outbox keyed by
+// time-ordered IDs) fills that bucket's pages to the brim (bbolt's
+// FillPercent 1.0) instead of splitting them half full for inserts that
+// never come.
 //
 // Open replays the generations the bbolt file does not hold, in order, each
 // up to the first record that is short, fails its CRC or carries another
