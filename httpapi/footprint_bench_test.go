@@ -134,7 +134,10 @@ type footprintCase struct {
 // after the store is closed (the overlay folded into the bbolt file), the
 // bbolt file's size and bbolt's high water mark divided by N
 // (file_bytes/transfer, used_bytes/transfer; both include the small
-// setup, and the file grows ahead of its data). The bucket table (b.Log)
+// setup, and the file grows ahead of its data), and the keys and bytes
+// the file holds divided by N (live_keys/transfer, live_bytes/transfer:
+// what stays once rewrites and deletes are done; the setup's few objects
+// included). The bucket table (b.Log)
 // shows who writes what, rewrites the Puts to a key already written in
 // the run (a record written at creation and again at settlement). The
 // work is bounded: each case runs its N operations once per process
@@ -189,6 +192,8 @@ func BenchmarkFootprint(b *testing.B) {
 			b.ReportMetric(per(r.total.bytes), "bytes/"+fc.unit)
 			b.ReportMetric(per(r.file), "file_bytes/"+fc.unit)
 			b.ReportMetric(per(r.used), "used_bytes/"+fc.unit)
+			b.ReportMetric(per(r.live.keys), "live_keys/"+fc.unit)
+			b.ReportMetric(per(r.live.bytes), "live_bytes/"+fc.unit)
 		})
 	}
 }
@@ -199,6 +204,7 @@ type footprint struct {
 	counts     map[storage.Bucket]*writeCount
 	total      writeCount
 	file, used int64
+	live       writeCount // keys and bytes in the closed file (setup included)
 }
 
 // footprints keeps each case's measurement: the framework calls a
@@ -245,7 +251,7 @@ func footprintOnce(b *testing.B, fc footprintCase) *footprint {
 	if err := cdb.Close(); err != nil { // folds the overlay into the bbolt file
 		b.Fatal(err)
 	}
-	r.file, r.used = boltSize(b, path)
+	r.file, r.used, r.live = boltSize(b, path)
 	for _, w := range r.counts {
 		r.total.keys += w.keys
 		r.total.bytes += w.bytes
@@ -263,10 +269,10 @@ func footprintOnce(b *testing.B, fc footprintCase) *footprint {
 	return r
 }
 
-// boltSize returns the size of the closed bbolt file at path and bbolt's
+// boltSize returns the size of the closed bbolt file at path, bbolt's
 // high water mark (the pages in use up to the last one, free pages
-// included).
-func boltSize(b *testing.B, path string) (file, used int64) {
+// included), and the keys and bytes (len(key)+len(value)) it holds.
+func boltSize(b *testing.B, path string) (file, used int64, live writeCount) {
 	b.Helper()
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -279,12 +285,18 @@ func boltSize(b *testing.B, path string) (file, used int64) {
 	defer bdb.Close()
 	err = bdb.View(func(tx *bbolt.Tx) error {
 		used = tx.Size()
-		return nil
+		return tx.ForEach(func(_ []byte, bk *bbolt.Bucket) error {
+			return bk.ForEach(func(k, v []byte) error {
+				live.keys++
+				live.bytes += int64(len(k) + len(v))
+				return nil
+			})
+		})
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	return fi.Size(), used
+	return fi.Size(), used, live
 }
 
 // footprintTopRows is how many buckets the logged table lists one by one:
