@@ -120,6 +120,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		exchangePool.Put(x)
 	}()
 
+	if r.URL.Path == "/openapi.json" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		serveOpenAPI(w, r) // the document needs no key
+		return
+	}
 	c, err := h.authenticate(r)
 	if err != nil {
 		h.writeError(x, r, err)
