@@ -52,19 +52,37 @@ func spec() (*openapi3.T, routers.Router, error) {
 // tests send goes through here.
 func (e *env) serve(r *http.Request) *httptest.ResponseRecorder {
 	e.t.Helper()
+	return serveChecked(e.t, e.h, r)
+}
+
+// serveChecked serves r with h and reports to t any disagreement of the
+// exchange with the document; benchmarks are not checked.
+func serveChecked(t testing.TB, h http.Handler, r *http.Request) *httptest.ResponseRecorder {
+	t.Helper()
 	var body []byte
 	if r.Body != nil {
 		body, _ = io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	w := httptest.NewRecorder()
-	e.h.ServeHTTP(w, r)
-	if _, bench := e.t.(*testing.B); !bench {
+	h.ServeHTTP(w, r)
+	if _, bench := t.(*testing.B); !bench {
 		if err := checkExchange(r, body, w); err != nil {
-			e.t.Errorf("OpenAPI: %s %s: %v", r.Method, r.URL.Path, err)
+			t.Errorf("OpenAPI: %s %s: %v", r.Method, r.URL.Path, err)
 		}
 	}
 	return w
+}
+
+// checked is h with every exchange checked against the document, for a
+// test that serves h over a real connection.
+func checked(t testing.TB, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := serveChecked(t, h, r)
+		maps.Copy(w.Header(), rec.Header())
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	})
 }
 
 // checkExchange validates one request and its response against the
