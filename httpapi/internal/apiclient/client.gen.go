@@ -1113,13 +1113,14 @@ func (e GetTransfersById200JSONResponseBodyStatus) Valid() bool {
 
 // APIKey defines model for APIKey.
 type APIKey struct {
-	ApiKey              string `json:"api_key"`
-	Created             int    `json:"created"`
-	EncryptionPublicKey string `json:"encryption_public_key"`
-	EntityId            string `json:"entity_id"`
-	Id                  string `json:"id"`
-	Prefix              string `json:"prefix"`
-	ReadOnly            bool   `json:"read_only"`
+	// ApiKey The secret, shown once. A replay (Idempotent-Replayed) from a server without a Sealer omits it.
+	ApiKey              *string `json:"api_key,omitempty"`
+	Created             int     `json:"created"`
+	EncryptionPublicKey string  `json:"encryption_public_key"`
+	EntityId            string  `json:"entity_id"`
+	Id                  string  `json:"id"`
+	Prefix              string  `json:"prefix"`
+	ReadOnly            bool    `json:"read_only"`
 }
 
 // APIKeyDeleted defines model for APIKeyDeleted.
@@ -1341,8 +1342,9 @@ type AddressOwnerType string
 // AuthError defines model for AuthError.
 type AuthError struct {
 	Error struct {
-		Code    AuthErrorErrorCode `json:"code"`
-		Message string             `json:"message"`
+		Code      AuthErrorErrorCode `json:"code"`
+		Message   string             `json:"message"`
+		RequestId *string            `json:"request_id,omitempty"`
 	} `json:"error"`
 }
 
@@ -1650,12 +1652,15 @@ type Error struct {
 	Data interface{} `json:"data,omitempty"`
 
 	// Details Problems by field, keyed by JSON path (dotted for nesting), query parameter or header name as sent, or "body".
-	Details    map[string]string `json:"details"`
-	Limit      *int              `json:"limit,omitempty"`
-	LimitType  *string           `json:"limit_type,omitempty"`
-	Message    string            `json:"message"`
-	RetryAfter *int              `json:"retry_after,omitempty"`
-	Status     ErrorStatus       `json:"status"`
+	Details   map[string]string `json:"details"`
+	Limit     *int              `json:"limit,omitempty"`
+	LimitType *string           `json:"limit_type,omitempty"`
+	Message   string            `json:"message"`
+
+	// RequestId The X-Request-Id of the request.
+	RequestId  *string     `json:"request_id,omitempty"`
+	RetryAfter *int        `json:"retry_after,omitempty"`
+	Status     ErrorStatus `json:"status"`
 }
 
 // ErrorStatus defines model for Error.Status.
@@ -1810,12 +1815,14 @@ type Statement struct {
 		TotalDebits    int `json:"total_debits"`
 	} `json:"summary"`
 	Transactions []struct {
-		Amount         int                       `json:"amount"`
-		Created        int                       `json:"created"`
-		Id             string                    `json:"id"`
-		Narration      string                    `json:"narration"`
-		Reference      string                    `json:"reference"`
-		RunningBalance int                       `json:"running_balance"`
+		Amount    int    `json:"amount"`
+		Created   int    `json:"created"`
+		Id        string `json:"id"`
+		Narration string `json:"narration"`
+		Reference string `json:"reference"`
+
+		// RunningBalance null for a pending transaction (shown with include_pending)
+		RunningBalance *int                      `json:"running_balance"`
 		Status         string                    `json:"status"`
 		Type           StatementTransactionsType `json:"type"`
 	} `json:"transactions"`
@@ -1918,8 +1925,10 @@ type Webhook struct {
 	ExpiresIn       int      `json:"expires_in"`
 	Id              string   `json:"id"`
 	PreferredEvents []string `json:"preferred_events"`
-	Secret          *string  `json:"secret,omitempty"`
-	Stats           struct {
+
+	// Secret Shown once, on create and rotate_secret. A replay from a server without a Sealer omits it.
+	Secret *string `json:"secret,omitempty"`
+	Stats  struct {
 		LastWebhookEvent        int `json:"last_webhook_event"`
 		TotalWebhooksFailed     int `json:"total_webhooks_failed"`
 		TotalWebhooksSent       int `json:"total_webhooks_sent"`
@@ -10348,6 +10357,11 @@ func (r GetAccountDetailsResponse) ContentType() string {
 	return ""
 }
 
+// PostAccountDetailsResponse201Headers the declared response headers of an HTTP 201 response for PostAccountDetails
+type PostAccountDetailsResponse201Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostAccountDetailsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10369,6 +10383,8 @@ type PostAccountDetailsResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostAccountDetailsResponse201Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -10595,6 +10611,11 @@ func (r GetAccountsResponse) ContentType() string {
 	return ""
 }
 
+// PostAccountsResponse201Headers the declared response headers of an HTTP 201 response for PostAccounts
+type PostAccountsResponse201Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostAccountsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10616,6 +10637,8 @@ type PostAccountsResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostAccountsResponse201Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -11022,6 +11045,11 @@ func (r GetAccountsStatementsResponse) ContentType() string {
 	return ""
 }
 
+// PostBusinessEntitiesResponse201Headers the declared response headers of an HTTP 201 response for PostBusinessEntities
+type PostBusinessEntitiesResponse201Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostBusinessEntitiesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11043,6 +11071,8 @@ type PostBusinessEntitiesResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostBusinessEntitiesResponse201Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -11283,6 +11313,11 @@ func (r GetCounterpartiesResponse) ContentType() string {
 	return ""
 }
 
+// PostCounterpartiesResponse201Headers the declared response headers of an HTTP 201 response for PostCounterparties
+type PostCounterpartiesResponse201Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostCounterpartiesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11306,6 +11341,8 @@ type PostCounterpartiesResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostCounterpartiesResponse201Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -11556,6 +11593,11 @@ func (r PatchCounterpartiesByIdResponse) ContentType() string {
 	return ""
 }
 
+// PostCounterpartiesDeactivateResponse200Headers the declared response headers of an HTTP 200 response for PostCounterpartiesDeactivate
+type PostCounterpartiesDeactivateResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostCounterpartiesDeactivateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11577,6 +11619,8 @@ type PostCounterpartiesDeactivateResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostCounterpartiesDeactivateResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11726,6 +11770,11 @@ func (r GetCounterpartiesPaymentDetailsResponse) ContentType() string {
 	return ""
 }
 
+// PostDocumentsResponse201Headers the declared response headers of an HTTP 201 response for PostDocuments
+type PostDocumentsResponse201Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostDocumentsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11747,6 +11796,8 @@ type PostDocumentsResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostDocumentsResponse201Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -12260,6 +12311,11 @@ func (r GetEntityWebhooksResponse) ContentType() string {
 	return ""
 }
 
+// PostEntityWebhooksResponse201Headers the declared response headers of an HTTP 201 response for PostEntityWebhooks
+type PostEntityWebhooksResponse201Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostEntityWebhooksResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12283,6 +12339,8 @@ type PostEntityWebhooksResponse struct {
 	JSON500 *E500
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *E503
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostEntityWebhooksResponse201Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -12703,6 +12761,11 @@ func (r GetEntityWebhooksDeliveriesResponse) ContentType() string {
 	return ""
 }
 
+// PostEntityWebhooksRotateSecretResponse200Headers the declared response headers of an HTTP 200 response for PostEntityWebhooksRotateSecret
+type PostEntityWebhooksRotateSecretResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostEntityWebhooksRotateSecretResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12724,6 +12787,8 @@ type PostEntityWebhooksRotateSecretResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostEntityWebhooksRotateSecretResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12794,6 +12859,11 @@ func (r PostEntityWebhooksRotateSecretResponse) ContentType() string {
 	return ""
 }
 
+// PostEntityWebhooksTestResponse200Headers the declared response headers of an HTTP 200 response for PostEntityWebhooksTest
+type PostEntityWebhooksTestResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostEntityWebhooksTestResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12817,6 +12887,8 @@ type PostEntityWebhooksTestResponse struct {
 	JSON500 *E500
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostEntityWebhooksTestResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12978,6 +13050,11 @@ func (r GetEventsResponse) ContentType() string {
 	return ""
 }
 
+// PostEventsRedeliverResponse200Headers the declared response headers of an HTTP 200 response for PostEventsRedeliver
+type PostEventsRedeliverResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostEventsRedeliverResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13001,6 +13078,8 @@ type PostEventsRedeliverResponse struct {
 	JSON500 *E500
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostEventsRedeliverResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13076,6 +13155,11 @@ func (r PostEventsRedeliverResponse) ContentType() string {
 	return ""
 }
 
+// PostFxQuotesResponse201Headers the declared response headers of an HTTP 201 response for PostFxQuotes
+type PostFxQuotesResponse201Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostFxQuotesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13099,6 +13183,8 @@ type PostFxQuotesResponse struct {
 	JSON500 *E500
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *E503
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostFxQuotesResponse201Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -13251,6 +13337,11 @@ func (r GetFxQuotesByIdResponse) ContentType() string {
 	return ""
 }
 
+// PostIndividualEntitiesResponse201Headers the declared response headers of an HTTP 201 response for PostIndividualEntities
+type PostIndividualEntitiesResponse201Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostIndividualEntitiesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13272,6 +13363,8 @@ type PostIndividualEntitiesResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostIndividualEntitiesResponse201Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -13433,6 +13526,11 @@ func (r PatchIndividualEntitiesByIdResponse) ContentType() string {
 	return ""
 }
 
+// PostOnboardingSubmissionsResponse201Headers the declared response headers of an HTTP 201 response for PostOnboardingSubmissions
+type PostOnboardingSubmissionsResponse201Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostOnboardingSubmissionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13456,6 +13554,8 @@ type PostOnboardingSubmissionsResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostOnboardingSubmissionsResponse201Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -13649,6 +13749,11 @@ func (r GetOpenAPIResponse) ContentType() string {
 	return ""
 }
 
+// PostPaymentDetailsResponse201Headers the declared response headers of an HTTP 201 response for PostPaymentDetails
+type PostPaymentDetailsResponse201Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostPaymentDetailsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13666,6 +13771,8 @@ type PostPaymentDetailsResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostPaymentDetailsResponse201Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -13900,6 +14007,11 @@ func (r PatchPaymentDetailsByIdResponse) ContentType() string {
 	return ""
 }
 
+// PostSandboxAccountDetailsActivateResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxAccountDetailsActivate
+type PostSandboxAccountDetailsActivateResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostSandboxAccountDetailsActivateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13917,6 +14029,8 @@ type PostSandboxAccountDetailsActivateResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostSandboxAccountDetailsActivateResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13983,6 +14097,11 @@ func (r PostSandboxAccountDetailsActivateResponse) ContentType() string {
 	return ""
 }
 
+// PostSandboxApiKeysResponse201Headers the declared response headers of an HTTP 201 response for PostSandboxApiKeys
+type PostSandboxApiKeysResponse201Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostSandboxApiKeysResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14000,6 +14119,8 @@ type PostSandboxApiKeysResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostSandboxApiKeysResponse201Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -14218,6 +14339,11 @@ func (r GetSandboxClockResponse) ContentType() string {
 	return ""
 }
 
+// PostSandboxClockAdvanceResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxClockAdvance
+type PostSandboxClockAdvanceResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostSandboxClockAdvanceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14237,6 +14363,8 @@ type PostSandboxClockAdvanceResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostSandboxClockAdvanceResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14308,6 +14436,11 @@ func (r PostSandboxClockAdvanceResponse) ContentType() string {
 	return ""
 }
 
+// PostSandboxEntitiesReviewResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxEntitiesReview
+type PostSandboxEntitiesReviewResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostSandboxEntitiesReviewResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14325,6 +14458,8 @@ type PostSandboxEntitiesReviewResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostSandboxEntitiesReviewResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14391,6 +14526,11 @@ func (r PostSandboxEntitiesReviewResponse) ContentType() string {
 	return ""
 }
 
+// PostSandboxFxOutageResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxFxOutage
+type PostSandboxFxOutageResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostSandboxFxOutageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14410,6 +14550,8 @@ type PostSandboxFxOutageResponse struct {
 	JSON500 *E500
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostSandboxFxOutageResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14481,6 +14623,11 @@ func (r PostSandboxFxOutageResponse) ContentType() string {
 	return ""
 }
 
+// PostSandboxInflowsResponse201Headers the declared response headers of an HTTP 201 response for PostSandboxInflows
+type PostSandboxInflowsResponse201Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostSandboxInflowsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14502,6 +14649,8 @@ type PostSandboxInflowsResponse struct {
 	JSON500 *E500
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *E503
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostSandboxInflowsResponse201Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -14578,6 +14727,11 @@ func (r PostSandboxInflowsResponse) ContentType() string {
 	return ""
 }
 
+// PostSandboxTransfersSimulateResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxTransfersSimulate
+type PostSandboxTransfersSimulateResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostSandboxTransfersSimulateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14597,6 +14751,8 @@ type PostSandboxTransfersSimulateResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostSandboxTransfersSimulateResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14754,6 +14910,11 @@ func (r GetTransfersResponse) ContentType() string {
 	return ""
 }
 
+// PostTransfersResponse201Headers the declared response headers of an HTTP 201 response for PostTransfers
+type PostTransfersResponse201Headers struct {
+	IdempotentReplayed *string
+}
+
 type PostTransfersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14779,6 +14940,8 @@ type PostTransfersResponse struct {
 	JSON500 *E500
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *E503
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostTransfersResponse201Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -16169,6 +16332,19 @@ func ParsePostAccountDetailsResponse(rsp *http.Response) (*PostAccountDetailsRes
 
 	}
 
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostAccountDetailsResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
+	}
+
 	return response, nil
 }
 
@@ -16356,6 +16532,19 @@ func ParsePostAccountsResponse(rsp *http.Response) (*PostAccountsResponse, error
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostAccountsResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
 	}
 
 	return response, nil
@@ -16690,6 +16879,19 @@ func ParsePostBusinessEntitiesResponse(rsp *http.Response) (*PostBusinessEntitie
 
 	}
 
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostBusinessEntitiesResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
+	}
+
 	return response, nil
 }
 
@@ -16898,6 +17100,19 @@ func ParsePostCounterpartiesResponse(rsp *http.Response) (*PostCounterpartiesRes
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostCounterpartiesResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
 	}
 
 	return response, nil
@@ -17109,6 +17324,19 @@ func ParsePostCounterpartiesDeactivateResponse(rsp *http.Response) (*PostCounter
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostCounterpartiesDeactivateResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
+	}
+
 	return response, nil
 }
 
@@ -17238,6 +17466,19 @@ func ParsePostDocumentsResponse(rsp *http.Response) (*PostDocumentsResponse, err
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostDocumentsResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
 	}
 
 	return response, nil
@@ -17654,6 +17895,19 @@ func ParsePostEntityWebhooksResponse(rsp *http.Response) (*PostEntityWebhooksRes
 
 	}
 
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostEntityWebhooksResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
+	}
+
 	return response, nil
 }
 
@@ -17994,6 +18248,19 @@ func ParsePostEntityWebhooksRotateSecretResponse(rsp *http.Response) (*PostEntit
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostEntityWebhooksRotateSecretResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
+	}
+
 	return response, nil
 }
 
@@ -18071,6 +18338,19 @@ func ParsePostEntityWebhooksTestResponse(rsp *http.Response) (*PostEntityWebhook
 		}
 		response.JSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostEntityWebhooksTestResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -18218,6 +18498,19 @@ func ParsePostEventsRedeliverResponse(rsp *http.Response) (*PostEventsRedeliverR
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostEventsRedeliverResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
+	}
+
 	return response, nil
 }
 
@@ -18295,6 +18588,19 @@ func ParsePostFxQuotesResponse(rsp *http.Response) (*PostFxQuotesResponse, error
 		}
 		response.JSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostFxQuotesResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
 	}
 
 	return response, nil
@@ -18425,6 +18731,19 @@ func ParsePostIndividualEntitiesResponse(rsp *http.Response) (*PostIndividualEnt
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostIndividualEntitiesResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
 	}
 
 	return response, nil
@@ -18578,6 +18897,19 @@ func ParsePostOnboardingSubmissionsResponse(rsp *http.Response) (*PostOnboarding
 
 	}
 
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostOnboardingSubmissionsResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
+	}
+
 	return response, nil
 }
 
@@ -18728,6 +19060,19 @@ func ParsePostPaymentDetailsResponse(rsp *http.Response) (*PostPaymentDetailsRes
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostPaymentDetailsResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
 	}
 
 	return response, nil
@@ -18928,6 +19273,19 @@ func ParsePostSandboxAccountDetailsActivateResponse(rsp *http.Response) (*PostSa
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostSandboxAccountDetailsActivateResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
+	}
+
 	return response, nil
 }
 
@@ -18994,6 +19352,19 @@ func ParsePostSandboxApiKeysResponse(rsp *http.Response) (*PostSandboxApiKeysRes
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostSandboxApiKeysResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
 	}
 
 	return response, nil
@@ -19193,6 +19564,19 @@ func ParsePostSandboxClockAdvanceResponse(rsp *http.Response) (*PostSandboxClock
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostSandboxClockAdvanceResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
+	}
+
 	return response, nil
 }
 
@@ -19259,6 +19643,19 @@ func ParsePostSandboxEntitiesReviewResponse(rsp *http.Response) (*PostSandboxEnt
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostSandboxEntitiesReviewResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -19334,6 +19731,19 @@ func ParsePostSandboxFxOutageResponse(rsp *http.Response) (*PostSandboxFxOutageR
 		}
 		response.JSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostSandboxFxOutageResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -19418,6 +19828,19 @@ func ParsePostSandboxInflowsResponse(rsp *http.Response) (*PostSandboxInflowsRes
 
 	}
 
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostSandboxInflowsResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
+	}
+
 	return response, nil
 }
 
@@ -19491,6 +19914,19 @@ func ParsePostSandboxTransfersSimulateResponse(rsp *http.Response) (*PostSandbox
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostSandboxTransfersSimulateResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -19643,6 +20079,19 @@ func ParsePostTransfersResponse(rsp *http.Response) (*PostTransfersResponse, err
 		}
 		response.JSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostTransfersResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
 	}
 
 	return response, nil
