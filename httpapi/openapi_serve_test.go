@@ -131,8 +131,12 @@ func checkExchange(r *http.Request, body []byte, w *httptest.ResponseRecorder) e
 	}
 	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
 		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true}}
-	if reqErr := openapi3filter.ValidateRequest(context.Background(), in); reqErr != nil && w.Code < 300 {
-		return fmt.Errorf("%s: request outside the document answered %d: %s", route.Path, w.Code, explain(reqErr))
+	// A request only has to be inside the document when the server took it
+	// (the 4xx the garbage tests provoke need no decoding of their bodies).
+	if w.Code < 300 {
+		if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+			return fmt.Errorf("%s: request outside the document answered %d: %s", route.Path, w.Code, explain(err))
+		}
 	}
 	if head {
 		return nil
