@@ -14,9 +14,10 @@
 //
 // # Authentication and scope
 //
-// Every route needs "Authorization: Bearer <key>". A missing or unknown key
-// is 401 and a read-only key on anything but GET/HEAD is 403, both in the
-// form {"error": {"code": "unauthorized"|"forbidden", "message": "..."}}.
+// Every route but the probes (below) needs "Authorization: Bearer <key>".
+// A missing or unknown key is 401 and a read-only key on anything but
+// GET/HEAD is 403, both in the form
+// {"error": {"code": "unauthorized"|"forbidden", "message": "...", "request_id": "..."}}.
 // A key acts on its entity and that entity's descendants. An entity_id (path,
 // query or body) outside that tree, and any object owned outside it, answers
 // 404 not_found exactly as a missing one does. Where a route takes entity_id
@@ -110,11 +111,43 @@
 // seconds is an integer 1-315360000. It moves the clock, runs
 // Options.RunJobs at the new time, and answers only after the jobs ran.
 //
+// Under a fake clock every time the API shows or stamps is the fake one,
+// webhook deliveries included: x-service-event-timestamp (and so the signed
+// "{timestamp}.{body}") is the fake clock's Unix milliseconds at the
+// attempt, which may lie days from the wall clock. A receiver verifying
+// against the wall clock then refuses it as out of tolerance; verify with
+// the bank's clock instead (webhooks.Verifier{Secret: s, Clock: mock}, or
+// GET /sandbox/clock's now_ms for a receiver in another process).
+//
+// # Probes and the OpenAPI document
+//
+// Three routes need no key (the open set in routes.go), and an
+// Authorization header on them is ignored:
+//
+//	GET /openapi.json 200 the OpenAPI 3 document of every route (openapi.go)
+//	GET /healthz  200 {"status": "ok"} while the process serves requests
+//	GET /readyz   200 {"status": "ready"} when a read transaction on the
+//	              store completes within Options.ReadyTimeout (default 2 s),
+//	              else 503 {"status": "error", "code": "unavailable", ...}
+//
+// # Request IDs
+//
+// Every response carries X-Request-Id: the request's own when it is 1-128
+// bytes of printable ASCII without spaces, else a new one (32 lowercase hex
+// digits). Every error body names it as "request_id", next to "code": at
+// the top level of the form below, and inside "error" in the 401/403 form.
+// Both are fields added to the forms SPEC.md shows, so a client that reads
+// only those keeps working. A replayed Idempotency-Key response is the
+// stored one byte for byte, so its body names the request that did the
+// work while its header names the replay. The server's error lines and,
+// with Options.LogRequests, its one line per request (method, route,
+// status, duration, entity, request_id) name it too.
+//
 // # Errors
 //
 // Every error except 401/403 is
 //
-//	{"status": "error", "code": "...", "message": "...", "details": {"<field>": "<problem>"}}
+//	{"status": "error", "code": "...", "message": "...", "details": {"<field>": "<problem>"}, "request_id": "..."}
 //
 // plus "data" when the error carries an object (duplicate_reference returns
 // the original). Status by Kind: Invalid 422 (code validation_error unless

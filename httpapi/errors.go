@@ -94,8 +94,9 @@ type authErrorBody struct {
 }
 
 type authError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	RequestID string `json:"request_id,omitempty"`
 }
 
 type errorBody struct {
@@ -104,6 +105,8 @@ type errorBody struct {
 	Message string            `json:"message"`
 	Details map[string]string `json:"details"`
 	Data    any               `json:"data,omitempty"`
+	// RequestID is the request's X-Request-Id (see "Request IDs" in doc.go).
+	RequestID string `json:"request_id,omitempty"`
 }
 
 var emptyDetails = map[string]string{}
@@ -111,14 +114,14 @@ var emptyDetails = map[string]string{}
 // errorResponse turns err into a status and body. Anything that is not a
 // *corebank.Error (or is KindInternal) is logged with its chain and answered
 // as a sanitised 500.
-func (h *handler) errorResponse(r *http.Request, err error) (int, any) {
+func (h *handler) errorResponse(r *http.Request, id string, err error) (int, any) {
 	var e *corebank.Error
 	if !errors.As(err, &e) || statusOf(e.Kind) == http.StatusInternalServerError {
 		h.log.ErrorContext(r.Context(), "request failed",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("request_id", id),
 			slog.String("error", err.Error()), slog.String("chain", chain(err)))
 		return http.StatusInternalServerError, &errorBody{Status: "error", Code: corebank.CodeInternal,
-			Message: "an internal error occurred", Details: emptyDetails}
+			Message: "an internal error occurred", Details: emptyDetails, RequestID: id}
 	}
 	status := statusOf(e.Kind)
 	code := e.Code
@@ -130,13 +133,13 @@ func (h *handler) errorResponse(r *http.Request, err error) (int, any) {
 		msg = http.StatusText(status)
 	}
 	if status == http.StatusUnauthorized || status == http.StatusForbidden {
-		return status, &authErrorBody{Error: authError{Code: code, Message: msg}}
+		return status, &authErrorBody{Error: authError{Code: code, Message: msg, RequestID: id}}
 	}
 	details := e.Fields
 	if details == nil {
 		details = emptyDetails
 	}
-	body := &errorBody{Status: "error", Code: code, Message: msg, Details: details, Data: e.Data}
+	body := &errorBody{Status: "error", Code: code, Message: msg, Details: details, Data: e.Data, RequestID: id}
 	if e.Kind == corebank.KindRateLimited && e.Data != nil {
 		// SPEC: a 429 body carries retry_after, limit_type, current_count and
 		// limit at its top level; they are flattened out of Data.
@@ -161,11 +164,12 @@ func flatten(body *errorBody, data any) (map[string]jsontext.Value, bool) {
 		return nil, false
 	}
 	top, _ := json.Marshal(struct {
-		Status  string            `json:"status"`
-		Code    string            `json:"code"`
-		Message string            `json:"message"`
-		Details map[string]string `json:"details"`
-	}{body.Status, body.Code, body.Message, body.Details}, opts)
+		Status    string            `json:"status"`
+		Code      string            `json:"code"`
+		Message   string            `json:"message"`
+		Details   map[string]string `json:"details"`
+		RequestID string            `json:"request_id,omitempty"`
+	}{body.Status, body.Code, body.Message, body.Details, body.RequestID}, opts)
 	var out map[string]jsontext.Value
 	_ = json.Unmarshal(top, &out)
 	for k, v := range m {
@@ -179,7 +183,7 @@ func flatten(body *errorBody, data any) (map[string]jsontext.Value, bool) {
 
 // writeError writes err as an error response.
 func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	status, body := h.errorResponse(r, err)
+	status, body := h.errorResponse(r, responseID(w), err)
 	if status == http.StatusTooManyRequests {
 		if m, ok := body.(map[string]jsontext.Value); ok {
 			if ra, ok := m["retry_after"]; ok {

@@ -30,3 +30,6 @@ var RoutePatterns = func() []string {
 // request's last write committed would: the retry then finds only the
 // steps its writes recorded.
 func CrashBeforeStoring(h http.Handler, on bool) { h.(*handler).noStore.Store(on) }
+
+// Open reports whether the route pattern is served without an API key.
+func Open(pattern string) bool { return open[pattern] }

@@ -48,6 +48,13 @@ type handler struct {
 	auth func(ctx context.Context, secret string) (corebank.Caller, error)
 
 	patterns []string
+	// openPaths are the paths of the routes that need no key (open in
+	// routes.go): ServeHTTP routes them without authenticating.
+	openPaths map[string]bool
+
+	logRequests  bool
+	onRequest    func(RequestInfo)
+	readyTimeout time.Duration
 }
 
 // handlerFunc serves one route. A returned error is written as the error
@@ -66,6 +73,7 @@ type exchange struct {
 	wrote   bool // the handler wrote a status
 	sent    bool // a status went to the client (not only to capture)
 	capture *bytes.Buffer
+	reqID   string // the X-Request-Id answered
 }
 
 // caller is the request's caller, as the services take it.
@@ -100,8 +108,10 @@ func (x *exchange) Unwrap() http.ResponseWriter { return x.w }
 var exchangePool = sync.Pool{New: func() any { return new(exchange) }}
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
 	x := exchangePool.Get().(*exchange)
-	*x = exchange{w: w, h: h}
+	*x = exchange{w: w, h: h, reqID: requestID(r.Header.Get(HeaderRequestID))}
+	w.Header()[HeaderRequestID] = []string{x.reqID}
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -109,6 +119,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			h.log.ErrorContext(r.Context(), "panic serving request",
 				slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.String("request_id", x.reqID),
 				slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
 			x.capture = nil
 			if !x.sent {
@@ -116,12 +127,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				h.writeError(x, r, errPanic)
 			}
 		}
+		h.served(x, r, start)
 		*x = exchange{}
 		exchangePool.Put(x)
 	}()
 
-	if r.URL.Path == "/openapi.json" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-		serveOpenAPI(w, r) // the document needs no key
+	if h.openPaths[r.URL.Path] {
+		h.mux.ServeHTTP(x, r)
 		return
 	}
 	c, err := h.authenticate(r)
@@ -170,7 +182,7 @@ func (h *handler) fallback(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Allow", strings.Join(allow, ", "))
 	writeJSON(w, http.StatusMethodNotAllowed, &errorBody{Status: "error", Code: codeMethodNotAllowed,
-		Message: r.Method + " is not allowed on this path", Details: emptyDetails})
+		Message: r.Method + " is not allowed on this path", Details: emptyDetails, RequestID: responseID(w)})
 }
 
 // authenticate reads the bearer key.

@@ -185,7 +185,42 @@ func (e *env) do(method, path, key string, body any, hdr ...string) resp {
 	w := e.serve(r)
 	out := resp{Status: w.Code, Header: w.Header(), Raw: w.Body.String()}
 	_ = json.Unmarshal(w.Body.Bytes(), &out.Body)
+	checkRequestID(e.t, r, &out)
 	return out
+}
+
+// checkRequestID asserts what CONTRACT.md promises of every response: an
+// X-Request-Id header (the caller's valid one, else a new one), named by
+// every error body as request_id (error.request_id in the 401/403 form).
+// A replay of a stored response names the request that did the work. It
+// then takes the field out of Body and Raw, so that the tests comparing
+// bodies compare what does not change from request to request.
+func checkRequestID(t testing.TB, r *http.Request, out *resp) {
+	t.Helper()
+	id := out.Header.Get(httpapi.HeaderRequestID)
+	if id == "" {
+		t.Fatalf("%s %s: no %s header", r.Method, r.URL, httpapi.HeaderRequestID)
+	}
+	if given := r.Header.Get(httpapi.HeaderRequestID); given != "" && given != id && len(given) <= 128 && !strings.ContainsFunc(given, func(c rune) bool { return c <= ' ' || c > '~' }) {
+		t.Errorf("%s %s: request ID %q answered as %q", r.Method, r.URL, given, id)
+	}
+	obj := out.Body
+	if e, ok := obj["error"].(map[string]any); ok {
+		obj = e
+	}
+	named, has := obj["request_id"].(string)
+	if out.Status >= 400 && out.Body != nil && !has {
+		t.Errorf("%s %s: %d error body names no request_id: %.300s", r.Method, r.URL, out.Status, out.Raw)
+	}
+	if !has {
+		return
+	}
+	if named != id && out.Header.Get("Idempotent-Replayed") == "" {
+		t.Errorf("%s %s: the body names request %q, the header %q", r.Method, r.URL, named, id)
+	}
+	delete(obj, "request_id")
+	quoted, _ := json.Marshal(named)
+	out.Raw = strings.Replace(out.Raw, `,"request_id":`+string(quoted), "", 1)
 }
 
 // must sends a request and fails the test unless it answers status.

@@ -16,11 +16,12 @@ var openAPIDoc []byte
 // OpenAPI returns the OpenAPI 3 document of the REST API, as JSON.
 func OpenAPI() []byte { return append([]byte(nil), openAPIDoc...) }
 
-// serveOpenAPI answers GET /openapi.json; it needs no key.
-func serveOpenAPI(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
+// openAPI answers GET /openapi.json, an open route (no key).
+func (h *handler) openAPI(x *exchange, r *http.Request) error {
+	x.Header().Set("Content-Type", "application/json")
+	x.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		w.Write(openAPIDoc)
+		x.Write(openAPIDoc)
 	}
+	return nil
 }

@@ -224,6 +224,7 @@ func TestOpenAPICheckCatches(t *testing.T) {
 		r := httptest.NewRequest(c.method, c.target, strings.NewReader(c.body))
 		w := httptest.NewRecorder()
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Request-Id", "req-1")
 		w.WriteHeader(c.status)
 		w.WriteString(c.resp)
 		err := checkExchange(r, []byte(c.body), w)

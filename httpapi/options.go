@@ -40,9 +40,22 @@ type Options struct {
 	// accrual). The clock advance route calls it before answering; nil means
 	// no jobs.
 	RunJobs func(ctx context.Context, now time.Time) error
-	// Logger receives server errors and panics (default slog.Default()).
-	// Secrets and request bodies are never logged.
+	// Logger receives server errors and panics (default slog.Default()),
+	// each naming its request ID. Secrets and request bodies are never
+	// logged.
 	Logger *slog.Logger
+	// LogRequests, when true, writes one Info line per request to Logger,
+	// "request" with method, route (the matched pattern's path, or
+	// RouteUnmatched), status, duration, entity (the caller's, empty
+	// without a valid key) and request_id.
+	LogRequests bool
+	// OnRequest, when set, is called once per request after its response
+	// is written, on the request's goroutine (metrics: examples/server
+	// counts requests by route and status with it). It must not block.
+	OnRequest func(RequestInfo)
+	// ReadyTimeout bounds the store read of GET /readyz (default
+	// DefaultReadyTimeout).
+	ReadyTimeout time.Duration
 	// CursorKey is the HMAC key that signs list cursors (default 32 random
 	// bytes, so cursors do not survive a restart; set it to keep them).
 	CursorKey []byte
@@ -90,6 +103,11 @@ func newHandler(db storage.Backend, opt *Options) *handler {
 	}
 	h.cursors = cursors{key: append([]byte(nil), key...)}
 	h.sealer = o.Sealer
+	h.logRequests, h.onRequest = o.LogRequests, o.OnRequest
+	h.readyTimeout = o.ReadyTimeout
+	if h.readyTimeout <= 0 {
+		h.readyTimeout = DefaultReadyTimeout
+	}
 	h.idemTTL = o.IdempotencyTTL
 	if h.idemTTL <= 0 {
 		h.idemTTL = DefaultIdempotencyTTL
@@ -104,7 +122,8 @@ type route struct {
 }
 
 // register mounts routes, skipping /sandbox/ ones outside the sandbox, and
-// the JSON 404/405 fallback at "/".
+// the JSON 404/405 fallback at "/". The paths of the open routes are
+// served without a key.
 func (h *handler) register(routes []route) {
 	for _, rt := range routes {
 		if strings.Contains(rt.pattern, " /sandbox/") && h.env != EnvSandbox {
@@ -112,6 +131,13 @@ func (h *handler) register(routes []route) {
 		}
 		h.mux.Handle(rt.pattern, h.wrap(rt.fn))
 		h.patterns = append(h.patterns, rt.pattern)
+		if open[rt.pattern] {
+			if h.openPaths == nil {
+				h.openPaths = make(map[string]bool)
+			}
+			_, path, _ := strings.Cut(rt.pattern, " ")
+			h.openPaths[path] = true
+		}
 	}
 	h.mux.HandleFunc("/", h.fallback)
 }

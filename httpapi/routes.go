@@ -2,9 +2,15 @@ package httpapi
 
 // routes is the whole HTTP surface. Patterns are Go 1.22 ServeMux patterns;
 // /sandbox/ routes are mounted only when Options.Env is sandbox. Every route
-// requires a bearer API key; read-only keys may only GET. Response forms are
-// documented per route in doc.go.
+// but those in open requires a bearer API key; read-only keys may only GET.
+// Response forms are documented per route in doc.go.
 var routes = []route{
+	// Probes (ops.go); open: no key.
+	{"GET /healthz", (*handler).healthz},
+	{"GET /readyz", (*handler).readyz},
+	// The OpenAPI document (openapi.go); open: no key.
+	{"GET /openapi.json", (*handler).openAPI},
+
 	// Accounts.
 	{"POST /accounts", (*handler).createAccount},
 	{"GET /accounts", (*handler).listAccounts},
@@ -72,4 +78,13 @@ var routes = []route{
 	{"POST /sandbox/entities/{id}/review", (*handler).reviewEntity},
 	{"POST /sandbox/account-details/{id}/activate", (*handler).activateDetails},
 	{"POST /sandbox/inflows", (*handler).createInflow},
+}
+
+// open are the routes served without an API key (their paths, whatever the
+// method, skip authentication; another method still gets the 405). They
+// must have no wildcard, and must reveal nothing about any entity.
+var open = map[string]bool{
+	"GET /healthz":      true,
+	"GET /readyz":       true,
+	"GET /openapi.json": true,
 }

@@ -76,6 +76,7 @@ type Due struct {
 	clock clock.Clock
 	batch int
 	jobs  []DueJob
+	onLag func(kind string, lag time.Duration)
 }
 
 // NewDue returns a runner over db that stamps work with clk's time and
@@ -112,6 +113,16 @@ func (d *Due) Add(jobs ...DueJob) *Due {
 	return d
 }
 
+// OnLag sets fn to be called once per kind in every RunDue with how late
+// the kind's oldest due item was when RunDue reached it (the clock's time
+// then, minus the time it was due), or 0 when none was due: the due-work
+// lag that examples/server exports as a metric. Set it before RunDue runs;
+// fn must be fast.
+func (d *Due) OnLag(fn func(kind string, lag time.Duration)) *Due {
+	d.onLag = fn
+	return d
+}
+
 // Kinds lists the registered kinds in the order RunDue runs them.
 func (d *Due) Kinds() []string {
 	out := make([]string, len(d.jobs))
@@ -130,7 +141,11 @@ func (d *Due) RunDue(ctx context.Context, asOf time.Time) (int, error) {
 	total := 0
 	var errs []error
 	for _, j := range d.jobs {
-		n, err := d.run(ctx, j, asOf.UnixMilli())
+		var lag time.Duration
+		n, err := d.run(ctx, j, asOf.UnixMilli(), &lag)
+		if d.onLag != nil {
+			d.onLag(j.Kind, lag)
+		}
 		total += n
 		if err != nil {
 			errs = append(errs, fmt.Errorf("due %s: %w", j.Kind, err))
@@ -139,7 +154,8 @@ func (d *Due) RunDue(ctx context.Context, asOf time.Time) (int, error) {
 	return total, errors.Join(errs...)
 }
 
-func (d *Due) run(ctx context.Context, j DueJob, asOf int64) (int, error) {
+// run does j's due items; *lag is set from the first (oldest) item read.
+func (d *Due) run(ctx context.Context, j DueJob, asOf int64, lag *time.Duration) (int, error) {
 	if j.Prepare != nil {
 		if err := j.Prepare(ctx); err != nil {
 			return 0, err
@@ -162,6 +178,9 @@ func (d *Due) run(ctx context.Context, j DueJob, asOf int64) (int, error) {
 					return nil, err
 				}
 				now := d.clock.Now()
+				if after == nil && len(items) > 0 {
+					*lag = lagOf(now, items[0])
+				}
 				for _, it := range items {
 					if err := tx.Delete(BucketDue, dueKey(j.Kind, it.At, it.ID)); err != nil {
 						return nil, err
@@ -186,6 +205,9 @@ func (d *Due) run(ctx context.Context, j DueJob, asOf int64) (int, error) {
 		if err != nil || len(items) == 0 {
 			return total, err
 		}
+		if after == nil {
+			*lag = lagOf(d.clock.Now(), items[0])
+		}
 		last := items[len(items)-1]
 		after = dueKey(j.Kind, last.At, last.ID)
 		n, err := j.Batch(ctx, d.clock.Now(), items)
@@ -194,6 +216,11 @@ func (d *Due) run(ctx context.Context, j DueJob, asOf int64) (int, error) {
 			return total, err
 		}
 	}
+}
+
+// lagOf is how late it is at now for it.
+func lagOf(now time.Time, it DueItem) time.Duration {
+	return max(0, time.Duration(now.UnixMilli()-it.At)*time.Millisecond)
 }
 
 // scan returns up to one batch of items under prefix due at or before

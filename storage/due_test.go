@@ -225,3 +225,46 @@ func TestDuePrepare(t *testing.T) {
 		t.Fatalf("(-want +got)\n%s", diff)
 	}
 }
+
+// TestDueLag: OnLag hears, once per kind per RunDue, how late the kind's
+// oldest due item was, and 0 for a kind with nothing due.
+func TestDueLag(t *testing.T) {
+	ctx := context.Background()
+	db := memory.New()
+	clk := clock.NewMock()
+	clk.Set(time.UnixMilli(10_000))
+	got := map[string]time.Duration{}
+	calls := 0
+	d := storage.NewDue(db, clk, 1,
+		storage.DueJob{Kind: "a", Tx: func(storage.Tx, time.Time, storage.DueItem) error { return nil }},
+		storage.DueJob{Kind: "b", Batch: func(ctx context.Context, _ time.Time, items []storage.DueItem) (int, error) {
+			return len(items), db.Update(ctx, func(tx storage.Tx) error {
+				for _, it := range items {
+					if err := storage.Unschedule(tx, "b", it.At, it.ID); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}},
+		storage.DueJob{Kind: "c", Tx: func(storage.Tx, time.Time, storage.DueItem) error { return nil }},
+	).OnLag(func(kind string, lag time.Duration) { got[kind] = lag; calls++ })
+	schedule(t, db, "a", 4_000, "a1")
+	schedule(t, db, "a", 7_000, "a2")
+	schedule(t, db, "b", 9_500, "b1")
+	schedule(t, db, "c", 20_000, "c1") // not due yet
+	if _, err := d.RunDue(ctx, clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]time.Duration{"a": 6 * time.Second, "b": 500 * time.Millisecond, "c": 0}
+	if diff := cmp.Diff(want, got); diff != "" || calls != 3 {
+		t.Errorf("lags after %d calls (-want +got):\n%s", calls, diff)
+	}
+	clear(got)
+	if _, err := d.RunDue(ctx, clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]time.Duration{"a": 0, "b": 0, "c": 0}, got); diff != "" {
+		t.Errorf("lags with nothing due (-want +got):\n%s", diff)
+	}
+}

@@ -1,6 +1,9 @@
 package storage
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // WithCommitHook returns a Backend that behaves exactly like b and calls fn
 // after every Update that committed (returned nil), on the caller's
@@ -10,24 +13,40 @@ import "context"
 // outbox is delivered right after the commit that wrote it; fn must
 // therefore be fast and must not block (Wake only signals a channel).
 func WithCommitHook(b Backend, fn func()) Backend {
+	if fn == nil {
+		return WithUpdateHook(b, nil)
+	}
+	return WithUpdateHook(b, func(_ time.Duration, err error) {
+		if err == nil {
+			fn()
+		}
+	})
+}
+
+// WithUpdateHook returns a Backend that behaves exactly like b and calls fn
+// after every Update, committed or not, on the caller's goroutine, with how
+// long the Update took (its function, re-runs and the commit) and what it
+// returned. Metrics hand their commit-latency histogram here
+// (examples/server); fn must be fast and must not block.
+func WithUpdateHook(b Backend, fn func(took time.Duration, err error)) Backend {
 	return &hooked{b: b, fn: fn}
 }
 
 type hooked struct {
 	b  Backend
-	fn func()
+	fn func(time.Duration, error)
 }
 
 func (h *hooked) View(ctx context.Context, fn func(Tx) error) error { return h.b.View(ctx, fn) }
 
 func (h *hooked) Update(ctx context.Context, fn func(Tx) error) error {
-	if err := h.b.Update(ctx, fn); err != nil {
-		return err
+	if h.fn == nil {
+		return h.b.Update(ctx, fn)
 	}
-	if h.fn != nil {
-		h.fn()
-	}
-	return nil
+	start := time.Now()
+	err := h.b.Update(ctx, fn)
+	h.fn(time.Since(start), err)
+	return err
 }
 
 func (h *hooked) Close() error { return h.b.Close() }

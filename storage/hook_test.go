@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/memory"
@@ -82,4 +83,34 @@ func TestWithCommitHook(t *testing.T) {
 			return storage.WithCommitHook(memory.New(), func() {})
 		})
 	})
+}
+
+// TestWithUpdateHook: fn sees every Update, committed or failed, with its
+// duration and error, and never a View.
+func TestWithUpdateHook(t *testing.T) {
+	ctx := context.Background()
+	const b = storage.Bucket("test.hook")
+	type call struct {
+		positive bool
+		err      error
+	}
+	var calls []call
+	db := storage.WithUpdateHook(memory.New(), func(took time.Duration, err error) {
+		calls = append(calls, call{took > 0, err})
+	})
+	defer db.Close()
+	boom := errors.New("boom")
+	if err := db.Update(ctx, func(tx storage.Tx) error { return tx.Put(b, []byte("k"), []byte("v")) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(ctx, func(tx storage.Tx) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("Update: %v, want boom", err)
+	}
+	if err := db.View(ctx, func(tx storage.Tx) error { _, err := tx.Get(b, []byte("k")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	want := []call{{true, nil}, {true, boom}}
+	if len(calls) != len(want) || calls[0] != want[0] || calls[1] != want[1] {
+		t.Errorf("calls %v, want %v", calls, want)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -627,5 +628,44 @@ func TestConcurrentRunners(t *testing.T) {
 	}
 	if _, err := e.svc.Deliveries(ctx, corebank.System(), "", "01HZZZZZZZZZZZZZZZZZZZZZZZ", corebank.ListOptions{}); !errors.Is(err, webhooks.ErrWebhookNotFound) {
 		t.Errorf("Deliveries of an unknown webhook = %v", err)
+	}
+}
+
+// TestOnAttempt: Options.OnAttempt hears each attempt's outcome once it is
+// recorded: failures, then the success, and a delivery stopped unsent.
+func TestOnAttempt(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	e := newEnv(t, nil, func(n int) int {
+		if n == 3 {
+			return 200
+		}
+		return 500
+	}, func(o *webhooks.Options) {
+		o.OnAttempt = func(outcome string) {
+			mu.Lock()
+			got = append(got, outcome)
+			mu.Unlock()
+		}
+	})
+	w := e.mustCreate(t, entityA, events(true))
+	e.outbox.Append(t, "accounts.created", entityA, map[string]string{"id": "a"})
+	e.mustDrain(t)
+	e.tick(t, time.Minute, time.Second)
+	// The next event fails once (the receiver answers 200 to the third
+	// request only), then its webhook is deleted: the retry is stopped,
+	// not sent.
+	e.outbox.Append(t, "accounts.created", entityA, map[string]string{"id": "b"})
+	e.mustDrain(t)
+	if _, err := e.svc.Delete(ctx, corebank.System(), "", w.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.tick(t, time.Minute, time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{webhooks.OutcomeFailed, webhooks.OutcomeFailed, webhooks.OutcomeSucceeded,
+		webhooks.OutcomeFailed, webhooks.OutcomeStopped}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
 	}
 }

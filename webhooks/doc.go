@@ -58,6 +58,13 @@
 // it with Verify, which also refuses timestamps outside a tolerance so that
 // a captured delivery cannot be replayed later.
 //
+// The timestamp is Options.Clock's time at the attempt, like every time the
+// service keeps. Under a fake clock (examples/server -fake-clock, a test's
+// clock.Mock) it is the fake time, which may lie days from the wall clock,
+// so a receiver must check it against the same clock: a Verifier with the
+// bank's Clock does (webhooks.Verifier{Secret: s, Clock: mock}).
+// Verify against time.Now() is for banks on the real clock.
+//
 // # Retries
 //
 // A 2xx acknowledges. Anything else fails the attempt: another status,

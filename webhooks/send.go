@@ -164,7 +164,7 @@ func (s *Service) attempt(ctx context.Context, it storage.DueItem) (sent bool, e
 		stop = "webhook inactive"
 	}
 	if stop != "" {
-		return false, s.finish(ctx, d, nowMS, nil, stop)
+		return false, s.outcome(OutcomeStopped, s.finish(ctx, d, nowMS, nil, stop))
 	}
 
 	a := Attempt{Number: len(d.Attempts) + 1, At: nowMS}
@@ -179,7 +179,20 @@ func (s *Service) attempt(ctx context.Context, it storage.DueItem) (sent bool, e
 		s.log.Info("webhook attempt failed", "webhook", rec.ID, "delivery", d.ID, "event", got.ev.ID,
 			"attempt", a.Number, "status_code", a.StatusCode, "error", a.Error)
 	}
-	return true, s.finish(ctx, d, nowMS, &a, "")
+	outcome := OutcomeSucceeded
+	if a.Error != "" {
+		outcome = OutcomeFailed
+	}
+	return true, s.outcome(outcome, s.finish(ctx, d, nowMS, &a, ""))
+}
+
+// outcome reports an attempt's outcome to Options.OnAttempt once it is
+// recorded (err == nil), and returns err.
+func (s *Service) outcome(outcome string, err error) error {
+	if err == nil && s.onAttempt != nil {
+		s.onAttempt(outcome)
+	}
+	return err
 }
 
 // Body returns the JSON body delivered for an event:

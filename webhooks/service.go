@@ -195,7 +195,25 @@ type Options struct {
 	// Logger receives one line per failed attempt (never secrets or
 	// bodies); default discards.
 	Logger *slog.Logger
+	// OnAttempt, when set, is called once per delivery attempt after its
+	// outcome is recorded, with OutcomeSucceeded, OutcomeFailed or
+	// OutcomeStopped (metrics: examples/server counts deliveries by
+	// outcome with it). It runs on the attempt's goroutine and must not
+	// block.
+	OnAttempt func(outcome string)
 }
+
+// Outcomes of a delivery attempt, for Options.OnAttempt.
+const (
+	// OutcomeSucceeded: the receiver answered 2xx.
+	OutcomeSucceeded = "succeeded"
+	// OutcomeFailed: sent and not acknowledged (another status, a
+	// redirect, a timeout, a connection or TLS error); a retry may follow.
+	OutcomeFailed = "failed"
+	// OutcomeStopped: not sent, and the delivery ended (webhook deleted
+	// or inactive, event no longer retained, retry window elapsed).
+	OutcomeStopped = "stopped"
+)
 
 // Service manages webhooks and delivers outbox events to them. It is safe
 // for concurrent use; all state lives in the storage backend, so a new
@@ -216,6 +234,7 @@ type Service struct {
 	retention time.Duration
 	poll      time.Duration
 	log       *slog.Logger
+	onAttempt func(outcome string)
 
 	sem      chan struct{}
 	wake     chan struct{}
@@ -292,6 +311,7 @@ func NewService(db storage.Backend, outbox Outbox, sealer Sealer, opt *Options) 
 		retention: o.EventRetention,
 		poll:      o.PollInterval,
 		log:       o.Logger,
+		onAttempt: o.OnAttempt,
 		sem:       make(chan struct{}, o.Concurrency),
 		wake:      make(chan struct{}, 1),
 		inflight:  map[string]bool{},

@@ -4,9 +4,16 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/benbjohnson/clock"
 )
+
+// DefaultTolerance is how far a delivery's timestamp may lie from the
+// receiver's clock when a Verifier gives no Tolerance.
+const DefaultTolerance = 5 * time.Minute
 
 // Sign returns the x-service-event-signature value for body sent with
 // timestamp (Unix milliseconds as decimal text): the lowercase hex
@@ -48,4 +55,37 @@ func Verify(secret, timestamp, signature string, body []byte, tolerance time.Dur
 		return ErrInvalidSignature
 	}
 	return nil
+}
+
+// Verifier checks deliveries against a clock, so that a receiver of a bank
+// on a fake clock (examples/server -fake-clock, a test's clock.Mock) can
+// check timestamps against the time the bank signs with: an attempt's
+// x-service-event-timestamp is the bank's clock, not the wall clock. The
+// zero Tolerance is DefaultTolerance; a nil Clock is the real clock.
+//
+//	v := webhooks.Verifier{Secret: hook.Secret, Clock: bankClock}
+//	err := v.VerifyRequest(r.Header, body)
+type Verifier struct {
+	Secret    string
+	Tolerance time.Duration
+	Clock     clock.Clock
+}
+
+// Verify is the package's Verify with v's secret, tolerance and clock.
+func (v Verifier) Verify(timestamp, signature string, body []byte) error {
+	tol := v.Tolerance
+	if tol <= 0 {
+		tol = DefaultTolerance
+	}
+	now := time.Now()
+	if v.Clock != nil {
+		now = v.Clock.Now()
+	}
+	return Verify(v.Secret, timestamp, signature, body, tol, now)
+}
+
+// VerifyRequest is Verify with the timestamp and signature read from a
+// delivery's headers; body is the request body as received.
+func (v Verifier) VerifyRequest(h http.Header, body []byte) error {
+	return v.Verify(h.Get(HeaderTimestamp), h.Get(HeaderSignature), body)
 }

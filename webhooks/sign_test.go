@@ -3,10 +3,13 @@ package webhooks_test
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/benbjohnson/clock"
 
 	"github.com/corebank/corebank/webhooks"
 )
@@ -100,4 +103,42 @@ func ExampleVerify() {
 	// <nil>
 	// invalid_signature: the webhook signature does not match
 	// timestamp_out_of_tolerance: the webhook timestamp is outside the tolerance
+}
+
+// TestVerifier: a Verifier checks timestamps against its clock, so a
+// delivery signed at a fake clock's time verifies with that clock and not
+// with the wall clock.
+func TestVerifier(t *testing.T) {
+	const secret = "whsec_test"
+	fake := clock.NewMock()
+	fake.Set(time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC))
+	body := []byte(`{"event":"test","data":{}}`)
+	signedAt := func(at time.Time) http.Header {
+		ts := strconv.FormatInt(at.UnixMilli(), 10)
+		h := http.Header{}
+		h.Set(webhooks.HeaderTimestamp, ts)
+		h.Set(webhooks.HeaderSignature, webhooks.Sign(secret, ts, body))
+		return h
+	}
+	tests := []struct {
+		name string
+		v    webhooks.Verifier
+		h    http.Header
+		want error
+	}{
+		{"FakeClock", webhooks.Verifier{Secret: secret, Clock: fake}, signedAt(fake.Now()), nil},
+		{"FakeClockWithinDefault", webhooks.Verifier{Secret: secret, Clock: fake}, signedAt(fake.Now().Add(-4 * time.Minute)), nil},
+		{"FakeClockPastDefault", webhooks.Verifier{Secret: secret, Clock: fake}, signedAt(fake.Now().Add(-6 * time.Minute)), webhooks.ErrTimestampOutOfTolerance},
+		{"FakeClockOwnTolerance", webhooks.Verifier{Secret: secret, Clock: fake, Tolerance: time.Hour}, signedAt(fake.Now().Add(-59 * time.Minute)), nil},
+		{"WallClockRefusesFakeTime", webhooks.Verifier{Secret: secret}, signedAt(fake.Now()), webhooks.ErrTimestampOutOfTolerance},
+		{"WallClock", webhooks.Verifier{Secret: secret}, signedAt(time.Now()), nil},
+		{"WrongSecret", webhooks.Verifier{Secret: "whsec_other", Clock: fake}, signedAt(fake.Now()), webhooks.ErrInvalidSignature},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.v.VerifyRequest(tt.h, body); !errors.Is(err, tt.want) {
+				t.Errorf("VerifyRequest: %v, want %v", err, tt.want)
+			}
+		})
+	}
 }

@@ -27,11 +27,40 @@ type config struct {
 	cardCreateLimit int
 	secretKeyFile   string
 	fees            payments.FeeSchedule
+	logFormat       string
+	metricsAddr     string
 }
+
+// usage opens -h: what the server is, then three ways to run it.
+const usage = `corebank server serves corebank's REST API (accounts, entities, payments,
+webhooks and, in the sandbox, the /sandbox/* simulation routes) over a bbolt
+file or memory. On a store without a root entity it creates one with a
+full-access and a read-only API key and writes them to -bootstrap-out; on a
+store that has one, -issue-root-keys mints new keys. GET /healthz and
+/readyz need no key, every request is logged with its X-Request-Id, and
+-metrics-addr serves Prometheus metrics on a second listener.
+
+Examples:
+  # a throwaway sandbox in memory, keys in bootstrap.json
+  server -memory -bootstrap-out bootstrap.json
+
+  # a sandbox whose time moves only through POST /sandbox/clock/advance
+  server -db sandbox.db -fake-clock -clock-start 2026-01-01T00:00:00Z -bootstrap-out bootstrap.json
+
+  # production: JSON logs, metrics on another port, the sealing key outside the store's folder
+  server -env production -addr :8080 -db /var/lib/corebank/corebank.db \
+    -secret-key-file /etc/corebank/secret.key -log-format json -metrics-addr 127.0.0.1:9090
+
+Flags:
+`
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
 	var (
 		c           config
 		clockStart  string
@@ -42,7 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.dbPath, "db", "corebank.db", "bbolt file; the store survives restarts")
 	fs.BoolVar(&c.memory, "memory", false, "in-memory store instead of bbolt")
 	fs.StringVar(&c.env, "env", "sandbox", "sandbox or production; /sandbox/* routes exist only in sandbox")
-	fs.BoolVar(&c.fakeClock, "fake-clock", false, "sandbox only: time moves only through POST /sandbox/clock/advance")
+	fs.BoolVar(&c.fakeClock, "fake-clock", false, "sandbox only: time moves only through POST /sandbox/clock/advance; webhook timestamps follow it, so receivers verify against it (GET /sandbox/clock)")
 	fs.StringVar(&clockStart, "clock-start", "", "RFC 3339 start time of the fake clock (default now)")
 	fs.StringVar(&c.bootstrapOut, "bootstrap-out", "", "file to write the bootstrap JSON to")
 	fs.StringVar(&c.issueRootKeys, "issue-root-keys", "", "issue a new full-access and read-only API key for the root entity and write them, in the bootstrap file's form, to this file (recovers lost bootstrap keys; existing keys keep working)")
@@ -50,6 +79,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.cardCreateLimit, "card-create-limit", 20, "card creations allowed per entity per rolling hour (card issuing is not built yet)")
 	fs.StringVar(&c.secretKeyFile, "secret-key-file", "", "file holding the 32-byte key that seals secrets at rest (default <db>.key; env COREBANK_SECRET_KEY overrides; -env production needs a file outside the store's folder, or the env)")
 	fs.StringVar(&feeSchedule, "fee-schedule", "", "transfer fees per payment type: type=FIXED, type=Nbps or type=FIXED+Nbps, comma separated, * for every other type (default: no fees)")
+	fs.StringVar(&c.logFormat, "log-format", "text", "log lines as text (logfmt) or json; one line per request names its method, route, status, duration, entity and request_id")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "separate listen address serving Prometheus metrics at /metrics (default: none)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -60,6 +91,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	case "sandbox", "production":
 	default:
 		return nil, fmt.Errorf("-env must be sandbox or production, not %q", c.env)
+	}
+	switch c.logFormat {
+	case "text", "json":
+	default:
+		return nil, fmt.Errorf("-log-format must be text or json, not %q", c.logFormat)
 	}
 	if c.fakeClock && c.env != "sandbox" {
 		return nil, errors.New("-fake-clock is for the sandbox only")

@@ -35,8 +35,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	var h slog.Handler = slog.NewTextHandler(stderr, nil)
+	if cfg.logFormat == "json" {
+		h = slog.NewJSONHandler(stderr, nil)
+	}
+	logger := slog.New(h)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return serve(ctx, cfg, logger, stdout)
+	return serve(ctx, cfg, logger, stdout, stderr)
 }

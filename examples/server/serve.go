@@ -19,6 +19,7 @@ import (
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/bank"
 	"github.com/corebank/corebank/entities"
+	"github.com/corebank/corebank/httpapi"
 	"github.com/corebank/corebank/payments"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/bolt"
@@ -56,8 +57,27 @@ func openStore(cfg *config) (storage.Backend, []byte, error) {
 	return db, key, nil
 }
 
-// serve runs the server until ctx is done.
-func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writer) error {
+// serve runs the server until ctx is done. It binds its listeners before
+// it opens the store: a taken port fails the start with nothing written
+// (no store file, no key file, no root entity, no bootstrap file).
+func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr io.Writer) error {
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("-addr: %w (nothing was written)", err)
+	}
+	defer ln.Close()
+	var (
+		m   *metrics
+		mln net.Listener
+	)
+	if cfg.metricsAddr != "" {
+		if mln, err = net.Listen("tcp", cfg.metricsAddr); err != nil {
+			return fmt.Errorf("-metrics-addr: %w (nothing was written)", err)
+		}
+		defer mln.Close()
+		m = newMetrics()
+	}
+
 	db, key, err := openStore(cfg)
 	if err != nil {
 		return err
@@ -74,13 +94,24 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 		clk = mock
 	}
 
-	app, err := bank.New(db, bank.Options{
+	opts := bank.Options{
 		SecretKey: key, Clock: clk, Env: cfg.env, Logger: logger,
 		Payments: payments.Options{Fees: cfg.fees},
 		Webhooks: webhooks.Options{RootCAs: cfg.webhookCA},
-	})
+		HTTP:     httpapi.Options{LogRequests: true},
+	}
+	store := db
+	if m != nil {
+		store = storage.WithUpdateHook(db, m.update)
+		opts.HTTP.OnRequest = m.request
+		opts.Webhooks.OnAttempt = m.delivery
+	}
+	app, err := bank.New(store, opts)
 	if err != nil {
 		return err
+	}
+	if m != nil {
+		app.Due.OnLag(m.lag)
 	}
 	n, err := app.Migrate(ctx)
 	if err != nil {
@@ -89,14 +120,10 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 	if n > 0 {
 		logger.Info("store migrations run (a new store records them with nothing to move)", "migrations", n)
 	}
-	if err := bootstrap(ctx, app, cfg, logger); err != nil {
+	if err := bootstrap(ctx, app, cfg, logger, stderr); err != nil {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return err
-	}
 	srv := &http.Server{
 		Handler:           app.Handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -105,6 +132,15 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	var msrv *http.Server
+	if m != nil {
+		msrv = &http.Server{Handler: m.handler(), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+		go func() { _ = msrv.Serve(mln) }()
+		fmt.Fprintf(stdout, "metrics on %s\n", mln.Addr())
+		logger.Info("metrics on " + mln.Addr().String() + "/metrics")
+		defer msrv.Close()
 	}
 
 	bg, stopBG := context.WithCancel(context.Background())
@@ -147,7 +183,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout io.Writ
 //
 // The output files' folders are checked before the store changes, so that a
 // typo in a path cannot leave a root whose keys were shown to nobody.
-func bootstrap(ctx context.Context, app *bank.Bank, cfg *config, logger *slog.Logger) error {
+func bootstrap(ctx context.Context, app *bank.Bank, cfg *config, logger *slog.Logger, stderr io.Writer) error {
 	for _, path := range []string{cfg.bootstrapOut, cfg.issueRootKeys} {
 		if err := checkWritable(path); err != nil {
 			return err
@@ -171,6 +207,18 @@ func bootstrap(ctx context.Context, app *bank.Bank, cfg *config, logger *slog.Lo
 			}
 			logger.Warn("no -bootstrap-out given: the root API keys were not saved anywhere; to get keys, " + hint)
 		}
+	case cfg.bootstrapOut != "":
+		// The README's first run and a second one look alike to a
+		// newcomer: say plainly why the file they wait for never comes.
+		root, err := app.Entities.RootID(ctx)
+		if err != nil {
+			return fmt.Errorf("bootstrap: %w", err)
+		}
+		msg := fmt.Sprintf("the store already has a root entity (%s), so -bootstrap-out %s was not written: "+
+			"root keys are shown only when the root is created; to get new ones, run with -issue-root-keys FILE "+
+			"(existing keys keep working), or start over with a new -db", root, cfg.bootstrapOut)
+		fmt.Fprintln(stderr, "server: "+msg)
+		logger.Warn(msg, "entity_id", root, "bootstrap_out", cfg.bootstrapOut)
 	default:
 		logger.Info("store already has a root entity; bootstrap skipped")
 	}

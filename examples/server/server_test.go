@@ -59,10 +59,11 @@ func buildServer(t *testing.T) string {
 }
 
 type proc struct {
-	cmd  *exec.Cmd
-	addr string
-	done chan error
-	logs *syncWriter
+	cmd     *exec.Cmd
+	addr    string
+	metrics string // the -metrics-addr listener, when given
+	done    chan error
+	logs    *syncWriter
 }
 
 // startServer runs the binary and waits for its "listening on" line.
@@ -83,6 +84,9 @@ func startServer(t *testing.T, bin string, args ...string) *proc {
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
+			if addr, ok := strings.CutPrefix(sc.Text(), "metrics on "); ok {
+				p.metrics = addr // printed before the listening line, read after it
+			}
 			if addr, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
 				lines <- addr
 			}

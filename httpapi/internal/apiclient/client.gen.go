@@ -379,6 +379,24 @@ func (e PaymentDetailPaymentMethod) Valid() bool {
 	}
 }
 
+// Defines values for ProbeStatus.
+const (
+	Ok    ProbeStatus = "ok"
+	Ready ProbeStatus = "ready"
+)
+
+// Valid indicates whether the value is a known member of the ProbeStatus enum.
+func (e ProbeStatus) Valid() bool {
+	switch e {
+	case Ok:
+		return true
+	case Ready:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StatementTransactionsType.
 const (
 	StatementTransactionsTypeCredit StatementTransactionsType = "credit"
@@ -1783,6 +1801,14 @@ type PaymentDetail struct {
 // PaymentDetailPaymentMethod defines model for PaymentDetail.PaymentMethod.
 type PaymentDetailPaymentMethod string
 
+// Probe defines model for Probe.
+type Probe struct {
+	Status ProbeStatus `json:"status"`
+}
+
+// ProbeStatus defines model for Probe.Status.
+type ProbeStatus string
+
 // Redelivery defines model for Redelivery.
 type Redelivery struct {
 	Deliveries []WebhookDelivery `json:"deliveries"`
@@ -1967,6 +1993,9 @@ type WebhookDelivery struct {
 // WebhookTest defines model for WebhookTest.
 type WebhookTest = WebhookDelivery
 
+// RequestId defines model for RequestId.
+type RequestId = string
+
 // E401 defines model for E401.
 type E401 = AuthError
 
@@ -1999,6 +2028,9 @@ type GetAccountDetailsParams struct {
 	Limit      *int    `form:"limit,omitempty" json:"limit,omitempty"`
 	PreCursor  *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
 	PrevCursor *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetAccountDetails200JSONResponseBodyStatus defines parameters for GetAccountDetails.
@@ -2018,6 +2050,9 @@ type PostAccountDetailsJSONBody struct {
 type PostAccountDetailsParams struct {
 	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PostAccountDetails201JSONResponseBodyStatus defines parameters for PostAccountDetails.
@@ -2026,6 +2061,9 @@ type PostAccountDetails201JSONResponseBodyStatus string
 // GetAccountDetailsByIdParams defines parameters for GetAccountDetailsById.
 type GetAccountDetailsByIdParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetAccountDetailsById200JSONResponseBodyStatus defines parameters for GetAccountDetailsById.
@@ -2040,6 +2078,9 @@ type GetAccountsParams struct {
 	PreCursor  *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
 	PrevCursor *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
 	Type       *string `form:"type,omitempty" json:"type,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetAccounts200JSONResponseBodyStatus defines parameters for GetAccounts.
@@ -2058,6 +2099,9 @@ type PostAccountsJSONBody struct {
 type PostAccountsParams struct {
 	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PostAccounts201JSONResponseBodyStatus defines parameters for PostAccounts.
@@ -2071,6 +2115,9 @@ type DeleteAccountsByIdJSONBody struct {
 // DeleteAccountsByIdParams defines parameters for DeleteAccountsById.
 type DeleteAccountsByIdParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // DeleteAccountsById200JSONResponseBodyStatus defines parameters for DeleteAccountsById.
@@ -2079,6 +2126,9 @@ type DeleteAccountsById200JSONResponseBodyStatus string
 // GetAccountsByIdParams defines parameters for GetAccountsById.
 type GetAccountsByIdParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetAccountsById200JSONResponseBodyStatus defines parameters for GetAccountsById.
@@ -2093,6 +2143,9 @@ type PatchAccountsByIdJSONBody struct {
 // PatchAccountsByIdParams defines parameters for PatchAccountsById.
 type PatchAccountsByIdParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PatchAccountsById200JSONResponseBodyStatus defines parameters for PatchAccountsById.
@@ -2108,6 +2161,9 @@ type GetAccountsStatementsParams struct {
 	PreCursor      *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
 	PrevCursor     *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
 	Year           int     `form:"year" json:"year"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetAccountsStatements200JSONResponseBodyStatus defines parameters for GetAccountsStatements.
@@ -2131,6 +2187,9 @@ type PostBusinessEntitiesJSONBody struct {
 type PostBusinessEntitiesParams struct {
 	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // NewBusinessAddress defines parameters for PostBusinessEntities.
@@ -2271,6 +2330,9 @@ type PatchBusinessEntitiesByIdJSONBody struct {
 // PatchBusinessEntitiesByIdParams defines parameters for PatchBusinessEntitiesById.
 type PatchBusinessEntitiesByIdParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PatchBusinessEntitiesByIdBodyAddress defines parameters for PatchBusinessEntitiesById.
@@ -2399,6 +2461,9 @@ type GetCounterpartiesParams struct {
 	PrevCursor *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
 	Status     *string `form:"status,omitempty" json:"status,omitempty"`
 	Type       *string `form:"type,omitempty" json:"type,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetCounterparties200JSONResponseBodyStatus defines parameters for GetCounterparties.
@@ -2417,6 +2482,9 @@ type PostCounterpartiesJSONBody struct {
 type PostCounterpartiesParams struct {
 	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // NewCounterpartyProfileAddress defines parameters for PostCounterparties.
@@ -2473,6 +2541,9 @@ type PostCounterparties201JSONResponseBodyStatus string
 // GetCounterpartiesByIdParams defines parameters for GetCounterpartiesById.
 type GetCounterpartiesByIdParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetCounterpartiesById200JSONResponseBodyStatus defines parameters for GetCounterpartiesById.
@@ -2489,6 +2560,9 @@ type PatchCounterpartiesByIdJSONBody struct {
 // PatchCounterpartiesByIdParams defines parameters for PatchCounterpartiesById.
 type PatchCounterpartiesByIdParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PatchCounterpartiesByIdBodyProfileAddress defines parameters for PatchCounterpartiesById.
@@ -2551,6 +2625,9 @@ type PostCounterpartiesDeactivateJSONBody struct {
 type PostCounterpartiesDeactivateParams struct {
 	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PostCounterpartiesDeactivate200JSONResponseBodyStatus defines parameters for PostCounterpartiesDeactivate.
@@ -2563,6 +2640,9 @@ type GetCounterpartiesPaymentDetailsParams struct {
 	Limit      *int    `form:"limit,omitempty" json:"limit,omitempty"`
 	PreCursor  *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
 	PrevCursor *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetCounterpartiesPaymentDetails200JSONResponseBodyStatus defines parameters for GetCounterpartiesPaymentDetails.
@@ -2583,6 +2663,9 @@ type PostDocumentsJSONBody struct {
 type PostDocumentsParams struct {
 	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // NewDocumentLinkToIdentity defines parameters for PostDocuments.
@@ -2601,6 +2684,9 @@ type PostDocuments201JSONResponseBodyStatus string
 // GetDocumentsByIdParams defines parameters for GetDocumentsById.
 type GetDocumentsByIdParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetDocumentsById200JSONResponseBodyStatus defines parameters for GetDocumentsById.
@@ -2609,11 +2695,17 @@ type GetDocumentsById200JSONResponseBodyStatus string
 // GetDocumentsFileParams defines parameters for GetDocumentsFile.
 type GetDocumentsFileParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetDocumentsFileBackParams defines parameters for GetDocumentsFileBack.
 type GetDocumentsFileBackParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetEntitiesParams defines parameters for GetEntities.
@@ -2626,6 +2718,9 @@ type GetEntitiesParams struct {
 	PrevCursor   *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
 	Status       *string `form:"status,omitempty" json:"status,omitempty"`
 	Type         *string `form:"type,omitempty" json:"type,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetEntities200JSONResponseBodyStatus defines parameters for GetEntities.
@@ -2634,6 +2729,9 @@ type GetEntities200JSONResponseBodyStatus string
 // GetEntitiesByIdParams defines parameters for GetEntitiesById.
 type GetEntitiesByIdParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetEntitiesById200JSONResponseBodyStatus defines parameters for GetEntitiesById.
@@ -2646,6 +2744,9 @@ type GetEntityWebhooksParams struct {
 	Limit      *int    `form:"limit,omitempty" json:"limit,omitempty"`
 	PreCursor  *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
 	PrevCursor *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetEntityWebhooks200JSONResponseBodyStatus defines parameters for GetEntityWebhooks.
@@ -2667,6 +2768,9 @@ type PostEntityWebhooksJSONBody struct {
 type PostEntityWebhooksParams struct {
 	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // NewWebhookEnabledEventsInflows defines parameters for PostEntityWebhooks.
@@ -2698,6 +2802,9 @@ type DeleteEntityWebhooksByIdJSONBody struct {
 // DeleteEntityWebhooksByIdParams defines parameters for DeleteEntityWebhooksById.
 type DeleteEntityWebhooksByIdParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // DeleteEntityWebhooksById200JSONResponseBodyStatus defines parameters for DeleteEntityWebhooksById.
@@ -2706,6 +2813,9 @@ type DeleteEntityWebhooksById200JSONResponseBodyStatus string
 // GetEntityWebhooksByIdParams defines parameters for GetEntityWebhooksById.
 type GetEntityWebhooksByIdParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetEntityWebhooksById200JSONResponseBodyStatus defines parameters for GetEntityWebhooksById.
@@ -2727,6 +2837,9 @@ type PatchEntityWebhooksByIdJSONBody struct {
 // PatchEntityWebhooksByIdParams defines parameters for PatchEntityWebhooksById.
 type PatchEntityWebhooksByIdParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PatchEntityWebhooksById200JSONResponseBodyStatus defines parameters for PatchEntityWebhooksById.
@@ -2739,6 +2852,9 @@ type GetEntityWebhooksDeliveriesParams struct {
 	Limit      *int    `form:"limit,omitempty" json:"limit,omitempty"`
 	PreCursor  *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
 	PrevCursor *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetEntityWebhooksDeliveries200JSONResponseBodyStatus defines parameters for GetEntityWebhooksDeliveries.
@@ -2753,6 +2869,9 @@ type PostEntityWebhooksRotateSecretJSONBody struct {
 type PostEntityWebhooksRotateSecretParams struct {
 	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PostEntityWebhooksRotateSecret200JSONResponseBodyStatus defines parameters for PostEntityWebhooksRotateSecret.
@@ -2767,6 +2886,9 @@ type PostEntityWebhooksTestJSONBody struct {
 type PostEntityWebhooksTestParams struct {
 	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PostEntityWebhooksTest200JSONResponseBodyStatus defines parameters for PostEntityWebhooksTest.
@@ -2782,6 +2904,9 @@ type GetEventsParams struct {
 	PreCursor     *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
 	PrevCursor    *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
 	Type          *string `form:"type,omitempty" json:"type,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetEvents200JSONResponseBodyStatus defines parameters for GetEvents.
@@ -2796,6 +2921,9 @@ type PostEventsRedeliverJSONBody struct {
 type PostEventsRedeliverParams struct {
 	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PostEventsRedeliver200JSONResponseBodyStatus defines parameters for PostEventsRedeliver.
@@ -2815,6 +2943,9 @@ type PostFxQuotesJSONBody struct {
 type PostFxQuotesParams struct {
 	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PostFxQuotes201JSONResponseBodyStatus defines parameters for PostFxQuotes.
@@ -2823,10 +2954,19 @@ type PostFxQuotes201JSONResponseBodyStatus string
 // GetFxQuotesByIdParams defines parameters for GetFxQuotesById.
 type GetFxQuotesByIdParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetFxQuotesById200JSONResponseBodyStatus defines parameters for GetFxQuotesById.
 type GetFxQuotesById200JSONResponseBodyStatus string
+
+// GetHealthzParams defines parameters for GetHealthz.
+type GetHealthzParams struct {
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
 
 // PostIndividualEntitiesJSONBody defines parameters for PostIndividualEntities.
 type PostIndividualEntitiesJSONBody struct {
@@ -2844,6 +2984,9 @@ type PostIndividualEntitiesJSONBody struct {
 type PostIndividualEntitiesParams struct {
 	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // NewIndividualAddress defines parameters for PostIndividualEntities.
@@ -2930,6 +3073,9 @@ type PatchIndividualEntitiesByIdJSONBody struct {
 // PatchIndividualEntitiesByIdParams defines parameters for PatchIndividualEntitiesById.
 type PatchIndividualEntitiesByIdParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PatchIndividualEntitiesByIdBodyAddress defines parameters for PatchIndividualEntitiesById.
@@ -3008,6 +3154,9 @@ type PostOnboardingSubmissionsJSONBody struct {
 type PostOnboardingSubmissionsParams struct {
 	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PostOnboardingSubmissions201JSONResponseBodyStatus defines parameters for PostOnboardingSubmissions.
@@ -3016,10 +3165,19 @@ type PostOnboardingSubmissions201JSONResponseBodyStatus string
 // GetOnboardingSubmissionsByIdParams defines parameters for GetOnboardingSubmissionsById.
 type GetOnboardingSubmissionsByIdParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetOnboardingSubmissionsById200JSONResponseBodyStatus defines parameters for GetOnboardingSubmissionsById.
 type GetOnboardingSubmissionsById200JSONResponseBodyStatus string
+
+// GetOpenAPIParams defines parameters for GetOpenAPI.
+type GetOpenAPIParams struct {
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
 
 // PostPaymentDetailsJSONBody defines parameters for PostPaymentDetails.
 type PostPaymentDetailsJSONBody struct {
@@ -3050,6 +3208,9 @@ type PostPaymentDetailsJSONBody struct {
 type PostPaymentDetailsParams struct {
 	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // NewPaymentDetailBankAddress defines parameters for PostPaymentDetails.
@@ -3064,6 +3225,9 @@ type NewPaymentDetailBankAddress struct {
 // GetPaymentDetailsByIdParams defines parameters for GetPaymentDetailsById.
 type GetPaymentDetailsByIdParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetPaymentDetailsById200JSONResponseBodyStatus defines parameters for GetPaymentDetailsById.
@@ -3097,6 +3261,9 @@ type PatchPaymentDetailsByIdJSONBody struct {
 // PatchPaymentDetailsByIdParams defines parameters for PatchPaymentDetailsById.
 type PatchPaymentDetailsByIdParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PatchPaymentDetailsByIdBodyBankAddress defines parameters for PatchPaymentDetailsById.
@@ -3111,12 +3278,21 @@ type PatchPaymentDetailsByIdBodyBankAddress struct {
 // PatchPaymentDetailsById200JSONResponseBodyStatus defines parameters for PatchPaymentDetailsById.
 type PatchPaymentDetailsById200JSONResponseBodyStatus string
 
+// GetReadyzParams defines parameters for GetReadyz.
+type GetReadyzParams struct {
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
 // PostSandboxAccountDetailsActivateJSONBody defines parameters for PostSandboxAccountDetailsActivate.
 type PostSandboxAccountDetailsActivateJSONBody = map[string]interface{}
 
 // PostSandboxAccountDetailsActivateParams defines parameters for PostSandboxAccountDetailsActivate.
 type PostSandboxAccountDetailsActivateParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PostSandboxApiKeysJSONBody defines parameters for PostSandboxApiKeys.
@@ -3128,6 +3304,21 @@ type PostSandboxApiKeysJSONBody struct {
 // PostSandboxApiKeysParams defines parameters for PostSandboxApiKeys.
 type PostSandboxApiKeysParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// DeleteSandboxApiKeysByIdParams defines parameters for DeleteSandboxApiKeysById.
+type DeleteSandboxApiKeysByIdParams struct {
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetSandboxClockParams defines parameters for GetSandboxClock.
+type GetSandboxClockParams struct {
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PostSandboxClockAdvanceJSONBody defines parameters for PostSandboxClockAdvance.
@@ -3138,6 +3329,9 @@ type PostSandboxClockAdvanceJSONBody struct {
 // PostSandboxClockAdvanceParams defines parameters for PostSandboxClockAdvance.
 type PostSandboxClockAdvanceParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PostSandboxEntitiesReviewJSONBody defines parameters for PostSandboxEntitiesReview.
@@ -3148,6 +3342,9 @@ type PostSandboxEntitiesReviewJSONBody struct {
 // PostSandboxEntitiesReviewParams defines parameters for PostSandboxEntitiesReview.
 type PostSandboxEntitiesReviewParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PostSandboxFxOutageJSONBody defines parameters for PostSandboxFxOutage.
@@ -3158,6 +3355,9 @@ type PostSandboxFxOutageJSONBody struct {
 // PostSandboxFxOutageParams defines parameters for PostSandboxFxOutage.
 type PostSandboxFxOutageParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PostSandboxInflowsJSONBody defines parameters for PostSandboxInflows.
@@ -3172,6 +3372,9 @@ type PostSandboxInflowsJSONBody struct {
 // PostSandboxInflowsParams defines parameters for PostSandboxInflows.
 type PostSandboxInflowsParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PostSandboxTransfersSimulateJSONBody defines parameters for PostSandboxTransfersSimulate.
@@ -3184,6 +3387,9 @@ type PostSandboxTransfersSimulateJSONBody struct {
 // PostSandboxTransfersSimulateParams defines parameters for PostSandboxTransfersSimulate.
 type PostSandboxTransfersSimulateParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetTransfersParams defines parameters for GetTransfers.
@@ -3195,6 +3401,9 @@ type GetTransfersParams struct {
 	PreCursor  *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
 	PrevCursor *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
 	Status     *string `form:"status,omitempty" json:"status,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetTransfers200JSONResponseBodyStatus defines parameters for GetTransfers.
@@ -3219,6 +3428,9 @@ type PostTransfersJSONBody struct {
 type PostTransfersParams struct {
 	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // PostTransfers201JSONResponseBodyStatus defines parameters for PostTransfers.
@@ -3227,6 +3439,9 @@ type PostTransfers201JSONResponseBodyStatus string
 // GetTransfersByIdParams defines parameters for GetTransfersById.
 type GetTransfersByIdParams struct {
 	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetTransfersById200JSONResponseBodyStatus defines parameters for GetTransfersById.
@@ -3724,6 +3939,11 @@ type ClientInterface interface {
 	// Corresponds with GET /fx-quotes/{id} (the `GetFxQuotesById` operationId).
 	GetFxQuotesById(ctx context.Context, id string, params *GetFxQuotesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetHealthz Liveness: the process serves requests (no key)
+	//
+	// Corresponds with GET /healthz (the `GetHealthz` operationId).
+	GetHealthz(ctx context.Context, params *GetHealthzParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostIndividualEntitiesWithBody Create an individual entity (envelope: the entity composite)
 	//
 	// Takes any type of body and a specified content type.
@@ -3774,7 +3994,7 @@ type ClientInterface interface {
 	// GetOpenAPI This document
 	//
 	// Corresponds with GET /openapi.json (the `GetOpenAPI` operationId).
-	GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetOpenAPI(ctx context.Context, params *GetOpenAPIParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostPaymentDetailsWithBody Add where a counterparty is paid (answers the bare object)
 	//
@@ -3809,6 +4029,11 @@ type ClientInterface interface {
 	// Corresponds with PATCH /payment-details/{id} (the `PatchPaymentDetailsById` operationId).
 	PatchPaymentDetailsById(ctx context.Context, id string, params *PatchPaymentDetailsByIdParams, body PatchPaymentDetailsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetReadyz Readiness: the store answers a read in time (no key)
+	//
+	// Corresponds with GET /readyz (the `GetReadyz` operationId).
+	GetReadyz(ctx context.Context, params *GetReadyzParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostSandboxAccountDetailsActivateWithBody Sandbox: activate account details
 	//
 	// Takes any type of body and a specified content type.
@@ -3840,12 +4065,12 @@ type ClientInterface interface {
 	// DeleteSandboxApiKeysById Sandbox: delete an API key
 	//
 	// Corresponds with DELETE /sandbox/api-keys/{id} (the `DeleteSandboxApiKeysById` operationId).
-	DeleteSandboxApiKeysById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteSandboxApiKeysById(ctx context.Context, id string, params *DeleteSandboxApiKeysByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSandboxClock Sandbox: the clock now
 	//
 	// Corresponds with GET /sandbox/clock (the `GetSandboxClock` operationId).
-	GetSandboxClock(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetSandboxClock(ctx context.Context, params *GetSandboxClockParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostSandboxClockAdvanceWithBody Sandbox: advance the fake clock and run every job that falls due
 	//
@@ -4790,6 +5015,21 @@ func (c *Client) GetFxQuotesById(ctx context.Context, id string, params *GetFxQu
 	return c.Client.Do(req)
 }
 
+// GetHealthz Liveness: the process serves requests (no key)
+//
+// Corresponds with GET /healthz (the `GetHealthz` operationId).
+func (c *Client) GetHealthz(ctx context.Context, params *GetHealthzParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetHealthzRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostIndividualEntitiesWithBody Create an individual entity (envelope: the entity composite)
 //
 // Takes any type of body and a specified content type.
@@ -4910,8 +5150,8 @@ func (c *Client) GetOnboardingSubmissionsById(ctx context.Context, id string, pa
 // GetOpenAPI This document
 //
 // Corresponds with GET /openapi.json (the `GetOpenAPI` operationId).
-func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetOpenAPIRequest(c.Server)
+func (c *Client) GetOpenAPI(ctx context.Context, params *GetOpenAPIParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOpenAPIRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5005,6 +5245,21 @@ func (c *Client) PatchPaymentDetailsById(ctx context.Context, id string, params 
 	return c.Client.Do(req)
 }
 
+// GetReadyz Readiness: the store answers a read in time (no key)
+//
+// Corresponds with GET /readyz (the `GetReadyz` operationId).
+func (c *Client) GetReadyz(ctx context.Context, params *GetReadyzParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReadyzRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostSandboxAccountDetailsActivateWithBody Sandbox: activate account details
 //
 // Takes any type of body and a specified content type.
@@ -5076,8 +5331,8 @@ func (c *Client) PostSandboxApiKeys(ctx context.Context, params *PostSandboxApiK
 // DeleteSandboxApiKeysById Sandbox: delete an API key
 //
 // Corresponds with DELETE /sandbox/api-keys/{id} (the `DeleteSandboxApiKeysById` operationId).
-func (c *Client) DeleteSandboxApiKeysById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteSandboxApiKeysByIdRequest(c.Server, id)
+func (c *Client) DeleteSandboxApiKeysById(ctx context.Context, id string, params *DeleteSandboxApiKeysByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteSandboxApiKeysByIdRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5091,8 +5346,8 @@ func (c *Client) DeleteSandboxApiKeysById(ctx context.Context, id string, reqEdi
 // GetSandboxClock Sandbox: the clock now
 //
 // Corresponds with GET /sandbox/clock (the `GetSandboxClock` operationId).
-func (c *Client) GetSandboxClock(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetSandboxClockRequest(c.Server)
+func (c *Client) GetSandboxClock(ctx context.Context, params *GetSandboxClockParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSandboxClockRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5448,6 +5703,21 @@ func NewGetAccountDetailsRequest(server string, params *GetAccountDetailsParams)
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -5528,6 +5798,17 @@ func NewPostAccountDetailsRequestWithBody(server string, params *PostAccountDeta
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -5589,6 +5870,21 @@ func NewGetAccountDetailsByIdRequest(server string, id string, params *GetAccoun
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -5717,6 +6013,21 @@ func NewGetAccountsRequest(server string, params *GetAccountsParams) (*http.Requ
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -5797,6 +6108,17 @@ func NewPostAccountsRequestWithBody(server string, params *PostAccountsParams, c
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -5873,6 +6195,21 @@ func NewDeleteAccountsByIdRequestWithBody(server string, id string, params *Dele
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -5932,6 +6269,21 @@ func NewGetAccountsByIdRequest(server string, id string, params *GetAccountsById
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -6007,6 +6359,21 @@ func NewPatchAccountsByIdRequestWithBody(server string, id string, params *Patch
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -6145,6 +6512,21 @@ func NewGetAccountsStatementsRequest(server string, id string, params *GetAccoun
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -6225,6 +6607,17 @@ func NewPostBusinessEntitiesRequestWithBody(server string, params *PostBusinessE
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -6300,6 +6693,21 @@ func NewPatchBusinessEntitiesByIdRequestWithBody(server string, id string, param
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -6427,6 +6835,21 @@ func NewGetCounterpartiesRequest(server string, params *GetCounterpartiesParams)
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -6507,6 +6930,17 @@ func NewPostCounterpartiesRequestWithBody(server string, params *PostCounterpart
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -6568,6 +7002,21 @@ func NewGetCounterpartiesByIdRequest(server string, id string, params *GetCounte
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -6643,6 +7092,21 @@ func NewPatchCounterpartiesByIdRequestWithBody(server string, id string, params 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -6729,6 +7193,17 @@ func NewPostCounterpartiesDeactivateRequestWithBody(server string, id string, pa
 			}
 
 			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
 		}
 
 	}
@@ -6842,6 +7317,21 @@ func NewGetCounterpartiesPaymentDetailsRequest(server string, id string, params 
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -6922,6 +7412,17 @@ func NewPostDocumentsRequestWithBody(server string, params *PostDocumentsParams,
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -6985,6 +7486,21 @@ func NewGetDocumentsByIdRequest(server string, id string, params *GetDocumentsBy
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -7046,6 +7562,21 @@ func NewGetDocumentsFileRequest(server string, id string, params *GetDocumentsFi
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -7105,6 +7636,21 @@ func NewGetDocumentsFileBackRequest(server string, id string, params *GetDocumen
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -7245,6 +7791,21 @@ func NewGetEntitiesRequest(server string, params *GetEntitiesParams) (*http.Requ
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -7304,6 +7865,21 @@ func NewGetEntitiesByIdRequest(server string, id string, params *GetEntitiesById
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -7408,6 +7984,21 @@ func NewGetEntityWebhooksRequest(server string, params *GetEntityWebhooksParams)
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -7488,6 +8079,17 @@ func NewPostEntityWebhooksRequestWithBody(server string, params *PostEntityWebho
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -7564,6 +8166,21 @@ func NewDeleteEntityWebhooksByIdRequestWithBody(server string, id string, params
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -7623,6 +8240,21 @@ func NewGetEntityWebhooksByIdRequest(server string, id string, params *GetEntity
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -7698,6 +8330,21 @@ func NewPatchEntityWebhooksByIdRequestWithBody(server string, id string, params 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -7808,6 +8455,21 @@ func NewGetEntityWebhooksDeliveriesRequest(server string, id string, params *Get
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -7893,6 +8555,17 @@ func NewPostEntityWebhooksRotateSecretRequestWithBody(server string, id string, 
 			}
 
 			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
 		}
 
 	}
@@ -7982,6 +8655,17 @@ func NewPostEntityWebhooksTestRequestWithBody(server string, id string, params *
 			}
 
 			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
 		}
 
 	}
@@ -8124,6 +8808,21 @@ func NewGetEventsRequest(server string, params *GetEventsParams) (*http.Request,
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -8211,6 +8910,17 @@ func NewPostEventsRedeliverRequestWithBody(server string, id string, params *Pos
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -8293,6 +9003,17 @@ func NewPostFxQuotesRequestWithBody(server string, params *PostFxQuotesParams, c
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -8354,6 +9075,63 @@ func NewGetFxQuotesByIdRequest(server string, id string, params *GetFxQuotesById
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetHealthzRequest constructs an http.Request for the GetHealthz method
+func NewGetHealthzRequest(server string, params *GetHealthzParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/healthz")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -8436,6 +9214,17 @@ func NewPostIndividualEntitiesRequestWithBody(server string, params *PostIndivid
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -8511,6 +9300,21 @@ func NewPatchIndividualEntitiesByIdRequestWithBody(server string, id string, par
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -8592,6 +9396,17 @@ func NewPostOnboardingSubmissionsRequestWithBody(server string, params *PostOnbo
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -8655,11 +9470,26 @@ func NewGetOnboardingSubmissionsByIdRequest(server string, id string, params *Ge
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewGetOpenAPIRequest constructs an http.Request for the GetOpenAPI method
-func NewGetOpenAPIRequest(server string) (*http.Request, error) {
+func NewGetOpenAPIRequest(server string, params *GetOpenAPIParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -8680,6 +9510,21 @@ func NewGetOpenAPIRequest(server string) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -8762,6 +9607,17 @@ func NewPostPaymentDetailsRequestWithBody(server string, params *PostPaymentDeta
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -8823,6 +9679,21 @@ func NewGetPaymentDetailsByIdRequest(server string, id string, params *GetPaymen
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -8899,6 +9770,63 @@ func NewPatchPaymentDetailsByIdRequestWithBody(server string, id string, params 
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetReadyzRequest constructs an http.Request for the GetReadyz method
+func NewGetReadyzRequest(server string, params *GetReadyzParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/readyz")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -8959,6 +9887,17 @@ func NewPostSandboxAccountDetailsActivateRequestWithBody(server string, id strin
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -9014,13 +9953,24 @@ func NewPostSandboxApiKeysRequestWithBody(server string, params *PostSandboxApiK
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
 	}
 
 	return req, nil
 }
 
 // NewDeleteSandboxApiKeysByIdRequest constructs an http.Request for the DeleteSandboxApiKeysById method
-func NewDeleteSandboxApiKeysByIdRequest(server string, id string) (*http.Request, error) {
+func NewDeleteSandboxApiKeysByIdRequest(server string, id string, params *DeleteSandboxApiKeysByIdParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -9050,11 +10000,26 @@ func NewDeleteSandboxApiKeysByIdRequest(server string, id string) (*http.Request
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewGetSandboxClockRequest constructs an http.Request for the GetSandboxClock method
-func NewGetSandboxClockRequest(server string) (*http.Request, error) {
+func NewGetSandboxClockRequest(server string, params *GetSandboxClockParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -9075,6 +10040,21 @@ func NewGetSandboxClockRequest(server string) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -9128,6 +10108,17 @@ func NewPostSandboxClockAdvanceRequestWithBody(server string, params *PostSandbo
 			}
 
 			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
 		}
 
 	}
@@ -9192,6 +10183,17 @@ func NewPostSandboxEntitiesReviewRequestWithBody(server string, id string, param
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -9247,6 +10249,17 @@ func NewPostSandboxFxOutageRequestWithBody(server string, params *PostSandboxFxO
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -9300,6 +10313,17 @@ func NewPostSandboxInflowsRequestWithBody(server string, params *PostSandboxInfl
 			}
 
 			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
 		}
 
 	}
@@ -9362,6 +10386,17 @@ func NewPostSandboxTransfersSimulateRequestWithBody(server string, id string, pa
 			}
 
 			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
 		}
 
 	}
@@ -9492,6 +10527,21 @@ func NewGetTransfersRequest(server string, params *GetTransfersParams) (*http.Re
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -9572,6 +10622,17 @@ func NewPostTransfersRequestWithBody(server string, params *PostTransfersParams,
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -9633,6 +10694,21 @@ func NewGetTransfersByIdRequest(server string, id string, params *GetTransfersBy
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -10046,6 +11122,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /fx-quotes/{id} (the `GetFxQuotesById` operationId).
 	GetFxQuotesByIdWithResponse(ctx context.Context, id string, params *GetFxQuotesByIdParams, reqEditors ...RequestEditorFn) (*GetFxQuotesByIdResponse, error)
 
+	// GetHealthzWithResponse Liveness: the process serves requests (no key)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /healthz (the `GetHealthz` operationId).
+	GetHealthzWithResponse(ctx context.Context, params *GetHealthzParams, reqEditors ...RequestEditorFn) (*GetHealthzResponse, error)
+
 	// PostIndividualEntitiesWithBodyWithResponse Create an individual entity (envelope: the entity composite)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -10100,7 +11183,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /openapi.json (the `GetOpenAPI` operationId).
-	GetOpenAPIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIResponse, error)
+	GetOpenAPIWithResponse(ctx context.Context, params *GetOpenAPIParams, reqEditors ...RequestEditorFn) (*GetOpenAPIResponse, error)
 
 	// PostPaymentDetailsWithBodyWithResponse Add where a counterparty is paid (answers the bare object)
 	//
@@ -10137,6 +11220,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /payment-details/{id} (the `PatchPaymentDetailsById` operationId).
 	PatchPaymentDetailsByIdWithResponse(ctx context.Context, id string, params *PatchPaymentDetailsByIdParams, body PatchPaymentDetailsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPaymentDetailsByIdResponse, error)
 
+	// GetReadyzWithResponse Readiness: the store answers a read in time (no key)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /readyz (the `GetReadyz` operationId).
+	GetReadyzWithResponse(ctx context.Context, params *GetReadyzParams, reqEditors ...RequestEditorFn) (*GetReadyzResponse, error)
+
 	// PostSandboxAccountDetailsActivateWithBodyWithResponse Sandbox: activate account details
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -10170,14 +11260,14 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /sandbox/api-keys/{id} (the `DeleteSandboxApiKeysById` operationId).
-	DeleteSandboxApiKeysByIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteSandboxApiKeysByIdResponse, error)
+	DeleteSandboxApiKeysByIdWithResponse(ctx context.Context, id string, params *DeleteSandboxApiKeysByIdParams, reqEditors ...RequestEditorFn) (*DeleteSandboxApiKeysByIdResponse, error)
 
 	// GetSandboxClockWithResponse Sandbox: the clock now
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /sandbox/clock (the `GetSandboxClock` operationId).
-	GetSandboxClockWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetSandboxClockResponse, error)
+	GetSandboxClockWithResponse(ctx context.Context, params *GetSandboxClockParams, reqEditors ...RequestEditorFn) (*GetSandboxClockResponse, error)
 
 	// PostSandboxClockAdvanceWithBodyWithResponse Sandbox: advance the fake clock and run every job that falls due
 	//
@@ -10278,6 +11368,31 @@ type ClientWithResponsesInterface interface {
 	GetTransfersByIdWithResponse(ctx context.Context, id string, params *GetTransfersByIdParams, reqEditors ...RequestEditorFn) (*GetTransfersByIdResponse, error)
 }
 
+// GetAccountDetailsResponse200Headers the declared response headers of an HTTP 200 response for GetAccountDetails
+type GetAccountDetailsResponse200Headers struct {
+	XRequestId string
+}
+
+// GetAccountDetailsResponse401Headers the declared response headers of an HTTP 401 response for GetAccountDetails
+type GetAccountDetailsResponse401Headers struct {
+	XRequestId string
+}
+
+// GetAccountDetailsResponse404Headers the declared response headers of an HTTP 404 response for GetAccountDetails
+type GetAccountDetailsResponse404Headers struct {
+	XRequestId string
+}
+
+// GetAccountDetailsResponse422Headers the declared response headers of an HTTP 422 response for GetAccountDetails
+type GetAccountDetailsResponse422Headers struct {
+	XRequestId string
+}
+
+// GetAccountDetailsResponse500Headers the declared response headers of an HTTP 500 response for GetAccountDetails
+type GetAccountDetailsResponse500Headers struct {
+	XRequestId string
+}
+
 type GetAccountDetailsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10296,6 +11411,16 @@ type GetAccountDetailsResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetAccountDetailsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAccountDetailsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetAccountDetailsResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetAccountDetailsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetAccountDetailsResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10360,6 +11485,37 @@ func (r GetAccountDetailsResponse) ContentType() string {
 // PostAccountDetailsResponse201Headers the declared response headers of an HTTP 201 response for PostAccountDetails
 type PostAccountDetailsResponse201Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostAccountDetailsResponse401Headers the declared response headers of an HTTP 401 response for PostAccountDetails
+type PostAccountDetailsResponse401Headers struct {
+	XRequestId string
+}
+
+// PostAccountDetailsResponse403Headers the declared response headers of an HTTP 403 response for PostAccountDetails
+type PostAccountDetailsResponse403Headers struct {
+	XRequestId string
+}
+
+// PostAccountDetailsResponse404Headers the declared response headers of an HTTP 404 response for PostAccountDetails
+type PostAccountDetailsResponse404Headers struct {
+	XRequestId string
+}
+
+// PostAccountDetailsResponse413Headers the declared response headers of an HTTP 413 response for PostAccountDetails
+type PostAccountDetailsResponse413Headers struct {
+	XRequestId string
+}
+
+// PostAccountDetailsResponse422Headers the declared response headers of an HTTP 422 response for PostAccountDetails
+type PostAccountDetailsResponse422Headers struct {
+	XRequestId string
+}
+
+// PostAccountDetailsResponse500Headers the declared response headers of an HTTP 500 response for PostAccountDetails
+type PostAccountDetailsResponse500Headers struct {
+	XRequestId string
 }
 
 type PostAccountDetailsResponse struct {
@@ -10385,6 +11541,18 @@ type PostAccountDetailsResponse struct {
 	JSON500 *E500
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostAccountDetailsResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostAccountDetailsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostAccountDetailsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostAccountDetailsResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostAccountDetailsResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostAccountDetailsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostAccountDetailsResponse500Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -10455,6 +11623,31 @@ func (r PostAccountDetailsResponse) ContentType() string {
 	return ""
 }
 
+// GetAccountDetailsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetAccountDetailsById
+type GetAccountDetailsByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// GetAccountDetailsByIdResponse401Headers the declared response headers of an HTTP 401 response for GetAccountDetailsById
+type GetAccountDetailsByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// GetAccountDetailsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetAccountDetailsById
+type GetAccountDetailsByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// GetAccountDetailsByIdResponse422Headers the declared response headers of an HTTP 422 response for GetAccountDetailsById
+type GetAccountDetailsByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// GetAccountDetailsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetAccountDetailsById
+type GetAccountDetailsByIdResponse500Headers struct {
+	XRequestId string
+}
+
 type GetAccountDetailsByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10472,6 +11665,16 @@ type GetAccountDetailsByIdResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetAccountDetailsByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAccountDetailsByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetAccountDetailsByIdResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetAccountDetailsByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetAccountDetailsByIdResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10532,6 +11735,31 @@ func (r GetAccountDetailsByIdResponse) ContentType() string {
 	return ""
 }
 
+// GetAccountsResponse200Headers the declared response headers of an HTTP 200 response for GetAccounts
+type GetAccountsResponse200Headers struct {
+	XRequestId string
+}
+
+// GetAccountsResponse401Headers the declared response headers of an HTTP 401 response for GetAccounts
+type GetAccountsResponse401Headers struct {
+	XRequestId string
+}
+
+// GetAccountsResponse404Headers the declared response headers of an HTTP 404 response for GetAccounts
+type GetAccountsResponse404Headers struct {
+	XRequestId string
+}
+
+// GetAccountsResponse422Headers the declared response headers of an HTTP 422 response for GetAccounts
+type GetAccountsResponse422Headers struct {
+	XRequestId string
+}
+
+// GetAccountsResponse500Headers the declared response headers of an HTTP 500 response for GetAccounts
+type GetAccountsResponse500Headers struct {
+	XRequestId string
+}
+
 type GetAccountsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10550,6 +11778,16 @@ type GetAccountsResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetAccountsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAccountsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetAccountsResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetAccountsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetAccountsResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10614,6 +11852,37 @@ func (r GetAccountsResponse) ContentType() string {
 // PostAccountsResponse201Headers the declared response headers of an HTTP 201 response for PostAccounts
 type PostAccountsResponse201Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostAccountsResponse401Headers the declared response headers of an HTTP 401 response for PostAccounts
+type PostAccountsResponse401Headers struct {
+	XRequestId string
+}
+
+// PostAccountsResponse403Headers the declared response headers of an HTTP 403 response for PostAccounts
+type PostAccountsResponse403Headers struct {
+	XRequestId string
+}
+
+// PostAccountsResponse404Headers the declared response headers of an HTTP 404 response for PostAccounts
+type PostAccountsResponse404Headers struct {
+	XRequestId string
+}
+
+// PostAccountsResponse413Headers the declared response headers of an HTTP 413 response for PostAccounts
+type PostAccountsResponse413Headers struct {
+	XRequestId string
+}
+
+// PostAccountsResponse422Headers the declared response headers of an HTTP 422 response for PostAccounts
+type PostAccountsResponse422Headers struct {
+	XRequestId string
+}
+
+// PostAccountsResponse500Headers the declared response headers of an HTTP 500 response for PostAccounts
+type PostAccountsResponse500Headers struct {
+	XRequestId string
 }
 
 type PostAccountsResponse struct {
@@ -10639,6 +11908,18 @@ type PostAccountsResponse struct {
 	JSON500 *E500
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostAccountsResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostAccountsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostAccountsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostAccountsResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostAccountsResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostAccountsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostAccountsResponse500Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -10709,6 +11990,41 @@ func (r PostAccountsResponse) ContentType() string {
 	return ""
 }
 
+// DeleteAccountsByIdResponse200Headers the declared response headers of an HTTP 200 response for DeleteAccountsById
+type DeleteAccountsByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// DeleteAccountsByIdResponse401Headers the declared response headers of an HTTP 401 response for DeleteAccountsById
+type DeleteAccountsByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// DeleteAccountsByIdResponse403Headers the declared response headers of an HTTP 403 response for DeleteAccountsById
+type DeleteAccountsByIdResponse403Headers struct {
+	XRequestId string
+}
+
+// DeleteAccountsByIdResponse404Headers the declared response headers of an HTTP 404 response for DeleteAccountsById
+type DeleteAccountsByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// DeleteAccountsByIdResponse413Headers the declared response headers of an HTTP 413 response for DeleteAccountsById
+type DeleteAccountsByIdResponse413Headers struct {
+	XRequestId string
+}
+
+// DeleteAccountsByIdResponse422Headers the declared response headers of an HTTP 422 response for DeleteAccountsById
+type DeleteAccountsByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// DeleteAccountsByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteAccountsById
+type DeleteAccountsByIdResponse500Headers struct {
+	XRequestId string
+}
+
 type DeleteAccountsByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10730,6 +12046,20 @@ type DeleteAccountsByIdResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteAccountsByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteAccountsByIdResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteAccountsByIdResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteAccountsByIdResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DeleteAccountsByIdResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *DeleteAccountsByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteAccountsByIdResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10800,6 +12130,31 @@ func (r DeleteAccountsByIdResponse) ContentType() string {
 	return ""
 }
 
+// GetAccountsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetAccountsById
+type GetAccountsByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// GetAccountsByIdResponse401Headers the declared response headers of an HTTP 401 response for GetAccountsById
+type GetAccountsByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// GetAccountsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetAccountsById
+type GetAccountsByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// GetAccountsByIdResponse422Headers the declared response headers of an HTTP 422 response for GetAccountsById
+type GetAccountsByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// GetAccountsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetAccountsById
+type GetAccountsByIdResponse500Headers struct {
+	XRequestId string
+}
+
 type GetAccountsByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10817,6 +12172,16 @@ type GetAccountsByIdResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetAccountsByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAccountsByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetAccountsByIdResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetAccountsByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetAccountsByIdResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10877,6 +12242,41 @@ func (r GetAccountsByIdResponse) ContentType() string {
 	return ""
 }
 
+// PatchAccountsByIdResponse200Headers the declared response headers of an HTTP 200 response for PatchAccountsById
+type PatchAccountsByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// PatchAccountsByIdResponse401Headers the declared response headers of an HTTP 401 response for PatchAccountsById
+type PatchAccountsByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// PatchAccountsByIdResponse403Headers the declared response headers of an HTTP 403 response for PatchAccountsById
+type PatchAccountsByIdResponse403Headers struct {
+	XRequestId string
+}
+
+// PatchAccountsByIdResponse404Headers the declared response headers of an HTTP 404 response for PatchAccountsById
+type PatchAccountsByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// PatchAccountsByIdResponse413Headers the declared response headers of an HTTP 413 response for PatchAccountsById
+type PatchAccountsByIdResponse413Headers struct {
+	XRequestId string
+}
+
+// PatchAccountsByIdResponse422Headers the declared response headers of an HTTP 422 response for PatchAccountsById
+type PatchAccountsByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// PatchAccountsByIdResponse500Headers the declared response headers of an HTTP 500 response for PatchAccountsById
+type PatchAccountsByIdResponse500Headers struct {
+	XRequestId string
+}
+
 type PatchAccountsByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10898,6 +12298,20 @@ type PatchAccountsByIdResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PatchAccountsByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchAccountsByIdResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PatchAccountsByIdResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PatchAccountsByIdResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PatchAccountsByIdResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PatchAccountsByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PatchAccountsByIdResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10968,6 +12382,31 @@ func (r PatchAccountsByIdResponse) ContentType() string {
 	return ""
 }
 
+// GetAccountsStatementsResponse200Headers the declared response headers of an HTTP 200 response for GetAccountsStatements
+type GetAccountsStatementsResponse200Headers struct {
+	XRequestId string
+}
+
+// GetAccountsStatementsResponse401Headers the declared response headers of an HTTP 401 response for GetAccountsStatements
+type GetAccountsStatementsResponse401Headers struct {
+	XRequestId string
+}
+
+// GetAccountsStatementsResponse404Headers the declared response headers of an HTTP 404 response for GetAccountsStatements
+type GetAccountsStatementsResponse404Headers struct {
+	XRequestId string
+}
+
+// GetAccountsStatementsResponse422Headers the declared response headers of an HTTP 422 response for GetAccountsStatements
+type GetAccountsStatementsResponse422Headers struct {
+	XRequestId string
+}
+
+// GetAccountsStatementsResponse500Headers the declared response headers of an HTTP 500 response for GetAccountsStatements
+type GetAccountsStatementsResponse500Headers struct {
+	XRequestId string
+}
+
 type GetAccountsStatementsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10985,6 +12424,16 @@ type GetAccountsStatementsResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetAccountsStatementsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAccountsStatementsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetAccountsStatementsResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetAccountsStatementsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetAccountsStatementsResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11048,6 +12497,37 @@ func (r GetAccountsStatementsResponse) ContentType() string {
 // PostBusinessEntitiesResponse201Headers the declared response headers of an HTTP 201 response for PostBusinessEntities
 type PostBusinessEntitiesResponse201Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostBusinessEntitiesResponse401Headers the declared response headers of an HTTP 401 response for PostBusinessEntities
+type PostBusinessEntitiesResponse401Headers struct {
+	XRequestId string
+}
+
+// PostBusinessEntitiesResponse403Headers the declared response headers of an HTTP 403 response for PostBusinessEntities
+type PostBusinessEntitiesResponse403Headers struct {
+	XRequestId string
+}
+
+// PostBusinessEntitiesResponse404Headers the declared response headers of an HTTP 404 response for PostBusinessEntities
+type PostBusinessEntitiesResponse404Headers struct {
+	XRequestId string
+}
+
+// PostBusinessEntitiesResponse413Headers the declared response headers of an HTTP 413 response for PostBusinessEntities
+type PostBusinessEntitiesResponse413Headers struct {
+	XRequestId string
+}
+
+// PostBusinessEntitiesResponse422Headers the declared response headers of an HTTP 422 response for PostBusinessEntities
+type PostBusinessEntitiesResponse422Headers struct {
+	XRequestId string
+}
+
+// PostBusinessEntitiesResponse500Headers the declared response headers of an HTTP 500 response for PostBusinessEntities
+type PostBusinessEntitiesResponse500Headers struct {
+	XRequestId string
 }
 
 type PostBusinessEntitiesResponse struct {
@@ -11073,6 +12553,18 @@ type PostBusinessEntitiesResponse struct {
 	JSON500 *E500
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostBusinessEntitiesResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostBusinessEntitiesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostBusinessEntitiesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostBusinessEntitiesResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostBusinessEntitiesResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostBusinessEntitiesResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostBusinessEntitiesResponse500Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -11143,6 +12635,41 @@ func (r PostBusinessEntitiesResponse) ContentType() string {
 	return ""
 }
 
+// PatchBusinessEntitiesByIdResponse200Headers the declared response headers of an HTTP 200 response for PatchBusinessEntitiesById
+type PatchBusinessEntitiesByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// PatchBusinessEntitiesByIdResponse401Headers the declared response headers of an HTTP 401 response for PatchBusinessEntitiesById
+type PatchBusinessEntitiesByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// PatchBusinessEntitiesByIdResponse403Headers the declared response headers of an HTTP 403 response for PatchBusinessEntitiesById
+type PatchBusinessEntitiesByIdResponse403Headers struct {
+	XRequestId string
+}
+
+// PatchBusinessEntitiesByIdResponse404Headers the declared response headers of an HTTP 404 response for PatchBusinessEntitiesById
+type PatchBusinessEntitiesByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// PatchBusinessEntitiesByIdResponse413Headers the declared response headers of an HTTP 413 response for PatchBusinessEntitiesById
+type PatchBusinessEntitiesByIdResponse413Headers struct {
+	XRequestId string
+}
+
+// PatchBusinessEntitiesByIdResponse422Headers the declared response headers of an HTTP 422 response for PatchBusinessEntitiesById
+type PatchBusinessEntitiesByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// PatchBusinessEntitiesByIdResponse500Headers the declared response headers of an HTTP 500 response for PatchBusinessEntitiesById
+type PatchBusinessEntitiesByIdResponse500Headers struct {
+	XRequestId string
+}
+
 type PatchBusinessEntitiesByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11164,6 +12691,20 @@ type PatchBusinessEntitiesByIdResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PatchBusinessEntitiesByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchBusinessEntitiesByIdResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PatchBusinessEntitiesByIdResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PatchBusinessEntitiesByIdResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PatchBusinessEntitiesByIdResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PatchBusinessEntitiesByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PatchBusinessEntitiesByIdResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11234,6 +12775,31 @@ func (r PatchBusinessEntitiesByIdResponse) ContentType() string {
 	return ""
 }
 
+// GetCounterpartiesResponse200Headers the declared response headers of an HTTP 200 response for GetCounterparties
+type GetCounterpartiesResponse200Headers struct {
+	XRequestId string
+}
+
+// GetCounterpartiesResponse401Headers the declared response headers of an HTTP 401 response for GetCounterparties
+type GetCounterpartiesResponse401Headers struct {
+	XRequestId string
+}
+
+// GetCounterpartiesResponse404Headers the declared response headers of an HTTP 404 response for GetCounterparties
+type GetCounterpartiesResponse404Headers struct {
+	XRequestId string
+}
+
+// GetCounterpartiesResponse422Headers the declared response headers of an HTTP 422 response for GetCounterparties
+type GetCounterpartiesResponse422Headers struct {
+	XRequestId string
+}
+
+// GetCounterpartiesResponse500Headers the declared response headers of an HTTP 500 response for GetCounterparties
+type GetCounterpartiesResponse500Headers struct {
+	XRequestId string
+}
+
 type GetCounterpartiesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11252,6 +12818,16 @@ type GetCounterpartiesResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCounterpartiesResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCounterpartiesResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetCounterpartiesResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetCounterpartiesResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetCounterpartiesResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11316,6 +12892,42 @@ func (r GetCounterpartiesResponse) ContentType() string {
 // PostCounterpartiesResponse201Headers the declared response headers of an HTTP 201 response for PostCounterparties
 type PostCounterpartiesResponse201Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostCounterpartiesResponse401Headers the declared response headers of an HTTP 401 response for PostCounterparties
+type PostCounterpartiesResponse401Headers struct {
+	XRequestId string
+}
+
+// PostCounterpartiesResponse403Headers the declared response headers of an HTTP 403 response for PostCounterparties
+type PostCounterpartiesResponse403Headers struct {
+	XRequestId string
+}
+
+// PostCounterpartiesResponse404Headers the declared response headers of an HTTP 404 response for PostCounterparties
+type PostCounterpartiesResponse404Headers struct {
+	XRequestId string
+}
+
+// PostCounterpartiesResponse409Headers the declared response headers of an HTTP 409 response for PostCounterparties
+type PostCounterpartiesResponse409Headers struct {
+	XRequestId string
+}
+
+// PostCounterpartiesResponse413Headers the declared response headers of an HTTP 413 response for PostCounterparties
+type PostCounterpartiesResponse413Headers struct {
+	XRequestId string
+}
+
+// PostCounterpartiesResponse422Headers the declared response headers of an HTTP 422 response for PostCounterparties
+type PostCounterpartiesResponse422Headers struct {
+	XRequestId string
+}
+
+// PostCounterpartiesResponse500Headers the declared response headers of an HTTP 500 response for PostCounterparties
+type PostCounterpartiesResponse500Headers struct {
+	XRequestId string
 }
 
 type PostCounterpartiesResponse struct {
@@ -11343,6 +12955,20 @@ type PostCounterpartiesResponse struct {
 	JSON500 *E500
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostCounterpartiesResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostCounterpartiesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostCounterpartiesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostCounterpartiesResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostCounterpartiesResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostCounterpartiesResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostCounterpartiesResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostCounterpartiesResponse500Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -11418,6 +13044,36 @@ func (r PostCounterpartiesResponse) ContentType() string {
 	return ""
 }
 
+// GetCounterpartiesByIdResponse200Headers the declared response headers of an HTTP 200 response for GetCounterpartiesById
+type GetCounterpartiesByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// GetCounterpartiesByIdResponse401Headers the declared response headers of an HTTP 401 response for GetCounterpartiesById
+type GetCounterpartiesByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// GetCounterpartiesByIdResponse404Headers the declared response headers of an HTTP 404 response for GetCounterpartiesById
+type GetCounterpartiesByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// GetCounterpartiesByIdResponse422Headers the declared response headers of an HTTP 422 response for GetCounterpartiesById
+type GetCounterpartiesByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// GetCounterpartiesByIdResponse500Headers the declared response headers of an HTTP 500 response for GetCounterpartiesById
+type GetCounterpartiesByIdResponse500Headers struct {
+	XRequestId string
+}
+
+// GetCounterpartiesByIdResponse503Headers the declared response headers of an HTTP 503 response for GetCounterpartiesById
+type GetCounterpartiesByIdResponse503Headers struct {
+	XRequestId string
+}
+
 type GetCounterpartiesByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11437,6 +13093,18 @@ type GetCounterpartiesByIdResponse struct {
 	JSON500 *E500
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCounterpartiesByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCounterpartiesByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetCounterpartiesByIdResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetCounterpartiesByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetCounterpartiesByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCounterpartiesByIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11502,6 +13170,41 @@ func (r GetCounterpartiesByIdResponse) ContentType() string {
 	return ""
 }
 
+// PatchCounterpartiesByIdResponse200Headers the declared response headers of an HTTP 200 response for PatchCounterpartiesById
+type PatchCounterpartiesByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// PatchCounterpartiesByIdResponse401Headers the declared response headers of an HTTP 401 response for PatchCounterpartiesById
+type PatchCounterpartiesByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// PatchCounterpartiesByIdResponse403Headers the declared response headers of an HTTP 403 response for PatchCounterpartiesById
+type PatchCounterpartiesByIdResponse403Headers struct {
+	XRequestId string
+}
+
+// PatchCounterpartiesByIdResponse404Headers the declared response headers of an HTTP 404 response for PatchCounterpartiesById
+type PatchCounterpartiesByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// PatchCounterpartiesByIdResponse413Headers the declared response headers of an HTTP 413 response for PatchCounterpartiesById
+type PatchCounterpartiesByIdResponse413Headers struct {
+	XRequestId string
+}
+
+// PatchCounterpartiesByIdResponse422Headers the declared response headers of an HTTP 422 response for PatchCounterpartiesById
+type PatchCounterpartiesByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// PatchCounterpartiesByIdResponse500Headers the declared response headers of an HTTP 500 response for PatchCounterpartiesById
+type PatchCounterpartiesByIdResponse500Headers struct {
+	XRequestId string
+}
+
 type PatchCounterpartiesByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11523,6 +13226,20 @@ type PatchCounterpartiesByIdResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PatchCounterpartiesByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchCounterpartiesByIdResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PatchCounterpartiesByIdResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PatchCounterpartiesByIdResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PatchCounterpartiesByIdResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PatchCounterpartiesByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PatchCounterpartiesByIdResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11596,6 +13313,37 @@ func (r PatchCounterpartiesByIdResponse) ContentType() string {
 // PostCounterpartiesDeactivateResponse200Headers the declared response headers of an HTTP 200 response for PostCounterpartiesDeactivate
 type PostCounterpartiesDeactivateResponse200Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostCounterpartiesDeactivateResponse401Headers the declared response headers of an HTTP 401 response for PostCounterpartiesDeactivate
+type PostCounterpartiesDeactivateResponse401Headers struct {
+	XRequestId string
+}
+
+// PostCounterpartiesDeactivateResponse403Headers the declared response headers of an HTTP 403 response for PostCounterpartiesDeactivate
+type PostCounterpartiesDeactivateResponse403Headers struct {
+	XRequestId string
+}
+
+// PostCounterpartiesDeactivateResponse404Headers the declared response headers of an HTTP 404 response for PostCounterpartiesDeactivate
+type PostCounterpartiesDeactivateResponse404Headers struct {
+	XRequestId string
+}
+
+// PostCounterpartiesDeactivateResponse413Headers the declared response headers of an HTTP 413 response for PostCounterpartiesDeactivate
+type PostCounterpartiesDeactivateResponse413Headers struct {
+	XRequestId string
+}
+
+// PostCounterpartiesDeactivateResponse422Headers the declared response headers of an HTTP 422 response for PostCounterpartiesDeactivate
+type PostCounterpartiesDeactivateResponse422Headers struct {
+	XRequestId string
+}
+
+// PostCounterpartiesDeactivateResponse500Headers the declared response headers of an HTTP 500 response for PostCounterpartiesDeactivate
+type PostCounterpartiesDeactivateResponse500Headers struct {
+	XRequestId string
 }
 
 type PostCounterpartiesDeactivateResponse struct {
@@ -11621,6 +13369,18 @@ type PostCounterpartiesDeactivateResponse struct {
 	JSON500 *E500
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PostCounterpartiesDeactivateResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostCounterpartiesDeactivateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostCounterpartiesDeactivateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostCounterpartiesDeactivateResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostCounterpartiesDeactivateResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostCounterpartiesDeactivateResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostCounterpartiesDeactivateResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11691,6 +13451,31 @@ func (r PostCounterpartiesDeactivateResponse) ContentType() string {
 	return ""
 }
 
+// GetCounterpartiesPaymentDetailsResponse200Headers the declared response headers of an HTTP 200 response for GetCounterpartiesPaymentDetails
+type GetCounterpartiesPaymentDetailsResponse200Headers struct {
+	XRequestId string
+}
+
+// GetCounterpartiesPaymentDetailsResponse401Headers the declared response headers of an HTTP 401 response for GetCounterpartiesPaymentDetails
+type GetCounterpartiesPaymentDetailsResponse401Headers struct {
+	XRequestId string
+}
+
+// GetCounterpartiesPaymentDetailsResponse404Headers the declared response headers of an HTTP 404 response for GetCounterpartiesPaymentDetails
+type GetCounterpartiesPaymentDetailsResponse404Headers struct {
+	XRequestId string
+}
+
+// GetCounterpartiesPaymentDetailsResponse422Headers the declared response headers of an HTTP 422 response for GetCounterpartiesPaymentDetails
+type GetCounterpartiesPaymentDetailsResponse422Headers struct {
+	XRequestId string
+}
+
+// GetCounterpartiesPaymentDetailsResponse500Headers the declared response headers of an HTTP 500 response for GetCounterpartiesPaymentDetails
+type GetCounterpartiesPaymentDetailsResponse500Headers struct {
+	XRequestId string
+}
+
 type GetCounterpartiesPaymentDetailsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11709,6 +13494,16 @@ type GetCounterpartiesPaymentDetailsResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCounterpartiesPaymentDetailsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCounterpartiesPaymentDetailsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetCounterpartiesPaymentDetailsResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetCounterpartiesPaymentDetailsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetCounterpartiesPaymentDetailsResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11773,6 +13568,37 @@ func (r GetCounterpartiesPaymentDetailsResponse) ContentType() string {
 // PostDocumentsResponse201Headers the declared response headers of an HTTP 201 response for PostDocuments
 type PostDocumentsResponse201Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostDocumentsResponse401Headers the declared response headers of an HTTP 401 response for PostDocuments
+type PostDocumentsResponse401Headers struct {
+	XRequestId string
+}
+
+// PostDocumentsResponse403Headers the declared response headers of an HTTP 403 response for PostDocuments
+type PostDocumentsResponse403Headers struct {
+	XRequestId string
+}
+
+// PostDocumentsResponse404Headers the declared response headers of an HTTP 404 response for PostDocuments
+type PostDocumentsResponse404Headers struct {
+	XRequestId string
+}
+
+// PostDocumentsResponse413Headers the declared response headers of an HTTP 413 response for PostDocuments
+type PostDocumentsResponse413Headers struct {
+	XRequestId string
+}
+
+// PostDocumentsResponse422Headers the declared response headers of an HTTP 422 response for PostDocuments
+type PostDocumentsResponse422Headers struct {
+	XRequestId string
+}
+
+// PostDocumentsResponse500Headers the declared response headers of an HTTP 500 response for PostDocuments
+type PostDocumentsResponse500Headers struct {
+	XRequestId string
 }
 
 type PostDocumentsResponse struct {
@@ -11798,6 +13624,18 @@ type PostDocumentsResponse struct {
 	JSON500 *E500
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostDocumentsResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostDocumentsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostDocumentsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostDocumentsResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostDocumentsResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostDocumentsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostDocumentsResponse500Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -11868,6 +13706,31 @@ func (r PostDocumentsResponse) ContentType() string {
 	return ""
 }
 
+// GetDocumentsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetDocumentsById
+type GetDocumentsByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// GetDocumentsByIdResponse401Headers the declared response headers of an HTTP 401 response for GetDocumentsById
+type GetDocumentsByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// GetDocumentsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetDocumentsById
+type GetDocumentsByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// GetDocumentsByIdResponse422Headers the declared response headers of an HTTP 422 response for GetDocumentsById
+type GetDocumentsByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// GetDocumentsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetDocumentsById
+type GetDocumentsByIdResponse500Headers struct {
+	XRequestId string
+}
+
 type GetDocumentsByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11885,6 +13748,16 @@ type GetDocumentsByIdResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDocumentsByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDocumentsByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetDocumentsByIdResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetDocumentsByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetDocumentsByIdResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11945,6 +13818,31 @@ func (r GetDocumentsByIdResponse) ContentType() string {
 	return ""
 }
 
+// GetDocumentsFileResponse200Headers the declared response headers of an HTTP 200 response for GetDocumentsFile
+type GetDocumentsFileResponse200Headers struct {
+	XRequestId string
+}
+
+// GetDocumentsFileResponse401Headers the declared response headers of an HTTP 401 response for GetDocumentsFile
+type GetDocumentsFileResponse401Headers struct {
+	XRequestId string
+}
+
+// GetDocumentsFileResponse404Headers the declared response headers of an HTTP 404 response for GetDocumentsFile
+type GetDocumentsFileResponse404Headers struct {
+	XRequestId string
+}
+
+// GetDocumentsFileResponse422Headers the declared response headers of an HTTP 422 response for GetDocumentsFile
+type GetDocumentsFileResponse422Headers struct {
+	XRequestId string
+}
+
+// GetDocumentsFileResponse500Headers the declared response headers of an HTTP 500 response for GetDocumentsFile
+type GetDocumentsFileResponse500Headers struct {
+	XRequestId string
+}
+
 type GetDocumentsFileResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11956,6 +13854,16 @@ type GetDocumentsFileResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDocumentsFileResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDocumentsFileResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetDocumentsFileResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetDocumentsFileResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetDocumentsFileResponse500Headers
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -12007,6 +13915,31 @@ func (r GetDocumentsFileResponse) ContentType() string {
 	return ""
 }
 
+// GetDocumentsFileBackResponse200Headers the declared response headers of an HTTP 200 response for GetDocumentsFileBack
+type GetDocumentsFileBackResponse200Headers struct {
+	XRequestId string
+}
+
+// GetDocumentsFileBackResponse401Headers the declared response headers of an HTTP 401 response for GetDocumentsFileBack
+type GetDocumentsFileBackResponse401Headers struct {
+	XRequestId string
+}
+
+// GetDocumentsFileBackResponse404Headers the declared response headers of an HTTP 404 response for GetDocumentsFileBack
+type GetDocumentsFileBackResponse404Headers struct {
+	XRequestId string
+}
+
+// GetDocumentsFileBackResponse422Headers the declared response headers of an HTTP 422 response for GetDocumentsFileBack
+type GetDocumentsFileBackResponse422Headers struct {
+	XRequestId string
+}
+
+// GetDocumentsFileBackResponse500Headers the declared response headers of an HTTP 500 response for GetDocumentsFileBack
+type GetDocumentsFileBackResponse500Headers struct {
+	XRequestId string
+}
+
 type GetDocumentsFileBackResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12018,6 +13951,16 @@ type GetDocumentsFileBackResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDocumentsFileBackResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDocumentsFileBackResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetDocumentsFileBackResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetDocumentsFileBackResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetDocumentsFileBackResponse500Headers
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -12069,6 +14012,31 @@ func (r GetDocumentsFileBackResponse) ContentType() string {
 	return ""
 }
 
+// GetEntitiesResponse200Headers the declared response headers of an HTTP 200 response for GetEntities
+type GetEntitiesResponse200Headers struct {
+	XRequestId string
+}
+
+// GetEntitiesResponse401Headers the declared response headers of an HTTP 401 response for GetEntities
+type GetEntitiesResponse401Headers struct {
+	XRequestId string
+}
+
+// GetEntitiesResponse404Headers the declared response headers of an HTTP 404 response for GetEntities
+type GetEntitiesResponse404Headers struct {
+	XRequestId string
+}
+
+// GetEntitiesResponse422Headers the declared response headers of an HTTP 422 response for GetEntities
+type GetEntitiesResponse422Headers struct {
+	XRequestId string
+}
+
+// GetEntitiesResponse500Headers the declared response headers of an HTTP 500 response for GetEntities
+type GetEntitiesResponse500Headers struct {
+	XRequestId string
+}
+
 type GetEntitiesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12087,6 +14055,16 @@ type GetEntitiesResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetEntitiesResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetEntitiesResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetEntitiesResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetEntitiesResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetEntitiesResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12148,6 +14126,31 @@ func (r GetEntitiesResponse) ContentType() string {
 	return ""
 }
 
+// GetEntitiesByIdResponse200Headers the declared response headers of an HTTP 200 response for GetEntitiesById
+type GetEntitiesByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// GetEntitiesByIdResponse401Headers the declared response headers of an HTTP 401 response for GetEntitiesById
+type GetEntitiesByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// GetEntitiesByIdResponse404Headers the declared response headers of an HTTP 404 response for GetEntitiesById
+type GetEntitiesByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// GetEntitiesByIdResponse422Headers the declared response headers of an HTTP 422 response for GetEntitiesById
+type GetEntitiesByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// GetEntitiesByIdResponse500Headers the declared response headers of an HTTP 500 response for GetEntitiesById
+type GetEntitiesByIdResponse500Headers struct {
+	XRequestId string
+}
+
 type GetEntitiesByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12165,6 +14168,16 @@ type GetEntitiesByIdResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetEntitiesByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetEntitiesByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetEntitiesByIdResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetEntitiesByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetEntitiesByIdResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12225,6 +14238,36 @@ func (r GetEntitiesByIdResponse) ContentType() string {
 	return ""
 }
 
+// GetEntityWebhooksResponse200Headers the declared response headers of an HTTP 200 response for GetEntityWebhooks
+type GetEntityWebhooksResponse200Headers struct {
+	XRequestId string
+}
+
+// GetEntityWebhooksResponse401Headers the declared response headers of an HTTP 401 response for GetEntityWebhooks
+type GetEntityWebhooksResponse401Headers struct {
+	XRequestId string
+}
+
+// GetEntityWebhooksResponse404Headers the declared response headers of an HTTP 404 response for GetEntityWebhooks
+type GetEntityWebhooksResponse404Headers struct {
+	XRequestId string
+}
+
+// GetEntityWebhooksResponse422Headers the declared response headers of an HTTP 422 response for GetEntityWebhooks
+type GetEntityWebhooksResponse422Headers struct {
+	XRequestId string
+}
+
+// GetEntityWebhooksResponse500Headers the declared response headers of an HTTP 500 response for GetEntityWebhooks
+type GetEntityWebhooksResponse500Headers struct {
+	XRequestId string
+}
+
+// GetEntityWebhooksResponse503Headers the declared response headers of an HTTP 503 response for GetEntityWebhooks
+type GetEntityWebhooksResponse503Headers struct {
+	XRequestId string
+}
+
 type GetEntityWebhooksResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12245,6 +14288,18 @@ type GetEntityWebhooksResponse struct {
 	JSON500 *E500
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetEntityWebhooksResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetEntityWebhooksResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetEntityWebhooksResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetEntityWebhooksResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetEntityWebhooksResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetEntityWebhooksResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12314,6 +14369,42 @@ func (r GetEntityWebhooksResponse) ContentType() string {
 // PostEntityWebhooksResponse201Headers the declared response headers of an HTTP 201 response for PostEntityWebhooks
 type PostEntityWebhooksResponse201Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostEntityWebhooksResponse401Headers the declared response headers of an HTTP 401 response for PostEntityWebhooks
+type PostEntityWebhooksResponse401Headers struct {
+	XRequestId string
+}
+
+// PostEntityWebhooksResponse403Headers the declared response headers of an HTTP 403 response for PostEntityWebhooks
+type PostEntityWebhooksResponse403Headers struct {
+	XRequestId string
+}
+
+// PostEntityWebhooksResponse404Headers the declared response headers of an HTTP 404 response for PostEntityWebhooks
+type PostEntityWebhooksResponse404Headers struct {
+	XRequestId string
+}
+
+// PostEntityWebhooksResponse413Headers the declared response headers of an HTTP 413 response for PostEntityWebhooks
+type PostEntityWebhooksResponse413Headers struct {
+	XRequestId string
+}
+
+// PostEntityWebhooksResponse422Headers the declared response headers of an HTTP 422 response for PostEntityWebhooks
+type PostEntityWebhooksResponse422Headers struct {
+	XRequestId string
+}
+
+// PostEntityWebhooksResponse500Headers the declared response headers of an HTTP 500 response for PostEntityWebhooks
+type PostEntityWebhooksResponse500Headers struct {
+	XRequestId string
+}
+
+// PostEntityWebhooksResponse503Headers the declared response headers of an HTTP 503 response for PostEntityWebhooks
+type PostEntityWebhooksResponse503Headers struct {
+	XRequestId string
 }
 
 type PostEntityWebhooksResponse struct {
@@ -12341,6 +14432,20 @@ type PostEntityWebhooksResponse struct {
 	JSON503 *E503
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostEntityWebhooksResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostEntityWebhooksResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostEntityWebhooksResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostEntityWebhooksResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostEntityWebhooksResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostEntityWebhooksResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostEntityWebhooksResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostEntityWebhooksResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -12416,6 +14521,41 @@ func (r PostEntityWebhooksResponse) ContentType() string {
 	return ""
 }
 
+// DeleteEntityWebhooksByIdResponse200Headers the declared response headers of an HTTP 200 response for DeleteEntityWebhooksById
+type DeleteEntityWebhooksByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// DeleteEntityWebhooksByIdResponse401Headers the declared response headers of an HTTP 401 response for DeleteEntityWebhooksById
+type DeleteEntityWebhooksByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// DeleteEntityWebhooksByIdResponse403Headers the declared response headers of an HTTP 403 response for DeleteEntityWebhooksById
+type DeleteEntityWebhooksByIdResponse403Headers struct {
+	XRequestId string
+}
+
+// DeleteEntityWebhooksByIdResponse404Headers the declared response headers of an HTTP 404 response for DeleteEntityWebhooksById
+type DeleteEntityWebhooksByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// DeleteEntityWebhooksByIdResponse413Headers the declared response headers of an HTTP 413 response for DeleteEntityWebhooksById
+type DeleteEntityWebhooksByIdResponse413Headers struct {
+	XRequestId string
+}
+
+// DeleteEntityWebhooksByIdResponse422Headers the declared response headers of an HTTP 422 response for DeleteEntityWebhooksById
+type DeleteEntityWebhooksByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// DeleteEntityWebhooksByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteEntityWebhooksById
+type DeleteEntityWebhooksByIdResponse500Headers struct {
+	XRequestId string
+}
+
 type DeleteEntityWebhooksByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12437,6 +14577,20 @@ type DeleteEntityWebhooksByIdResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteEntityWebhooksByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteEntityWebhooksByIdResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteEntityWebhooksByIdResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteEntityWebhooksByIdResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DeleteEntityWebhooksByIdResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *DeleteEntityWebhooksByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteEntityWebhooksByIdResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12507,6 +14661,36 @@ func (r DeleteEntityWebhooksByIdResponse) ContentType() string {
 	return ""
 }
 
+// GetEntityWebhooksByIdResponse200Headers the declared response headers of an HTTP 200 response for GetEntityWebhooksById
+type GetEntityWebhooksByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// GetEntityWebhooksByIdResponse401Headers the declared response headers of an HTTP 401 response for GetEntityWebhooksById
+type GetEntityWebhooksByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// GetEntityWebhooksByIdResponse404Headers the declared response headers of an HTTP 404 response for GetEntityWebhooksById
+type GetEntityWebhooksByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// GetEntityWebhooksByIdResponse422Headers the declared response headers of an HTTP 422 response for GetEntityWebhooksById
+type GetEntityWebhooksByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// GetEntityWebhooksByIdResponse500Headers the declared response headers of an HTTP 500 response for GetEntityWebhooksById
+type GetEntityWebhooksByIdResponse500Headers struct {
+	XRequestId string
+}
+
+// GetEntityWebhooksByIdResponse503Headers the declared response headers of an HTTP 503 response for GetEntityWebhooksById
+type GetEntityWebhooksByIdResponse503Headers struct {
+	XRequestId string
+}
+
 type GetEntityWebhooksByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12526,6 +14710,18 @@ type GetEntityWebhooksByIdResponse struct {
 	JSON500 *E500
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetEntityWebhooksByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetEntityWebhooksByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetEntityWebhooksByIdResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetEntityWebhooksByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetEntityWebhooksByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetEntityWebhooksByIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12591,6 +14787,41 @@ func (r GetEntityWebhooksByIdResponse) ContentType() string {
 	return ""
 }
 
+// PatchEntityWebhooksByIdResponse200Headers the declared response headers of an HTTP 200 response for PatchEntityWebhooksById
+type PatchEntityWebhooksByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// PatchEntityWebhooksByIdResponse401Headers the declared response headers of an HTTP 401 response for PatchEntityWebhooksById
+type PatchEntityWebhooksByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// PatchEntityWebhooksByIdResponse403Headers the declared response headers of an HTTP 403 response for PatchEntityWebhooksById
+type PatchEntityWebhooksByIdResponse403Headers struct {
+	XRequestId string
+}
+
+// PatchEntityWebhooksByIdResponse404Headers the declared response headers of an HTTP 404 response for PatchEntityWebhooksById
+type PatchEntityWebhooksByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// PatchEntityWebhooksByIdResponse413Headers the declared response headers of an HTTP 413 response for PatchEntityWebhooksById
+type PatchEntityWebhooksByIdResponse413Headers struct {
+	XRequestId string
+}
+
+// PatchEntityWebhooksByIdResponse422Headers the declared response headers of an HTTP 422 response for PatchEntityWebhooksById
+type PatchEntityWebhooksByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// PatchEntityWebhooksByIdResponse500Headers the declared response headers of an HTTP 500 response for PatchEntityWebhooksById
+type PatchEntityWebhooksByIdResponse500Headers struct {
+	XRequestId string
+}
+
 type PatchEntityWebhooksByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12612,6 +14843,20 @@ type PatchEntityWebhooksByIdResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PatchEntityWebhooksByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchEntityWebhooksByIdResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PatchEntityWebhooksByIdResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PatchEntityWebhooksByIdResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PatchEntityWebhooksByIdResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PatchEntityWebhooksByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PatchEntityWebhooksByIdResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12682,6 +14927,31 @@ func (r PatchEntityWebhooksByIdResponse) ContentType() string {
 	return ""
 }
 
+// GetEntityWebhooksDeliveriesResponse200Headers the declared response headers of an HTTP 200 response for GetEntityWebhooksDeliveries
+type GetEntityWebhooksDeliveriesResponse200Headers struct {
+	XRequestId string
+}
+
+// GetEntityWebhooksDeliveriesResponse401Headers the declared response headers of an HTTP 401 response for GetEntityWebhooksDeliveries
+type GetEntityWebhooksDeliveriesResponse401Headers struct {
+	XRequestId string
+}
+
+// GetEntityWebhooksDeliveriesResponse404Headers the declared response headers of an HTTP 404 response for GetEntityWebhooksDeliveries
+type GetEntityWebhooksDeliveriesResponse404Headers struct {
+	XRequestId string
+}
+
+// GetEntityWebhooksDeliveriesResponse422Headers the declared response headers of an HTTP 422 response for GetEntityWebhooksDeliveries
+type GetEntityWebhooksDeliveriesResponse422Headers struct {
+	XRequestId string
+}
+
+// GetEntityWebhooksDeliveriesResponse500Headers the declared response headers of an HTTP 500 response for GetEntityWebhooksDeliveries
+type GetEntityWebhooksDeliveriesResponse500Headers struct {
+	XRequestId string
+}
+
 type GetEntityWebhooksDeliveriesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12700,6 +14970,16 @@ type GetEntityWebhooksDeliveriesResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetEntityWebhooksDeliveriesResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetEntityWebhooksDeliveriesResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetEntityWebhooksDeliveriesResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetEntityWebhooksDeliveriesResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetEntityWebhooksDeliveriesResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12764,6 +15044,37 @@ func (r GetEntityWebhooksDeliveriesResponse) ContentType() string {
 // PostEntityWebhooksRotateSecretResponse200Headers the declared response headers of an HTTP 200 response for PostEntityWebhooksRotateSecret
 type PostEntityWebhooksRotateSecretResponse200Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostEntityWebhooksRotateSecretResponse401Headers the declared response headers of an HTTP 401 response for PostEntityWebhooksRotateSecret
+type PostEntityWebhooksRotateSecretResponse401Headers struct {
+	XRequestId string
+}
+
+// PostEntityWebhooksRotateSecretResponse403Headers the declared response headers of an HTTP 403 response for PostEntityWebhooksRotateSecret
+type PostEntityWebhooksRotateSecretResponse403Headers struct {
+	XRequestId string
+}
+
+// PostEntityWebhooksRotateSecretResponse404Headers the declared response headers of an HTTP 404 response for PostEntityWebhooksRotateSecret
+type PostEntityWebhooksRotateSecretResponse404Headers struct {
+	XRequestId string
+}
+
+// PostEntityWebhooksRotateSecretResponse413Headers the declared response headers of an HTTP 413 response for PostEntityWebhooksRotateSecret
+type PostEntityWebhooksRotateSecretResponse413Headers struct {
+	XRequestId string
+}
+
+// PostEntityWebhooksRotateSecretResponse422Headers the declared response headers of an HTTP 422 response for PostEntityWebhooksRotateSecret
+type PostEntityWebhooksRotateSecretResponse422Headers struct {
+	XRequestId string
+}
+
+// PostEntityWebhooksRotateSecretResponse500Headers the declared response headers of an HTTP 500 response for PostEntityWebhooksRotateSecret
+type PostEntityWebhooksRotateSecretResponse500Headers struct {
+	XRequestId string
 }
 
 type PostEntityWebhooksRotateSecretResponse struct {
@@ -12789,6 +15100,18 @@ type PostEntityWebhooksRotateSecretResponse struct {
 	JSON500 *E500
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PostEntityWebhooksRotateSecretResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostEntityWebhooksRotateSecretResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostEntityWebhooksRotateSecretResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostEntityWebhooksRotateSecretResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostEntityWebhooksRotateSecretResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostEntityWebhooksRotateSecretResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostEntityWebhooksRotateSecretResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12862,6 +15185,42 @@ func (r PostEntityWebhooksRotateSecretResponse) ContentType() string {
 // PostEntityWebhooksTestResponse200Headers the declared response headers of an HTTP 200 response for PostEntityWebhooksTest
 type PostEntityWebhooksTestResponse200Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostEntityWebhooksTestResponse401Headers the declared response headers of an HTTP 401 response for PostEntityWebhooksTest
+type PostEntityWebhooksTestResponse401Headers struct {
+	XRequestId string
+}
+
+// PostEntityWebhooksTestResponse403Headers the declared response headers of an HTTP 403 response for PostEntityWebhooksTest
+type PostEntityWebhooksTestResponse403Headers struct {
+	XRequestId string
+}
+
+// PostEntityWebhooksTestResponse404Headers the declared response headers of an HTTP 404 response for PostEntityWebhooksTest
+type PostEntityWebhooksTestResponse404Headers struct {
+	XRequestId string
+}
+
+// PostEntityWebhooksTestResponse413Headers the declared response headers of an HTTP 413 response for PostEntityWebhooksTest
+type PostEntityWebhooksTestResponse413Headers struct {
+	XRequestId string
+}
+
+// PostEntityWebhooksTestResponse422Headers the declared response headers of an HTTP 422 response for PostEntityWebhooksTest
+type PostEntityWebhooksTestResponse422Headers struct {
+	XRequestId string
+}
+
+// PostEntityWebhooksTestResponse500Headers the declared response headers of an HTTP 500 response for PostEntityWebhooksTest
+type PostEntityWebhooksTestResponse500Headers struct {
+	XRequestId string
+}
+
+// PostEntityWebhooksTestResponse503Headers the declared response headers of an HTTP 503 response for PostEntityWebhooksTest
+type PostEntityWebhooksTestResponse503Headers struct {
+	XRequestId string
 }
 
 type PostEntityWebhooksTestResponse struct {
@@ -12889,6 +15248,20 @@ type PostEntityWebhooksTestResponse struct {
 	JSON503 *E503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PostEntityWebhooksTestResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostEntityWebhooksTestResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostEntityWebhooksTestResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostEntityWebhooksTestResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostEntityWebhooksTestResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostEntityWebhooksTestResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostEntityWebhooksTestResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostEntityWebhooksTestResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12964,6 +15337,36 @@ func (r PostEntityWebhooksTestResponse) ContentType() string {
 	return ""
 }
 
+// GetEventsResponse200Headers the declared response headers of an HTTP 200 response for GetEvents
+type GetEventsResponse200Headers struct {
+	XRequestId string
+}
+
+// GetEventsResponse401Headers the declared response headers of an HTTP 401 response for GetEvents
+type GetEventsResponse401Headers struct {
+	XRequestId string
+}
+
+// GetEventsResponse404Headers the declared response headers of an HTTP 404 response for GetEvents
+type GetEventsResponse404Headers struct {
+	XRequestId string
+}
+
+// GetEventsResponse422Headers the declared response headers of an HTTP 422 response for GetEvents
+type GetEventsResponse422Headers struct {
+	XRequestId string
+}
+
+// GetEventsResponse500Headers the declared response headers of an HTTP 500 response for GetEvents
+type GetEventsResponse500Headers struct {
+	XRequestId string
+}
+
+// GetEventsResponse503Headers the declared response headers of an HTTP 503 response for GetEvents
+type GetEventsResponse503Headers struct {
+	XRequestId string
+}
+
 type GetEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12984,6 +15387,18 @@ type GetEventsResponse struct {
 	JSON500 *E500
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetEventsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetEventsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetEventsResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetEventsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetEventsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetEventsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13053,6 +15468,42 @@ func (r GetEventsResponse) ContentType() string {
 // PostEventsRedeliverResponse200Headers the declared response headers of an HTTP 200 response for PostEventsRedeliver
 type PostEventsRedeliverResponse200Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostEventsRedeliverResponse401Headers the declared response headers of an HTTP 401 response for PostEventsRedeliver
+type PostEventsRedeliverResponse401Headers struct {
+	XRequestId string
+}
+
+// PostEventsRedeliverResponse403Headers the declared response headers of an HTTP 403 response for PostEventsRedeliver
+type PostEventsRedeliverResponse403Headers struct {
+	XRequestId string
+}
+
+// PostEventsRedeliverResponse404Headers the declared response headers of an HTTP 404 response for PostEventsRedeliver
+type PostEventsRedeliverResponse404Headers struct {
+	XRequestId string
+}
+
+// PostEventsRedeliverResponse413Headers the declared response headers of an HTTP 413 response for PostEventsRedeliver
+type PostEventsRedeliverResponse413Headers struct {
+	XRequestId string
+}
+
+// PostEventsRedeliverResponse422Headers the declared response headers of an HTTP 422 response for PostEventsRedeliver
+type PostEventsRedeliverResponse422Headers struct {
+	XRequestId string
+}
+
+// PostEventsRedeliverResponse500Headers the declared response headers of an HTTP 500 response for PostEventsRedeliver
+type PostEventsRedeliverResponse500Headers struct {
+	XRequestId string
+}
+
+// PostEventsRedeliverResponse503Headers the declared response headers of an HTTP 503 response for PostEventsRedeliver
+type PostEventsRedeliverResponse503Headers struct {
+	XRequestId string
 }
 
 type PostEventsRedeliverResponse struct {
@@ -13080,6 +15531,20 @@ type PostEventsRedeliverResponse struct {
 	JSON503 *E503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PostEventsRedeliverResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostEventsRedeliverResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostEventsRedeliverResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostEventsRedeliverResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostEventsRedeliverResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostEventsRedeliverResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostEventsRedeliverResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostEventsRedeliverResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13158,6 +15623,42 @@ func (r PostEventsRedeliverResponse) ContentType() string {
 // PostFxQuotesResponse201Headers the declared response headers of an HTTP 201 response for PostFxQuotes
 type PostFxQuotesResponse201Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostFxQuotesResponse401Headers the declared response headers of an HTTP 401 response for PostFxQuotes
+type PostFxQuotesResponse401Headers struct {
+	XRequestId string
+}
+
+// PostFxQuotesResponse403Headers the declared response headers of an HTTP 403 response for PostFxQuotes
+type PostFxQuotesResponse403Headers struct {
+	XRequestId string
+}
+
+// PostFxQuotesResponse404Headers the declared response headers of an HTTP 404 response for PostFxQuotes
+type PostFxQuotesResponse404Headers struct {
+	XRequestId string
+}
+
+// PostFxQuotesResponse413Headers the declared response headers of an HTTP 413 response for PostFxQuotes
+type PostFxQuotesResponse413Headers struct {
+	XRequestId string
+}
+
+// PostFxQuotesResponse422Headers the declared response headers of an HTTP 422 response for PostFxQuotes
+type PostFxQuotesResponse422Headers struct {
+	XRequestId string
+}
+
+// PostFxQuotesResponse500Headers the declared response headers of an HTTP 500 response for PostFxQuotes
+type PostFxQuotesResponse500Headers struct {
+	XRequestId string
+}
+
+// PostFxQuotesResponse503Headers the declared response headers of an HTTP 503 response for PostFxQuotes
+type PostFxQuotesResponse503Headers struct {
+	XRequestId string
 }
 
 type PostFxQuotesResponse struct {
@@ -13185,6 +15686,20 @@ type PostFxQuotesResponse struct {
 	JSON503 *E503
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostFxQuotesResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostFxQuotesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostFxQuotesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostFxQuotesResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostFxQuotesResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostFxQuotesResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostFxQuotesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostFxQuotesResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -13260,6 +15775,31 @@ func (r PostFxQuotesResponse) ContentType() string {
 	return ""
 }
 
+// GetFxQuotesByIdResponse200Headers the declared response headers of an HTTP 200 response for GetFxQuotesById
+type GetFxQuotesByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// GetFxQuotesByIdResponse401Headers the declared response headers of an HTTP 401 response for GetFxQuotesById
+type GetFxQuotesByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// GetFxQuotesByIdResponse404Headers the declared response headers of an HTTP 404 response for GetFxQuotesById
+type GetFxQuotesByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// GetFxQuotesByIdResponse422Headers the declared response headers of an HTTP 422 response for GetFxQuotesById
+type GetFxQuotesByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// GetFxQuotesByIdResponse500Headers the declared response headers of an HTTP 500 response for GetFxQuotesById
+type GetFxQuotesByIdResponse500Headers struct {
+	XRequestId string
+}
+
 type GetFxQuotesByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13277,6 +15817,16 @@ type GetFxQuotesByIdResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetFxQuotesByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetFxQuotesByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetFxQuotesByIdResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetFxQuotesByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetFxQuotesByIdResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13337,9 +15887,88 @@ func (r GetFxQuotesByIdResponse) ContentType() string {
 	return ""
 }
 
+// GetHealthzResponse200Headers the declared response headers of an HTTP 200 response for GetHealthz
+type GetHealthzResponse200Headers struct {
+	XRequestId string
+}
+
+type GetHealthzResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Probe
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetHealthzResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetHealthzResponse) GetJSON200() *Probe {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r GetHealthzResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetHealthzResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetHealthzResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetHealthzResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostIndividualEntitiesResponse201Headers the declared response headers of an HTTP 201 response for PostIndividualEntities
 type PostIndividualEntitiesResponse201Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostIndividualEntitiesResponse401Headers the declared response headers of an HTTP 401 response for PostIndividualEntities
+type PostIndividualEntitiesResponse401Headers struct {
+	XRequestId string
+}
+
+// PostIndividualEntitiesResponse403Headers the declared response headers of an HTTP 403 response for PostIndividualEntities
+type PostIndividualEntitiesResponse403Headers struct {
+	XRequestId string
+}
+
+// PostIndividualEntitiesResponse404Headers the declared response headers of an HTTP 404 response for PostIndividualEntities
+type PostIndividualEntitiesResponse404Headers struct {
+	XRequestId string
+}
+
+// PostIndividualEntitiesResponse413Headers the declared response headers of an HTTP 413 response for PostIndividualEntities
+type PostIndividualEntitiesResponse413Headers struct {
+	XRequestId string
+}
+
+// PostIndividualEntitiesResponse422Headers the declared response headers of an HTTP 422 response for PostIndividualEntities
+type PostIndividualEntitiesResponse422Headers struct {
+	XRequestId string
+}
+
+// PostIndividualEntitiesResponse500Headers the declared response headers of an HTTP 500 response for PostIndividualEntities
+type PostIndividualEntitiesResponse500Headers struct {
+	XRequestId string
 }
 
 type PostIndividualEntitiesResponse struct {
@@ -13365,6 +15994,18 @@ type PostIndividualEntitiesResponse struct {
 	JSON500 *E500
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostIndividualEntitiesResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostIndividualEntitiesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostIndividualEntitiesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostIndividualEntitiesResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostIndividualEntitiesResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostIndividualEntitiesResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostIndividualEntitiesResponse500Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -13435,6 +16076,41 @@ func (r PostIndividualEntitiesResponse) ContentType() string {
 	return ""
 }
 
+// PatchIndividualEntitiesByIdResponse200Headers the declared response headers of an HTTP 200 response for PatchIndividualEntitiesById
+type PatchIndividualEntitiesByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// PatchIndividualEntitiesByIdResponse401Headers the declared response headers of an HTTP 401 response for PatchIndividualEntitiesById
+type PatchIndividualEntitiesByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// PatchIndividualEntitiesByIdResponse403Headers the declared response headers of an HTTP 403 response for PatchIndividualEntitiesById
+type PatchIndividualEntitiesByIdResponse403Headers struct {
+	XRequestId string
+}
+
+// PatchIndividualEntitiesByIdResponse404Headers the declared response headers of an HTTP 404 response for PatchIndividualEntitiesById
+type PatchIndividualEntitiesByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// PatchIndividualEntitiesByIdResponse413Headers the declared response headers of an HTTP 413 response for PatchIndividualEntitiesById
+type PatchIndividualEntitiesByIdResponse413Headers struct {
+	XRequestId string
+}
+
+// PatchIndividualEntitiesByIdResponse422Headers the declared response headers of an HTTP 422 response for PatchIndividualEntitiesById
+type PatchIndividualEntitiesByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// PatchIndividualEntitiesByIdResponse500Headers the declared response headers of an HTTP 500 response for PatchIndividualEntitiesById
+type PatchIndividualEntitiesByIdResponse500Headers struct {
+	XRequestId string
+}
+
 type PatchIndividualEntitiesByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13456,6 +16132,20 @@ type PatchIndividualEntitiesByIdResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PatchIndividualEntitiesByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchIndividualEntitiesByIdResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PatchIndividualEntitiesByIdResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PatchIndividualEntitiesByIdResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PatchIndividualEntitiesByIdResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PatchIndividualEntitiesByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PatchIndividualEntitiesByIdResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13529,6 +16219,42 @@ func (r PatchIndividualEntitiesByIdResponse) ContentType() string {
 // PostOnboardingSubmissionsResponse201Headers the declared response headers of an HTTP 201 response for PostOnboardingSubmissions
 type PostOnboardingSubmissionsResponse201Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostOnboardingSubmissionsResponse401Headers the declared response headers of an HTTP 401 response for PostOnboardingSubmissions
+type PostOnboardingSubmissionsResponse401Headers struct {
+	XRequestId string
+}
+
+// PostOnboardingSubmissionsResponse403Headers the declared response headers of an HTTP 403 response for PostOnboardingSubmissions
+type PostOnboardingSubmissionsResponse403Headers struct {
+	XRequestId string
+}
+
+// PostOnboardingSubmissionsResponse404Headers the declared response headers of an HTTP 404 response for PostOnboardingSubmissions
+type PostOnboardingSubmissionsResponse404Headers struct {
+	XRequestId string
+}
+
+// PostOnboardingSubmissionsResponse409Headers the declared response headers of an HTTP 409 response for PostOnboardingSubmissions
+type PostOnboardingSubmissionsResponse409Headers struct {
+	XRequestId string
+}
+
+// PostOnboardingSubmissionsResponse413Headers the declared response headers of an HTTP 413 response for PostOnboardingSubmissions
+type PostOnboardingSubmissionsResponse413Headers struct {
+	XRequestId string
+}
+
+// PostOnboardingSubmissionsResponse422Headers the declared response headers of an HTTP 422 response for PostOnboardingSubmissions
+type PostOnboardingSubmissionsResponse422Headers struct {
+	XRequestId string
+}
+
+// PostOnboardingSubmissionsResponse500Headers the declared response headers of an HTTP 500 response for PostOnboardingSubmissions
+type PostOnboardingSubmissionsResponse500Headers struct {
+	XRequestId string
 }
 
 type PostOnboardingSubmissionsResponse struct {
@@ -13556,6 +16282,20 @@ type PostOnboardingSubmissionsResponse struct {
 	JSON500 *E500
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostOnboardingSubmissionsResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostOnboardingSubmissionsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostOnboardingSubmissionsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostOnboardingSubmissionsResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostOnboardingSubmissionsResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostOnboardingSubmissionsResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostOnboardingSubmissionsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostOnboardingSubmissionsResponse500Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -13631,6 +16371,31 @@ func (r PostOnboardingSubmissionsResponse) ContentType() string {
 	return ""
 }
 
+// GetOnboardingSubmissionsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetOnboardingSubmissionsById
+type GetOnboardingSubmissionsByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// GetOnboardingSubmissionsByIdResponse401Headers the declared response headers of an HTTP 401 response for GetOnboardingSubmissionsById
+type GetOnboardingSubmissionsByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// GetOnboardingSubmissionsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetOnboardingSubmissionsById
+type GetOnboardingSubmissionsByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// GetOnboardingSubmissionsByIdResponse422Headers the declared response headers of an HTTP 422 response for GetOnboardingSubmissionsById
+type GetOnboardingSubmissionsByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// GetOnboardingSubmissionsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetOnboardingSubmissionsById
+type GetOnboardingSubmissionsByIdResponse500Headers struct {
+	XRequestId string
+}
+
 type GetOnboardingSubmissionsByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13648,6 +16413,16 @@ type GetOnboardingSubmissionsByIdResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetOnboardingSubmissionsByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetOnboardingSubmissionsByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetOnboardingSubmissionsByIdResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetOnboardingSubmissionsByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetOnboardingSubmissionsByIdResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13708,11 +16483,18 @@ func (r GetOnboardingSubmissionsByIdResponse) ContentType() string {
 	return ""
 }
 
+// GetOpenAPIResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPI
+type GetOpenAPIResponse200Headers struct {
+	XRequestId string
+}
+
 type GetOpenAPIResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *map[string]interface{}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetOpenAPIResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13752,6 +16534,37 @@ func (r GetOpenAPIResponse) ContentType() string {
 // PostPaymentDetailsResponse201Headers the declared response headers of an HTTP 201 response for PostPaymentDetails
 type PostPaymentDetailsResponse201Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostPaymentDetailsResponse401Headers the declared response headers of an HTTP 401 response for PostPaymentDetails
+type PostPaymentDetailsResponse401Headers struct {
+	XRequestId string
+}
+
+// PostPaymentDetailsResponse403Headers the declared response headers of an HTTP 403 response for PostPaymentDetails
+type PostPaymentDetailsResponse403Headers struct {
+	XRequestId string
+}
+
+// PostPaymentDetailsResponse404Headers the declared response headers of an HTTP 404 response for PostPaymentDetails
+type PostPaymentDetailsResponse404Headers struct {
+	XRequestId string
+}
+
+// PostPaymentDetailsResponse413Headers the declared response headers of an HTTP 413 response for PostPaymentDetails
+type PostPaymentDetailsResponse413Headers struct {
+	XRequestId string
+}
+
+// PostPaymentDetailsResponse422Headers the declared response headers of an HTTP 422 response for PostPaymentDetails
+type PostPaymentDetailsResponse422Headers struct {
+	XRequestId string
+}
+
+// PostPaymentDetailsResponse500Headers the declared response headers of an HTTP 500 response for PostPaymentDetails
+type PostPaymentDetailsResponse500Headers struct {
+	XRequestId string
 }
 
 type PostPaymentDetailsResponse struct {
@@ -13773,6 +16586,18 @@ type PostPaymentDetailsResponse struct {
 	JSON500 *E500
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostPaymentDetailsResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostPaymentDetailsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostPaymentDetailsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostPaymentDetailsResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostPaymentDetailsResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostPaymentDetailsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostPaymentDetailsResponse500Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -13839,6 +16664,31 @@ func (r PostPaymentDetailsResponse) ContentType() string {
 	return ""
 }
 
+// GetPaymentDetailsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetPaymentDetailsById
+type GetPaymentDetailsByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// GetPaymentDetailsByIdResponse401Headers the declared response headers of an HTTP 401 response for GetPaymentDetailsById
+type GetPaymentDetailsByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// GetPaymentDetailsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetPaymentDetailsById
+type GetPaymentDetailsByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// GetPaymentDetailsByIdResponse422Headers the declared response headers of an HTTP 422 response for GetPaymentDetailsById
+type GetPaymentDetailsByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// GetPaymentDetailsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetPaymentDetailsById
+type GetPaymentDetailsByIdResponse500Headers struct {
+	XRequestId string
+}
+
 type GetPaymentDetailsByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13856,6 +16706,16 @@ type GetPaymentDetailsByIdResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPaymentDetailsByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPaymentDetailsByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetPaymentDetailsByIdResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetPaymentDetailsByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetPaymentDetailsByIdResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13916,6 +16776,41 @@ func (r GetPaymentDetailsByIdResponse) ContentType() string {
 	return ""
 }
 
+// PatchPaymentDetailsByIdResponse200Headers the declared response headers of an HTTP 200 response for PatchPaymentDetailsById
+type PatchPaymentDetailsByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// PatchPaymentDetailsByIdResponse401Headers the declared response headers of an HTTP 401 response for PatchPaymentDetailsById
+type PatchPaymentDetailsByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// PatchPaymentDetailsByIdResponse403Headers the declared response headers of an HTTP 403 response for PatchPaymentDetailsById
+type PatchPaymentDetailsByIdResponse403Headers struct {
+	XRequestId string
+}
+
+// PatchPaymentDetailsByIdResponse404Headers the declared response headers of an HTTP 404 response for PatchPaymentDetailsById
+type PatchPaymentDetailsByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// PatchPaymentDetailsByIdResponse413Headers the declared response headers of an HTTP 413 response for PatchPaymentDetailsById
+type PatchPaymentDetailsByIdResponse413Headers struct {
+	XRequestId string
+}
+
+// PatchPaymentDetailsByIdResponse422Headers the declared response headers of an HTTP 422 response for PatchPaymentDetailsById
+type PatchPaymentDetailsByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// PatchPaymentDetailsByIdResponse500Headers the declared response headers of an HTTP 500 response for PatchPaymentDetailsById
+type PatchPaymentDetailsByIdResponse500Headers struct {
+	XRequestId string
+}
+
 type PatchPaymentDetailsByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13937,6 +16832,20 @@ type PatchPaymentDetailsByIdResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PatchPaymentDetailsByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchPaymentDetailsByIdResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PatchPaymentDetailsByIdResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PatchPaymentDetailsByIdResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PatchPaymentDetailsByIdResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PatchPaymentDetailsByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PatchPaymentDetailsByIdResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14007,9 +16916,102 @@ func (r PatchPaymentDetailsByIdResponse) ContentType() string {
 	return ""
 }
 
+// GetReadyzResponse200Headers the declared response headers of an HTTP 200 response for GetReadyz
+type GetReadyzResponse200Headers struct {
+	XRequestId string
+}
+
+// GetReadyzResponse503Headers the declared response headers of an HTTP 503 response for GetReadyz
+type GetReadyzResponse503Headers struct {
+	XRequestId string
+}
+
+type GetReadyzResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Probe
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetReadyzResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetReadyzResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReadyzResponse) GetJSON200() *Probe {
+	return r.JSON200
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetReadyzResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReadyzResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReadyzResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReadyzResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReadyzResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostSandboxAccountDetailsActivateResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxAccountDetailsActivate
 type PostSandboxAccountDetailsActivateResponse200Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostSandboxAccountDetailsActivateResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxAccountDetailsActivate
+type PostSandboxAccountDetailsActivateResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxAccountDetailsActivateResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxAccountDetailsActivate
+type PostSandboxAccountDetailsActivateResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxAccountDetailsActivateResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxAccountDetailsActivate
+type PostSandboxAccountDetailsActivateResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxAccountDetailsActivateResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxAccountDetailsActivate
+type PostSandboxAccountDetailsActivateResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxAccountDetailsActivateResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxAccountDetailsActivate
+type PostSandboxAccountDetailsActivateResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxAccountDetailsActivateResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxAccountDetailsActivate
+type PostSandboxAccountDetailsActivateResponse500Headers struct {
+	XRequestId string
 }
 
 type PostSandboxAccountDetailsActivateResponse struct {
@@ -14031,6 +17033,18 @@ type PostSandboxAccountDetailsActivateResponse struct {
 	JSON500 *E500
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PostSandboxAccountDetailsActivateResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxAccountDetailsActivateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxAccountDetailsActivateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxAccountDetailsActivateResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxAccountDetailsActivateResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxAccountDetailsActivateResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxAccountDetailsActivateResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14100,6 +17114,37 @@ func (r PostSandboxAccountDetailsActivateResponse) ContentType() string {
 // PostSandboxApiKeysResponse201Headers the declared response headers of an HTTP 201 response for PostSandboxApiKeys
 type PostSandboxApiKeysResponse201Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostSandboxApiKeysResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxApiKeys
+type PostSandboxApiKeysResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxApiKeysResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxApiKeys
+type PostSandboxApiKeysResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxApiKeysResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxApiKeys
+type PostSandboxApiKeysResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxApiKeysResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxApiKeys
+type PostSandboxApiKeysResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxApiKeysResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxApiKeys
+type PostSandboxApiKeysResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxApiKeysResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxApiKeys
+type PostSandboxApiKeysResponse500Headers struct {
+	XRequestId string
 }
 
 type PostSandboxApiKeysResponse struct {
@@ -14121,6 +17166,18 @@ type PostSandboxApiKeysResponse struct {
 	JSON500 *E500
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostSandboxApiKeysResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxApiKeysResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxApiKeysResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxApiKeysResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxApiKeysResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxApiKeysResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxApiKeysResponse500Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -14187,6 +17244,41 @@ func (r PostSandboxApiKeysResponse) ContentType() string {
 	return ""
 }
 
+// DeleteSandboxApiKeysByIdResponse200Headers the declared response headers of an HTTP 200 response for DeleteSandboxApiKeysById
+type DeleteSandboxApiKeysByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// DeleteSandboxApiKeysByIdResponse401Headers the declared response headers of an HTTP 401 response for DeleteSandboxApiKeysById
+type DeleteSandboxApiKeysByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// DeleteSandboxApiKeysByIdResponse403Headers the declared response headers of an HTTP 403 response for DeleteSandboxApiKeysById
+type DeleteSandboxApiKeysByIdResponse403Headers struct {
+	XRequestId string
+}
+
+// DeleteSandboxApiKeysByIdResponse404Headers the declared response headers of an HTTP 404 response for DeleteSandboxApiKeysById
+type DeleteSandboxApiKeysByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// DeleteSandboxApiKeysByIdResponse413Headers the declared response headers of an HTTP 413 response for DeleteSandboxApiKeysById
+type DeleteSandboxApiKeysByIdResponse413Headers struct {
+	XRequestId string
+}
+
+// DeleteSandboxApiKeysByIdResponse422Headers the declared response headers of an HTTP 422 response for DeleteSandboxApiKeysById
+type DeleteSandboxApiKeysByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// DeleteSandboxApiKeysByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteSandboxApiKeysById
+type DeleteSandboxApiKeysByIdResponse500Headers struct {
+	XRequestId string
+}
+
 type DeleteSandboxApiKeysByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14204,6 +17296,20 @@ type DeleteSandboxApiKeysByIdResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteSandboxApiKeysByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteSandboxApiKeysByIdResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteSandboxApiKeysByIdResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteSandboxApiKeysByIdResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DeleteSandboxApiKeysByIdResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *DeleteSandboxApiKeysByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteSandboxApiKeysByIdResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14270,6 +17376,31 @@ func (r DeleteSandboxApiKeysByIdResponse) ContentType() string {
 	return ""
 }
 
+// GetSandboxClockResponse200Headers the declared response headers of an HTTP 200 response for GetSandboxClock
+type GetSandboxClockResponse200Headers struct {
+	XRequestId string
+}
+
+// GetSandboxClockResponse401Headers the declared response headers of an HTTP 401 response for GetSandboxClock
+type GetSandboxClockResponse401Headers struct {
+	XRequestId string
+}
+
+// GetSandboxClockResponse404Headers the declared response headers of an HTTP 404 response for GetSandboxClock
+type GetSandboxClockResponse404Headers struct {
+	XRequestId string
+}
+
+// GetSandboxClockResponse422Headers the declared response headers of an HTTP 422 response for GetSandboxClock
+type GetSandboxClockResponse422Headers struct {
+	XRequestId string
+}
+
+// GetSandboxClockResponse500Headers the declared response headers of an HTTP 500 response for GetSandboxClock
+type GetSandboxClockResponse500Headers struct {
+	XRequestId string
+}
+
 type GetSandboxClockResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14283,6 +17414,16 @@ type GetSandboxClockResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSandboxClockResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSandboxClockResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetSandboxClockResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetSandboxClockResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetSandboxClockResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14342,6 +17483,42 @@ func (r GetSandboxClockResponse) ContentType() string {
 // PostSandboxClockAdvanceResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxClockAdvance
 type PostSandboxClockAdvanceResponse200Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostSandboxClockAdvanceResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxClockAdvance
+type PostSandboxClockAdvanceResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxClockAdvanceResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxClockAdvance
+type PostSandboxClockAdvanceResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxClockAdvanceResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxClockAdvance
+type PostSandboxClockAdvanceResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxClockAdvanceResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxClockAdvance
+type PostSandboxClockAdvanceResponse409Headers struct {
+	XRequestId string
+}
+
+// PostSandboxClockAdvanceResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxClockAdvance
+type PostSandboxClockAdvanceResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxClockAdvanceResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxClockAdvance
+type PostSandboxClockAdvanceResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxClockAdvanceResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxClockAdvance
+type PostSandboxClockAdvanceResponse500Headers struct {
+	XRequestId string
 }
 
 type PostSandboxClockAdvanceResponse struct {
@@ -14365,6 +17542,20 @@ type PostSandboxClockAdvanceResponse struct {
 	JSON500 *E500
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PostSandboxClockAdvanceResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxClockAdvanceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxClockAdvanceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxClockAdvanceResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxClockAdvanceResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxClockAdvanceResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxClockAdvanceResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxClockAdvanceResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14439,6 +17630,37 @@ func (r PostSandboxClockAdvanceResponse) ContentType() string {
 // PostSandboxEntitiesReviewResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxEntitiesReview
 type PostSandboxEntitiesReviewResponse200Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostSandboxEntitiesReviewResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxEntitiesReview
+type PostSandboxEntitiesReviewResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxEntitiesReviewResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxEntitiesReview
+type PostSandboxEntitiesReviewResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxEntitiesReviewResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxEntitiesReview
+type PostSandboxEntitiesReviewResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxEntitiesReviewResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxEntitiesReview
+type PostSandboxEntitiesReviewResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxEntitiesReviewResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxEntitiesReview
+type PostSandboxEntitiesReviewResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxEntitiesReviewResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxEntitiesReview
+type PostSandboxEntitiesReviewResponse500Headers struct {
+	XRequestId string
 }
 
 type PostSandboxEntitiesReviewResponse struct {
@@ -14460,6 +17682,18 @@ type PostSandboxEntitiesReviewResponse struct {
 	JSON500 *E500
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PostSandboxEntitiesReviewResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxEntitiesReviewResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxEntitiesReviewResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxEntitiesReviewResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxEntitiesReviewResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxEntitiesReviewResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxEntitiesReviewResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14529,6 +17763,42 @@ func (r PostSandboxEntitiesReviewResponse) ContentType() string {
 // PostSandboxFxOutageResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxFxOutage
 type PostSandboxFxOutageResponse200Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostSandboxFxOutageResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxFxOutage
+type PostSandboxFxOutageResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxFxOutageResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxFxOutage
+type PostSandboxFxOutageResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxFxOutageResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxFxOutage
+type PostSandboxFxOutageResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxFxOutageResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxFxOutage
+type PostSandboxFxOutageResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxFxOutageResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxFxOutage
+type PostSandboxFxOutageResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxFxOutageResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxFxOutage
+type PostSandboxFxOutageResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxFxOutageResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxFxOutage
+type PostSandboxFxOutageResponse503Headers struct {
+	XRequestId string
 }
 
 type PostSandboxFxOutageResponse struct {
@@ -14552,6 +17822,20 @@ type PostSandboxFxOutageResponse struct {
 	JSON503 *E503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PostSandboxFxOutageResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxFxOutageResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxFxOutageResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxFxOutageResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxFxOutageResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxFxOutageResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxFxOutageResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxFxOutageResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14626,6 +17910,47 @@ func (r PostSandboxFxOutageResponse) ContentType() string {
 // PostSandboxInflowsResponse201Headers the declared response headers of an HTTP 201 response for PostSandboxInflows
 type PostSandboxInflowsResponse201Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostSandboxInflowsResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxInflows
+type PostSandboxInflowsResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxInflowsResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxInflows
+type PostSandboxInflowsResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxInflowsResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxInflows
+type PostSandboxInflowsResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxInflowsResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxInflows
+type PostSandboxInflowsResponse409Headers struct {
+	XRequestId string
+}
+
+// PostSandboxInflowsResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxInflows
+type PostSandboxInflowsResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxInflowsResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxInflows
+type PostSandboxInflowsResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxInflowsResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxInflows
+type PostSandboxInflowsResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxInflowsResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxInflows
+type PostSandboxInflowsResponse503Headers struct {
+	XRequestId string
 }
 
 type PostSandboxInflowsResponse struct {
@@ -14651,6 +17976,22 @@ type PostSandboxInflowsResponse struct {
 	JSON503 *E503
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostSandboxInflowsResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxInflowsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxInflowsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxInflowsResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxInflowsResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxInflowsResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxInflowsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxInflowsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxInflowsResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -14730,6 +18071,42 @@ func (r PostSandboxInflowsResponse) ContentType() string {
 // PostSandboxTransfersSimulateResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxTransfersSimulate
 type PostSandboxTransfersSimulateResponse200Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostSandboxTransfersSimulateResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxTransfersSimulate
+type PostSandboxTransfersSimulateResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxTransfersSimulateResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxTransfersSimulate
+type PostSandboxTransfersSimulateResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxTransfersSimulateResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxTransfersSimulate
+type PostSandboxTransfersSimulateResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxTransfersSimulateResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxTransfersSimulate
+type PostSandboxTransfersSimulateResponse409Headers struct {
+	XRequestId string
+}
+
+// PostSandboxTransfersSimulateResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxTransfersSimulate
+type PostSandboxTransfersSimulateResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxTransfersSimulateResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxTransfersSimulate
+type PostSandboxTransfersSimulateResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxTransfersSimulateResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxTransfersSimulate
+type PostSandboxTransfersSimulateResponse500Headers struct {
+	XRequestId string
 }
 
 type PostSandboxTransfersSimulateResponse struct {
@@ -14753,6 +18130,20 @@ type PostSandboxTransfersSimulateResponse struct {
 	JSON500 *E500
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PostSandboxTransfersSimulateResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxTransfersSimulateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxTransfersSimulateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxTransfersSimulateResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxTransfersSimulateResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxTransfersSimulateResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxTransfersSimulateResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxTransfersSimulateResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14824,6 +18215,36 @@ func (r PostSandboxTransfersSimulateResponse) ContentType() string {
 	return ""
 }
 
+// GetTransfersResponse200Headers the declared response headers of an HTTP 200 response for GetTransfers
+type GetTransfersResponse200Headers struct {
+	XRequestId string
+}
+
+// GetTransfersResponse401Headers the declared response headers of an HTTP 401 response for GetTransfers
+type GetTransfersResponse401Headers struct {
+	XRequestId string
+}
+
+// GetTransfersResponse404Headers the declared response headers of an HTTP 404 response for GetTransfers
+type GetTransfersResponse404Headers struct {
+	XRequestId string
+}
+
+// GetTransfersResponse422Headers the declared response headers of an HTTP 422 response for GetTransfers
+type GetTransfersResponse422Headers struct {
+	XRequestId string
+}
+
+// GetTransfersResponse500Headers the declared response headers of an HTTP 500 response for GetTransfers
+type GetTransfersResponse500Headers struct {
+	XRequestId string
+}
+
+// GetTransfersResponse503Headers the declared response headers of an HTTP 503 response for GetTransfers
+type GetTransfersResponse503Headers struct {
+	XRequestId string
+}
+
 type GetTransfersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14844,6 +18265,18 @@ type GetTransfersResponse struct {
 	JSON500 *E500
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetTransfersResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetTransfersResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetTransfersResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetTransfersResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetTransfersResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTransfersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14913,6 +18346,47 @@ func (r GetTransfersResponse) ContentType() string {
 // PostTransfersResponse201Headers the declared response headers of an HTTP 201 response for PostTransfers
 type PostTransfersResponse201Headers struct {
 	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostTransfersResponse401Headers the declared response headers of an HTTP 401 response for PostTransfers
+type PostTransfersResponse401Headers struct {
+	XRequestId string
+}
+
+// PostTransfersResponse403Headers the declared response headers of an HTTP 403 response for PostTransfers
+type PostTransfersResponse403Headers struct {
+	XRequestId string
+}
+
+// PostTransfersResponse404Headers the declared response headers of an HTTP 404 response for PostTransfers
+type PostTransfersResponse404Headers struct {
+	XRequestId string
+}
+
+// PostTransfersResponse409Headers the declared response headers of an HTTP 409 response for PostTransfers
+type PostTransfersResponse409Headers struct {
+	XRequestId string
+}
+
+// PostTransfersResponse413Headers the declared response headers of an HTTP 413 response for PostTransfers
+type PostTransfersResponse413Headers struct {
+	XRequestId string
+}
+
+// PostTransfersResponse422Headers the declared response headers of an HTTP 422 response for PostTransfers
+type PostTransfersResponse422Headers struct {
+	XRequestId string
+}
+
+// PostTransfersResponse500Headers the declared response headers of an HTTP 500 response for PostTransfers
+type PostTransfersResponse500Headers struct {
+	XRequestId string
+}
+
+// PostTransfersResponse503Headers the declared response headers of an HTTP 503 response for PostTransfers
+type PostTransfersResponse503Headers struct {
+	XRequestId string
 }
 
 type PostTransfersResponse struct {
@@ -14942,6 +18416,22 @@ type PostTransfersResponse struct {
 	JSON503 *E503
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostTransfersResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostTransfersResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostTransfersResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostTransfersResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostTransfersResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostTransfersResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostTransfersResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostTransfersResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostTransfersResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -15022,6 +18512,31 @@ func (r PostTransfersResponse) ContentType() string {
 	return ""
 }
 
+// GetTransfersByIdResponse200Headers the declared response headers of an HTTP 200 response for GetTransfersById
+type GetTransfersByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// GetTransfersByIdResponse401Headers the declared response headers of an HTTP 401 response for GetTransfersById
+type GetTransfersByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// GetTransfersByIdResponse404Headers the declared response headers of an HTTP 404 response for GetTransfersById
+type GetTransfersByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// GetTransfersByIdResponse422Headers the declared response headers of an HTTP 422 response for GetTransfersById
+type GetTransfersByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// GetTransfersByIdResponse500Headers the declared response headers of an HTTP 500 response for GetTransfersById
+type GetTransfersByIdResponse500Headers struct {
+	XRequestId string
+}
+
 type GetTransfersByIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -15039,6 +18554,16 @@ type GetTransfersByIdResponse struct {
 	JSON422 *E422
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *E500
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetTransfersByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetTransfersByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetTransfersByIdResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetTransfersByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetTransfersByIdResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -15775,6 +19300,19 @@ func (c *ClientWithResponses) GetFxQuotesByIdWithResponse(ctx context.Context, i
 	return ParseGetFxQuotesByIdResponse(rsp)
 }
 
+// GetHealthzWithResponse Liveness: the process serves requests (no key)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /healthz (the `GetHealthz` operationId).
+func (c *ClientWithResponses) GetHealthzWithResponse(ctx context.Context, params *GetHealthzParams, reqEditors ...RequestEditorFn) (*GetHealthzResponse, error) {
+	rsp, err := c.GetHealthz(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetHealthzResponse(rsp)
+}
+
 // PostIndividualEntitiesWithBodyWithResponse Create an individual entity (envelope: the entity composite)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -15871,8 +19409,8 @@ func (c *ClientWithResponses) GetOnboardingSubmissionsByIdWithResponse(ctx conte
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /openapi.json (the `GetOpenAPI` operationId).
-func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIResponse, error) {
-	rsp, err := c.GetOpenAPI(ctx, reqEditors...)
+func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, params *GetOpenAPIParams, reqEditors ...RequestEditorFn) (*GetOpenAPIResponse, error) {
+	rsp, err := c.GetOpenAPI(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -15944,6 +19482,19 @@ func (c *ClientWithResponses) PatchPaymentDetailsByIdWithResponse(ctx context.Co
 	return ParsePatchPaymentDetailsByIdResponse(rsp)
 }
 
+// GetReadyzWithResponse Readiness: the store answers a read in time (no key)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /readyz (the `GetReadyz` operationId).
+func (c *ClientWithResponses) GetReadyzWithResponse(ctx context.Context, params *GetReadyzParams, reqEditors ...RequestEditorFn) (*GetReadyzResponse, error) {
+	rsp, err := c.GetReadyz(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReadyzResponse(rsp)
+}
+
 // PostSandboxAccountDetailsActivateWithBodyWithResponse Sandbox: activate account details
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -16001,8 +19552,8 @@ func (c *ClientWithResponses) PostSandboxApiKeysWithResponse(ctx context.Context
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /sandbox/api-keys/{id} (the `DeleteSandboxApiKeysById` operationId).
-func (c *ClientWithResponses) DeleteSandboxApiKeysByIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteSandboxApiKeysByIdResponse, error) {
-	rsp, err := c.DeleteSandboxApiKeysById(ctx, id, reqEditors...)
+func (c *ClientWithResponses) DeleteSandboxApiKeysByIdWithResponse(ctx context.Context, id string, params *DeleteSandboxApiKeysByIdParams, reqEditors ...RequestEditorFn) (*DeleteSandboxApiKeysByIdResponse, error) {
+	rsp, err := c.DeleteSandboxApiKeysById(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -16014,8 +19565,8 @@ func (c *ClientWithResponses) DeleteSandboxApiKeysByIdWithResponse(ctx context.C
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /sandbox/clock (the `GetSandboxClock` operationId).
-func (c *ClientWithResponses) GetSandboxClockWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetSandboxClockResponse, error) {
-	rsp, err := c.GetSandboxClock(ctx, reqEditors...)
+func (c *ClientWithResponses) GetSandboxClockWithResponse(ctx context.Context, params *GetSandboxClockParams, reqEditors ...RequestEditorFn) (*GetSandboxClockResponse, error) {
+	rsp, err := c.GetSandboxClock(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -16260,6 +19811,59 @@ func ParseGetAccountDetailsResponse(rsp *http.Response) (*GetAccountDetailsRespo
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetAccountDetailsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetAccountDetailsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetAccountDetailsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetAccountDetailsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetAccountDetailsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
 	return response, nil
 }
 
@@ -16342,7 +19946,74 @@ func ParsePostAccountDetailsResponse(rsp *http.Response) (*PostAccountDetailsRes
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostAccountDetailsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostAccountDetailsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostAccountDetailsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostAccountDetailsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostAccountDetailsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostAccountDetailsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -16403,6 +20074,59 @@ func ParseGetAccountDetailsByIdResponse(rsp *http.Response) (*GetAccountDetailsB
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetAccountDetailsByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetAccountDetailsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetAccountDetailsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetAccountDetailsByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetAccountDetailsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
 	return response, nil
 }
 
@@ -16460,6 +20184,59 @@ func ParseGetAccountsResponse(rsp *http.Response) (*GetAccountsResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetAccountsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetAccountsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetAccountsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetAccountsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetAccountsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -16544,7 +20321,74 @@ func ParsePostAccountsResponse(rsp *http.Response) (*PostAccountsResponse, error
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostAccountsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostAccountsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostAccountsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostAccountsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostAccountsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostAccountsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -16619,6 +20463,79 @@ func ParseDeleteAccountsByIdResponse(rsp *http.Response) (*DeleteAccountsByIdRes
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteAccountsByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteAccountsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteAccountsByIdResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteAccountsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers DeleteAccountsByIdResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers DeleteAccountsByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteAccountsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
 	return response, nil
 }
 
@@ -16675,6 +20592,59 @@ func ParseGetAccountsByIdResponse(rsp *http.Response) (*GetAccountsByIdResponse,
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetAccountsByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetAccountsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetAccountsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetAccountsByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetAccountsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -16749,6 +20719,79 @@ func ParsePatchAccountsByIdResponse(rsp *http.Response) (*PatchAccountsByIdRespo
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PatchAccountsByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PatchAccountsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PatchAccountsByIdResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PatchAccountsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PatchAccountsByIdResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PatchAccountsByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PatchAccountsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
 	return response, nil
 }
 
@@ -16805,6 +20848,59 @@ func ParseGetAccountsStatementsResponse(rsp *http.Response) (*GetAccountsStateme
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetAccountsStatementsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetAccountsStatementsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetAccountsStatementsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetAccountsStatementsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetAccountsStatementsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -16889,7 +20985,74 @@ func ParsePostBusinessEntitiesResponse(rsp *http.Response) (*PostBusinessEntitie
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostBusinessEntitiesResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostBusinessEntitiesResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostBusinessEntitiesResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostBusinessEntitiesResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostBusinessEntitiesResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostBusinessEntitiesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -16964,6 +21127,79 @@ func ParsePatchBusinessEntitiesByIdResponse(rsp *http.Response) (*PatchBusinessE
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PatchBusinessEntitiesByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PatchBusinessEntitiesByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PatchBusinessEntitiesByIdResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PatchBusinessEntitiesByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PatchBusinessEntitiesByIdResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PatchBusinessEntitiesByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PatchBusinessEntitiesByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
 	return response, nil
 }
 
@@ -17021,6 +21257,59 @@ func ParseGetCounterpartiesResponse(rsp *http.Response) (*GetCounterpartiesRespo
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCounterpartiesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetCounterpartiesResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetCounterpartiesResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetCounterpartiesResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetCounterpartiesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -17112,7 +21401,84 @@ func ParsePostCounterpartiesResponse(rsp *http.Response) (*PostCounterpartiesRes
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostCounterpartiesResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostCounterpartiesResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostCounterpartiesResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostCounterpartiesResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostCounterpartiesResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostCounterpartiesResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostCounterpartiesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -17178,6 +21544,69 @@ func ParseGetCounterpartiesByIdResponse(rsp *http.Response) (*GetCounterpartiesB
 		}
 		response.JSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCounterpartiesByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetCounterpartiesByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetCounterpartiesByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetCounterpartiesByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetCounterpartiesByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCounterpartiesByIdResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17250,6 +21679,79 @@ func ParsePatchCounterpartiesByIdResponse(rsp *http.Response) (*PatchCounterpart
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PatchCounterpartiesByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PatchCounterpartiesByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PatchCounterpartiesByIdResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PatchCounterpartiesByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PatchCounterpartiesByIdResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PatchCounterpartiesByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PatchCounterpartiesByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -17334,7 +21836,74 @@ func ParsePostCounterpartiesDeactivateResponse(rsp *http.Response) (*PostCounter
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostCounterpartiesDeactivateResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostCounterpartiesDeactivateResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostCounterpartiesDeactivateResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostCounterpartiesDeactivateResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostCounterpartiesDeactivateResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostCounterpartiesDeactivateResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -17394,6 +21963,59 @@ func ParseGetCounterpartiesPaymentDetailsResponse(rsp *http.Response) (*GetCount
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCounterpartiesPaymentDetailsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetCounterpartiesPaymentDetailsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetCounterpartiesPaymentDetailsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetCounterpartiesPaymentDetailsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetCounterpartiesPaymentDetailsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -17478,7 +22100,74 @@ func ParsePostDocumentsResponse(rsp *http.Response) (*PostDocumentsResponse, err
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostDocumentsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostDocumentsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostDocumentsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostDocumentsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostDocumentsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostDocumentsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -17539,6 +22228,59 @@ func ParseGetDocumentsByIdResponse(rsp *http.Response) (*GetDocumentsByIdRespons
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDocumentsByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetDocumentsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetDocumentsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetDocumentsByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetDocumentsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
 	return response, nil
 }
 
@@ -17586,6 +22328,59 @@ func ParseGetDocumentsFileResponse(rsp *http.Response) (*GetDocumentsFileRespons
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDocumentsFileResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetDocumentsFileResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetDocumentsFileResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetDocumentsFileResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetDocumentsFileResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
 	return response, nil
 }
 
@@ -17631,6 +22426,59 @@ func ParseGetDocumentsFileBackResponse(rsp *http.Response) (*GetDocumentsFileBac
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDocumentsFileBackResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetDocumentsFileBackResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetDocumentsFileBackResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetDocumentsFileBackResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetDocumentsFileBackResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -17692,6 +22540,59 @@ func ParseGetEntitiesResponse(rsp *http.Response) (*GetEntitiesResponse, error) 
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetEntitiesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetEntitiesResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetEntitiesResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetEntitiesResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetEntitiesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
 	return response, nil
 }
 
@@ -17748,6 +22649,59 @@ func ParseGetEntitiesByIdResponse(rsp *http.Response) (*GetEntitiesByIdResponse,
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetEntitiesByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetEntitiesByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetEntitiesByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetEntitiesByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetEntitiesByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -17814,6 +22768,69 @@ func ParseGetEntityWebhooksResponse(rsp *http.Response) (*GetEntityWebhooksRespo
 		}
 		response.JSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetEntityWebhooksResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetEntityWebhooksResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetEntityWebhooksResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetEntityWebhooksResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetEntityWebhooksResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetEntityWebhooksResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17905,7 +22922,84 @@ func ParsePostEntityWebhooksResponse(rsp *http.Response) (*PostEntityWebhooksRes
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostEntityWebhooksResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostEntityWebhooksResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostEntityWebhooksResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostEntityWebhooksResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostEntityWebhooksResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostEntityWebhooksResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostEntityWebhooksResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17980,6 +23074,79 @@ func ParseDeleteEntityWebhooksByIdResponse(rsp *http.Response) (*DeleteEntityWeb
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteEntityWebhooksByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteEntityWebhooksByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteEntityWebhooksByIdResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteEntityWebhooksByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers DeleteEntityWebhooksByIdResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers DeleteEntityWebhooksByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteEntityWebhooksByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
 	return response, nil
 }
 
@@ -18043,6 +23210,69 @@ func ParseGetEntityWebhooksByIdResponse(rsp *http.Response) (*GetEntityWebhooksB
 		}
 		response.JSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetEntityWebhooksByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetEntityWebhooksByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetEntityWebhooksByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetEntityWebhooksByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetEntityWebhooksByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetEntityWebhooksByIdResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -18117,6 +23347,79 @@ func ParsePatchEntityWebhooksByIdResponse(rsp *http.Response) (*PatchEntityWebho
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PatchEntityWebhooksByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PatchEntityWebhooksByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PatchEntityWebhooksByIdResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PatchEntityWebhooksByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PatchEntityWebhooksByIdResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PatchEntityWebhooksByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PatchEntityWebhooksByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
 	return response, nil
 }
 
@@ -18174,6 +23477,59 @@ func ParseGetEntityWebhooksDeliveriesResponse(rsp *http.Response) (*GetEntityWeb
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetEntityWebhooksDeliveriesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetEntityWebhooksDeliveriesResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetEntityWebhooksDeliveriesResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetEntityWebhooksDeliveriesResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetEntityWebhooksDeliveriesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -18258,7 +23614,74 @@ func ParsePostEntityWebhooksRotateSecretResponse(rsp *http.Response) (*PostEntit
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostEntityWebhooksRotateSecretResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostEntityWebhooksRotateSecretResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostEntityWebhooksRotateSecretResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostEntityWebhooksRotateSecretResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostEntityWebhooksRotateSecretResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostEntityWebhooksRotateSecretResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -18350,7 +23773,84 @@ func ParsePostEntityWebhooksTestResponse(rsp *http.Response) (*PostEntityWebhook
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostEntityWebhooksTestResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostEntityWebhooksTestResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostEntityWebhooksTestResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostEntityWebhooksTestResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostEntityWebhooksTestResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostEntityWebhooksTestResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostEntityWebhooksTestResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -18417,6 +23917,69 @@ func ParseGetEventsResponse(rsp *http.Response) (*GetEventsResponse, error) {
 		}
 		response.JSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetEventsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetEventsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetEventsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetEventsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetEventsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetEventsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -18508,7 +24071,84 @@ func ParsePostEventsRedeliverResponse(rsp *http.Response) (*PostEventsRedeliverR
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostEventsRedeliverResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostEventsRedeliverResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostEventsRedeliverResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostEventsRedeliverResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostEventsRedeliverResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostEventsRedeliverResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostEventsRedeliverResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -18600,7 +24240,84 @@ func ParsePostFxQuotesResponse(rsp *http.Response) (*PostFxQuotesResponse, error
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostFxQuotesResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostFxQuotesResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostFxQuotesResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostFxQuotesResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostFxQuotesResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostFxQuotesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostFxQuotesResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -18659,6 +24376,98 @@ func ParseGetFxQuotesByIdResponse(rsp *http.Response) (*GetFxQuotesByIdResponse,
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetFxQuotesByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetFxQuotesByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetFxQuotesByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetFxQuotesByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetFxQuotesByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetHealthzResponse parses an HTTP response from a GetHealthzWithResponse call
+func ParseGetHealthzResponse(rsp *http.Response) (*GetHealthzResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetHealthzResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Probe
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetHealthzResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -18743,7 +24552,74 @@ func ParsePostIndividualEntitiesResponse(rsp *http.Response) (*PostIndividualEnt
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostIndividualEntitiesResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostIndividualEntitiesResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostIndividualEntitiesResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostIndividualEntitiesResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostIndividualEntitiesResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostIndividualEntitiesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -18816,6 +24692,79 @@ func ParsePatchIndividualEntitiesByIdResponse(rsp *http.Response) (*PatchIndivid
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PatchIndividualEntitiesByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PatchIndividualEntitiesByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PatchIndividualEntitiesByIdResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PatchIndividualEntitiesByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PatchIndividualEntitiesByIdResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PatchIndividualEntitiesByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PatchIndividualEntitiesByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -18907,7 +24856,84 @@ func ParsePostOnboardingSubmissionsResponse(rsp *http.Response) (*PostOnboarding
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostOnboardingSubmissionsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostOnboardingSubmissionsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostOnboardingSubmissionsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostOnboardingSubmissionsResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostOnboardingSubmissionsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostOnboardingSubmissionsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostOnboardingSubmissionsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -18968,6 +24994,59 @@ func ParseGetOnboardingSubmissionsByIdResponse(rsp *http.Response) (*GetOnboardi
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetOnboardingSubmissionsByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetOnboardingSubmissionsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetOnboardingSubmissionsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetOnboardingSubmissionsByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetOnboardingSubmissionsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
 	return response, nil
 }
 
@@ -18992,6 +25071,19 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetOpenAPIResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -19072,7 +25164,74 @@ func ParsePostPaymentDetailsResponse(rsp *http.Response) (*PostPaymentDetailsRes
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostPaymentDetailsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostPaymentDetailsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostPaymentDetailsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostPaymentDetailsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostPaymentDetailsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostPaymentDetailsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -19131,6 +25290,59 @@ func ParseGetPaymentDetailsByIdResponse(rsp *http.Response) (*GetPaymentDetailsB
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPaymentDetailsByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetPaymentDetailsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetPaymentDetailsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetPaymentDetailsByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetPaymentDetailsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -19203,6 +25415,135 @@ func ParsePatchPaymentDetailsByIdResponse(rsp *http.Response) (*PatchPaymentDeta
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PatchPaymentDetailsByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PatchPaymentDetailsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PatchPaymentDetailsByIdResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PatchPaymentDetailsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PatchPaymentDetailsByIdResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PatchPaymentDetailsByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PatchPaymentDetailsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReadyzResponse parses an HTTP response from a GetReadyzWithResponse call
+func ParseGetReadyzResponse(rsp *http.Response) (*GetReadyzResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReadyzResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Probe
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetReadyzResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetReadyzResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -19283,7 +25624,74 @@ func ParsePostSandboxAccountDetailsActivateResponse(rsp *http.Response) (*PostSa
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxAccountDetailsActivateResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxAccountDetailsActivateResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxAccountDetailsActivateResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxAccountDetailsActivateResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxAccountDetailsActivateResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxAccountDetailsActivateResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -19364,7 +25772,74 @@ func ParsePostSandboxApiKeysResponse(rsp *http.Response) (*PostSandboxApiKeysRes
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxApiKeysResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxApiKeysResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxApiKeysResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxApiKeysResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxApiKeysResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxApiKeysResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -19435,6 +25910,79 @@ func ParseDeleteSandboxApiKeysByIdResponse(rsp *http.Response) (*DeleteSandboxAp
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteSandboxApiKeysByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteSandboxApiKeysByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteSandboxApiKeysByIdResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteSandboxApiKeysByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers DeleteSandboxApiKeysByIdResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers DeleteSandboxApiKeysByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteSandboxApiKeysByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
 	return response, nil
 }
 
@@ -19487,6 +26035,59 @@ func ParseGetSandboxClockResponse(rsp *http.Response) (*GetSandboxClockResponse,
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSandboxClockResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetSandboxClockResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetSandboxClockResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetSandboxClockResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetSandboxClockResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -19574,7 +26175,84 @@ func ParsePostSandboxClockAdvanceResponse(rsp *http.Response) (*PostSandboxClock
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxClockAdvanceResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxClockAdvanceResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxClockAdvanceResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxClockAdvanceResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxClockAdvanceResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxClockAdvanceResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxClockAdvanceResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -19655,7 +26333,74 @@ func ParsePostSandboxEntitiesReviewResponse(rsp *http.Response) (*PostSandboxEnt
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxEntitiesReviewResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxEntitiesReviewResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxEntitiesReviewResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxEntitiesReviewResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxEntitiesReviewResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxEntitiesReviewResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -19743,7 +26488,84 @@ func ParsePostSandboxFxOutageResponse(rsp *http.Response) (*PostSandboxFxOutageR
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxFxOutageResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxFxOutageResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxFxOutageResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxFxOutageResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxFxOutageResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxFxOutageResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxFxOutageResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -19838,7 +26660,94 @@ func ParsePostSandboxInflowsResponse(rsp *http.Response) (*PostSandboxInflowsRes
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxInflowsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxInflowsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxInflowsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxInflowsResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxInflowsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxInflowsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxInflowsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxInflowsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -19926,7 +26835,84 @@ func ParsePostSandboxTransfersSimulateResponse(rsp *http.Response) (*PostSandbox
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxTransfersSimulateResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxTransfersSimulateResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxTransfersSimulateResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxTransfersSimulateResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxTransfersSimulateResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxTransfersSimulateResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxTransfersSimulateResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -19993,6 +26979,69 @@ func ParseGetTransfersResponse(rsp *http.Response) (*GetTransfersResponse, error
 		}
 		response.JSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetTransfersResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetTransfersResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetTransfersResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetTransfersResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetTransfersResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTransfersResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -20091,7 +27140,94 @@ func ParsePostTransfersResponse(rsp *http.Response) (*PostTransfersResponse, err
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostTransfersResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostTransfersResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostTransfersResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostTransfersResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostTransfersResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostTransfersResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostTransfersResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostTransfersResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -20150,6 +27286,59 @@ func ParseGetTransfersByIdResponse(rsp *http.Response) (*GetTransfersByIdRespons
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetTransfersByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetTransfersByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetTransfersByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetTransfersByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetTransfersByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/corebank/corebank/httpapi"
+)
+
+// metrics are the Prometheus series served on -metrics-addr. The domain
+// packages know nothing of Prometheus: each feeds one of these through a
+// plain callback (httpapi.Options.OnRequest, webhooks.Options.OnAttempt,
+// storage.Due.OnLag, storage.WithUpdateHook), wired in serve.
+//
+//	corebank_http_requests_total{method,route,status}
+//	corebank_http_request_duration_seconds{method,route,status}  histogram
+//	corebank_webhook_deliveries_total{outcome}      succeeded, failed, stopped
+//	corebank_due_lag_seconds{kind}                  how late the oldest due item of each kind ran, last run
+//	corebank_storage_update_duration_seconds{result}  histogram, result ok or error
+//
+// plus the Go runtime's and the process's standard series. route is the
+// route pattern's path ("/accounts/{id}", or "unmatched"), so the label
+// set stays as small as the route table.
+type metrics struct {
+	reg        *prometheus.Registry
+	requests   *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+	deliveries *prometheus.CounterVec
+	dueLag     *prometheus.GaugeVec
+	updates    *prometheus.HistogramVec
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "corebank_http_requests_total",
+			Help: "HTTP requests answered, by method, route pattern and status.",
+		}, []string{"method", "route", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "corebank_http_request_duration_seconds",
+			Help:    "Time to answer an HTTP request, by method, route pattern and status.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"method", "route", "status"}),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "corebank_webhook_deliveries_total",
+			Help: "Webhook delivery attempts, by outcome: succeeded (2xx), failed (a retry may follow), stopped (ended unsent).",
+		}, []string{"outcome"}),
+		dueLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "corebank_due_lag_seconds",
+			Help: "How late the oldest due item of each kind was when the last due run reached it (0: nothing was due).",
+		}, []string{"kind"}),
+		updates: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "corebank_storage_update_duration_seconds",
+			Help:    "Time of each storage write transaction, its work and commit, by result (ok or error).",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"result"}),
+	}
+	for _, outcome := range []string{"succeeded", "failed", "stopped"} {
+		m.deliveries.WithLabelValues(outcome) // exported at 0 from the start
+	}
+	m.reg.MustRegister(m.requests, m.latency, m.deliveries, m.dueLag, m.updates,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// handler serves the registry in the Prometheus text format at /metrics.
+func (m *metrics) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// request is httpapi.Options.OnRequest.
+func (m *metrics) request(i httpapi.RequestInfo) {
+	status := strconv.Itoa(i.Status)
+	m.requests.WithLabelValues(i.Method, i.Route, status).Inc()
+	m.latency.WithLabelValues(i.Method, i.Route, status).Observe(i.Duration.Seconds())
+}
+
+// delivery is webhooks.Options.OnAttempt.
+func (m *metrics) delivery(outcome string) { m.deliveries.WithLabelValues(outcome).Inc() }
+
+// lag is storage.Due.OnLag.
+func (m *metrics) lag(kind string, lag time.Duration) {
+	m.dueLag.WithLabelValues(kind).Set(lag.Seconds())
+}
+
+// update is storage.WithUpdateHook's callback.
+func (m *metrics) update(took time.Duration, err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.updates.WithLabelValues(result).Observe(took.Seconds())
+}
