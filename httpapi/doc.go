@@ -124,11 +124,12 @@
 // the bank's clock instead (webhooks.Verifier{Secret: s, Clock: mock}, or
 // GET /sandbox/clock's now_ms for a receiver in another process).
 //
-// # Probes
+// # Probes and the OpenAPI document
 //
-// Two routes need no key (the open set in routes.go), and an Authorization
-// header on them is ignored:
+// Three routes need no key (the open set in routes.go), and an
+// Authorization header on them is ignored:
 //
+//	GET /openapi.json 200 the OpenAPI 3 document of every route (openapi.go)
 //	GET /healthz  200 {"status": "ok"} while the process serves requests
 //	GET /readyz   200 {"status": "ready"} when a read transaction on the
 //	              store completes within Options.ReadyTimeout (default 2 s),

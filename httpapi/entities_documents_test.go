@@ -72,8 +72,7 @@ func TestDocuments(t *testing.T) {
 		// HEAD answers the headers alone.
 		req := httptest.NewRequest("HEAD", "/documents/"+own+"/file", nil)
 		req.Header.Set("Authorization", "Bearer "+tr.keyA)
-		w := httptest.NewRecorder()
-		k.h.ServeHTTP(w, req)
+		w := k.serve(req)
 		if w.Code != 200 || w.Body.Len() != 0 || w.Header().Get("Content-Type") != "application/pdf" {
 			t.Errorf("HEAD: %d %v %d bytes", w.Code, w.Header(), w.Body.Len())
 		}

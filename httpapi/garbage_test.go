@@ -182,8 +182,7 @@ func TestEveryRouteAuth(t *testing.T) {
 		}
 		req := httptest.NewRequest(method, target, nil)
 		req.Header.Set("Authorization", "Basic "+e.key)
-		w := httptest.NewRecorder()
-		e.h.ServeHTTP(w, req)
+		w := e.serve(req)
 		if w.Code != 401 {
 			t.Errorf("%s with Basic auth: %d", p, w.Code)
 		}

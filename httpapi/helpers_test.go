@@ -182,8 +182,7 @@ func (e *env) do(method, path, key string, body any, hdr ...string) resp {
 	for i := 0; i+1 < len(hdr); i += 2 {
 		r.Header.Set(hdr[i], hdr[i+1])
 	}
-	w := httptest.NewRecorder()
-	e.h.ServeHTTP(w, r)
+	w := e.serve(r)
 	out := resp{Status: w.Code, Header: w.Header(), Raw: w.Body.String()}
 	_ = json.Unmarshal(w.Body.Bytes(), &out.Body)
 	checkRequestID(e.t, r, &out)

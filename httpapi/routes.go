@@ -8,6 +8,8 @@ var routes = []route{
 	// Probes (ops.go); open: no key.
 	{"GET /healthz", (*handler).healthz},
 	{"GET /readyz", (*handler).readyz},
+	// The OpenAPI document (openapi.go); open: no key.
+	{"GET /openapi.json", (*handler).openAPI},
 
 	// Accounts.
 	{"POST /accounts", (*handler).createAccount},
@@ -82,6 +84,7 @@ var routes = []route{
 // method, skip authentication; another method still gets the 405). They
 // must have no wildcard, and must reveal nothing about any entity.
 var open = map[string]bool{
-	"GET /healthz": true,
-	"GET /readyz":  true,
+	"GET /healthz":      true,
+	"GET /readyz":       true,
+	"GET /openapi.json": true,
 }
