@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -67,17 +66,8 @@ func TestIdempotentRetryAfterCrash(t *testing.T) {
 			posts = append(posts, p)
 		}
 	}
-	slices.SortStableFunc(posts, func(x, y string) int {
-		switch lx, ly := table[x].last, table[y].last; {
-		case lx == ly:
-			return 0
-		case ly:
-			return -1
-		}
-		return 1
-	})
 	checked.take()
-	for _, p := range posts {
+	for _, p := range ownerOrder(table, posts) {
 		t.Run(p, func(t *testing.T) {
 			r := table[p].ownerReq(a)
 			key := "crash " + p
