@@ -13,11 +13,11 @@ import (
 )
 
 // readmePrelude runs the README's blocks against the binary the tests
-// built: "go run ./examples/server" becomes that binary on the test's port,
-// and the server started in the background stops when the script ends.
+// built: "go build -o FILE ./examples/server" copies it to FILE, and the
+// server started in the background stops when the script ends.
 const readmePrelude = `set -euo pipefail
 go() {
-  if [ "$1" = run ] && [ "$2" = ./examples/server ]; then shift 2; exec "$SERVER" -addr "$ADDR" "$@"; fi
+  if [ "$1" = build ] && [ "$2" = -o ] && [ "$4" = ./examples/server ]; then cp "$SERVER" "$3"; return; fi
   command go "$@"
 }
 trap 'kill $(jobs -p) 2>/dev/null || true; wait || true' EXIT
@@ -64,7 +64,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		cmd := exec.CommandContext(ctx, "bash", "-c", script)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "SERVER="+bin, "ADDR="+addr)
+		cmd.Env = append(os.Environ(), "SERVER="+bin)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		var out bytes.Buffer
