@@ -724,3 +724,6 @@ func idTimePrefix(ms int64) string {
 	_ = u.SetTime(uint64(ms))
 	return u.String()[:10]
 }
+
+// Inflows returns the inflow service the sessions credit through.
+func (s *SessionService) Inflows() *Service { return s.in }
