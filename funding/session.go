@@ -240,8 +240,10 @@ const (
 	// sessionIndex holds e/<entity>/<id> (the list), r/<entity>/<hex
 	// reference> -> id (unique_reference) and t/<token> -> id (checkout).
 	sessionIndex storage.Bucket = "funding.sessions.index"
-	dueSession                  = "funding.session"
 )
+
+// dueSession is the due-queue kind of a session's next automatic move.
+const dueSession = "funding.session"
 
 // sessionRecord is what is stored: the session and what only the service
 // sees.
@@ -648,11 +650,10 @@ func (s *SessionService) ListSessions(ctx context.Context, caller corebank.Calle
 	if f.Status != "" && !validStatus(f.Status) {
 		p.Add("status", "must be one of awaiting_user, processing, pending_settlement, settled, failed, expired, cancelled")
 	}
-	if f.CreatedAfter < 0 {
-		p.Add("created_after", "must not be negative")
-	}
-	if f.CreatedBefore < 0 {
-		p.Add("created_before", "must not be negative")
+	for name, ms := range map[string]int64{"created_after": f.CreatedAfter, "created_before": f.CreatedBefore} {
+		if ms < 0 {
+			p.Add(name, "must not be negative")
+		}
 	}
 	if err := p.Err(); err != nil {
 		return nil, err

@@ -311,9 +311,15 @@ func (s *SessionService) HandleProviderEvent(ctx context.Context, id string, ev 
 	if err := ev.validate(); err != nil {
 		return nil, err
 	}
+	return s.move(ctx, ev, func(tx storage.Tx) (*sessionRecord, error) { return getSession(tx, id) })
+}
+
+// move applies ev, in one transaction, to the session load reads, and
+// returns the session as it then stands.
+func (s *SessionService) move(ctx context.Context, ev ProviderEvent, load func(tx storage.Tx) (*sessionRecord, error)) (*Session, error) {
 	now := s.in.clock.Now()
 	return storage.Update(ctx, s.in.db, func(tx storage.Tx) (*Session, error) {
-		r, err := getSession(tx, id)
+		r, err := load(tx)
 		if err != nil {
 			return nil, err
 		}
@@ -359,22 +365,15 @@ func (s *SessionService) Simulate(ctx context.Context, caller corebank.Caller, e
 		return nil, err
 	}
 	ev := ProviderEvent{Status: outcome, FailureCode: failureCode, ProviderCode: "sandbox"}
-	now := s.in.clock.Now()
-	return storage.Update(ctx, s.in.db, func(tx storage.Tx) (*Session, error) {
+	return s.move(ctx, ev, func(tx storage.Tx) (*sessionRecord, error) {
 		r, err := s.sessionFor(tx, caller, entityID, id)
 		if err != nil {
-			return nil, err
+			return nil, err // scope first: a foreign session answers as a missing one
 		}
 		if outcome == "" {
 			return nil, corebank.InvalidField("outcome", "is required")
 		}
-		if err := ev.validate(); err != nil {
-			return nil, err
-		}
-		if err := s.apply(tx, now, r, ev); err != nil {
-			return nil, err
-		}
-		return r.view(), nil
+		return r, ev.validate()
 	})
 }
 
@@ -403,17 +402,7 @@ func (s *SessionService) Checkout(ctx context.Context, token, outcome, failureCo
 	if err := ev.validate(); err != nil {
 		return nil, err
 	}
-	now := s.in.clock.Now()
-	return storage.Update(ctx, s.in.db, func(tx storage.Tx) (*Session, error) {
-		r, err := sessionByToken(tx, token)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.apply(tx, now, r, ev); err != nil {
-			return nil, err
-		}
-		return r.view(), nil
-	})
+	return s.move(ctx, ev, func(tx storage.Tx) (*sessionRecord, error) { return sessionByToken(tx, token) })
 }
 
 func sessionByToken(tx storage.Tx, token string) (*sessionRecord, error) {

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/funding"
@@ -13,12 +12,7 @@ var errNoSessions = corebank.E(corebank.KindUnavailable, codeUnavailable, "fundi
 // sessionRoute answers 503 unavailable when the server has no
 // funding-session service (Services.FundingSessions nil).
 func sessionRoute(fn handlerFunc) handlerFunc {
-	return func(h *handler, x *exchange, r *http.Request) error {
-		if h.sessions == nil {
-			return errNoSessions
-		}
-		return fn(h, x, r)
-	}
+	return needs(func(h *handler) bool { return h.sessions != nil }, errNoSessions, fn)
 }
 
 // createFundingSession acts for the owner of account_id, which must lie in
@@ -110,14 +104,7 @@ func (h *handler) listFundingSessions(x *exchange, r *http.Request) error {
 		}
 	}
 	f.AccountID, f.Status, f.Currency = filters["account_id"], filters["status"], filters["currency"]
-	if n, ok := q.integer("created_after", false, 0, maxSessionTime); ok {
-		f.CreatedAfter = n
-		filters["created_after"] = strconv.FormatInt(n, 10)
-	}
-	if n, ok := q.integer("created_before", false, 0, maxSessionTime); ok {
-		f.CreatedBefore = n
-		filters["created_before"] = strconv.FormatInt(n, 10)
-	}
+	f.CreatedAfter, f.CreatedBefore = q.createdRange(filters, maxSessionTime)
 	l, err := h.readScopedList(x, q, "funding-sessions", filters)
 	if err != nil {
 		return err
