@@ -11,7 +11,8 @@
 // without details takes it directly (the sandbox needs no provisioning).
 //
 // A settled inflow is one journal entry and the event inflows.completed, in
-// one storage transaction. An unsettled inflow (Settle false) is a pending
+// one storage transaction; the entry, which takes the inflow's ID, is its
+// only record (inflow_entry.go). An unsettled inflow (Settle false) is a pending
 // hold: it raises the account's current balance but not its available
 // balance until SettleDelay (60 s by default) has passed on the clock and
 // RunDue posts it; inflows.completed fires then. The settlement waits in

@@ -255,18 +255,22 @@ func (s *Service) receive(tx storage.Tx, now time.Time, acct *ledger.Account, in
 	clearing := s.led.SystemAccount(acct.Currency, clearingPurpose(source))
 	narration := in.Narration
 	if narration == "" {
-		narration = "inflow"
+		narration = defaultNarration
 	}
 	if in.Settle == nil || *in.Settle {
+		// The entry is the completed inflow's record (inflow_entry.go): it
+		// takes the inflow's ID, and its meta what it does not say itself.
 		// No ledger idempotency key: the inflow's ID is new, so nothing
 		// could retry with it, and the key would cost a record each.
 		_, err := s.led.PostTx(tx, now, ledger.Entry{
+			ID: r.ID,
 			Lines: []ledger.Line{
 				{AccountID: clearing, Side: ledger.Debit, Amount: in.Amount},
 				{AccountID: acct.ID, Side: ledger.Credit, Amount: in.Amount},
 			},
 			Narration: narration,
 			Reference: in.Reference,
+			Meta:      entryMeta(&r.Inflow),
 		})
 		if err != nil {
 			return nil, err
@@ -317,7 +321,9 @@ func (s *Service) receivingDetails(tx storage.Tx, now time.Time, accountID strin
 	return nil, ErrNoReceivingDetails.With(ErrNoReceivingDetails.Message + ": " + last.Error())
 }
 
-// complete marks r settled, counts it on its details and reports it.
+// complete marks r settled, counts it on its details and reports it. A
+// record without a hold is stated by its entry and is not stored; one
+// settled from a hold is stored completed.
 func (s *Service) complete(tx storage.Tx, now time.Time, r *record) error {
 	ms := now.UnixMilli()
 	r.Status = StatusCompleted
@@ -328,17 +334,24 @@ func (s *Service) complete(tx storage.Tx, now time.Time, r *record) error {
 			return err
 		}
 	}
-	if err := put(tx, r); err != nil {
-		return err
+	if r.HoldID != "" {
+		if err := put(tx, r); err != nil {
+			return err
+		}
 	}
 	_, err := s.led.AppendEventTx(tx, now, EventInflowCompleted, r.EntityID, &r.Inflow)
 	return err
 }
 
-// GetInflow returns an inflow, or ErrInflowNotFound.
+// GetInflow returns an inflow, or ErrInflowNotFound: its record while it
+// is pending or settled from a hold, else the journal entry that credited
+// it (inflow_entry.go).
 func (s *Service) GetInflow(ctx context.Context, id string) (*Inflow, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Inflow, error) {
 		r, err := get(tx, id)
+		if errors.Is(err, ErrInflowNotFound) {
+			return s.fromEntry(tx, id)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -8,7 +8,8 @@ import (
 )
 
 // Inflow records are stored in storage's binary form rather than JSON: a
-// book transfer writes one as it settles, and the JSON form (field names,
+// book transfer wrote one as it settled (now its entry is its record, see
+// inflow_entry.go), and the JSON form (field names,
 // the ID again beside its key) was 427 of the 2.4 KB its ledger and
 // payments records took (BenchmarkFootprint in httpapi); this form is about
 // half. TestInflowRecordEqualsJSON checks that a record reads back exactly

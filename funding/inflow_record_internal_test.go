@@ -10,8 +10,11 @@ import (
 	"testing/quick"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/memory"
 )
@@ -115,5 +118,46 @@ func TestMigrateBinaryRecords(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("records after migrating (-want +got):\n%s", diff)
+	}
+}
+
+// TestCompletedRecordStillReads: a settled inflow stored as earlier
+// releases stored it (a completed record beside an entry with an ID of its
+// own) reads as its record, with no migration.
+func TestCompletedRecordStillReads(t *testing.T) {
+	db := memory.New()
+	defer db.Close()
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	clk := clock.NewMock()
+	clk.Set(now)
+	led := ledger.NewService(db, &ledger.Options{Clock: clk})
+	s := NewService(db, led, nil)
+	acct, err := led.CreateAccount(ctx, corebank.System(), ledger.NewAccount{
+		EntityID: "01HZZZZZZZZZZZZZZZZZZZZZZZ", Type: "checking", Currency: "USD", DisplayName: "Ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := now.UnixMilli()
+	old := &record{Inflow: Inflow{ID: "01J00000000000000000000001", Type: "inflow", AccountID: acct.ID,
+		EntityID: acct.EntityID, Amount: 9, Currency: "USD", Narration: "old", Source: SourceBank,
+		Status: StatusCompleted, CompletedAt: &ms, Created: ms, Updated: ms}}
+	if err := db.Update(ctx, func(tx storage.Tx) error {
+		if _, err := led.PostTx(tx, now, ledger.Entry{Lines: []ledger.Line{
+			{AccountID: led.SystemAccount("USD", ledger.PurposeClearingBank), Side: ledger.Debit, Amount: 9},
+			{AccountID: acct.ID, Side: ledger.Credit, Amount: 9},
+		}, Narration: "old"}); err != nil {
+			return err
+		}
+		return put(tx, old)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetInflow(ctx, old.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(&old.Inflow, got); diff != "" {
+		t.Fatalf("GetInflow (-want +got)\n%s", diff)
 	}
 }

@@ -316,3 +316,93 @@ func TestDueJobs(t *testing.T) {
 		t.Fatalf("kinds (-want +got)\n%s", diff)
 	}
 }
+
+// TestSettledInflowIsItsEntry: a settled inflow is stored as the journal
+// entry that credited it, under the inflow's ID, and no funding record;
+// GetInflow rebuilds it exactly as CreateInflow answered and as its
+// inflows.completed event carries it. An ID that names another entry, or
+// nothing, is not an inflow.
+func TestSettledInflowIsItsEntry(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		in      funding.NewInflow
+		details bool
+	}{
+		{"narration", funding.NewInflow{Amount: 1500, Narration: "seed"}, false},
+		{"no narration", funding.NewInflow{Amount: 1}, false},
+		{"narration the default", funding.NewInflow{Amount: 2, Narration: "inflow"}, false},
+		{"through details", funding.NewInflow{Amount: 3, Narration: "x"}, true},
+		{"book transfer leg", funding.NewInflow{Amount: 4, Narration: "rent\nmay", Reference: "01HZZZZZZZZZZZZZZZZZZZZZZ1", Source: funding.SourceBook}, false},
+		{"another rail", funding.NewInflow{Amount: 5, Source: "swift"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			if tt.details {
+				if _, err := f.led.CreateAccountDetails(ctx, corebank.System(), ledger.NewAccountDetails{AccountID: f.acct.ID}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tt.in.AccountID = f.acct.ID
+			in, err := storage.Update(ctx, f.db, func(tx storage.Tx) (*funding.Inflow, error) {
+				return f.fund.ReceiveTx(tx, f.clk.Now(), tt.in)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (in.AccountDetailsID != nil) != tt.details {
+				t.Fatalf("account_details_id = %v", in.AccountDetailsID)
+			}
+			got, err := f.fund.GetInflow(ctx, in.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(in, got); diff != "" {
+				t.Fatalf("GetInflow (-want +got)\n%s", diff)
+			}
+			evs := f.events(t, funding.EventInflowCompleted)
+			want, _ := json.Marshal(got)
+			if len(evs) != 1 || string(evs[0].Object) != string(want) {
+				t.Fatalf("inflows.completed = %v, want one carrying %s", evs, want)
+			}
+			if _, err := f.led.GetEntry(ctx, in.ID); err != nil {
+				t.Fatalf("entry %s: %v", in.ID, err)
+			}
+			if err := f.db.View(ctx, func(tx storage.Tx) error {
+				return tx.Scan("funding.inflows", storage.ScanOptions{}, func(k, _ []byte) error {
+					t.Errorf("funding record %s stored beside the entry", k)
+					return nil
+				})
+			}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	t.Run("not an inflow", func(t *testing.T) {
+		f := newFixture(t)
+		if _, err := f.fund.CreateInflow(ctx, f.own, funding.NewInflow{AccountID: f.acct.ID, Amount: 10}); err != nil {
+			t.Fatal(err)
+		}
+		other, err := f.led.CreateAccount(ctx, corebank.System(), ledger.NewAccount{
+			EntityID: f.acct.EntityID, Type: "checking", Currency: "USD", DisplayName: "Other"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		move := func(meta map[string]string) string {
+			j, err := f.led.Post(ctx, ledger.Entry{Lines: []ledger.Line{
+				{AccountID: f.acct.ID, Side: ledger.Debit, Amount: 1},
+				{AccountID: other.ID, Side: ledger.Credit, Amount: 1},
+			}, Meta: meta})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return j.ID
+		}
+		for _, id := range []string{move(nil), move(map[string]string{"source": "bank"}), "01HZZZZZZZZZZZZZZZZZZZZZZ9", "x"} {
+			if _, err := f.fund.GetInflow(ctx, id); !errors.Is(err, funding.ErrInflowNotFound) {
+				t.Errorf("GetInflow(%s) = %v, want ErrInflowNotFound", id, err)
+			}
+		}
+	})
+}

@@ -294,7 +294,7 @@ func (h *handler) idempotent(x *exchange, r *http.Request, key string, fn handle
 	if status == 0 {
 		status = http.StatusOK
 	}
-	if err := h.complete(context.WithoutCancel(ctx), k, hash, now, status, buf.Bytes(), storable(status) && !h.noStore.Load()); err != nil {
+	if err := h.complete(context.WithoutCancel(ctx), run, status, buf.Bytes(), storable(status) && !h.noStore.Load()); err != nil {
 		h.log.ErrorContext(ctx, "storing idempotent response", slog.String("error", err.Error()))
 	}
 	if run.replayed {

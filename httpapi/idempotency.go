@@ -146,22 +146,23 @@ func (h *handler) getIdem(tx storage.Tx, k []byte, hash string, now time.Time) (
 }
 
 // putIdem writes rec, a new record (nil) started at now when there is
-// none, its expiry queued in the same transaction.
-func (h *handler) putIdem(tx storage.Tx, k []byte, hash string, now time.Time, rec *idemRecord, fill func(*idemRecord)) error {
+// none, its expiry queued in the same transaction, and returns the record
+// and the bytes it wrote.
+func (h *handler) putIdem(tx storage.Tx, k []byte, hash string, now time.Time, rec *idemRecord, fill func(*idemRecord)) (*idemRecord, []byte, error) {
 	if rec == nil {
 		// An expired record in the way takes its queued expiry with it.
 		var old idemRecord
 		switch err := storage.GetJSON(tx, bucketIdem, k, &old); {
 		case err == nil:
 			if err := storage.Unschedule(tx, idemDueKind, old.Expires, string(k)); err != nil {
-				return err
+				return nil, nil, err
 			}
 		case !errors.Is(err, storage.ErrNotFound):
-			return err
+			return nil, nil, err
 		}
 		rec = &idemRecord{Created: now.UnixMilli(), Expires: now.Add(h.idemTTL).UnixMilli()}
 		if err := storage.Schedule(tx, idemDueKind, rec.Expires, string(k)); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	fill(rec)
@@ -170,7 +171,11 @@ func (h *handler) putIdem(tx storage.Tx, k []byte, hash string, now time.Time, r
 		body = rec.Body
 	}
 	h.setOutcome(rec, k, hash, body)
-	return storage.PutJSON(tx, bucketIdem, k, rec)
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rec, raw, tx.Put(bucketIdem, k, raw)
 }
 
 // idemRun is the storage.Journal of one idempotent request: the steps of
@@ -183,6 +188,10 @@ type idemRun struct {
 	now      time.Time
 	rec      *idemRecord // as the current step's transaction read it
 	replayed bool
+	// wrote and raw are the record as the last committed step wrote it and
+	// its bytes: completing finds them unchanged and need not decode them.
+	wrote *idemRecord
+	raw   []byte
 }
 
 func (r *idemRun) Replay(tx storage.Tx, step int, name string) ([]byte, bool, error) {
@@ -216,9 +225,11 @@ func (r *idemRun) Record(tx storage.Tx, step int, name string, result []byte) er
 		// nothing to bind this one to.
 		return errIdemBusy
 	}
-	return r.h.putIdem(tx, r.k, r.hash, r.now, r.rec, func(rec *idemRecord) {
+	rec, raw, err := r.h.putIdem(tx, r.k, r.hash, r.now, r.rec, func(rec *idemRecord) {
 		rec.Steps = append(rec.Steps, idemStep{Name: name, Result: r.h.sealStep(result, r.k, step)})
 	})
+	r.wrote, r.raw = rec, raw // a re-run of the step overwrites them
+	return err
 }
 
 // stepAD binds a sealed step to its record's key and its number.
@@ -249,7 +260,7 @@ func (h *handler) openStep(sealed, k []byte, step int) ([]byte, error) {
 // complete stores the response of a request that ran. A response that
 // must not be replayed (keep false) stores nothing; the steps its writes
 // recorded stay, so that a retry replays them.
-func (h *handler) complete(ctx context.Context, k []byte, hash string, now time.Time, status int, body []byte, keep bool) error {
+func (h *handler) complete(ctx context.Context, run *idemRun, status int, body []byte, keep bool) error {
 	if !keep {
 		return nil
 	}
@@ -257,14 +268,31 @@ func (h *handler) complete(ctx context.Context, k []byte, hash string, now time.
 	if h.sealer == nil {
 		body = redactSecrets(body)
 	}
+	k, hash, now := run.k, run.hash, run.now
 	return h.db.Update(ctx, func(tx storage.Tx) error {
-		rec, err := h.getIdem(tx, k, hash, now)
-		if err != nil || (rec != nil && rec.Done) {
-			return err
+		var rec *idemRecord
+		if run.raw != nil {
+			// The record as this request's last write left it, the common
+			// case, is not decoded again.
+			raw, err := tx.Get(bucketIdem, k)
+			if err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return err
+			}
+			if bytes.Equal(raw, run.raw) {
+				c := *run.wrote
+				rec = &c
+			}
 		}
-		return h.putIdem(tx, k, hash, now, rec, func(rec *idemRecord) {
+		if rec == nil {
+			var err error
+			if rec, err = h.getIdem(tx, k, hash, now); err != nil || (rec != nil && rec.Done) {
+				return err
+			}
+		}
+		_, _, err := h.putIdem(tx, k, hash, now, rec, func(rec *idemRecord) {
 			rec.Done, rec.Status, rec.Body, rec.Steps = true, status, body, nil
 		})
+		return err
 	})
 }
 

@@ -126,8 +126,8 @@
 // later, so ID order is commit order and Events(after, limit) lets a reader
 // resume exactly where it stopped; created is the ID's time, so it is not
 // stored again. The record is compact: the type, the entity and the
-// object's JSON, deflated with a preset dictionary of the objects' field
-// names (a transfer event of 500 bytes keeps about 150); readers get the
+// object's JSON, compressed (S2) with a dictionary of the objects' field
+// names (a transfer event of 500 bytes keeps about 200); readers get the
 // object back byte for byte. Delivery, and deleting events once they are no longer
 // kept (DeleteEventTx), are the webhooks package's job.
 package ledger

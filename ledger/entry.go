@@ -45,6 +45,12 @@ type Line struct {
 // Entry is a request to post a journal entry: lines whose debits equal
 // their credits in every currency, applied atomically.
 type Entry struct {
+	// ID, when set, is the posted entry's ID instead of one the ledger
+	// makes: a ULID the caller made for this entry (corebank.IDs.New), so
+	// that a domain object can be its entry (a completed inflow is the
+	// entry that credited it). It must have corebank's ID form and be
+	// unused by any entry, else a validation error on id.
+	ID string `json:"id,omitempty"`
 	// Key, when set, makes Post idempotent: a retry with the same key and
 	// content returns the original entry; keys are global, so callers
 	// namespace them ("transfer:<id>").
@@ -68,8 +74,8 @@ type JournalEntry struct {
 
 // Post applies entry as one transaction and returns the posted entry.
 //
-// Errors: a validation error naming each bad field (lines.N.amount, ...);
-// ErrAccountNotFound; ErrCurrencyMismatch; ErrUnbalancedEntry;
+// Errors: a validation error naming each bad field (id, lines.N.amount,
+// ...); ErrAccountNotFound; ErrCurrencyMismatch; ErrUnbalancedEntry;
 // ErrAccountDeleted; ErrInflowsNotAllowed/ErrOutflowsNotAllowed;
 // ErrInsufficientFunds when a customer account's available balance would go
 // below zero; ErrIdempotencyKeyReused; and any error of the EntityGate. On
@@ -157,8 +163,14 @@ func (s *Service) PostTx(tx storage.Tx, now time.Time, entry Entry) (*JournalEnt
 
 	// Write.
 	ms := corebank.Millis(now)
+	id := entry.ID
+	if id == "" {
+		id = s.ids.New(now)
+	} else if err := entryIDFree(tx, id); err != nil {
+		return nil, err
+	}
 	j := &JournalEntry{
-		ID:        s.ids.New(now),
+		ID:        id,
 		Key:       entry.Key,
 		Lines:     lines,
 		Narration: entry.Narration,
@@ -259,8 +271,23 @@ func validateEntry(e *Entry) error {
 			p.Add(f+"amount", "must be between 1 and 2^53-1")
 		}
 	}
+	if e.ID != "" && !corebank.ValidID(e.ID) {
+		p.Add("id", "must be a ULID")
+	}
 	checkText(p, e.Narration, e.Reference, e.Key)
 	return p.Err()
+}
+
+// entryIDFree refuses a caller-chosen entry ID that an entry already has.
+func entryIDFree(tx storage.Tx, id string) error {
+	_, err := tx.Get(bucketEntries, []byte(id))
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	}
+	return corebank.InvalidField("id", "is the ID of another entry")
 }
 
 // The text of entries and holds: a narration may hold line breaks; a
@@ -319,6 +346,9 @@ func (s *Service) replayEntry(tx storage.Tx, entry *Entry) (*JournalEntry, error
 		return nil, err
 	}
 	diff := map[string]string{}
+	if entry.ID != "" && entry.ID != orig.ID {
+		diff["id"] = "differs from the original request"
+	}
 	if !sameLines(orig.Lines, entry.Lines) {
 		diff["lines"] = "differs from the original request"
 	}
@@ -366,4 +396,10 @@ func (s *Service) GetEntry(ctx context.Context, id string) (*JournalEntry, error
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*JournalEntry, error) {
 		return getEntry(tx, id)
 	})
+}
+
+// GetEntryTx is GetEntry inside tx, for a domain whose object is stated
+// by its entry (a completed inflow).
+func (s *Service) GetEntryTx(tx storage.Tx, id string) (*JournalEntry, error) {
+	return getEntry(tx, id)
 }

@@ -1,10 +1,10 @@
 package ledger
 
-// eventDict is the preset dictionary the outbox deflates event records
-// with (format eventDeflated): the field names and common values of the
+// eventDict is the dictionary the outbox compresses event records
+// with (format eventS2): the field names and common values of the
 // objects events carry (entities, accounts, inflows, transfers), the most
-// frequent last, where a match costs the fewest bits. A transfer event of
-// about 500 bytes of JSON is stored in about 150.
+// frequent last. A transfer event of about 500 bytes of JSON is stored in
+// about 200.
 //
 // Stored records depend on it byte for byte: never change it. A better
 // dictionary is a new format byte, with this one kept for the records

@@ -67,6 +67,22 @@ func TestPost(t *testing.T) {
 			t.Errorf("GetEntry (-want +got):\n%s %v", diff, err)
 		}
 	})
+	withID := func(id string, amount int64) ledger.Entry {
+		m := move("", amount)
+		m.ID = id
+		return m
+	}
+	const mine = "01J0000000000000000000000A"
+	t.Run("OKCallerID", func(t *testing.T) {
+		j, err := e.s.Post(ctx, withID(mine, 1))
+		if err != nil || j.ID != mine {
+			t.Fatalf("Post = %+v, %v; want the entry %s", j, err, mine)
+		}
+		got, err := e.s.GetEntry(ctx, mine)
+		if diff := cmp.Diff(j, got); diff != "" || err != nil {
+			t.Errorf("GetEntry (-want +got):\n%s %v", diff, err)
+		}
+	})
 	for _, tc := range []struct {
 		name   string
 		entry  ledger.Entry
@@ -86,6 +102,8 @@ func TestPost(t *testing.T) {
 		{"ErrAccountNotFoundBadSystem", ledger.Entry{Lines: []ledger.Line{{AccountID: a.ID, Side: ledger.Debit, Amount: 5}, {AccountID: e.s.SystemAccount("XXX", "fees"), Side: ledger.Credit, Amount: 5}}},
 			corebank.CodeNotFound, []string{"lines.1.account_id"}},
 		{"ErrInsufficientFunds", move("", 601), "insufficient_funds", nil},
+		{"ErrValidationID", withID("01j0000000000000000000000b", 1), corebank.CodeValidation, []string{"id"}},
+		{"ErrValidationIDTaken", withID(mine, 1), corebank.CodeValidation, []string{"id"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := e.snapshot(t, a.ID, b.ID, bank)
@@ -125,12 +143,13 @@ func TestPost(t *testing.T) {
 	})
 	t.Run("ErrIdempotencyKeyReused", func(t *testing.T) {
 		m := move("k1", 101)
+		m.ID = "01J0000000000000000000000C"
 		m.Narration = "other"
 		_, err := e.s.Post(ctx, m)
 		if !errors.Is(err, ledger.ErrIdempotencyKeyReused) || corebank.KindOf(err) != corebank.KindConflict {
 			t.Fatalf("err = %v", err)
 		}
-		if diff := cmp.Diff(map[string]string{"lines": "differs from the original request", "narration": "differs from the original request"}, fields(err)); diff != "" {
+		if diff := cmp.Diff(map[string]string{"id": "differs from the original request", "lines": "differs from the original request", "narration": "differs from the original request"}, fields(err)); diff != "" {
 			t.Errorf("fields (-want +got):\n%s", diff)
 		}
 		_, err = e.s.Hold(ctx, ledger.HoldRequest{Key: "k1", DebitAccountID: a.ID, CreditAccountID: b.ID, Amount: 1})

@@ -76,3 +76,34 @@ func BenchmarkGroupCommit(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScanNewest measures the newest key of a bucket read with a
+// reverse Scan of Limit 1 (how the ledger's outbox finds its last event)
+// while the bucket's recent entries sit in the overlay, not yet folded
+// into bbolt: a batch of the overlay copies its values, so a small Limit
+// must read a small batch.
+func BenchmarkScanNewest(b *testing.B) {
+	db := MustOpen(b, filepath.Join(b.TempDir(), "db"))
+	ctx := context.Background()
+	val := make([]byte, 200)
+	err := db.Update(ctx, func(tx storage.Tx) error {
+		for i := range 200 {
+			if err := tx.Put(bucket, binary.BigEndian.AppendUint64(nil, uint64(i)), val); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		err := db.View(ctx, func(tx storage.Tx) error {
+			return tx.Scan(bucket, storage.ScanOptions{Reverse: true, Limit: 1}, func(k, _ []byte) error { return nil })
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -303,7 +303,14 @@ func (it *overIter) fetch(after []byte) error {
 	if after != nil {
 		o.After = after
 	}
-	o.Limit = overBatch
+	// A Scan that wants few keys (the newest one, Limit 1) reads few: an
+	// overlay batch copies its values. Batches after the first are full,
+	// for the keys that deleted or shadowed entries skip.
+	batch := overBatch
+	if it.o.Limit > 0 && it.o.Limit < batch && after == nil {
+		batch = it.o.Limit
+	}
+	o.Limit = batch
 	err := it.tx.Scan(it.b, o, func(k, v []byte) error {
 		start := len(it.arena)
 		it.arena = append(it.arena, k...)
@@ -323,7 +330,7 @@ func (it *overIter) fetch(after []byte) error {
 		it.vals[i] = it.arena[off+kl : off+kl+vl : off+kl+vl]
 		off += kl + vl
 	}
-	it.exhausted = len(it.keys) < overBatch
+	it.exhausted = len(it.keys) < batch
 	if n := len(it.keys); n > 0 {
 		it.last = append(it.last[:0], it.keys[n-1]...)
 	}
