@@ -306,7 +306,12 @@ func putSession(tx storage.Tx, r *sessionRecord) error {
 	return tx.Put(sessionBucket, []byte(r.ID), b)
 }
 
-func (in *NewSession) validate() error {
+// momoPayer is a momo session's payer as checkMomo read it.
+type momoPayer struct{ country, msisdn, warning string }
+
+// validate checks in, the momo payer too (returned when in is momo).
+func (in *NewSession) validate() (momoPayer, error) {
+	var payer momoPayer
 	p := corebank.Problems{}
 	if in.AccountID == "" {
 		p.Add("account_id", "is required")
@@ -353,6 +358,7 @@ func (in *NewSession) validate() error {
 				p.Add("meta."+k, "is not a momo field (channel, msisdn)")
 			}
 		}
+		payer.country, payer.msisdn, payer.warning = checkMomo(p, in.Meta)
 	case ETransfer:
 		if in.Meta["name"] == "" {
 			p.Add("meta.name", "is required for etransfer")
@@ -368,7 +374,7 @@ func (in *NewSession) validate() error {
 			}
 		}
 	}
-	return p.Err()
+	return payer, p.Err()
 }
 
 func checkRedirect(p corebank.Problems, s string) {
@@ -466,8 +472,10 @@ func (s *SessionService) CreateSession(ctx context.Context, caller corebank.Call
 // checkCreate validates in within caller's scope and checks its account
 // and reference; it returns what the provider is told.
 func (s *SessionService) checkCreate(tx storage.Tx, caller corebank.Caller, in *NewSession) (*StartRequest, error) {
+	var payer momoPayer
 	acct, err := scope.Load(tx, s.in.tree, caller, in.EntityID, ledger.ErrAccountNotFound, func() (*ledger.Account, string, error) {
-		if err := in.validate(); err != nil {
+		var err error
+		if payer, err = in.validate(); err != nil {
 			return nil, "", err
 		}
 		a, err := s.in.led.GetAccountTx(tx, in.AccountID)
@@ -495,15 +503,10 @@ func (s *SessionService) checkCreate(tx storage.Tx, caller corebank.Caller, in *
 		Amount: in.Amount, Currency: acct.Currency, UniqueReference: in.UniqueReference,
 		Narration: in.Narration, RedirectURL: in.RedirectURL, Country: in.Country, Meta: maps.Clone(in.Meta)}
 	if in.FundingType == Momo {
-		p := corebank.Problems{}
-		country, msisdn, warning := checkMomo(p, in.Meta)
-		if err := p.Err(); err != nil {
-			return nil, err
-		}
-		req.Country = country
-		req.Meta = map[string]string{"channel": in.Meta["channel"], "msisdn": msisdn}
-		if warning != "" {
-			req.Meta["msisdn_warning"] = warning
+		req.Country = payer.country
+		req.Meta = map[string]string{"channel": in.Meta["channel"], "msisdn": payer.msisdn}
+		if payer.warning != "" {
+			req.Meta["msisdn_warning"] = payer.warning
 		}
 	}
 	return req, nil

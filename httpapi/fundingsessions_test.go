@@ -214,3 +214,41 @@ func BenchmarkFundingSession(b *testing.B) {
 		})
 	}
 }
+
+func TestFundingSessionRailsOverHTTP(t *testing.T) {
+	e := newHookEnv(t, false)
+	usd := e.account(e.key, "", "USD")
+	momo := map[string]any{"amount": 300, "currency": "USD", "account_id": usd, "unique_reference": "momo-1",
+		"funding_type": "momo", "meta": map[string]any{"channel": "TZ-VODACOM-C2B", "msisdn": "255754123456"}}
+	m := e.must(201, "POST", "/funding-sessions", e.key, momo)
+	if d := m.data(); d["redirect_url"] != nil || d["country"] != "TZ" || d["expires_at"] == nil {
+		t.Errorf("momo: %s", m.Raw)
+	}
+	bad := map[string]any{"amount": 300, "currency": "USD", "account_id": usd, "unique_reference": "momo-2",
+		"funding_type": "momo", "redirect_url": "https://example.com", "meta": map[string]any{"channel": "XX-NONE-C2B", "msisdn": "1"}}
+	if got := e.do("POST", "/funding-sessions", e.key, bad); got.Status != 422 || got.details()["meta.channel"] == nil || got.details()["redirect_url"] == nil {
+		t.Errorf("bad momo: %d %s", got.Status, got.Raw)
+	}
+	e.must(200, "POST", "/sandbox/clock/advance", e.key, map[string]any{"seconds": 5})
+	if got := e.must(200, "GET", "/funding-sessions/"+m.str("data", "id"), e.key, nil); got.str("data", "status") != "pending_settlement" {
+		t.Errorf("momo after the payer's answer: %s", got.Raw)
+	}
+
+	usc := e.account(e.key, "", "USC")
+	c := e.must(201, "POST", "/funding-sessions", e.key, map[string]any{"amount": 2_000_000, "currency": "USC",
+		"account_id": usc, "unique_reference": "cr-1", "funding_type": "crypto", "redirect_url": "https://example.com/back"})
+	if d := c.data(); d["checkout_id"] == nil || d["checkout_url"] == nil || d["expires_at"] != nil {
+		t.Errorf("crypto: %s", c.Raw)
+	}
+	got := e.must(200, "POST", "/sandbox/funding-sessions/"+c.str("data", "id")+"/simulate", e.key, map[string]any{"outcome": "settled"})
+	if got.Body["amount_received"] != 2_000_000.0 || got.Body["payment_outcome"] != "exact" || got.Body["inflow_id"] == nil {
+		t.Errorf("crypto settled: %s", got.Raw)
+	}
+	e.drain()
+	for typ, want := range map[string]int{"funding_sessions.updated": 4, "inflows.completed": 1} {
+		r := e.must(200, "GET", "/events?limit=100&type="+typ, e.key, nil)
+		if n := len(r.Body["data"].([]any)); n != want {
+			t.Errorf("%s: %d events, want %d", typ, n, want)
+		}
+	}
+}
