@@ -652,3 +652,54 @@ func TestSessionConcurrency(t *testing.T) {
 		})
 	}
 }
+
+// downBank is an open-banking provider that is down.
+type downBank struct{}
+
+var errDown = corebank.E(corebank.KindUnavailable, "provider_unavailable", "the bank is down")
+
+func (downBank) StartOpenBanking(context.Context, *funding.StartRequest) (funding.Started, error) {
+	return funding.Started{}, errDown
+}
+
+func TestSessionProviders(t *testing.T) {
+	t.Run("CheckoutBase", func(t *testing.T) {
+		f := newSessions(t, memory.New(), &funding.SessionOptions{CheckoutBase: "https://sandbox.bank.example"})
+		s := f.create(t, f.body(funding.OpenBanking, "USD", "base", 100))
+		if !strings.HasPrefix(*s.CheckoutURL, "https://sandbox.bank.example/sandbox/checkout/") {
+			t.Errorf("checkout_url %s", *s.CheckoutURL)
+		}
+	})
+	t.Run("ErrProviderDown writes nothing", func(t *testing.T) {
+		f := newSessions(t, memory.New(), &funding.SessionOptions{OpenBanking: downBank{}})
+		if _, err := f.ss.CreateSession(context.Background(), f.own, f.body(funding.OpenBanking, "USD", "down", 100)); !errors.Is(err, errDown) {
+			t.Fatalf("got %v", err)
+		}
+		p, err := f.ss.ListSessions(context.Background(), f.own, funding.SessionFilter{}, corebank.ListOptions{})
+		if err != nil || len(p.Items) != 0 || f.count(t, funding.EventSessionUpdated) != 0 {
+			t.Errorf("a failed start left %d sessions (%v)", len(p.Items), err)
+		}
+		// The reference is still free.
+		f.ss = funding.NewSessionService(f.ss.Inflows(), nil)
+		f.create(t, f.body(funding.OpenBanking, "USD", "down", 100))
+	})
+	t.Run("HandleProviderEvent", func(t *testing.T) {
+		f := newSfix(t)
+		s := f.create(t, f.body(funding.OpenBanking, "USD", "cb", 100))
+		ctx := context.Background()
+		for _, ev := range []funding.ProviderEvent{{Status: "awaiting_user"}, {Status: "done"},
+			{Status: funding.SessionSettled, FailureCode: funding.FailureProviderError}, {Status: funding.SessionFailed, FailureCode: "nope"}} {
+			if _, err := f.ss.HandleProviderEvent(ctx, s.ID, ev); corebank.KindOf(err) != corebank.KindInvalid {
+				t.Errorf("%+v: %v", ev, err)
+			}
+		}
+		got, err := f.ss.HandleProviderEvent(ctx, s.ID, funding.ProviderEvent{Status: funding.SessionFailed,
+			FailureCode: funding.FailureInstitutionUnavailable, ProviderCode: "BANK_DOWN"})
+		if err != nil || got.Failure == nil || got.Failure.ProviderCode != "BANK_DOWN" || got.Failure.Stage != funding.SessionAwaitingUser {
+			t.Errorf("failed: %+v %v", got, err)
+		}
+		if _, err := f.ss.HandleProviderEvent(ctx, "01HZZZZZZZZZZZZZZZZZZZZ000", funding.ProviderEvent{Status: funding.SessionSettled}); !errors.Is(err, funding.ErrSessionNotFound) {
+			t.Errorf("unknown session: %v", err)
+		}
+	})
+}
