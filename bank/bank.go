@@ -82,9 +82,12 @@ type Options struct {
 	Ledger   ledger.Options
 	Entities entities.Options
 	Funding  funding.Options
-	Payments payments.Options
-	Webhooks webhooks.Options
-	HTTP     httpapi.Options
+	// FundingSessions are the funding sessions' rail providers (nil: the
+	// sandbox ones), expiries, settle delay and crypto tolerance.
+	FundingSessions funding.SessionOptions
+	Payments        payments.Options
+	Webhooks        webhooks.Options
+	HTTP            httpapi.Options
 }
 
 // Bank is every service wired over one store.
@@ -96,8 +99,10 @@ type Bank struct {
 	Ledger   *ledger.Service
 	Entities *entities.Service
 	Funding  *funding.Service
-	Payments *payments.Service
-	Webhooks *webhooks.Service
+	// FundingSessions runs funding sessions over Funding's inflows.
+	FundingSessions *funding.SessionService
+	Payments        *payments.Service
+	Webhooks        *webhooks.Service
 	// Due runs every service's due work on one queue; RunDue runs it.
 	Due *storage.Due
 	// Handler is the REST API (httpapi.New over the services).
@@ -166,6 +171,8 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	fo := o.Funding
 	fo.Clock, fo.IDs, fo.Tree = o.Clock, o.IDs, entities.Gate{}
 	b.Funding = funding.NewService(b.DB, b.Ledger, &fo)
+	so := o.FundingSessions
+	b.FundingSessions = funding.NewSessionService(b.Funding, &so)
 
 	po := o.Payments
 	po.Clock, po.IDs, po.Tree = o.Clock, o.IDs, entities.Gate{}
@@ -177,12 +184,14 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	b.Webhooks = webhooks.NewService(db, webhooks.LedgerOutbox(b.Ledger), sealer, &wo)
 
 	// All due work on one queue, in this order at any instant: money first
-	// (hold timeouts and account details expiry, inflow settlement, quote
+	// (hold timeouts and account details expiry, inflow settlement,
+	// funding sessions' payer answers, settlement and expiry, quote
 	// expiry, payout progress), then the webhooks, so the events those
 	// changes appended go out in the same run, then idempotency expiry.
 	b.Due = storage.NewDue(b.DB, o.Clock, 0)
 	b.Due.Add(b.Ledger.DueJobs()...)
 	b.Due.Add(b.Funding.DueJobs()...)
+	b.Due.Add(b.FundingSessions.DueJobs()...)
 	b.Due.Add(b.Payments.DueJobs()...)
 	b.Due.Add(b.Webhooks.DueJobs()...)
 	b.Due.Add(httpapi.DueJobs()...)
@@ -198,12 +207,13 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 		return err
 	}
 	b.Handler = httpapi.New(httpapi.Services{
-		DB:       b.DB,
-		Ledger:   b.Ledger,
-		Entities: b.Entities,
-		Funding:  b.Funding,
-		Payments: b.Payments,
-		Webhooks: b.Webhooks,
+		DB:              b.DB,
+		Ledger:          b.Ledger,
+		Entities:        b.Entities,
+		Funding:         b.Funding,
+		FundingSessions: b.FundingSessions,
+		Payments:        b.Payments,
+		Webhooks:        b.Webhooks,
 	}, &ho)
 	return b, nil
 }

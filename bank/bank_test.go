@@ -30,7 +30,7 @@ func TestDueOrder(t *testing.T) {
 	}
 	want := []string{
 		"ledger.hold", "ledger.details",
-		"funding.inflow",
+		"funding.inflow", "funding.session",
 		"payments.quote", "payments.transfer",
 		"webhooks.expire", "webhooks.sweep", "webhooks.attempt",
 		"httpapi.idempotency",

@@ -401,3 +401,22 @@ func (r *recorder) messages() []string {
 	defer r.mu.Unlock()
 	return append([]string(nil), r.msgs...)
 }
+
+func TestSettledSession(t *testing.T) {
+	b := corebanktest.New(t)
+	acct := b.FundedAccount("USD", 100)
+	s := b.SettledSession("", acct.ID, 2500)
+	if s.Status != "settled" || s.InflowID == nil {
+		t.Fatalf("session: %+v", s)
+	}
+	a, err := b.Ledger.GetAccount(context.Background(), corebank.As(b.Root.EntityID), "", acct.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Balance.Available != 2600 {
+		t.Errorf("available %d, want 2600", a.Balance.Available)
+	}
+	if ev := b.LastEvent("funding_sessions.updated"); ev == nil {
+		t.Error("no funding_sessions.updated")
+	}
+}

@@ -28,7 +28,9 @@
 // of an envelope, or a bare object); Client does the same with another
 // key, and Do returns the raw status and body. FundedAccount opens a root
 // account credited by a sandbox inflow, through the same services the API
-// uses, so its balance and events are real. LastEvent finds the newest
+// uses, so its balance and events are real. SettledSession opens a funding
+// session on an account and settles it as the sandbox simulate route does.
+// LastEvent finds the newest
 // event of a type, as GET /events lists them.
 //
 // Cleanup is registered with t.Cleanup: the background work stops (the

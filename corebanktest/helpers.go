@@ -62,3 +62,36 @@ func (b *Bank) LastEvent(eventType string) *webhooks.Event {
 		opts.After = page.Next
 	}
 }
+
+// SettledSession opens a funding session of rail ("open-banking", "momo",
+// "crypto"; "" is open-banking) for amount on account, a root account of
+// the right currency, and settles it as the sandbox simulate route does
+// (POST /funding-sessions, then POST
+// /sandbox/funding-sessions/{id}/simulate {"outcome": "settled"}): the
+// account is credited through the ledger, with funding_sessions.updated
+// and inflows.completed. A momo session pays from a Kenyan M-Pesa number.
+// It returns the settled session, and fails the test on any error.
+func (b *Bank) SettledSession(rail, accountID string, amount int64) *funding.Session {
+	b.t.Helper()
+	ctx := context.Background()
+	root := corebank.As(b.Root.EntityID)
+	acct, err := b.Ledger.GetAccount(ctx, root, "", accountID)
+	if err != nil {
+		b.t.Fatalf("corebanktest: read account %s: %v", accountID, err)
+	}
+	in := funding.NewSession{Amount: amount, Currency: acct.Currency, AccountID: accountID, FundingType: rail,
+		UniqueReference: "corebanktest-" + corebank.NewIDs(nil).New(b.Clock.Now()), RedirectURL: "https://example.com/return"}
+	if rail == funding.Momo {
+		in.RedirectURL = ""
+		in.Meta = map[string]string{"channel": "KE-SAFARICOM-C2B", "msisdn": "+254712345678"}
+	}
+	s, err := b.FundingSessions.CreateSession(ctx, root, in)
+	if err != nil {
+		b.t.Fatalf("corebanktest: open a %s session: %v", rail, err)
+	}
+	s, err = b.FundingSessions.Simulate(ctx, root, "", s.ID, funding.SessionSettled, "")
+	if err != nil {
+		b.t.Fatalf("corebanktest: settle session %s: %v", s.ID, err)
+	}
+	return s
+}

@@ -10,27 +10,29 @@ import (
 // The kinds of object the authorization fixture makes in each tree; an
 // authzSide's ids holds one of each.
 const (
-	kEntity       = "entity"         // the tree's own entity (A or B), a business
-	kAccount      = "account"        // a funded USD account
-	kSpareAccount = "spare_account"  // an empty USD account (one that may be deleted)
-	kDetails      = "details"        // account details of kAccount
-	kCounterparty = "counterparty"   // an individual counterparty, "Ada Lovelace"
-	kPayment      = "payment_detail" // a USD ACH payment detail of kCounterparty
-	kEURDetail    = "eur_detail"     // a EUR SEPA payment detail of kCounterparty
-	kQuote        = "quote"          // a USD->EUR FX quote, amount_to 5000
-	kTransfer     = "transfer"       // a transfer from kAccount to kPayment
-	kWebhook      = "webhook"        // a webhook on every event, with deliveries
-	kEvent        = "event"          // an event of kEntity
-	kReady        = "ready"          // an individual below kEntity with both documents, not submitted
-	kPerson       = "person"         // kReady's person
-	kDocument     = "document"       // kReady's two-sided identity document
-	kSubmission   = "submission"     // the submission of another individual below kEntity
-	kAPIKey       = "api_key"        // a full-access API key of kEntity
+	kEntity       = "entity"          // the tree's own entity (A or B), a business
+	kAccount      = "account"         // a funded USD account
+	kSpareAccount = "spare_account"   // an empty USD account (one that may be deleted)
+	kDetails      = "details"         // account details of kAccount
+	kCounterparty = "counterparty"    // an individual counterparty, "Ada Lovelace"
+	kPayment      = "payment_detail"  // a USD ACH payment detail of kCounterparty
+	kEURDetail    = "eur_detail"      // a EUR SEPA payment detail of kCounterparty
+	kQuote        = "quote"           // a USD->EUR FX quote, amount_to 5000
+	kTransfer     = "transfer"        // a transfer from kAccount to kPayment
+	kWebhook      = "webhook"         // a webhook on every event, with deliveries
+	kEvent        = "event"           // an event of kEntity
+	kReady        = "ready"           // an individual below kEntity with both documents, not submitted
+	kPerson       = "person"          // kReady's person
+	kDocument     = "document"        // kReady's two-sided identity document
+	kSubmission   = "submission"      // the submission of another individual below kEntity
+	kAPIKey       = "api_key"         // a full-access API key of kEntity
+	kSession      = "funding_session" // an open-banking USD session of kAccount
+	kETransfer    = "etransfer"       // an etransfer session of a CAD account of kEntity, awaiting_user
 )
 
 // authzKinds lists the kinds; a kind's index makes its missing ID.
 var authzKinds = []string{kEntity, kAccount, kSpareAccount, kDetails, kCounterparty, kPayment, kEURDetail,
-	kQuote, kTransfer, kWebhook, kEvent, kReady, kPerson, kDocument, kSubmission, kAPIKey}
+	kQuote, kTransfer, kWebhook, kEvent, kReady, kPerson, kDocument, kSubmission, kAPIKey, kSession, kETransfer}
 
 // authzMissingID is a well-formed ULID that names no object, one per kind so
 // that a request naming several missing objects still tells them apart.
@@ -125,6 +127,18 @@ func (e *hookEnv) authzPopulate(s *authzSide) {
 	e.must(201, "POST", "/documents", s.key, doc(s.ids[kReady], "proof_of_address", pdfBytes, "application/pdf"))
 
 	s.ids[kAPIKey], s.keySecret = e.newKey(s.key, "", false)
+
+	s.ids[kSession] = e.must(201, "POST", "/funding-sessions", s.key, sessionBody(s.ids[kAccount], "authz-session-"+s.name)).str("data", "id")
+	cad := e.account(s.key, "", "CAD")
+	s.ids[kETransfer] = e.must(201, "POST", "/funding-sessions", s.key, map[string]any{"amount": 500, "currency": "CAD",
+		"account_id": cad, "unique_reference": "authz-etransfer-" + s.name, "funding_type": "etransfer",
+		"redirect_url": "https://example.com/back", "meta": map[string]any{"name": "Ada Lovelace", "email": "ada@example.com"}}).str("data", "id")
+}
+
+// sessionBody is a valid open-banking USD session of account.
+func sessionBody(account, ref string) map[string]any {
+	return map[string]any{"amount": 1000, "currency": "USD", "account_id": account, "unique_reference": ref,
+		"redirect_url": "https://example.com/back"}
 }
 
 // authzSEPA is a valid EUR payment detail of cp.

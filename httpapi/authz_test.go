@@ -224,6 +224,17 @@ func authzRoutes(e *hookEnv) map[string]authzRoute {
 		"POST /sandbox/fx/outage": {build: authzSend("/sandbox/fx/outage", authzFixed(map[string]any{"enabled": false})),
 			noObject: "switches the server's sandbox FX provider for everyone; it names no object and no entity"},
 
+		"POST /funding-sessions": {build: authzSend("/funding-sessions", func(s *authzSide) map[string]any {
+			return sessionBody(s.ids[kAccount], authzFresh("authz-fs-"))
+		}), slots: []authzSlot{{name: "body.account_id", kind: kAccount}}, entity: entBoth},
+		"GET /funding-sessions": {build: authzGet("/funding-sessions?account_id=%s", kAccount), bare: authzGet("/funding-sessions"),
+			slots: []authzSlot{{name: "query.account_id", kind: kAccount}}, entity: entQuery},
+		"GET /funding-sessions/{id}": {build: authzGet("/funding-sessions/%s", kSession), slots: []authzSlot{authzPathID(kSession)}, entity: entQuery},
+		"PATCH /funding-sessions/{id}": {build: authzGet("/funding-sessions/%s", kETransfer),
+			slots: []authzSlot{authzPathID(kETransfer)}, entity: entBoth, last: true},
+		"POST /sandbox/funding-sessions/{id}/simulate": {build: authzSend("/sandbox/funding-sessions/%s/simulate",
+			authzFixed(map[string]any{"outcome": "processing"}), kSession), slots: []authzSlot{authzPathID(kSession)}, entity: entBoth},
+
 		"POST /entity-webhooks":     {build: authzSend("/entity-webhooks", func(*authzSide) map[string]any { return e.hookBody() }), entity: entBody},
 		"GET /entity-webhooks":      {build: authzGet("/entity-webhooks"), entity: entQuery},
 		"GET /entity-webhooks/{id}": {build: authzGet("/entity-webhooks/%s", kWebhook), slots: []authzSlot{authzPathID(kWebhook)}, entity: entQuery},

@@ -57,9 +57,15 @@ var (
 // payRoute guards a payments route: 503 unavailable without
 // Services.Payments.
 func payRoute(fn handlerFunc) handlerFunc {
+	return needs(func(h *handler) bool { return h.pay != nil }, errNoPayments, fn)
+}
+
+// needs serves fn when has says the handler has the service it needs, and
+// answers missing (503 unavailable) otherwise.
+func needs(has func(*handler) bool, missing error, fn handlerFunc) handlerFunc {
 	return func(h *handler, x *exchange, r *http.Request) error {
-		if h.pay == nil {
-			return errNoPayments
+		if !has(h) {
+			return missing
 		}
 		return fn(h, x, r)
 	}

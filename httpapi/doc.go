@@ -58,6 +58,8 @@
 //	GET|PATCH /payment-details/{id}  200  data: payment detail
 //	POST   /fx-quotes                201  data: quote; GET /fx-quotes/{id} 200
 //	POST   /transfers                201  data: transfer; GET /transfers/{id} 200
+//	POST   /funding-sessions         201  data: session; GET /funding-sessions/{id} 200
+//	PATCH  /funding-sessions/{id}    200  data: session (etransfer validated: processing)
 //	POST   /entity-webhooks          201  data: webhook with its secret (shown once)
 //	GET|PATCH|DELETE /entity-webhooks/{id} 200 data: webhook (never the secret)
 //	POST   /entity-webhooks/{id}/test 200 data: the test delivery and its outcome
@@ -89,6 +91,9 @@
 //	GET /transfers        filters account_id, status
 //	GET /entity-webhooks, GET /entity-webhooks/{id}/deliveries
 //	GET /events           filters type, created_after, created_before (ms)
+//	GET /funding-sessions filters account_id, status, currency, created_after,
+//	                      created_before (ms); pagination adds order ("asc"),
+//	                      filters_applied adds sort {field: created, order: asc}
 //
 //	{"status": "success", "message": "...", "data": [...],
 //	 "meta": {"pagination": {"limit", "total_count", "has_next", "has_previous",
@@ -111,6 +116,15 @@
 //	POST   /sandbox/account-details/{id}/activate  200 the account details
 //	POST   /sandbox/inflows {account_id, amount, currency?, narration?, settle?}
 //	                                               201 the inflow
+//	POST   /sandbox/funding-sessions/{id}/simulate {outcome, failure_code?, entity_id?}
+//	                                               200 the session
+//
+// A funding-session duplicate unique_reference (per entity) is 409
+// duplicate_reference with the original session under data. PATCH
+// /funding-sessions/{id} on a session of another rail than etransfer, or
+// one not awaiting_user, is 400 error_operation_invalid_for_state; a
+// simulated move the session's status does not allow is 409 with the same
+// code, and simulating the status it already has changes nothing (200).
 //
 // Clock advance needs Options.FakeClock (else 409 clock_not_adjustable);
 // seconds is an integer 1-315360000. It moves the clock, runs

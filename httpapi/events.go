@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/corebank/corebank/webhooks"
 )
@@ -47,17 +46,7 @@ func (h *handler) listEvents(x *exchange, r *http.Request) error {
 		f.Type = t
 		filters["type"] = t
 	}
-	if n, ok := q.integer("created_after", false, 0, maxEventTime); ok {
-		f.CreatedAfter = n
-		filters["created_after"] = strconv.FormatInt(n, 10)
-	}
-	if n, ok := q.integer("created_before", false, 0, maxEventTime); ok {
-		f.CreatedBefore = n
-		filters["created_before"] = strconv.FormatInt(n, 10)
-	}
-	if f.CreatedAfter > 0 && f.CreatedBefore > 0 && f.CreatedBefore <= f.CreatedAfter {
-		q.add("created_before", "must be later than created_after")
-	}
+	f.CreatedAfter, f.CreatedBefore = q.createdRange(filters, maxEventTime)
 	l, err := h.readScopedList(x, q, "events", filters)
 	if err != nil {
 		return err

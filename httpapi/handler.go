@@ -37,11 +37,12 @@ type handler struct {
 	inflight inflight
 	noStore  atomic.Bool // tests: answer without storing, as a crash would
 
-	led     *ledger.Service
-	ent     *entities.Service
-	funding *funding.Service
-	pay     *payments.Service
-	wh      *webhooks.Service
+	led      *ledger.Service
+	ent      *entities.Service
+	funding  *funding.Service
+	sessions *funding.SessionService
+	pay      *payments.Service
+	wh       *webhooks.Service
 
 	// auth authenticates a bearer secret (entities.AuthenticatePrincipal
 	// through New; tests swap it). It decides no scope: services do.

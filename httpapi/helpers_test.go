@@ -68,19 +68,20 @@ func (f *fakeFunding) Update(ctx context.Context, fn func(storage.Tx) error) err
 
 // env is one API over a fresh in-memory store with a bootstrapped root.
 type env struct {
-	t       testing.TB
-	h       http.Handler
-	clock   *clock.Mock
-	led     *ledger.Service
-	ent     *entities.Service
-	funding *fakeFunding
-	pay     *payments.Service
-	wh      *webhooks.Service
-	db      storage.Backend
-	root    string // root entity ID
-	key     string // root full-access key
-	roKey   string // root read-only key
-	jobs    atomic.Int64
+	t        testing.TB
+	h        http.Handler
+	clock    *clock.Mock
+	led      *ledger.Service
+	ent      *entities.Service
+	funding  *fakeFunding
+	sessions *funding.SessionService
+	pay      *payments.Service
+	wh       *webhooks.Service
+	db       storage.Backend
+	root     string // root entity ID
+	key      string // root full-access key
+	roKey    string // root read-only key
+	jobs     atomic.Int64
 }
 
 type envOpt func(*httpapi.Options)
@@ -125,6 +126,7 @@ func build(t testing.TB, db storage.Backend, seed int64, opts ...envOpt) *env {
 	e.funding = &fakeFunding{Backend: e.db}
 	fund := funding.NewService(e.funding, e.led, &funding.Options{Clock: e.clock, IDs: ids, Tree: entities.Gate{}})
 	e.funding.svc = fund
+	e.sessions = funding.NewSessionService(fund, nil)
 	e.pay = payments.NewService(e.db, e.led, &payments.Options{Clock: e.clock, IDs: ids,
 		Receiver: fund, Tree: e.ent})
 	e.wh = webhooks.NewService(e.db, webhooks.LedgerOutbox(e.led), sealer, &webhooks.Options{Clock: e.clock,
@@ -140,13 +142,17 @@ func build(t testing.TB, db storage.Backend, seed int64, opts ...envOpt) *env {
 			if _, err := fund.RunDue(ctx, now); err != nil {
 				return err
 			}
+			if _, err := e.sessions.RunDue(ctx, now); err != nil {
+				return err
+			}
 			_, err := e.pay.RunDue(ctx, now)
 			return err
 		}}
 	for _, f := range opts {
 		f(o)
 	}
-	e.h = httpapi.New(httpapi.Services{DB: e.db, Ledger: e.led, Entities: e.ent, Funding: e.funding.svc, Payments: e.pay, Webhooks: e.wh}, o)
+	e.h = httpapi.New(httpapi.Services{DB: e.db, Ledger: e.led, Entities: e.ent, Funding: e.funding.svc,
+		FundingSessions: e.sessions, Payments: e.pay, Webhooks: e.wh}, o)
 	return e
 }
 

@@ -23,6 +23,10 @@ type Services struct {
 	Ledger   *ledger.Service
 	Entities *entities.Service
 	Funding  *funding.Service
+	// FundingSessions serves /funding-sessions and its sandbox simulate
+	// route. It may be nil: those routes stay mounted and answer 503
+	// unavailable.
+	FundingSessions *funding.SessionService
 	// Payments serves counterparties, payment details, FX quotes and
 	// transfers. It may be nil: the payment routes stay mounted and answer
 	// 503 unavailable.
@@ -42,6 +46,7 @@ func New(svc Services, opt *Options) http.Handler {
 	h := newHandler(svc.DB, opt)
 	h.led, h.ent, h.funding = svc.Ledger, svc.Entities, svc.Funding
 	h.pay = svc.Payments
+	h.sessions = svc.FundingSessions
 	h.wh = svc.Webhooks
 	ent := svc.Entities
 	h.auth = func(ctx context.Context, secret string) (corebank.Caller, error) {

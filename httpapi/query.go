@@ -104,6 +104,24 @@ func (q *query) limit() int {
 	return int(n)
 }
 
+// createdRange reads created_after and created_before (Unix ms, 0-max,
+// exclusive bounds; 0 when absent) into filters, checking that the range
+// is not empty.
+func (q *query) createdRange(filters map[string]string, max int64) (after, before int64) {
+	if n, ok := q.integer("created_after", false, 0, max); ok {
+		after = n
+		filters["created_after"] = strconv.FormatInt(n, 10)
+	}
+	if n, ok := q.integer("created_before", false, 0, max); ok {
+		before = n
+		filters["created_before"] = strconv.FormatInt(n, 10)
+	}
+	if after > 0 && before > 0 && before <= after {
+		q.add("created_before", "must be later than created_after")
+	}
+	return after, before
+}
+
 // err returns the collected problems as one validation error, or nil.
 func (q *query) err() error { return q.problems.Err() }
 

@@ -57,6 +57,14 @@ var routes = []route{
 	{"POST /sandbox/transfers/{id}/simulate", payRoute((*handler).simulateTransfer)},
 	{"POST /sandbox/fx/outage", payRoute((*handler).fxOutage)},
 
+	// Funding sessions (fundingsessions.go); 503 unavailable without
+	// Services.FundingSessions.
+	{"POST /funding-sessions", sessionRoute((*handler).createFundingSession)},
+	{"GET /funding-sessions", sessionRoute((*handler).listFundingSessions)},
+	{"GET /funding-sessions/{id}", sessionRoute((*handler).getFundingSession)},
+	{"PATCH /funding-sessions/{id}", sessionRoute((*handler).patchFundingSession)},
+	{"POST /sandbox/funding-sessions/{id}/simulate", sessionRoute((*handler).simulateFundingSession)},
+
 	// Webhooks and events (webhooks.go, events.go); 503 unavailable
 	// without Services.Webhooks.
 	{"POST /entity-webhooks", (*handler).createWebhook},

@@ -156,6 +156,9 @@ func newHookEnvDB(t *testing.T, raw storage.Backend, run bool, opts ...envOpt) *
 			if _, err := fund.RunDue(ctx, now); err != nil {
 				return err
 			}
+			if _, err := e.sessions.RunDue(ctx, now); err != nil {
+				return err
+			}
 			if _, err := e.pay.RunDue(ctx, now); err != nil {
 				return err
 			}
@@ -166,7 +169,7 @@ func newHookEnvDB(t *testing.T, raw storage.Backend, run bool, opts ...envOpt) *
 		f(o)
 	}
 	e.h = httpapi.New(httpapi.Services{DB: hooked, Ledger: e.led, Entities: e.ent, Funding: e.funding.svc,
-		Payments: e.pay, Webhooks: wh}, o)
+		FundingSessions: e.sessions, Payments: e.pay, Webhooks: wh}, o)
 	if run {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})

@@ -334,6 +334,123 @@ func (e ErrorStatus) Valid() bool {
 	}
 }
 
+// Defines values for FundingSessionFailureCode.
+const (
+	InstitutionNotSupported FundingSessionFailureCode = "institution_not_supported"
+	InstitutionUnavailable  FundingSessionFailureCode = "institution_unavailable"
+	InsufficientFunds       FundingSessionFailureCode = "insufficient_funds"
+	PaymentBlocked          FundingSessionFailureCode = "payment_blocked"
+	PaymentCancelled        FundingSessionFailureCode = "payment_cancelled"
+	PaymentRejected         FundingSessionFailureCode = "payment_rejected"
+	ProviderError           FundingSessionFailureCode = "provider_error"
+	SessionExpired          FundingSessionFailureCode = "session_expired"
+)
+
+// Valid indicates whether the value is a known member of the FundingSessionFailureCode enum.
+func (e FundingSessionFailureCode) Valid() bool {
+	switch e {
+	case InstitutionNotSupported:
+		return true
+	case InstitutionUnavailable:
+		return true
+	case InsufficientFunds:
+		return true
+	case PaymentBlocked:
+		return true
+	case PaymentCancelled:
+		return true
+	case PaymentRejected:
+		return true
+	case ProviderError:
+		return true
+	case SessionExpired:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FundingSessionFundingType.
+const (
+	FundingSessionFundingTypeCrypto      FundingSessionFundingType = "crypto"
+	FundingSessionFundingTypeEtransfer   FundingSessionFundingType = "etransfer"
+	FundingSessionFundingTypeMomo        FundingSessionFundingType = "momo"
+	FundingSessionFundingTypeOpenBanking FundingSessionFundingType = "open-banking"
+)
+
+// Valid indicates whether the value is a known member of the FundingSessionFundingType enum.
+func (e FundingSessionFundingType) Valid() bool {
+	switch e {
+	case FundingSessionFundingTypeCrypto:
+		return true
+	case FundingSessionFundingTypeEtransfer:
+		return true
+	case FundingSessionFundingTypeMomo:
+		return true
+	case FundingSessionFundingTypeOpenBanking:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FundingSessionPaymentOutcome.
+const (
+	Exact     FundingSessionPaymentOutcome = "exact"
+	Late      FundingSessionPaymentOutcome = "late"
+	Overpaid  FundingSessionPaymentOutcome = "overpaid"
+	Underpaid FundingSessionPaymentOutcome = "underpaid"
+)
+
+// Valid indicates whether the value is a known member of the FundingSessionPaymentOutcome enum.
+func (e FundingSessionPaymentOutcome) Valid() bool {
+	switch e {
+	case Exact:
+		return true
+	case Late:
+		return true
+	case Overpaid:
+		return true
+	case Underpaid:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FundingSessionStatus.
+const (
+	FundingSessionStatusAwaitingUser      FundingSessionStatus = "awaiting_user"
+	FundingSessionStatusCancelled         FundingSessionStatus = "cancelled"
+	FundingSessionStatusExpired           FundingSessionStatus = "expired"
+	FundingSessionStatusFailed            FundingSessionStatus = "failed"
+	FundingSessionStatusPendingSettlement FundingSessionStatus = "pending_settlement"
+	FundingSessionStatusProcessing        FundingSessionStatus = "processing"
+	FundingSessionStatusSettled           FundingSessionStatus = "settled"
+)
+
+// Valid indicates whether the value is a known member of the FundingSessionStatus enum.
+func (e FundingSessionStatus) Valid() bool {
+	switch e {
+	case FundingSessionStatusAwaitingUser:
+		return true
+	case FundingSessionStatusCancelled:
+		return true
+	case FundingSessionStatusExpired:
+		return true
+	case FundingSessionStatusFailed:
+		return true
+	case FundingSessionStatusPendingSettlement:
+		return true
+	case FundingSessionStatusProcessing:
+		return true
+	case FundingSessionStatusSettled:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FxQuoteQuoteStatus.
 const (
 	FxQuoteQuoteStatusActive  FxQuoteQuoteStatus = "active"
@@ -964,6 +1081,105 @@ func (e PostEventsRedeliver200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetFundingSessions200JSONResponseBodyMetaPaginationOrder.
+const (
+	Asc GetFundingSessions200JSONResponseBodyMetaPaginationOrder = "asc"
+)
+
+// Valid indicates whether the value is a known member of the GetFundingSessions200JSONResponseBodyMetaPaginationOrder enum.
+func (e GetFundingSessions200JSONResponseBodyMetaPaginationOrder) Valid() bool {
+	switch e {
+	case Asc:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetFundingSessions200JSONResponseBodyStatus.
+const (
+	GetFundingSessions200JSONResponseBodyStatusSuccess GetFundingSessions200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetFundingSessions200JSONResponseBodyStatus enum.
+func (e GetFundingSessions200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetFundingSessions200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostFundingSessionsJSONBodyFundingType.
+const (
+	PostFundingSessionsJSONBodyFundingTypeCrypto      PostFundingSessionsJSONBodyFundingType = "crypto"
+	PostFundingSessionsJSONBodyFundingTypeEtransfer   PostFundingSessionsJSONBodyFundingType = "etransfer"
+	PostFundingSessionsJSONBodyFundingTypeMomo        PostFundingSessionsJSONBodyFundingType = "momo"
+	PostFundingSessionsJSONBodyFundingTypeOpenBanking PostFundingSessionsJSONBodyFundingType = "open-banking"
+)
+
+// Valid indicates whether the value is a known member of the PostFundingSessionsJSONBodyFundingType enum.
+func (e PostFundingSessionsJSONBodyFundingType) Valid() bool {
+	switch e {
+	case PostFundingSessionsJSONBodyFundingTypeCrypto:
+		return true
+	case PostFundingSessionsJSONBodyFundingTypeEtransfer:
+		return true
+	case PostFundingSessionsJSONBodyFundingTypeMomo:
+		return true
+	case PostFundingSessionsJSONBodyFundingTypeOpenBanking:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostFundingSessions201JSONResponseBodyStatus.
+const (
+	PostFundingSessions201JSONResponseBodyStatusSuccess PostFundingSessions201JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the PostFundingSessions201JSONResponseBodyStatus enum.
+func (e PostFundingSessions201JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PostFundingSessions201JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetFundingSessionsById200JSONResponseBodyStatus.
+const (
+	GetFundingSessionsById200JSONResponseBodyStatusSuccess GetFundingSessionsById200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetFundingSessionsById200JSONResponseBodyStatus enum.
+func (e GetFundingSessionsById200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetFundingSessionsById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchFundingSessionsById200JSONResponseBodyStatus.
+const (
+	PatchFundingSessionsById200JSONResponseBodyStatusSuccess PatchFundingSessionsById200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the PatchFundingSessionsById200JSONResponseBodyStatus enum.
+func (e PatchFundingSessionsById200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PatchFundingSessionsById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostFxQuotes201JSONResponseBodyStatus.
 const (
 	PostFxQuotes201JSONResponseBodyStatusSuccess PostFxQuotes201JSONResponseBodyStatus = "success"
@@ -1078,6 +1294,36 @@ const (
 func (e PatchPaymentDetailsById200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case PatchPaymentDetailsById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostSandboxFundingSessionsSimulateJSONBodyOutcome.
+const (
+	PostSandboxFundingSessionsSimulateJSONBodyOutcomeCancelled         PostSandboxFundingSessionsSimulateJSONBodyOutcome = "cancelled"
+	PostSandboxFundingSessionsSimulateJSONBodyOutcomeExpired           PostSandboxFundingSessionsSimulateJSONBodyOutcome = "expired"
+	PostSandboxFundingSessionsSimulateJSONBodyOutcomeFailed            PostSandboxFundingSessionsSimulateJSONBodyOutcome = "failed"
+	PostSandboxFundingSessionsSimulateJSONBodyOutcomePendingSettlement PostSandboxFundingSessionsSimulateJSONBodyOutcome = "pending_settlement"
+	PostSandboxFundingSessionsSimulateJSONBodyOutcomeProcessing        PostSandboxFundingSessionsSimulateJSONBodyOutcome = "processing"
+	PostSandboxFundingSessionsSimulateJSONBodyOutcomeSettled           PostSandboxFundingSessionsSimulateJSONBodyOutcome = "settled"
+)
+
+// Valid indicates whether the value is a known member of the PostSandboxFundingSessionsSimulateJSONBodyOutcome enum.
+func (e PostSandboxFundingSessionsSimulateJSONBodyOutcome) Valid() bool {
+	switch e {
+	case PostSandboxFundingSessionsSimulateJSONBodyOutcomeCancelled:
+		return true
+	case PostSandboxFundingSessionsSimulateJSONBodyOutcomeExpired:
+		return true
+	case PostSandboxFundingSessionsSimulateJSONBodyOutcomeFailed:
+		return true
+	case PostSandboxFundingSessionsSimulateJSONBodyOutcomePendingSettlement:
+		return true
+	case PostSandboxFundingSessionsSimulateJSONBodyOutcomeProcessing:
+		return true
+	case PostSandboxFundingSessionsSimulateJSONBodyOutcomeSettled:
 		return true
 	default:
 		return false
@@ -1695,6 +1941,55 @@ type Event struct {
 	Type     string                 `json:"type"`
 }
 
+// FundingSession A funding session (SPEC.md). Rail data sits under meta (momo: msisdn, channel, msisdn_warning; etransfer: name, email). failure is present once failed, expired or cancelled. The e-Transfer security answer is never returned.
+type FundingSession struct {
+	AccountId string `json:"account_id"`
+	Amount    int    `json:"amount"`
+
+	// AmountReceived crypto: what the payer sent
+	AmountReceived *int    `json:"amount_received,omitempty"`
+	CheckoutId     *string `json:"checkout_id"`
+	CheckoutUrl    *string `json:"checkout_url"`
+	Country        *string `json:"country,omitempty"`
+	Created        int     `json:"created"`
+	Currency       string  `json:"currency"`
+	EntityId       string  `json:"entity_id"`
+	ExpiresAt      *int    `json:"expires_at"`
+	Failure        *struct {
+		Code         FundingSessionFailureCode `json:"code"`
+		ProviderCode *string                   `json:"provider_code,omitempty"`
+		Stage        string                    `json:"stage"`
+	} `json:"failure,omitempty"`
+	FundingType FundingSessionFundingType `json:"funding_type"`
+	Id          string                    `json:"id"`
+
+	// InflowId the inflow a settled session credited
+	InflowId               *string                       `json:"inflow_id,omitempty"`
+	Meta                   map[string]string             `json:"meta"`
+	Narration              string                        `json:"narration"`
+	PaymentId              *string                       `json:"payment_id,omitempty"`
+	PaymentOutcome         *FundingSessionPaymentOutcome `json:"payment_outcome,omitempty"`
+	RedirectUrl            *string                       `json:"redirect_url,omitempty"`
+	ReferenceNumber        *string                       `json:"reference_number,omitempty"`
+	RequiresAuthentication *bool                         `json:"requires_authentication,omitempty"`
+	SecurityQuestion       *string                       `json:"security_question,omitempty"`
+	Status                 FundingSessionStatus          `json:"status"`
+	UniqueReference        string                        `json:"unique_reference"`
+	Updated                int                           `json:"updated"`
+}
+
+// FundingSessionFailureCode defines model for FundingSession.Failure.Code.
+type FundingSessionFailureCode string
+
+// FundingSessionFundingType defines model for FundingSession.FundingType.
+type FundingSessionFundingType string
+
+// FundingSessionPaymentOutcome defines model for FundingSession.PaymentOutcome.
+type FundingSessionPaymentOutcome string
+
+// FundingSessionStatus defines model for FundingSession.Status.
+type FundingSessionStatus string
+
 // FxOutage defines model for FxOutage.
 type FxOutage struct {
 	Enabled bool `json:"enabled"`
@@ -1995,6 +2290,9 @@ type WebhookTest = WebhookDelivery
 
 // RequestId defines model for RequestId.
 type RequestId = string
+
+// E400 Every error but 401 and 403.
+type E400 = Error
 
 // E401 defines model for E401.
 type E401 = AuthError
@@ -2929,6 +3227,95 @@ type PostEventsRedeliverParams struct {
 // PostEventsRedeliver200JSONResponseBodyStatus defines parameters for PostEventsRedeliver.
 type PostEventsRedeliver200JSONResponseBodyStatus string
 
+// GetFundingSessionsParams defines parameters for GetFundingSessions.
+type GetFundingSessionsParams struct {
+	AccountId     *string `form:"account_id,omitempty" json:"account_id,omitempty"`
+	CreatedAfter  *int    `form:"created_after,omitempty" json:"created_after,omitempty"`
+	CreatedBefore *int    `form:"created_before,omitempty" json:"created_before,omitempty"`
+	Currency      *string `form:"currency,omitempty" json:"currency,omitempty"`
+	Cursor        *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+	EntityId      *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Limit         *int    `form:"limit,omitempty" json:"limit,omitempty"`
+	PreCursor     *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
+	PrevCursor    *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+	Status        *string `form:"status,omitempty" json:"status,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetFundingSessions200JSONResponseBody_Meta_FiltersApplied defines parameters for GetFundingSessions.
+type GetFundingSessions200JSONResponseBody_Meta_FiltersApplied struct {
+	EntityId string `json:"entity_id"`
+	Sort     struct {
+		Field string `json:"field"`
+		Order string `json:"order"`
+	} `json:"sort"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// GetFundingSessions200JSONResponseBodyMetaPaginationOrder defines parameters for GetFundingSessions.
+type GetFundingSessions200JSONResponseBodyMetaPaginationOrder string
+
+// GetFundingSessions200JSONResponseBodyStatus defines parameters for GetFundingSessions.
+type GetFundingSessions200JSONResponseBodyStatus string
+
+// PostFundingSessionsJSONBody defines parameters for PostFundingSessions.
+type PostFundingSessionsJSONBody struct {
+	AccountId       string                                  `json:"account_id"`
+	Amount          int                                     `json:"amount"`
+	Country         *string                                 `json:"country,omitempty"`
+	Currency        string                                  `json:"currency"`
+	EntityId        *string                                 `json:"entity_id,omitempty"`
+	FundingType     *PostFundingSessionsJSONBodyFundingType `json:"funding_type,omitempty"`
+	Meta            *map[string]*string                     `json:"meta,omitempty"`
+	Narration       *string                                 `json:"narration,omitempty"`
+	RedirectUrl     *string                                 `json:"redirect_url,omitempty"`
+	UniqueReference string                                  `json:"unique_reference"`
+}
+
+// PostFundingSessionsParams defines parameters for PostFundingSessions.
+type PostFundingSessionsParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostFundingSessionsJSONBodyFundingType defines parameters for PostFundingSessions.
+type PostFundingSessionsJSONBodyFundingType string
+
+// PostFundingSessions201JSONResponseBodyStatus defines parameters for PostFundingSessions.
+type PostFundingSessions201JSONResponseBodyStatus string
+
+// GetFundingSessionsByIdParams defines parameters for GetFundingSessionsById.
+type GetFundingSessionsByIdParams struct {
+	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetFundingSessionsById200JSONResponseBodyStatus defines parameters for GetFundingSessionsById.
+type GetFundingSessionsById200JSONResponseBodyStatus string
+
+// PatchFundingSessionsByIdJSONBody defines parameters for PatchFundingSessionsById.
+type PatchFundingSessionsByIdJSONBody struct {
+	EntityId *string `json:"entity_id,omitempty"`
+}
+
+// PatchFundingSessionsByIdParams defines parameters for PatchFundingSessionsById.
+type PatchFundingSessionsByIdParams struct {
+	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PatchFundingSessionsById200JSONResponseBodyStatus defines parameters for PatchFundingSessionsById.
+type PatchFundingSessionsById200JSONResponseBodyStatus string
+
 // PostFxQuotesJSONBody defines parameters for PostFxQuotes.
 type PostFxQuotesJSONBody struct {
 	AccountId    *string `json:"account_id,omitempty"`
@@ -3347,6 +3734,25 @@ type PostSandboxEntitiesReviewParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// PostSandboxFundingSessionsSimulateJSONBody defines parameters for PostSandboxFundingSessionsSimulate.
+type PostSandboxFundingSessionsSimulateJSONBody struct {
+	EntityId    *string                                           `json:"entity_id,omitempty"`
+	FailureCode *string                                           `json:"failure_code,omitempty"`
+	Outcome     PostSandboxFundingSessionsSimulateJSONBodyOutcome `json:"outcome"`
+}
+
+// PostSandboxFundingSessionsSimulateParams defines parameters for PostSandboxFundingSessionsSimulate.
+type PostSandboxFundingSessionsSimulateParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostSandboxFundingSessionsSimulateJSONBodyOutcome defines parameters for PostSandboxFundingSessionsSimulate.
+type PostSandboxFundingSessionsSimulateJSONBodyOutcome string
+
 // PostSandboxFxOutageJSONBody defines parameters for PostSandboxFxOutage.
 type PostSandboxFxOutageJSONBody struct {
 	Enabled bool `json:"enabled"`
@@ -3495,6 +3901,12 @@ type PostEntityWebhooksTestJSONRequestBody PostEntityWebhooksTestJSONBody
 // PostEventsRedeliverJSONRequestBody defines body for PostEventsRedeliver for application/json ContentType.
 type PostEventsRedeliverJSONRequestBody PostEventsRedeliverJSONBody
 
+// PostFundingSessionsJSONRequestBody defines body for PostFundingSessions for application/json ContentType.
+type PostFundingSessionsJSONRequestBody PostFundingSessionsJSONBody
+
+// PatchFundingSessionsByIdJSONRequestBody defines body for PatchFundingSessionsById for application/json ContentType.
+type PatchFundingSessionsByIdJSONRequestBody PatchFundingSessionsByIdJSONBody
+
 // PostFxQuotesJSONRequestBody defines body for PostFxQuotes for application/json ContentType.
 type PostFxQuotesJSONRequestBody PostFxQuotesJSONBody
 
@@ -3525,6 +3937,9 @@ type PostSandboxClockAdvanceJSONRequestBody PostSandboxClockAdvanceJSONBody
 // PostSandboxEntitiesReviewJSONRequestBody defines body for PostSandboxEntitiesReview for application/json ContentType.
 type PostSandboxEntitiesReviewJSONRequestBody PostSandboxEntitiesReviewJSONBody
 
+// PostSandboxFundingSessionsSimulateJSONRequestBody defines body for PostSandboxFundingSessionsSimulate for application/json ContentType.
+type PostSandboxFundingSessionsSimulateJSONRequestBody PostSandboxFundingSessionsSimulateJSONBody
+
 // PostSandboxFxOutageJSONRequestBody defines body for PostSandboxFxOutage for application/json ContentType.
 type PostSandboxFxOutageJSONRequestBody PostSandboxFxOutageJSONBody
 
@@ -3536,6 +3951,85 @@ type PostSandboxTransfersSimulateJSONRequestBody PostSandboxTransfersSimulateJSO
 
 // PostTransfersJSONRequestBody defines body for PostTransfers for application/json ContentType.
 type PostTransfersJSONRequestBody PostTransfersJSONBody
+
+// Getter for additional properties for GetFundingSessions200JSONResponseBody_Meta_FiltersApplied. Returns the specified
+// element and whether it was found
+func (a GetFundingSessions200JSONResponseBody_Meta_FiltersApplied) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for GetFundingSessions200JSONResponseBody_Meta_FiltersApplied
+func (a *GetFundingSessions200JSONResponseBody_Meta_FiltersApplied) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for GetFundingSessions200JSONResponseBody_Meta_FiltersApplied to handle AdditionalProperties
+func (a *GetFundingSessions200JSONResponseBody_Meta_FiltersApplied) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["entity_id"]; found {
+		err = json.Unmarshal(raw, &a.EntityId)
+		if err != nil {
+			return fmt.Errorf("error reading 'entity_id': %w", err)
+		}
+		delete(object, "entity_id")
+	}
+
+	if raw, found := object["sort"]; found {
+		err = json.Unmarshal(raw, &a.Sort)
+		if err != nil {
+			return fmt.Errorf("error reading 'sort': %w", err)
+		}
+		delete(object, "sort")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for GetFundingSessions200JSONResponseBody_Meta_FiltersApplied to handle AdditionalProperties
+func (a GetFundingSessions200JSONResponseBody_Meta_FiltersApplied) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["entity_id"], err = json.Marshal(a.EntityId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'entity_id': %w", err)
+	}
+
+	object["sort"], err = json.Marshal(a.Sort)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'sort': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -3920,6 +4414,44 @@ type ClientInterface interface {
 	// Corresponds with POST /events/{id}/redeliver (the `PostEventsRedeliver` operationId).
 	PostEventsRedeliver(ctx context.Context, id string, params *PostEventsRedeliverParams, body PostEventsRedeliverJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetFundingSessions List funding sessions of every rail (filters account_id, status, currency, created_after, created_before in Unix ms; pagination adds order; filters_applied adds sort)
+	//
+	// Corresponds with GET /funding-sessions (the `GetFundingSessions` operationId).
+	GetFundingSessions(ctx context.Context, params *GetFundingSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostFundingSessionsWithBody Open a funding session (409 duplicate_reference with the original under data)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /funding-sessions (the `PostFundingSessions` operationId).
+	PostFundingSessionsWithBody(ctx context.Context, params *PostFundingSessionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostFundingSessions Open a funding session (409 duplicate_reference with the original under data)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /funding-sessions (the `PostFundingSessions` operationId).
+	PostFundingSessions(ctx context.Context, params *PostFundingSessionsParams, body PostFundingSessionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetFundingSessionsById Get a funding session
+	//
+	// Corresponds with GET /funding-sessions/{id} (the `GetFundingSessionsById` operationId).
+	GetFundingSessionsById(ctx context.Context, id string, params *GetFundingSessionsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchFundingSessionsByIdWithBody Validate a completed Interac e-Transfer: awaiting_user -> processing with reference_number, requires_authentication, security_question (400 error_operation_invalid_for_state for another rail or status)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /funding-sessions/{id} (the `PatchFundingSessionsById` operationId).
+	PatchFundingSessionsByIdWithBody(ctx context.Context, id string, params *PatchFundingSessionsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchFundingSessionsById Validate a completed Interac e-Transfer: awaiting_user -> processing with reference_number, requires_authentication, security_question (400 error_operation_invalid_for_state for another rail or status)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /funding-sessions/{id} (the `PatchFundingSessionsById` operationId).
+	PatchFundingSessionsById(ctx context.Context, id string, params *PatchFundingSessionsByIdParams, body PatchFundingSessionsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostFxQuotesWithBody Quote a currency conversion (503 fx_provider_unavailable when the provider is down)
 	//
 	// Takes any type of body and a specified content type.
@@ -4099,6 +4631,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /sandbox/entities/{id}/review (the `PostSandboxEntitiesReview` operationId).
 	PostSandboxEntitiesReview(ctx context.Context, id string, params *PostSandboxEntitiesReviewParams, body PostSandboxEntitiesReviewJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxFundingSessionsSimulateWithBody Sandbox: move a funding session to an outcome, as a provider callback would (answers the session; 409 error_operation_invalid_for_state for a move its status does not allow)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /sandbox/funding-sessions/{id}/simulate (the `PostSandboxFundingSessionsSimulate` operationId).
+	PostSandboxFundingSessionsSimulateWithBody(ctx context.Context, id string, params *PostSandboxFundingSessionsSimulateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxFundingSessionsSimulate Sandbox: move a funding session to an outcome, as a provider callback would (answers the session; 409 error_operation_invalid_for_state for a move its status does not allow)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /sandbox/funding-sessions/{id}/simulate (the `PostSandboxFundingSessionsSimulate` operationId).
+	PostSandboxFundingSessionsSimulate(ctx context.Context, id string, params *PostSandboxFundingSessionsSimulateParams, body PostSandboxFundingSessionsSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostSandboxFxOutageWithBody Sandbox: switch the FX provider outage on or off
 	//
@@ -4966,6 +5512,104 @@ func (c *Client) PostEventsRedeliver(ctx context.Context, id string, params *Pos
 	return c.Client.Do(req)
 }
 
+// GetFundingSessions List funding sessions of every rail (filters account_id, status, currency, created_after, created_before in Unix ms; pagination adds order; filters_applied adds sort)
+//
+// Corresponds with GET /funding-sessions (the `GetFundingSessions` operationId).
+func (c *Client) GetFundingSessions(ctx context.Context, params *GetFundingSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetFundingSessionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostFundingSessionsWithBody Open a funding session (409 duplicate_reference with the original under data)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /funding-sessions (the `PostFundingSessions` operationId).
+func (c *Client) PostFundingSessionsWithBody(ctx context.Context, params *PostFundingSessionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostFundingSessionsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostFundingSessions Open a funding session (409 duplicate_reference with the original under data)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /funding-sessions (the `PostFundingSessions` operationId).
+func (c *Client) PostFundingSessions(ctx context.Context, params *PostFundingSessionsParams, body PostFundingSessionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostFundingSessionsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetFundingSessionsById Get a funding session
+//
+// Corresponds with GET /funding-sessions/{id} (the `GetFundingSessionsById` operationId).
+func (c *Client) GetFundingSessionsById(ctx context.Context, id string, params *GetFundingSessionsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetFundingSessionsByIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchFundingSessionsByIdWithBody Validate a completed Interac e-Transfer: awaiting_user -> processing with reference_number, requires_authentication, security_question (400 error_operation_invalid_for_state for another rail or status)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /funding-sessions/{id} (the `PatchFundingSessionsById` operationId).
+func (c *Client) PatchFundingSessionsByIdWithBody(ctx context.Context, id string, params *PatchFundingSessionsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchFundingSessionsByIdRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchFundingSessionsById Validate a completed Interac e-Transfer: awaiting_user -> processing with reference_number, requires_authentication, security_question (400 error_operation_invalid_for_state for another rail or status)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /funding-sessions/{id} (the `PatchFundingSessionsById` operationId).
+func (c *Client) PatchFundingSessionsById(ctx context.Context, id string, params *PatchFundingSessionsByIdParams, body PatchFundingSessionsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchFundingSessionsByIdRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostFxQuotesWithBody Quote a currency conversion (503 fx_provider_unavailable when the provider is down)
 //
 // Takes any type of body and a specified content type.
@@ -5416,6 +6060,40 @@ func (c *Client) PostSandboxEntitiesReviewWithBody(ctx context.Context, id strin
 // Corresponds with POST /sandbox/entities/{id}/review (the `PostSandboxEntitiesReview` operationId).
 func (c *Client) PostSandboxEntitiesReview(ctx context.Context, id string, params *PostSandboxEntitiesReviewParams, body PostSandboxEntitiesReviewJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostSandboxEntitiesReviewRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxFundingSessionsSimulateWithBody Sandbox: move a funding session to an outcome, as a provider callback would (answers the session; 409 error_operation_invalid_for_state for a move its status does not allow)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /sandbox/funding-sessions/{id}/simulate (the `PostSandboxFundingSessionsSimulate` operationId).
+func (c *Client) PostSandboxFundingSessionsSimulateWithBody(ctx context.Context, id string, params *PostSandboxFundingSessionsSimulateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxFundingSessionsSimulateRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxFundingSessionsSimulate Sandbox: move a funding session to an outcome, as a provider callback would (answers the session; 409 error_operation_invalid_for_state for a move its status does not allow)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /sandbox/funding-sessions/{id}/simulate (the `PostSandboxFundingSessionsSimulate` operationId).
+func (c *Client) PostSandboxFundingSessionsSimulate(ctx context.Context, id string, params *PostSandboxFundingSessionsSimulateParams, body PostSandboxFundingSessionsSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxFundingSessionsSimulateRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8926,6 +9604,441 @@ func NewPostEventsRedeliverRequestWithBody(server string, id string, params *Pos
 	return req, nil
 }
 
+// NewGetFundingSessionsRequest constructs an http.Request for the GetFundingSessions method
+func NewGetFundingSessionsRequest(server string, params *GetFundingSessionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/funding-sessions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.AccountId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "account_id", *params.AccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created_after", *params.CreatedAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created_before", *params.CreatedBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Currency != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "currency", *params.Currency, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PreCursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pre_cursor", *params.PreCursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PrevCursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "prev_cursor", *params.PrevCursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostFundingSessionsRequest calls the generic PostFundingSessions builder with application/json body
+func NewPostFundingSessionsRequest(server string, params *PostFundingSessionsParams, body PostFundingSessionsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostFundingSessionsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostFundingSessionsRequestWithBody constructs an http.Request for the PostFundingSessions method, with any body, and a specified content type
+func NewPostFundingSessionsRequestWithBody(server string, params *PostFundingSessionsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/funding-sessions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetFundingSessionsByIdRequest constructs an http.Request for the GetFundingSessionsById method
+func NewGetFundingSessionsByIdRequest(server string, id string, params *GetFundingSessionsByIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/funding-sessions/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPatchFundingSessionsByIdRequest calls the generic PatchFundingSessionsById builder with application/json body
+func NewPatchFundingSessionsByIdRequest(server string, id string, params *PatchFundingSessionsByIdParams, body PatchFundingSessionsByIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchFundingSessionsByIdRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPatchFundingSessionsByIdRequestWithBody constructs an http.Request for the PatchFundingSessionsById method, with any body, and a specified content type
+func NewPatchFundingSessionsByIdRequestWithBody(server string, id string, params *PatchFundingSessionsByIdParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/funding-sessions/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewPostFxQuotesRequest calls the generic PostFxQuotes builder with application/json body
 func NewPostFxQuotesRequest(server string, params *PostFxQuotesParams, body PostFxQuotesJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -10199,6 +11312,106 @@ func NewPostSandboxEntitiesReviewRequestWithBody(server string, id string, param
 	return req, nil
 }
 
+// NewPostSandboxFundingSessionsSimulateRequest calls the generic PostSandboxFundingSessionsSimulate builder with application/json body
+func NewPostSandboxFundingSessionsSimulateRequest(server string, id string, params *PostSandboxFundingSessionsSimulateParams, body PostSandboxFundingSessionsSimulateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSandboxFundingSessionsSimulateRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostSandboxFundingSessionsSimulateRequestWithBody constructs an http.Request for the PostSandboxFundingSessionsSimulate method, with any body, and a specified content type
+func NewPostSandboxFundingSessionsSimulateRequestWithBody(server string, id string, params *PostSandboxFundingSessionsSimulateParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/funding-sessions/%s/simulate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewPostSandboxFxOutageRequest calls the generic PostSandboxFxOutage builder with application/json body
 func NewPostSandboxFxOutageRequest(server string, params *PostSandboxFxOutageParams, body PostSandboxFxOutageJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -11101,6 +12314,48 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /events/{id}/redeliver (the `PostEventsRedeliver` operationId).
 	PostEventsRedeliverWithResponse(ctx context.Context, id string, params *PostEventsRedeliverParams, body PostEventsRedeliverJSONRequestBody, reqEditors ...RequestEditorFn) (*PostEventsRedeliverResponse, error)
 
+	// GetFundingSessionsWithResponse List funding sessions of every rail (filters account_id, status, currency, created_after, created_before in Unix ms; pagination adds order; filters_applied adds sort)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /funding-sessions (the `GetFundingSessions` operationId).
+	GetFundingSessionsWithResponse(ctx context.Context, params *GetFundingSessionsParams, reqEditors ...RequestEditorFn) (*GetFundingSessionsResponse, error)
+
+	// PostFundingSessionsWithBodyWithResponse Open a funding session (409 duplicate_reference with the original under data)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /funding-sessions (the `PostFundingSessions` operationId).
+	PostFundingSessionsWithBodyWithResponse(ctx context.Context, params *PostFundingSessionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostFundingSessionsResponse, error)
+
+	// PostFundingSessionsWithResponse Open a funding session (409 duplicate_reference with the original under data)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /funding-sessions (the `PostFundingSessions` operationId).
+	PostFundingSessionsWithResponse(ctx context.Context, params *PostFundingSessionsParams, body PostFundingSessionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostFundingSessionsResponse, error)
+
+	// GetFundingSessionsByIdWithResponse Get a funding session
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /funding-sessions/{id} (the `GetFundingSessionsById` operationId).
+	GetFundingSessionsByIdWithResponse(ctx context.Context, id string, params *GetFundingSessionsByIdParams, reqEditors ...RequestEditorFn) (*GetFundingSessionsByIdResponse, error)
+
+	// PatchFundingSessionsByIdWithBodyWithResponse Validate a completed Interac e-Transfer: awaiting_user -> processing with reference_number, requires_authentication, security_question (400 error_operation_invalid_for_state for another rail or status)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /funding-sessions/{id} (the `PatchFundingSessionsById` operationId).
+	PatchFundingSessionsByIdWithBodyWithResponse(ctx context.Context, id string, params *PatchFundingSessionsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchFundingSessionsByIdResponse, error)
+
+	// PatchFundingSessionsByIdWithResponse Validate a completed Interac e-Transfer: awaiting_user -> processing with reference_number, requires_authentication, security_question (400 error_operation_invalid_for_state for another rail or status)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /funding-sessions/{id} (the `PatchFundingSessionsById` operationId).
+	PatchFundingSessionsByIdWithResponse(ctx context.Context, id string, params *PatchFundingSessionsByIdParams, body PatchFundingSessionsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchFundingSessionsByIdResponse, error)
+
 	// PostFxQuotesWithBodyWithResponse Quote a currency conversion (503 fx_provider_unavailable when the provider is down)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -11296,6 +12551,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /sandbox/entities/{id}/review (the `PostSandboxEntitiesReview` operationId).
 	PostSandboxEntitiesReviewWithResponse(ctx context.Context, id string, params *PostSandboxEntitiesReviewParams, body PostSandboxEntitiesReviewJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxEntitiesReviewResponse, error)
+
+	// PostSandboxFundingSessionsSimulateWithBodyWithResponse Sandbox: move a funding session to an outcome, as a provider callback would (answers the session; 409 error_operation_invalid_for_state for a move its status does not allow)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/funding-sessions/{id}/simulate (the `PostSandboxFundingSessionsSimulate` operationId).
+	PostSandboxFundingSessionsSimulateWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxFundingSessionsSimulateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxFundingSessionsSimulateResponse, error)
+
+	// PostSandboxFundingSessionsSimulateWithResponse Sandbox: move a funding session to an outcome, as a provider callback would (answers the session; 409 error_operation_invalid_for_state for a move its status does not allow)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/funding-sessions/{id}/simulate (the `PostSandboxFundingSessionsSimulate` operationId).
+	PostSandboxFundingSessionsSimulateWithResponse(ctx context.Context, id string, params *PostSandboxFundingSessionsSimulateParams, body PostSandboxFundingSessionsSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxFundingSessionsSimulateResponse, error)
 
 	// PostSandboxFxOutageWithBodyWithResponse Sandbox: switch the FX provider outage on or off
 	//
@@ -15620,6 +16889,627 @@ func (r PostEventsRedeliverResponse) ContentType() string {
 	return ""
 }
 
+// GetFundingSessionsResponse200Headers the declared response headers of an HTTP 200 response for GetFundingSessions
+type GetFundingSessionsResponse200Headers struct {
+	XRequestId string
+}
+
+// GetFundingSessionsResponse401Headers the declared response headers of an HTTP 401 response for GetFundingSessions
+type GetFundingSessionsResponse401Headers struct {
+	XRequestId string
+}
+
+// GetFundingSessionsResponse404Headers the declared response headers of an HTTP 404 response for GetFundingSessions
+type GetFundingSessionsResponse404Headers struct {
+	XRequestId string
+}
+
+// GetFundingSessionsResponse422Headers the declared response headers of an HTTP 422 response for GetFundingSessions
+type GetFundingSessionsResponse422Headers struct {
+	XRequestId string
+}
+
+// GetFundingSessionsResponse500Headers the declared response headers of an HTTP 500 response for GetFundingSessions
+type GetFundingSessionsResponse500Headers struct {
+	XRequestId string
+}
+
+// GetFundingSessionsResponse503Headers the declared response headers of an HTTP 503 response for GetFundingSessions
+type GetFundingSessionsResponse503Headers struct {
+	XRequestId string
+}
+
+type GetFundingSessionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data    []FundingSession `json:"data"`
+		Message string           `json:"message"`
+		Meta    struct {
+			FiltersApplied GetFundingSessions200JSONResponseBody_Meta_FiltersApplied `json:"filters_applied"`
+			Pagination     struct {
+				HasMore        *bool                                                    `json:"has_more,omitempty"`
+				HasNext        bool                                                     `json:"has_next"`
+				HasPrevious    bool                                                     `json:"has_previous"`
+				Limit          int                                                      `json:"limit"`
+				NextCursor     *string                                                  `json:"next_cursor"`
+				Order          GetFundingSessions200JSONResponseBodyMetaPaginationOrder `json:"order"`
+				PreviousCursor *string                                                  `json:"previous_cursor"`
+				TotalCount     *int                                                     `json:"total_count,omitempty"`
+			} `json:"pagination"`
+		} `json:"meta"`
+		Status GetFundingSessions200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetFundingSessionsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetFundingSessionsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetFundingSessionsResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetFundingSessionsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetFundingSessionsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetFundingSessionsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetFundingSessionsResponse) GetJSON200() *struct {
+	Data    []FundingSession `json:"data"`
+	Message string           `json:"message"`
+	Meta    struct {
+		FiltersApplied GetFundingSessions200JSONResponseBody_Meta_FiltersApplied `json:"filters_applied"`
+		Pagination     struct {
+			HasMore        *bool                                                    `json:"has_more,omitempty"`
+			HasNext        bool                                                     `json:"has_next"`
+			HasPrevious    bool                                                     `json:"has_previous"`
+			Limit          int                                                      `json:"limit"`
+			NextCursor     *string                                                  `json:"next_cursor"`
+			Order          GetFundingSessions200JSONResponseBodyMetaPaginationOrder `json:"order"`
+			PreviousCursor *string                                                  `json:"previous_cursor"`
+			TotalCount     *int                                                     `json:"total_count,omitempty"`
+		} `json:"pagination"`
+	} `json:"meta"`
+	Status GetFundingSessions200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetFundingSessionsResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetFundingSessionsResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetFundingSessionsResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetFundingSessionsResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetFundingSessionsResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetFundingSessionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetFundingSessionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetFundingSessionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetFundingSessionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostFundingSessionsResponse201Headers the declared response headers of an HTTP 201 response for PostFundingSessions
+type PostFundingSessionsResponse201Headers struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostFundingSessionsResponse401Headers the declared response headers of an HTTP 401 response for PostFundingSessions
+type PostFundingSessionsResponse401Headers struct {
+	XRequestId string
+}
+
+// PostFundingSessionsResponse403Headers the declared response headers of an HTTP 403 response for PostFundingSessions
+type PostFundingSessionsResponse403Headers struct {
+	XRequestId string
+}
+
+// PostFundingSessionsResponse404Headers the declared response headers of an HTTP 404 response for PostFundingSessions
+type PostFundingSessionsResponse404Headers struct {
+	XRequestId string
+}
+
+// PostFundingSessionsResponse409Headers the declared response headers of an HTTP 409 response for PostFundingSessions
+type PostFundingSessionsResponse409Headers struct {
+	XRequestId string
+}
+
+// PostFundingSessionsResponse413Headers the declared response headers of an HTTP 413 response for PostFundingSessions
+type PostFundingSessionsResponse413Headers struct {
+	XRequestId string
+}
+
+// PostFundingSessionsResponse422Headers the declared response headers of an HTTP 422 response for PostFundingSessions
+type PostFundingSessionsResponse422Headers struct {
+	XRequestId string
+}
+
+// PostFundingSessionsResponse500Headers the declared response headers of an HTTP 500 response for PostFundingSessions
+type PostFundingSessionsResponse500Headers struct {
+	XRequestId string
+}
+
+// PostFundingSessionsResponse503Headers the declared response headers of an HTTP 503 response for PostFundingSessions
+type PostFundingSessionsResponse503Headers struct {
+	XRequestId string
+}
+
+type PostFundingSessionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data A funding session (SPEC.md). Rail data sits under meta (momo: msisdn, channel, msisdn_warning; etransfer: name, email). failure is present once failed, expired or cancelled. The e-Transfer security answer is never returned.
+		Data    FundingSession                               `json:"data"`
+		Message string                                       `json:"message"`
+		Status  PostFundingSessions201JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostFundingSessionsResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostFundingSessionsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostFundingSessionsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostFundingSessionsResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostFundingSessionsResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostFundingSessionsResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostFundingSessionsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostFundingSessionsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostFundingSessionsResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostFundingSessionsResponse) GetJSON201() *struct {
+	// Data A funding session (SPEC.md). Rail data sits under meta (momo: msisdn, channel, msisdn_warning; etransfer: name, email). failure is present once failed, expired or cancelled. The e-Transfer security answer is never returned.
+	Data    FundingSession                               `json:"data"`
+	Message string                                       `json:"message"`
+	Status  PostFundingSessions201JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON201
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostFundingSessionsResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostFundingSessionsResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostFundingSessionsResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostFundingSessionsResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostFundingSessionsResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostFundingSessionsResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostFundingSessionsResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostFundingSessionsResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostFundingSessionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostFundingSessionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostFundingSessionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostFundingSessionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetFundingSessionsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetFundingSessionsById
+type GetFundingSessionsByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// GetFundingSessionsByIdResponse401Headers the declared response headers of an HTTP 401 response for GetFundingSessionsById
+type GetFundingSessionsByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// GetFundingSessionsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetFundingSessionsById
+type GetFundingSessionsByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// GetFundingSessionsByIdResponse422Headers the declared response headers of an HTTP 422 response for GetFundingSessionsById
+type GetFundingSessionsByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// GetFundingSessionsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetFundingSessionsById
+type GetFundingSessionsByIdResponse500Headers struct {
+	XRequestId string
+}
+
+// GetFundingSessionsByIdResponse503Headers the declared response headers of an HTTP 503 response for GetFundingSessionsById
+type GetFundingSessionsByIdResponse503Headers struct {
+	XRequestId string
+}
+
+type GetFundingSessionsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A funding session (SPEC.md). Rail data sits under meta (momo: msisdn, channel, msisdn_warning; etransfer: name, email). failure is present once failed, expired or cancelled. The e-Transfer security answer is never returned.
+		Data    FundingSession                                  `json:"data"`
+		Message string                                          `json:"message"`
+		Status  GetFundingSessionsById200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetFundingSessionsByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetFundingSessionsByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetFundingSessionsByIdResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetFundingSessionsByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetFundingSessionsByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetFundingSessionsByIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetFundingSessionsByIdResponse) GetJSON200() *struct {
+	// Data A funding session (SPEC.md). Rail data sits under meta (momo: msisdn, channel, msisdn_warning; etransfer: name, email). failure is present once failed, expired or cancelled. The e-Transfer security answer is never returned.
+	Data    FundingSession                                  `json:"data"`
+	Message string                                          `json:"message"`
+	Status  GetFundingSessionsById200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetFundingSessionsByIdResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetFundingSessionsByIdResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetFundingSessionsByIdResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetFundingSessionsByIdResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetFundingSessionsByIdResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetFundingSessionsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetFundingSessionsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetFundingSessionsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetFundingSessionsByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PatchFundingSessionsByIdResponse200Headers the declared response headers of an HTTP 200 response for PatchFundingSessionsById
+type PatchFundingSessionsByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// PatchFundingSessionsByIdResponse400Headers the declared response headers of an HTTP 400 response for PatchFundingSessionsById
+type PatchFundingSessionsByIdResponse400Headers struct {
+	XRequestId string
+}
+
+// PatchFundingSessionsByIdResponse401Headers the declared response headers of an HTTP 401 response for PatchFundingSessionsById
+type PatchFundingSessionsByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// PatchFundingSessionsByIdResponse403Headers the declared response headers of an HTTP 403 response for PatchFundingSessionsById
+type PatchFundingSessionsByIdResponse403Headers struct {
+	XRequestId string
+}
+
+// PatchFundingSessionsByIdResponse404Headers the declared response headers of an HTTP 404 response for PatchFundingSessionsById
+type PatchFundingSessionsByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// PatchFundingSessionsByIdResponse413Headers the declared response headers of an HTTP 413 response for PatchFundingSessionsById
+type PatchFundingSessionsByIdResponse413Headers struct {
+	XRequestId string
+}
+
+// PatchFundingSessionsByIdResponse422Headers the declared response headers of an HTTP 422 response for PatchFundingSessionsById
+type PatchFundingSessionsByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// PatchFundingSessionsByIdResponse500Headers the declared response headers of an HTTP 500 response for PatchFundingSessionsById
+type PatchFundingSessionsByIdResponse500Headers struct {
+	XRequestId string
+}
+
+// PatchFundingSessionsByIdResponse503Headers the declared response headers of an HTTP 503 response for PatchFundingSessionsById
+type PatchFundingSessionsByIdResponse503Headers struct {
+	XRequestId string
+}
+
+type PatchFundingSessionsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A funding session (SPEC.md). Rail data sits under meta (momo: msisdn, channel, msisdn_warning; etransfer: name, email). failure is present once failed, expired or cancelled. The e-Transfer security answer is never returned.
+		Data    FundingSession                                    `json:"data"`
+		Message string                                            `json:"message"`
+		Status  PatchFundingSessionsById200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *E400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PatchFundingSessionsByIdResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PatchFundingSessionsByIdResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchFundingSessionsByIdResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PatchFundingSessionsByIdResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PatchFundingSessionsByIdResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PatchFundingSessionsByIdResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PatchFundingSessionsByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PatchFundingSessionsByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PatchFundingSessionsByIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchFundingSessionsByIdResponse) GetJSON200() *struct {
+	// Data A funding session (SPEC.md). Rail data sits under meta (momo: msisdn, channel, msisdn_warning; etransfer: name, email). failure is present once failed, expired or cancelled. The e-Transfer security answer is never returned.
+	Data    FundingSession                                    `json:"data"`
+	Message string                                            `json:"message"`
+	Status  PatchFundingSessionsById200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchFundingSessionsByIdResponse) GetJSON400() *E400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchFundingSessionsByIdResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PatchFundingSessionsByIdResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchFundingSessionsByIdResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PatchFundingSessionsByIdResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PatchFundingSessionsByIdResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PatchFundingSessionsByIdResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PatchFundingSessionsByIdResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchFundingSessionsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchFundingSessionsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchFundingSessionsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchFundingSessionsByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostFxQuotesResponse201Headers the declared response headers of an HTTP 201 response for PostFxQuotes
 type PostFxQuotesResponse201Headers struct {
 	IdempotentReplayed *string
@@ -17760,6 +19650,167 @@ func (r PostSandboxEntitiesReviewResponse) ContentType() string {
 	return ""
 }
 
+// PostSandboxFundingSessionsSimulateResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxFundingSessionsSimulate
+type PostSandboxFundingSessionsSimulateResponse200Headers struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+// PostSandboxFundingSessionsSimulateResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxFundingSessionsSimulate
+type PostSandboxFundingSessionsSimulateResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxFundingSessionsSimulateResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxFundingSessionsSimulate
+type PostSandboxFundingSessionsSimulateResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxFundingSessionsSimulateResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxFundingSessionsSimulate
+type PostSandboxFundingSessionsSimulateResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxFundingSessionsSimulateResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxFundingSessionsSimulate
+type PostSandboxFundingSessionsSimulateResponse409Headers struct {
+	XRequestId string
+}
+
+// PostSandboxFundingSessionsSimulateResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxFundingSessionsSimulate
+type PostSandboxFundingSessionsSimulateResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxFundingSessionsSimulateResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxFundingSessionsSimulate
+type PostSandboxFundingSessionsSimulateResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxFundingSessionsSimulateResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxFundingSessionsSimulate
+type PostSandboxFundingSessionsSimulateResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxFundingSessionsSimulateResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxFundingSessionsSimulate
+type PostSandboxFundingSessionsSimulateResponse503Headers struct {
+	XRequestId string
+}
+
+type PostSandboxFundingSessionsSimulateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FundingSession
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostSandboxFundingSessionsSimulateResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxFundingSessionsSimulateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxFundingSessionsSimulateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxFundingSessionsSimulateResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxFundingSessionsSimulateResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxFundingSessionsSimulateResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxFundingSessionsSimulateResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxFundingSessionsSimulateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxFundingSessionsSimulateResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSandboxFundingSessionsSimulateResponse) GetJSON200() *FundingSession {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSandboxFundingSessionsSimulateResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSandboxFundingSessionsSimulateResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostSandboxFundingSessionsSimulateResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSandboxFundingSessionsSimulateResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostSandboxFundingSessionsSimulateResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostSandboxFundingSessionsSimulateResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostSandboxFundingSessionsSimulateResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSandboxFundingSessionsSimulateResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSandboxFundingSessionsSimulateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSandboxFundingSessionsSimulateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSandboxFundingSessionsSimulateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSandboxFundingSessionsSimulateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostSandboxFxOutageResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxFxOutage
 type PostSandboxFxOutageResponse200Headers struct {
 	IdempotentReplayed *string
@@ -19261,6 +21312,84 @@ func (c *ClientWithResponses) PostEventsRedeliverWithResponse(ctx context.Contex
 	return ParsePostEventsRedeliverResponse(rsp)
 }
 
+// GetFundingSessionsWithResponse List funding sessions of every rail (filters account_id, status, currency, created_after, created_before in Unix ms; pagination adds order; filters_applied adds sort)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /funding-sessions (the `GetFundingSessions` operationId).
+func (c *ClientWithResponses) GetFundingSessionsWithResponse(ctx context.Context, params *GetFundingSessionsParams, reqEditors ...RequestEditorFn) (*GetFundingSessionsResponse, error) {
+	rsp, err := c.GetFundingSessions(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetFundingSessionsResponse(rsp)
+}
+
+// PostFundingSessionsWithBodyWithResponse Open a funding session (409 duplicate_reference with the original under data)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /funding-sessions (the `PostFundingSessions` operationId).
+func (c *ClientWithResponses) PostFundingSessionsWithBodyWithResponse(ctx context.Context, params *PostFundingSessionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostFundingSessionsResponse, error) {
+	rsp, err := c.PostFundingSessionsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostFundingSessionsResponse(rsp)
+}
+
+// PostFundingSessionsWithResponse Open a funding session (409 duplicate_reference with the original under data)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /funding-sessions (the `PostFundingSessions` operationId).
+func (c *ClientWithResponses) PostFundingSessionsWithResponse(ctx context.Context, params *PostFundingSessionsParams, body PostFundingSessionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostFundingSessionsResponse, error) {
+	rsp, err := c.PostFundingSessions(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostFundingSessionsResponse(rsp)
+}
+
+// GetFundingSessionsByIdWithResponse Get a funding session
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /funding-sessions/{id} (the `GetFundingSessionsById` operationId).
+func (c *ClientWithResponses) GetFundingSessionsByIdWithResponse(ctx context.Context, id string, params *GetFundingSessionsByIdParams, reqEditors ...RequestEditorFn) (*GetFundingSessionsByIdResponse, error) {
+	rsp, err := c.GetFundingSessionsById(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetFundingSessionsByIdResponse(rsp)
+}
+
+// PatchFundingSessionsByIdWithBodyWithResponse Validate a completed Interac e-Transfer: awaiting_user -> processing with reference_number, requires_authentication, security_question (400 error_operation_invalid_for_state for another rail or status)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /funding-sessions/{id} (the `PatchFundingSessionsById` operationId).
+func (c *ClientWithResponses) PatchFundingSessionsByIdWithBodyWithResponse(ctx context.Context, id string, params *PatchFundingSessionsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchFundingSessionsByIdResponse, error) {
+	rsp, err := c.PatchFundingSessionsByIdWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchFundingSessionsByIdResponse(rsp)
+}
+
+// PatchFundingSessionsByIdWithResponse Validate a completed Interac e-Transfer: awaiting_user -> processing with reference_number, requires_authentication, security_question (400 error_operation_invalid_for_state for another rail or status)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /funding-sessions/{id} (the `PatchFundingSessionsById` operationId).
+func (c *ClientWithResponses) PatchFundingSessionsByIdWithResponse(ctx context.Context, id string, params *PatchFundingSessionsByIdParams, body PatchFundingSessionsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchFundingSessionsByIdResponse, error) {
+	rsp, err := c.PatchFundingSessionsById(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchFundingSessionsByIdResponse(rsp)
+}
+
 // PostFxQuotesWithBodyWithResponse Quote a currency conversion (503 fx_provider_unavailable when the provider is down)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -19623,6 +21752,32 @@ func (c *ClientWithResponses) PostSandboxEntitiesReviewWithResponse(ctx context.
 		return nil, err
 	}
 	return ParsePostSandboxEntitiesReviewResponse(rsp)
+}
+
+// PostSandboxFundingSessionsSimulateWithBodyWithResponse Sandbox: move a funding session to an outcome, as a provider callback would (answers the session; 409 error_operation_invalid_for_state for a move its status does not allow)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/funding-sessions/{id}/simulate (the `PostSandboxFundingSessionsSimulate` operationId).
+func (c *ClientWithResponses) PostSandboxFundingSessionsSimulateWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxFundingSessionsSimulateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxFundingSessionsSimulateResponse, error) {
+	rsp, err := c.PostSandboxFundingSessionsSimulateWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxFundingSessionsSimulateResponse(rsp)
+}
+
+// PostSandboxFundingSessionsSimulateWithResponse Sandbox: move a funding session to an outcome, as a provider callback would (answers the session; 409 error_operation_invalid_for_state for a move its status does not allow)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/funding-sessions/{id}/simulate (the `PostSandboxFundingSessionsSimulate` operationId).
+func (c *ClientWithResponses) PostSandboxFundingSessionsSimulateWithResponse(ctx context.Context, id string, params *PostSandboxFundingSessionsSimulateParams, body PostSandboxFundingSessionsSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxFundingSessionsSimulateResponse, error) {
+	rsp, err := c.PostSandboxFundingSessionsSimulate(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxFundingSessionsSimulateResponse(rsp)
 }
 
 // PostSandboxFxOutageWithBodyWithResponse Sandbox: switch the FX provider outage on or off
@@ -24154,6 +26309,643 @@ func ParsePostEventsRedeliverResponse(rsp *http.Response) (*PostEventsRedeliverR
 	return response, nil
 }
 
+// ParseGetFundingSessionsResponse parses an HTTP response from a GetFundingSessionsWithResponse call
+func ParseGetFundingSessionsResponse(rsp *http.Response) (*GetFundingSessionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetFundingSessionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data    []FundingSession `json:"data"`
+			Message string           `json:"message"`
+			Meta    struct {
+				FiltersApplied GetFundingSessions200JSONResponseBody_Meta_FiltersApplied `json:"filters_applied"`
+				Pagination     struct {
+					HasMore        *bool                                                    `json:"has_more,omitempty"`
+					HasNext        bool                                                     `json:"has_next"`
+					HasPrevious    bool                                                     `json:"has_previous"`
+					Limit          int                                                      `json:"limit"`
+					NextCursor     *string                                                  `json:"next_cursor"`
+					Order          GetFundingSessions200JSONResponseBodyMetaPaginationOrder `json:"order"`
+					PreviousCursor *string                                                  `json:"previous_cursor"`
+					TotalCount     *int                                                     `json:"total_count,omitempty"`
+				} `json:"pagination"`
+			} `json:"meta"`
+			Status GetFundingSessions200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetFundingSessionsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetFundingSessionsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetFundingSessionsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetFundingSessionsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetFundingSessionsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetFundingSessionsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostFundingSessionsResponse parses an HTTP response from a PostFundingSessionsWithResponse call
+func ParsePostFundingSessionsResponse(rsp *http.Response) (*PostFundingSessionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostFundingSessionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data A funding session (SPEC.md). Rail data sits under meta (momo: msisdn, channel, msisdn_warning; etransfer: name, email). failure is present once failed, expired or cancelled. The e-Transfer security answer is never returned.
+			Data    FundingSession                               `json:"data"`
+			Message string                                       `json:"message"`
+			Status  PostFundingSessions201JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostFundingSessionsResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostFundingSessionsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostFundingSessionsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostFundingSessionsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostFundingSessionsResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostFundingSessionsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostFundingSessionsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostFundingSessionsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostFundingSessionsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetFundingSessionsByIdResponse parses an HTTP response from a GetFundingSessionsByIdWithResponse call
+func ParseGetFundingSessionsByIdResponse(rsp *http.Response) (*GetFundingSessionsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetFundingSessionsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A funding session (SPEC.md). Rail data sits under meta (momo: msisdn, channel, msisdn_warning; etransfer: name, email). failure is present once failed, expired or cancelled. The e-Transfer security answer is never returned.
+			Data    FundingSession                                  `json:"data"`
+			Message string                                          `json:"message"`
+			Status  GetFundingSessionsById200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetFundingSessionsByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetFundingSessionsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetFundingSessionsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetFundingSessionsByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetFundingSessionsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetFundingSessionsByIdResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePatchFundingSessionsByIdResponse parses an HTTP response from a PatchFundingSessionsByIdWithResponse call
+func ParsePatchFundingSessionsByIdResponse(rsp *http.Response) (*PatchFundingSessionsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchFundingSessionsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A funding session (SPEC.md). Rail data sits under meta (momo: msisdn, channel, msisdn_warning; etransfer: name, email). failure is present once failed, expired or cancelled. The e-Transfer security answer is never returned.
+			Data    FundingSession                                    `json:"data"`
+			Message string                                            `json:"message"`
+			Status  PatchFundingSessionsById200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest E400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PatchFundingSessionsByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PatchFundingSessionsByIdResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PatchFundingSessionsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PatchFundingSessionsByIdResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PatchFundingSessionsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PatchFundingSessionsByIdResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PatchFundingSessionsByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PatchFundingSessionsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PatchFundingSessionsByIdResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParsePostFxQuotesResponse parses an HTTP response from a PostFxQuotesWithResponse call
 func ParsePostFxQuotesResponse(rsp *http.Response) (*PostFxQuotesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -26401,6 +29193,188 @@ func ParsePostSandboxEntitiesReviewResponse(rsp *http.Response) (*PostSandboxEnt
 			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostSandboxFundingSessionsSimulateResponse parses an HTTP response from a PostSandboxFundingSessionsSimulateWithResponse call
+func ParsePostSandboxFundingSessionsSimulateResponse(rsp *http.Response) (*PostSandboxFundingSessionsSimulateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSandboxFundingSessionsSimulateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FundingSession
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostSandboxFundingSessionsSimulateResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxFundingSessionsSimulateResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxFundingSessionsSimulateResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxFundingSessionsSimulateResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxFundingSessionsSimulateResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxFundingSessionsSimulateResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxFundingSessionsSimulateResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxFundingSessionsSimulateResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxFundingSessionsSimulateResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
