@@ -33,7 +33,8 @@
 // ("inflow"), account_id, entity_id, account_details_id (or null), amount,
 // currency, narration, reference, source (the rail: "bank", "book-transfer",
 // ...), status (pending or completed), settles_at and completed_at (ms or
-// null), created, updated.//
+// null), created, updated.
+//
 // # Funding sessions
 //
 // A funding session (SessionService, session*.go) is money the owner of an
@@ -126,4 +127,84 @@
 // pays by itself PayerDelay after the invoice opens; an e-Transfer
 // validates with a security question and the bank accepts it PayerDelay
 // later. The magic values themselves are rail_rules.go's table.
+//
+// # Mobile money channels
+//
+// A momo funding session names its channel in meta.channel; the session's
+// country comes from it. The channels are (MomoChannels):
+//
+//	channel            country  network
+//	KE-SAFARICOM-C2B   KE       SAFARICOM (M-Pesa)
+//	TZ-AIRTEL-C2B      TZ       AIRTEL (Airtel Money)
+//	TZ-TIGO-C2B        TZ       TIGO (Tigo Pesa, now Mixx by Yas)
+//	TZ-HALOTEL-C2B     TZ       HALOTEL (HaloPesa)
+//	TZ-VODACOM-C2B     TZ       VODACOM (M-Pesa)
+//
+// Anything else (a lower-case name too) is refused under meta.channel.
+//
+// meta.msisdn is the payer's number in international form. It is accepted
+// with or without its leading '+', and spaces between digits are dropped
+// (people paste "+254 712 345 678"); any other character (dashes,
+// brackets, tabs) is refused. It is stored in one form, "+" then the
+// country code then the national significant number (NSN), for example
+// "+254712345678". Refused under meta.msisdn: a local form ("0712345678",
+// "712345678", "+0712..."), the 00 international prefix ("00254..."), a
+// country code other than the channel's (Kenya 254, Tanzania 255), a 0
+// after the country code, an NSN that is not 9 digits (both national
+// plans), and an NSN that is not mobile (Kenya: starting 1 or 7; Tanzania:
+// 6 or 7).
+//
+// A number whose prefix the regulator allocated to another network than
+// the channel's is accepted with a warning, because both countries have
+// mobile number portability; so is a prefix allocated to no network known
+// here. The prefixes (NSN digits; sources in rail_rules.go):
+//
+//	Kenya      Safaricom  110-115, 700-729, 740-743, 745-746, 748,
+//	                      757-759, 768-769, 790-799
+//	           Airtel     100-102, 730-739, 750-756, 762, 780-789
+//	           Telkom     770-779
+//	           others     747 JTL (Faiba), 763-766 Finserve (Equitel)
+//	Tanzania   Vodacom    72, 74-76, 79
+//	           Airtel     66, 68-69, 78
+//	           Tigo       65, 67, 70-71, and Zantel's 77 (merged into Tigo)
+//	           Halotel    61-63
+//	           TTCL       73
+//
+// # Crypto payments
+//
+// A crypto payer may send less, more, or late. The session records what
+// arrived and an outcome (exact, underpaid, overpaid or late), and always
+// credits what arrived, never the requested amount. An exact payment or
+// an overpayment settles. An underpayment settles when the shortfall is at
+// most the tolerance (a fraction of the requested amount, such as 0.01;
+// the comparison is inclusive and exact) and otherwise fails with
+// payment_rejected: the rail delivered a payment that does not meet the
+// invoice. A payment of nothing fails the same way. A late payment has the
+// outcome late and follows the same amount rules: the money has arrived
+// and is held, so lateness alone never refuses it.
+//
+// # Sandbox magic values
+//
+// The sandbox providers pick an outcome from the request itself, so a
+// test needs no simulate call. Every other value approves or pays exactly
+// and on time.
+//
+//	rail    value                       outcome                           failure code
+//	momo    msisdn ending 1032          cancelled by the user             payment_cancelled
+//	                                    (M-Pesa ResultCode 1032)
+//	momo    msisdn ending 0001          insufficient balance              insufficient_funds
+//	                                    (M-Pesa ResultCode 1)
+//	momo    msisdn ending 1037          timeout, payer not reached        session_expired
+//	                                    (M-Pesa ResultCode 1037)
+//	crypto  amount ending 91            one unit short: within a 1%       (settles)
+//	                                    tolerance from 100 units up
+//	crypto  amount ending 92            half the amount (rounded down)    payment_rejected
+//	crypto  amount ending 93            a tenth more (rounded down, at    (settles)
+//	                                    least 1 unit)
+//	crypto  amount ending 94            the exact amount, late            (settles, outcome late)
+//
+// The momo suffixes spell M-Pesa's own result codes; the provider's raw
+// code is kept beside the failure code. A timeout maps to session_expired:
+// the push prompt lapsed unanswered. Amounts are in smallest units, so
+// "ending 91" means 100.91 USC is sent as 10091 and 100.90 arrives.
 package funding
