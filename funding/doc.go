@@ -101,8 +101,9 @@
 // network than the channel's is accepted with meta.msisdn_warning), and
 // infers country from the channel; it takes no redirect_url. crypto needs
 // a USC or UST account, etransfer a CAD one, and meta.name and meta.email.
-// ValidateETransfer (PATCH) keeps the provider's security answer only as
-// its SHA-256; it is never returned.
+// ValidateETransfer (PATCH) drops a security answer the provider reports:
+// it is never stored, in clear or hashed (a hash of a guessable answer
+// gives it away), and never returned.
 //
 // unique_reference is unique per entity (the account's owner) across
 // rails: a duplicate is ErrDuplicateSession with the original as Data.

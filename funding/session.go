@@ -252,10 +252,7 @@ type sessionRecord struct {
 	HoldID string `json:"hold_id,omitempty"`
 	// Token is the checkout page's capability (sandbox open-banking and
 	// crypto).
-	Token string `json:"token,omitempty"`
-	// AnswerHash is the SHA-256 of an e-Transfer's security answer; the
-	// answer itself is never stored.
-	AnswerHash  string `json:"answer_hash,omitempty"`
+	Token       string `json:"token,omitempty"`
 	ProviderRef string `json:"provider_ref,omitempty"`
 	// Answer is a provider outcome due at AnswerAt (the sandbox payer).
 	Answer   *ProviderEvent `json:"answer,omitempty"`

@@ -2,8 +2,6 @@ package funding
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"time"
 
@@ -423,7 +421,8 @@ func sessionByToken(tx storage.Tx, token string) (*sessionRecord, error) {
 // e-Transfer is sent, the provider validates it (outside any
 // transaction), and the session moves awaiting_user -> processing with
 // reference_number, payment_id, requires_authentication and
-// security_question. The security answer is kept only as its SHA-256.
+// security_question. A security answer the provider reports is dropped:
+// corebank never stores or returns it, in any form.
 //
 // Errors: corebank.ErrForbidden; corebank.ErrEntityNotFound;
 // ErrSessionNotFound; ErrNotETransfer (400) for a session of another
@@ -466,10 +465,6 @@ func (s *SessionService) ValidateETransfer(ctx context.Context, caller corebank.
 		}
 		if auth {
 			r.SecurityQuestion = &q
-		}
-		if v.SecurityAnswer != "" {
-			sum := sha256.Sum256([]byte(v.SecurityAnswer))
-			r.AnswerHash = hex.EncodeToString(sum[:])
 		}
 		if v.Answer != nil {
 			a := *v.Answer

@@ -63,7 +63,10 @@ type ETransferValidation struct {
 	PaymentID              string
 	RequiresAuthentication bool
 	SecurityQuestion       string
-	SecurityAnswer         string
+	// SecurityAnswer, when a provider reports it, is dropped: the provider
+	// deposits the transfer with it, and corebank never keeps it in any
+	// form (a hash of a guessable answer would give it away).
+	SecurityAnswer string
 	// Answer, when set, is the provider's own next report, due at AnswerAt.
 	Answer   *ProviderEvent
 	AnswerAt time.Time
