@@ -226,13 +226,15 @@ func checkoutRedirect(s *funding.Session) string {
 // sameOrigin refuses a form a browser says another site sent: the
 // Sec-Fetch-Site and Origin headers of a cross-site post. A client that
 // sends neither (curl) passes; the nonce still binds it to a rendered page.
+// Origin "null" is what a browser sends from a page under
+// Referrer-Policy no-referrer, this one's own; Sec-Fetch-Site still tells.
 func sameOrigin(r *http.Request) bool {
 	switch r.Header.Get("Sec-Fetch-Site") {
 	case "cross-site", "same-site":
 		return false
 	}
 	o := r.Header.Get("Origin")
-	if o == "" {
+	if o == "" || o == "null" {
 		return true
 	}
 	u, err := url.Parse(o)

@@ -136,8 +136,10 @@ func TestCheckoutPage(t *testing.T) {
 
 	t.Run("OK", func(t *testing.T) {
 		want := "https://example.com/back?" + url.Values{"funding_session_id": {id}, "status": {"settled"}}.Encode()
-		for i := range 2 { // a second click changes nothing
-			got := postCheckout(e, path, url.Values{"choice": {"approve"}, "nonce": {nonce}}, "Origin", "http://example.com")
+		// A second click changes nothing. A browser posts the form with
+		// Origin null under the page's Referrer-Policy.
+		for i, origin := range []string{"http://example.com", "null"} {
+			got := postCheckout(e, path, url.Values{"choice": {"approve"}, "nonce": {nonce}}, "Origin", origin, "Sec-Fetch-Site", "same-origin")
 			if got.Status != 303 || got.Header.Get("Location") != want {
 				t.Fatalf("click %d: %d Location %q: %s", i, got.Status, got.Header.Get("Location"), got.Raw)
 			}
