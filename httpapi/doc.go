@@ -126,6 +126,41 @@
 // simulated move the session's status does not allow is 409 with the same
 // code, and simulating the status it already has changes nothing (200).
 //
+// # The sandbox checkout page
+//
+// An open-banking or crypto session's checkout_url is
+// <CheckoutBase>/sandbox/checkout/<token> (funding.SessionOptions; the
+// bundled server sets CheckoutBase to the URL it listens on). The page is
+// for the payer's browser: it needs no key (the token is the capability)
+// and answers HTML, its errors included, not the JSON forms above:
+//
+//	GET  /sandbox/checkout/{token}  200 a mock bank consent (open-banking) or
+//	                                invoice (crypto: checkout_id): amount,
+//	                                currency, reference, and while the session
+//	                                awaits the payer a form: Approve, Reject
+//	                                (with a failure code), Cancel; else its
+//	                                status and a link back to redirect_url
+//	POST /sandbox/checkout/{token}  the form (choice=approve|reject|cancel,
+//	                                failure_code, nonce): 303 to redirect_url
+//	                                with funding_session_id, status and
+//	                                (failed, cancelled) failure_code added to
+//	                                its query
+//
+// The POST runs what the simulate route runs (funding.SessionService.
+// Checkout): approve is settled, reject failed with the code (default
+// payment_rejected), cancel cancelled with payment_cancelled; a second
+// click of the same choice changes nothing and redirects again. An
+// unknown token is 404; a body that is not a form, or a choice or code
+// outside the lists, 422; a status that does not allow the move 409 (the
+// page shows the status); a form not from this server's page 403: a
+// browser's cross-site post (Sec-Fetch-Site or Origin), or no nonce the
+// page rendered for this token within a day (an HMAC under
+// Options.CursorKey). The page loads nothing and runs no script: its
+// Content-Security-Policy is default-src 'none' with its one stylesheet
+// by hash, form-action this server and redirect_url's origin,
+// frame-ancestors 'none'; Referrer-Policy no-referrer keeps the token out
+// of the merchant's logs. The open routes skip the idempotency layer.
+//
 // Clock advance needs Options.FakeClock (else 409 clock_not_adjustable);
 // seconds is an integer 1-315360000. It moves the clock, runs
 // Options.RunJobs at the new time, and answers only after the jobs ran.
@@ -140,8 +175,9 @@
 //
 // # Probes and the OpenAPI document
 //
-// Three routes need no key (the open set in routes.go), and an
-// Authorization header on them is ignored:
+// Three routes need no key (the open set in routes.go, which also holds
+// the sandbox checkout page's), and an Authorization header on them is
+// ignored:
 //
 //	GET /openapi.json 200 the OpenAPI 3 document of every route (openapi.go)
 //	GET /healthz  200 {"status": "ok"} while the process serves requests

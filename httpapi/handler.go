@@ -50,8 +50,10 @@ type handler struct {
 
 	patterns []string
 	// openPaths are the paths of the routes that need no key (open in
-	// routes.go): ServeHTTP routes them without authenticating.
-	openPaths map[string]bool
+	// routes.go), openPrefixes those of open routes with a wildcard, up to
+	// it: ServeHTTP routes them without authenticating.
+	openPaths    map[string]bool
+	openPrefixes []string
 
 	logRequests  bool
 	onRequest    func(RequestInfo)
@@ -133,7 +135,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		exchangePool.Put(x)
 	}()
 
-	if h.openPaths[r.URL.Path] {
+	if h.isOpen(r.URL.Path) {
 		h.mux.ServeHTTP(x, r)
 		return
 	}
@@ -153,6 +155,19 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.mux.ServeHTTP(x, r)
+}
+
+// isOpen reports whether path is served without a key.
+func (h *handler) isOpen(path string) bool {
+	if h.openPaths[path] {
+		return true
+	}
+	for _, p := range h.openPrefixes {
+		if strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // errPanic is a plain error so that writeError answers a sanitised 500.
@@ -218,8 +233,9 @@ func hasBody(method string) bool {
 }
 
 // wrap adapts a handlerFunc to the mux: it reads the body and runs the
-// handler, through the idempotency layer for POST.
-func (h *handler) wrap(fn handlerFunc) http.Handler {
+// handler, through the idempotency layer for POST unless the route is
+// open (it has no entity to keep the key under).
+func (h *handler) wrap(fn handlerFunc, open bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		x, ok := w.(*exchange)
 		if !ok { // mounted without ServeHTTP; cannot happen through New
@@ -235,7 +251,7 @@ func (h *handler) wrap(fn handlerFunc) http.Handler {
 			}
 			x.body = buf.Bytes()
 		}
-		if r.Method == http.MethodPost {
+		if r.Method == http.MethodPost && !open {
 			if key := r.Header.Get("Idempotency-Key"); key != "" {
 				h.idempotent(x, r, key, fn)
 				return

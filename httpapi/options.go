@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -129,13 +130,19 @@ func (h *handler) register(routes []route) {
 		if strings.Contains(rt.pattern, " /sandbox/") && h.env != EnvSandbox {
 			continue
 		}
-		h.mux.Handle(rt.pattern, h.wrap(rt.fn))
+		h.mux.Handle(rt.pattern, h.wrap(rt.fn, open[rt.pattern]))
 		h.patterns = append(h.patterns, rt.pattern)
 		if open[rt.pattern] {
 			if h.openPaths == nil {
 				h.openPaths = make(map[string]bool)
 			}
 			_, path, _ := strings.Cut(rt.pattern, " ")
+			if prefix, _, wild := strings.Cut(path, "{"); wild {
+				if !slices.Contains(h.openPrefixes, prefix) {
+					h.openPrefixes = append(h.openPrefixes, prefix)
+				}
+				continue
+			}
 			h.openPaths[path] = true
 		}
 	}

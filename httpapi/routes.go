@@ -64,6 +64,10 @@ var routes = []route{
 	{"GET /funding-sessions/{id}", sessionRoute((*handler).getFundingSession)},
 	{"PATCH /funding-sessions/{id}", sessionRoute((*handler).patchFundingSession)},
 	{"POST /sandbox/funding-sessions/{id}/simulate", sessionRoute((*handler).simulateFundingSession)},
+	// The sandbox checkout page (checkout.go): HTML; open: the token is
+	// the capability.
+	{"GET /sandbox/checkout/{token}", sessionRoute((*handler).checkoutPageGet)},
+	{"POST /sandbox/checkout/{token}", sessionRoute((*handler).checkoutPagePost)},
 
 	// Webhooks and events (webhooks.go, events.go); 503 unavailable
 	// without Services.Webhooks.
@@ -89,10 +93,15 @@ var routes = []route{
 }
 
 // open are the routes served without an API key (their paths, whatever the
-// method, skip authentication; another method still gets the 405). They
-// must have no wildcard, and must reveal nothing about any entity.
+// method, skip authentication; another method still gets the 405), and
+// without the idempotency layer, which is kept per entity. They must
+// reveal nothing about any entity but to whoever holds a capability in
+// the path: a pattern with a wildcard opens every path under the prefix
+// before its first wildcard, so nothing else may live there.
 var open = map[string]bool{
-	"GET /healthz":      true,
-	"GET /readyz":       true,
-	"GET /openapi.json": true,
+	"GET /healthz":                   true,
+	"GET /readyz":                    true,
+	"GET /openapi.json":              true,
+	"GET /sandbox/checkout/{token}":  true,
+	"POST /sandbox/checkout/{token}": true,
 }

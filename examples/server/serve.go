@@ -100,6 +100,8 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 		Webhooks: webhooks.Options{RootCAs: cfg.webhookCA},
 		HTTP:     httpapi.Options{LogRequests: true},
 	}
+	// checkout_url is absolute: the sandbox checkout page on this server.
+	opts.FundingSessions.CheckoutBase = listenURL(ln.Addr())
 	store := db
 	if m != nil {
 		store = storage.WithUpdateHook(db, m.update)
@@ -296,4 +298,18 @@ func writeSecretFile(path string, v any) error {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// listenURL is the http URL of a listener's address, naming localhost
+// for an unspecified host (":8080", "0.0.0.0:8080", "[::]:8080") so that
+// a browser on this machine can open it.
+func listenURL(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return "http://" + a.String()
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }

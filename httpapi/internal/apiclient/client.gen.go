@@ -1300,6 +1300,27 @@ func (e PatchPaymentDetailsById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostSandboxCheckoutFormdataBodyChoice.
+const (
+	Approve PostSandboxCheckoutFormdataBodyChoice = "approve"
+	Cancel  PostSandboxCheckoutFormdataBodyChoice = "cancel"
+	Reject  PostSandboxCheckoutFormdataBodyChoice = "reject"
+)
+
+// Valid indicates whether the value is a known member of the PostSandboxCheckoutFormdataBodyChoice enum.
+func (e PostSandboxCheckoutFormdataBodyChoice) Valid() bool {
+	switch e {
+	case Approve:
+		return true
+	case Cancel:
+		return true
+	case Reject:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostSandboxFundingSessionsSimulateJSONBodyOutcome.
 const (
 	PostSandboxFundingSessionsSimulateJSONBodyOutcomeCancelled         PostSandboxFundingSessionsSimulateJSONBodyOutcome = "cancelled"
@@ -3702,6 +3723,32 @@ type DeleteSandboxApiKeysByIdParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// GetSandboxCheckoutParams defines parameters for GetSandboxCheckout.
+type GetSandboxCheckoutParams struct {
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostSandboxCheckoutFormdataBody defines parameters for PostSandboxCheckout.
+type PostSandboxCheckoutFormdataBody struct {
+	Choice PostSandboxCheckoutFormdataBodyChoice `form:"choice" json:"choice"`
+
+	// FailureCode with reject: one of SPEC.md's failure codes (default payment_rejected)
+	FailureCode *string `form:"failure_code,omitempty" json:"failure_code,omitempty"`
+
+	// Nonce the value the page rendered into its form
+	Nonce string `form:"nonce" json:"nonce"`
+}
+
+// PostSandboxCheckoutParams defines parameters for PostSandboxCheckout.
+type PostSandboxCheckoutParams struct {
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostSandboxCheckoutFormdataBodyChoice defines parameters for PostSandboxCheckout.
+type PostSandboxCheckoutFormdataBodyChoice string
+
 // GetSandboxClockParams defines parameters for GetSandboxClock.
 type GetSandboxClockParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
@@ -3930,6 +3977,9 @@ type PostSandboxAccountDetailsActivateJSONRequestBody = PostSandboxAccountDetail
 
 // PostSandboxApiKeysJSONRequestBody defines body for PostSandboxApiKeys for application/json ContentType.
 type PostSandboxApiKeysJSONRequestBody PostSandboxApiKeysJSONBody
+
+// PostSandboxCheckoutFormdataRequestBody defines body for PostSandboxCheckout for application/x-www-form-urlencoded ContentType.
+type PostSandboxCheckoutFormdataRequestBody PostSandboxCheckoutFormdataBody
 
 // PostSandboxClockAdvanceJSONRequestBody defines body for PostSandboxClockAdvance for application/json ContentType.
 type PostSandboxClockAdvanceJSONRequestBody PostSandboxClockAdvanceJSONBody
@@ -4598,6 +4648,25 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /sandbox/api-keys/{id} (the `DeleteSandboxApiKeysById` operationId).
 	DeleteSandboxApiKeysById(ctx context.Context, id string, params *DeleteSandboxApiKeysByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSandboxCheckout Sandbox: the checkout page of an open-banking (a mock bank consent) or crypto (a mock invoice) session, at its checkout_url (no key: the token is the capability). HTML, self-contained, no script
+	//
+	// Corresponds with GET /sandbox/checkout/{token} (the `GetSandboxCheckout` operationId).
+	GetSandboxCheckout(ctx context.Context, token string, params *GetSandboxCheckoutParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxCheckoutWithBody Sandbox: the payer's choice on the checkout page (no key: the token is the capability). Runs what the simulate route runs (approve: settled; reject: failed with failure_code; cancel: cancelled, payment_cancelled), then 303 to redirect_url with funding_session_id, status and failure_code in its query. A form not from this server's page is 403; a status that does not allow the move is 409; both HTML
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /sandbox/checkout/{token} (the `PostSandboxCheckout` operationId).
+	PostSandboxCheckoutWithBody(ctx context.Context, token string, params *PostSandboxCheckoutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxCheckoutWithFormdataBody Sandbox: the payer's choice on the checkout page (no key: the token is the capability). Runs what the simulate route runs (approve: settled; reject: failed with failure_code; cancel: cancelled, payment_cancelled), then 303 to redirect_url with funding_session_id, status and failure_code in its query. A form not from this server's page is 403; a status that does not allow the move is 409; both HTML
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /sandbox/checkout/{token} (the `PostSandboxCheckout` operationId).
+	PostSandboxCheckoutWithFormdataBody(ctx context.Context, token string, params *PostSandboxCheckoutParams, body PostSandboxCheckoutFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSandboxClock Sandbox: the clock now
 	//
@@ -5977,6 +6046,55 @@ func (c *Client) PostSandboxApiKeys(ctx context.Context, params *PostSandboxApiK
 // Corresponds with DELETE /sandbox/api-keys/{id} (the `DeleteSandboxApiKeysById` operationId).
 func (c *Client) DeleteSandboxApiKeysById(ctx context.Context, id string, params *DeleteSandboxApiKeysByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteSandboxApiKeysByIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSandboxCheckout Sandbox: the checkout page of an open-banking (a mock bank consent) or crypto (a mock invoice) session, at its checkout_url (no key: the token is the capability). HTML, self-contained, no script
+//
+// Corresponds with GET /sandbox/checkout/{token} (the `GetSandboxCheckout` operationId).
+func (c *Client) GetSandboxCheckout(ctx context.Context, token string, params *GetSandboxCheckoutParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSandboxCheckoutRequest(c.Server, token, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxCheckoutWithBody Sandbox: the payer's choice on the checkout page (no key: the token is the capability). Runs what the simulate route runs (approve: settled; reject: failed with failure_code; cancel: cancelled, payment_cancelled), then 303 to redirect_url with funding_session_id, status and failure_code in its query. A form not from this server's page is 403; a status that does not allow the move is 409; both HTML
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /sandbox/checkout/{token} (the `PostSandboxCheckout` operationId).
+func (c *Client) PostSandboxCheckoutWithBody(ctx context.Context, token string, params *PostSandboxCheckoutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxCheckoutRequestWithBody(c.Server, token, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxCheckoutWithFormdataBody Sandbox: the payer's choice on the checkout page (no key: the token is the capability). Runs what the simulate route runs (approve: settled; reject: failed with failure_code; cancel: cancelled, payment_cancelled), then 303 to redirect_url with funding_session_id, status and failure_code in its query. A form not from this server's page is 403; a status that does not allow the move is 409; both HTML
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /sandbox/checkout/{token} (the `PostSandboxCheckout` operationId).
+func (c *Client) PostSandboxCheckoutWithFormdataBody(ctx context.Context, token string, params *PostSandboxCheckoutParams, body PostSandboxCheckoutFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxCheckoutRequestWithFormdataBody(c.Server, token, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11131,6 +11249,117 @@ func NewDeleteSandboxApiKeysByIdRequest(server string, id string, params *Delete
 	return req, nil
 }
 
+// NewGetSandboxCheckoutRequest constructs an http.Request for the GetSandboxCheckout method
+func NewGetSandboxCheckoutRequest(server string, token string, params *GetSandboxCheckoutParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/checkout/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostSandboxCheckoutRequestWithFormdataBody calls the generic PostSandboxCheckout builder with application/x-www-form-urlencoded body
+func NewPostSandboxCheckoutRequestWithFormdataBody(server string, token string, params *PostSandboxCheckoutParams, body PostSandboxCheckoutFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewPostSandboxCheckoutRequestWithBody(server, token, params, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewPostSandboxCheckoutRequestWithBody constructs an http.Request for the PostSandboxCheckout method, with any body, and a specified content type
+func NewPostSandboxCheckoutRequestWithBody(server string, token string, params *PostSandboxCheckoutParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/checkout/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetSandboxClockRequest constructs an http.Request for the GetSandboxClock method
 func NewGetSandboxClockRequest(server string, params *GetSandboxClockParams) (*http.Request, error) {
 	var err error
@@ -12516,6 +12745,27 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /sandbox/api-keys/{id} (the `DeleteSandboxApiKeysById` operationId).
 	DeleteSandboxApiKeysByIdWithResponse(ctx context.Context, id string, params *DeleteSandboxApiKeysByIdParams, reqEditors ...RequestEditorFn) (*DeleteSandboxApiKeysByIdResponse, error)
+
+	// GetSandboxCheckoutWithResponse Sandbox: the checkout page of an open-banking (a mock bank consent) or crypto (a mock invoice) session, at its checkout_url (no key: the token is the capability). HTML, self-contained, no script
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /sandbox/checkout/{token} (the `GetSandboxCheckout` operationId).
+	GetSandboxCheckoutWithResponse(ctx context.Context, token string, params *GetSandboxCheckoutParams, reqEditors ...RequestEditorFn) (*GetSandboxCheckoutResponse, error)
+
+	// PostSandboxCheckoutWithBodyWithResponse Sandbox: the payer's choice on the checkout page (no key: the token is the capability). Runs what the simulate route runs (approve: settled; reject: failed with failure_code; cancel: cancelled, payment_cancelled), then 303 to redirect_url with funding_session_id, status and failure_code in its query. A form not from this server's page is 403; a status that does not allow the move is 409; both HTML
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/checkout/{token} (the `PostSandboxCheckout` operationId).
+	PostSandboxCheckoutWithBodyWithResponse(ctx context.Context, token string, params *PostSandboxCheckoutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxCheckoutResponse, error)
+
+	// PostSandboxCheckoutWithFormdataBodyWithResponse Sandbox: the payer's choice on the checkout page (no key: the token is the capability). Runs what the simulate route runs (approve: settled; reject: failed with failure_code; cancel: cancelled, payment_cancelled), then 303 to redirect_url with funding_session_id, status and failure_code in its query. A form not from this server's page is 403; a status that does not allow the move is 409; both HTML
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/checkout/{token} (the `PostSandboxCheckout` operationId).
+	PostSandboxCheckoutWithFormdataBodyWithResponse(ctx context.Context, token string, params *PostSandboxCheckoutParams, body PostSandboxCheckoutFormdataRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxCheckoutResponse, error)
 
 	// GetSandboxClockWithResponse Sandbox: the clock now
 	//
@@ -19266,6 +19516,200 @@ func (r DeleteSandboxApiKeysByIdResponse) ContentType() string {
 	return ""
 }
 
+// GetSandboxCheckoutResponse200Headers the declared response headers of an HTTP 200 response for GetSandboxCheckout
+type GetSandboxCheckoutResponse200Headers struct {
+	ContentSecurityPolicy *string
+	XRequestId            string
+}
+
+// GetSandboxCheckoutResponse404Headers the declared response headers of an HTTP 404 response for GetSandboxCheckout
+type GetSandboxCheckoutResponse404Headers struct {
+	ContentSecurityPolicy *string
+	XRequestId            string
+}
+
+// GetSandboxCheckoutResponse500Headers the declared response headers of an HTTP 500 response for GetSandboxCheckout
+type GetSandboxCheckoutResponse500Headers struct {
+	XRequestId string
+}
+
+// GetSandboxCheckoutResponse503Headers the declared response headers of an HTTP 503 response for GetSandboxCheckout
+type GetSandboxCheckoutResponse503Headers struct {
+	XRequestId string
+}
+
+type GetSandboxCheckoutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSandboxCheckoutResponse200Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetSandboxCheckoutResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetSandboxCheckoutResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSandboxCheckoutResponse503Headers
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetSandboxCheckoutResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetSandboxCheckoutResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSandboxCheckoutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSandboxCheckoutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSandboxCheckoutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSandboxCheckoutResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostSandboxCheckoutResponse303Headers the declared response headers of an HTTP 303 response for PostSandboxCheckout
+type PostSandboxCheckoutResponse303Headers struct {
+	Location   *string
+	XRequestId string
+}
+
+// PostSandboxCheckoutResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxCheckout
+type PostSandboxCheckoutResponse403Headers struct {
+	ContentSecurityPolicy *string
+	XRequestId            string
+}
+
+// PostSandboxCheckoutResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxCheckout
+type PostSandboxCheckoutResponse404Headers struct {
+	ContentSecurityPolicy *string
+	XRequestId            string
+}
+
+// PostSandboxCheckoutResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxCheckout
+type PostSandboxCheckoutResponse409Headers struct {
+	ContentSecurityPolicy *string
+	XRequestId            string
+}
+
+// PostSandboxCheckoutResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxCheckout
+type PostSandboxCheckoutResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCheckoutResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxCheckout
+type PostSandboxCheckoutResponse422Headers struct {
+	ContentSecurityPolicy *string
+	XRequestId            string
+}
+
+// PostSandboxCheckoutResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxCheckout
+type PostSandboxCheckoutResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCheckoutResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxCheckout
+type PostSandboxCheckoutResponse503Headers struct {
+	XRequestId string
+}
+
+type PostSandboxCheckoutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers303 the parsed response headers for an HTTP 303 response
+	Headers303 *PostSandboxCheckoutResponse303Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxCheckoutResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxCheckoutResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxCheckoutResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxCheckoutResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxCheckoutResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxCheckoutResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxCheckoutResponse503Headers
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostSandboxCheckoutResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostSandboxCheckoutResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSandboxCheckoutResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSandboxCheckoutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSandboxCheckoutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSandboxCheckoutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSandboxCheckoutResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetSandboxClockResponse200Headers the declared response headers of an HTTP 200 response for GetSandboxClock
 type GetSandboxClockResponse200Headers struct {
 	XRequestId string
@@ -21687,6 +22131,45 @@ func (c *ClientWithResponses) DeleteSandboxApiKeysByIdWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseDeleteSandboxApiKeysByIdResponse(rsp)
+}
+
+// GetSandboxCheckoutWithResponse Sandbox: the checkout page of an open-banking (a mock bank consent) or crypto (a mock invoice) session, at its checkout_url (no key: the token is the capability). HTML, self-contained, no script
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /sandbox/checkout/{token} (the `GetSandboxCheckout` operationId).
+func (c *ClientWithResponses) GetSandboxCheckoutWithResponse(ctx context.Context, token string, params *GetSandboxCheckoutParams, reqEditors ...RequestEditorFn) (*GetSandboxCheckoutResponse, error) {
+	rsp, err := c.GetSandboxCheckout(ctx, token, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSandboxCheckoutResponse(rsp)
+}
+
+// PostSandboxCheckoutWithBodyWithResponse Sandbox: the payer's choice on the checkout page (no key: the token is the capability). Runs what the simulate route runs (approve: settled; reject: failed with failure_code; cancel: cancelled, payment_cancelled), then 303 to redirect_url with funding_session_id, status and failure_code in its query. A form not from this server's page is 403; a status that does not allow the move is 409; both HTML
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/checkout/{token} (the `PostSandboxCheckout` operationId).
+func (c *ClientWithResponses) PostSandboxCheckoutWithBodyWithResponse(ctx context.Context, token string, params *PostSandboxCheckoutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxCheckoutResponse, error) {
+	rsp, err := c.PostSandboxCheckoutWithBody(ctx, token, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxCheckoutResponse(rsp)
+}
+
+// PostSandboxCheckoutWithFormdataBodyWithResponse Sandbox: the payer's choice on the checkout page (no key: the token is the capability). Runs what the simulate route runs (approve: settled; reject: failed with failure_code; cancel: cancelled, payment_cancelled), then 303 to redirect_url with funding_session_id, status and failure_code in its query. A form not from this server's page is 403; a status that does not allow the move is 409; both HTML
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/checkout/{token} (the `PostSandboxCheckout` operationId).
+func (c *ClientWithResponses) PostSandboxCheckoutWithFormdataBodyWithResponse(ctx context.Context, token string, params *PostSandboxCheckoutParams, body PostSandboxCheckoutFormdataRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxCheckoutResponse, error) {
+	rsp, err := c.PostSandboxCheckoutWithFormdataBody(ctx, token, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxCheckoutResponse(rsp)
 }
 
 // GetSandboxClockWithResponse Sandbox: the clock now
@@ -28773,6 +29256,257 @@ func ParseDeleteSandboxApiKeysByIdResponse(rsp *http.Response) (*DeleteSandboxAp
 			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSandboxCheckoutResponse parses an HTTP response from a GetSandboxCheckoutWithResponse call
+func ParseGetSandboxCheckoutResponse(rsp *http.Response) (*GetSandboxCheckoutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSandboxCheckoutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSandboxCheckoutResponse200Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetSandboxCheckoutResponse404Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetSandboxCheckoutResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSandboxCheckoutResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostSandboxCheckoutResponse parses an HTTP response from a PostSandboxCheckoutWithResponse call
+func ParsePostSandboxCheckoutResponse(rsp *http.Response) (*PostSandboxCheckoutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSandboxCheckoutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 303:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 303:
+		var headers PostSandboxCheckoutResponse303Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers303 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxCheckoutResponse403Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxCheckoutResponse404Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxCheckoutResponse409Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxCheckoutResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxCheckoutResponse422Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxCheckoutResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxCheckoutResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
