@@ -5,9 +5,11 @@ import (
 	"crypto/x509"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,23 +95,37 @@ func New(t testing.TB, opts ...Option) *Bank {
 	}
 	o.Entities.GenerateKey = (&keyPool{}).next
 	o.Webhooks.RootCAs = httptestRoots()
+	// The server starts first, so that the links the bank makes (a funding
+	// session's checkout_url) are absolute URLs of it; it answers 503
+	// until the bank is built.
+	late := &lateHandler{}
+	var srv *httptest.Server
+	if c.tls {
+		srv = httptest.NewTLSServer(late)
+	} else {
+		srv = httptest.NewServer(late)
+	}
+	o.FundingSessions.CheckoutBase = srv.URL
 	for _, fn := range c.opts {
 		fn(&o)
 	}
 	db := memory.New()
 	inner, err := bank.New(db, o)
 	if err != nil {
+		srv.Close()
 		db.Close()
 		t.Fatalf("corebanktest: %v", err)
 	}
 	b := &Bank{Bank: inner, Clock: mock, t: t}
 	ctx := context.Background()
 	if _, err := b.Migrate(ctx); err != nil {
+		srv.Close()
 		db.Close()
 		t.Fatalf("corebanktest: migrate: %v", err)
 	}
 	root, _, err := b.Entities.Bootstrap(ctx)
 	if err != nil {
+		srv.Close()
 		db.Close()
 		t.Fatalf("corebanktest: bootstrap: %v", err)
 	}
@@ -121,11 +137,8 @@ func New(t testing.TB, opts ...Option) *Bank {
 		defer close(done)
 		_ = b.Run(bg)
 	}()
-	if c.tls {
-		b.Server = httptest.NewTLSServer(b.Handler)
-	} else {
-		b.Server = httptest.NewServer(b.Handler)
-	}
+	late.h.Store(&b.Handler)
+	b.Server = srv
 	b.api = b.Client(b.Root.APIKey)
 	t.Cleanup(func() {
 		b.Server.Close()
@@ -211,4 +224,17 @@ func (b *Bank) sending(r *Receiver, now time.Time) bool {
 		}
 		opts.After = page.Next
 	}
+}
+
+// lateHandler serves through the handler stored in h, and 503 until one
+// is: the test server exists before the bank it serves.
+type lateHandler struct{ h atomic.Pointer[http.Handler] }
+
+func (l *lateHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := l.h.Load()
+	if h == nil {
+		http.Error(w, "corebanktest: the bank is not built yet", http.StatusServiceUnavailable)
+		return
+	}
+	(*h).ServeHTTP(w, r)
 }

@@ -121,8 +121,8 @@ func TestCheckoutPageInBrowser(t *testing.T) {
 				"account_id": acct, "unique_reference": fmt.Sprintf("browser-%d", i), "funding_type": c.rail,
 				"narration": "Order <42> & co", "redirect_url": merchant.URL + "/back?order=42"}, &created)
 			page := created.CheckoutURL
-			if !strings.HasPrefix(page, "http") {
-				page = b.Server.URL + page // CheckoutBase unset: a path from the server's root
+			if !strings.HasPrefix(page, b.Server.URL+"/sandbox/checkout/") {
+				t.Fatalf("checkout_url %q is not on the bank's server %s", page, b.Server.URL)
 			}
 
 			tab, cancelTab := chromedp.NewContext(bctx)
