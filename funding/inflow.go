@@ -175,17 +175,23 @@ func (s *Service) ReceiveTx(tx storage.Tx, now time.Time, in NewInflow) (*Inflow
 	return s.receive(tx, now, acct, in)
 }
 
-func (in *NewInflow) validate() error {
-	p := corebank.Problems{}
-	if in.AccountID == "" {
+// checkMoneyIn checks what every way money comes in names: the account
+// and an amount of at least 1 that an account can hold.
+func checkMoneyIn(p corebank.Problems, accountID string, amount int64) {
+	if accountID == "" {
 		p.Add("account_id", "is required")
 	}
 	switch {
-	case in.Amount < 1:
+	case amount < 1:
 		p.Add("amount", "must be at least 1")
-	case in.Amount > ledger.MaxAmount:
+	case amount > ledger.MaxAmount:
 		p.Add("amount", "is too large")
 	}
+}
+
+func (in *NewInflow) validate() error {
+	p := corebank.Problems{}
+	checkMoneyIn(p, in.AccountID, in.Amount)
 	if in.Currency != "" {
 		if _, ok := ledger.CurrencyInfo(in.Currency); !ok {
 			p.Add("currency", "is not a supported currency")

@@ -310,15 +310,7 @@ type momoPayer struct{ country, msisdn, warning string }
 func (in *NewSession) validate() (momoPayer, error) {
 	var payer momoPayer
 	p := corebank.Problems{}
-	if in.AccountID == "" {
-		p.Add("account_id", "is required")
-	}
-	switch {
-	case in.Amount < 1:
-		p.Add("amount", "must be at least 1")
-	case in.Amount > ledger.MaxAmount:
-		p.Add("amount", "is too large")
-	}
+	checkMoneyIn(p, in.AccountID, in.Amount)
 	switch c, ok := ledger.CurrencyInfo(in.Currency); {
 	case in.Currency == "":
 		p.Add("currency", "is required")
