@@ -219,7 +219,7 @@ func (in *ActionParams) check(ps corebank.Problems, prefix string) {
 	} else {
 		corebank.CheckText(ps, prefix+"customer.first_name", c.FirstName, corebank.Line(1, 100))
 		corebank.CheckText(ps, prefix+"customer.last_name", c.LastName, corebank.Line(1, 100))
-		if !plausibleEmail(c.Email) {
+		if !corebank.PlausibleEmail(c.Email) {
 			ps.Add(prefix+"customer.email", "must be an email address")
 		}
 	}
@@ -281,22 +281,6 @@ func checkBrowser(ps corebank.Problems, prefix string, b *BrowserData) {
 	if b.JavaEnabled == nil {
 		ps.Add(prefix+".java_enabled", "is required when javascript_enabled is true")
 	}
-}
-
-func plausibleEmail(s string) bool {
-	at := -1
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '@':
-			if at >= 0 {
-				return false
-			}
-			at = i
-		case ' ', '\t', '\n', '\r':
-			return false
-		}
-	}
-	return at > 0 && at < len(s)-1 && len(s) <= 254
 }
 
 // decrypt reads the card of in with the caller's key; nil for a wallet.

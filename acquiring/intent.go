@@ -7,8 +7,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/oklog/ulid/v2"
-
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
@@ -444,10 +442,10 @@ func listOf[T any](ctx context.Context, s *Service, caller corebank.Caller, f Fi
 		}
 		q := storage.PageQuery{Bucket: index, Prefix: storage.Key(kind, entity, ""), Opts: opts, Limit: limit, MaxScan: maxScan}
 		if f.DateFrom > 0 {
-			q.Lower = idTimePrefix(f.DateFrom)
+			q.Lower = corebank.IDTimePrefix(f.DateFrom)
 		}
 		if f.DateTo > 0 {
-			q.Upper = idTimePrefix(f.DateTo + 1)
+			q.Upper = corebank.IDTimePrefix(f.DateTo + 1)
 		}
 		page, err := storage.ReadPage(tx, q, func(id string, _ []byte) (T, bool, error) { return load(tx, id) })
 		if err != nil {
@@ -455,14 +453,4 @@ func listOf[T any](ctx context.Context, s *Service, caller corebank.Caller, f Fi
 		}
 		return &Page[T]{Page: page, EntityID: entity}, nil
 	})
-}
-
-// idTimePrefix is the time part of the ULIDs of millisecond ms.
-func idTimePrefix(ms int64) string {
-	var u ulid.ULID
-	if uint64(ms) > ulid.MaxTime() {
-		ms = int64(ulid.MaxTime())
-	}
-	_ = u.SetTime(uint64(ms))
-	return u.String()[:10]
 }
