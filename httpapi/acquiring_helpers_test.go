@@ -51,7 +51,7 @@ func cardAction(data, auth, returnURL string) map[string]any {
 func walletAction() map[string]any {
 	return map[string]any{"action": "confirm", "category": "collections", "payment_type": acquiring.WalletPayAcq,
 		"payment_type_data": map[string]any{"auth_model": "3ds_disabled", "billing_address": map[string]any{"country": "GB"}},
-		"customer": map[string]any{"first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.com"}}
+		"customer":          map[string]any{"first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.com"}}
 }
 
 // intentBody is a POST /payment-intents body of amount USD on account.
