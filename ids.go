@@ -41,3 +41,18 @@ func (g *IDs) New(t time.Time) string {
 
 // Millis is the API's timestamp form: Unix milliseconds.
 func Millis(t time.Time) int64 { return t.UnixMilli() }
+
+// IDTimePrefix is the time part of the IDs made in millisecond ms: every
+// ID of that millisecond or later sorts after it, every earlier one
+// before, so a list keyed by ID seeks a time range with it.
+func IDTimePrefix(ms int64) string {
+	var u ulid.ULID
+	if ms < 0 {
+		ms = 0
+	}
+	if uint64(ms) > ulid.MaxTime() {
+		ms = int64(ulid.MaxTime())
+	}
+	_ = u.SetTime(uint64(ms))
+	return u.String()[:10]
+}

@@ -144,3 +144,22 @@ func CheckMeta(p Problems, field string, m map[string]string, lim MetaLimits) {
 		CheckText(p, f, v, FreeText(0, lim.ValueLen))
 	}
 }
+
+// PlausibleEmail reports whether s looks like an email address: one '@'
+// with text on both sides, no whitespace, at most 254 bytes. It does not
+// try to be RFC 5322: the mailbox is proved by mail, not by syntax.
+func PlausibleEmail(s string) bool {
+	at := -1
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '@':
+			if at >= 0 {
+				return false
+			}
+			at = i
+		case ' ', '\t', '\n', '\r':
+			return false
+		}
+	}
+	return at > 0 && at < len(s)-1 && len(s) <= 254
+}

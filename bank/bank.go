@@ -1,5 +1,5 @@
 // Package bank wires every corebank service over one store the way the
-// bundled server does: the ledger, entities, funding, payments and webhooks,
+// bundled server does: the ledger, entities, funding, payments, acquiring and webhooks,
 // one due-work queue running all their jobs in a fixed order, the store's
 // migrations, and the REST API as an http.Handler. examples/server is flags
 // around New; corebanktest is New over memory with a mock clock.
@@ -29,6 +29,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/acquiring"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/httpapi"
@@ -86,8 +87,12 @@ type Options struct {
 	// sandbox ones), expiries, settle delay and crypto tolerance.
 	FundingSessions funding.SessionOptions
 	Payments        payments.Options
-	Webhooks        webhooks.Options
-	HTTP            httpapi.Options
+	// Acquiring are the payment intents' fee schedule (keyed by
+	// payment_type: card-acq, walletpay-acq), the 3DS challenge page's
+	// base URL and the challenge's time limit.
+	Acquiring acquiring.Options
+	Webhooks  webhooks.Options
+	HTTP      httpapi.Options
 }
 
 // Bank is every service wired over one store.
@@ -102,7 +107,9 @@ type Bank struct {
 	// FundingSessions runs funding sessions over Funding's inflows.
 	FundingSessions *funding.SessionService
 	Payments        *payments.Service
-	Webhooks        *webhooks.Service
+	// Acquiring runs payment intents and intent actions.
+	Acquiring *acquiring.Service
+	Webhooks  *webhooks.Service
 	// Due runs every service's due work on one queue; RunDue runs it.
 	Due *storage.Due
 	// Handler is the REST API (httpapi.New over the services).
@@ -179,6 +186,11 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	po.Receiver = b.Funding // a book transfer's receiving leg is an inflow like any other
 	b.Payments = payments.NewService(b.DB, b.Ledger, &po)
 
+	ao := o.Acquiring
+	ao.Clock, ao.IDs, ao.Tree = o.Clock, o.IDs, entities.Gate{}
+	ao.Keys = b.Entities // card data is decrypted with the calling API key's private key
+	b.Acquiring = acquiring.NewService(b.DB, b.Ledger, &ao)
+
 	wo := o.Webhooks
 	wo.Clock, wo.IDs, wo.Env, wo.Tree, wo.Logger = o.Clock, o.IDs, o.Env, b.Entities, o.Logger
 	b.Webhooks = webhooks.NewService(db, webhooks.LedgerOutbox(b.Ledger), sealer, &wo)
@@ -186,13 +198,14 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	// All due work on one queue, in this order at any instant: money first
 	// (hold timeouts and account details expiry, inflow settlement,
 	// funding sessions' payer answers, settlement and expiry, quote
-	// expiry, payout progress), then the webhooks, so the events those
+	// expiry, payout progress, unanswered 3DS challenges), then the webhooks, so the events those
 	// changes appended go out in the same run, then idempotency expiry.
 	b.Due = storage.NewDue(b.DB, o.Clock, 0)
 	b.Due.Add(b.Ledger.DueJobs()...)
 	b.Due.Add(b.Funding.DueJobs()...)
 	b.Due.Add(b.FundingSessions.DueJobs()...)
 	b.Due.Add(b.Payments.DueJobs()...)
+	b.Due.Add(b.Acquiring.DueJobs()...)
 	b.Due.Add(b.Webhooks.DueJobs()...)
 	b.Due.Add(httpapi.DueJobs()...)
 
@@ -214,6 +227,7 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 		FundingSessions: b.FundingSessions,
 		Payments:        b.Payments,
 		Webhooks:        b.Webhooks,
+		Acquiring:       b.Acquiring,
 	}, &ho)
 	return b, nil
 }
@@ -227,6 +241,7 @@ func (b *Bank) Migrate(ctx context.Context) (int, error) {
 	ms = append(ms, b.Ledger.Migrations()...)
 	ms = append(ms, b.Funding.Migrations()...)
 	ms = append(ms, b.Payments.Migrations()...)
+	ms = append(ms, b.Acquiring.Migrations()...)
 	ms = append(ms, b.Webhooks.Migrations()...)
 	ms = append(ms, httpapi.Migrations()...)
 	return storage.Migrate(ctx, b.DB, ms...)

@@ -390,6 +390,21 @@ func (s *Service) DecryptCardData(ctx context.Context, keyID, base64Ciphertext s
 	if err != nil {
 		return nil, ErrCardData.With("card data is not base64")
 	}
+	priv, err := s.CardKey(ctx, keyID)
+	if err != nil {
+		return nil, err
+	}
+	pt, err := rsa.DecryptOAEP(sha256.New(), nil, priv, ct, nil)
+	if err != nil {
+		return nil, ErrCardData
+	}
+	return pt, nil
+}
+
+// CardKey returns the RSA private key of API key keyID, unsealed, for
+// decrypting the card data its holder encrypted with its
+// encryption_public_key (acquiring.CardKeys). Errors: ErrAPIKeyNotFound.
+func (s *Service) CardKey(ctx context.Context, keyID string) (*rsa.PrivateKey, error) {
 	sealed, err := storage.View(ctx, s.db, func(tx storage.Tx) ([]byte, error) {
 		rec, err := getKey(tx, keyID)
 		if err != nil {
@@ -412,11 +427,7 @@ func (s *Service) DecryptCardData(ctx context.Context, keyID, base64Ciphertext s
 	if !ok {
 		return nil, fmt.Errorf("entities: api key %s holds a %T, not an RSA key", keyID, k)
 	}
-	pt, err := rsa.DecryptOAEP(sha256.New(), nil, priv, ct, nil)
-	if err != nil {
-		return nil, ErrCardData
-	}
-	return pt, nil
+	return priv, nil
 }
 
 // decodeBase64 accepts standard and URL-safe base64, padded or not, and

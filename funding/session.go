@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/oklog/ulid/v2"
 	"github.com/shopspring/decimal"
 
 	"github.com/corebank/corebank"
@@ -354,7 +353,7 @@ func (in *NewSession) validate() (momoPayer, error) {
 		}
 		if e := in.Meta["email"]; e == "" {
 			p.Add("meta.email", "is required for etransfer")
-		} else if !plausibleEmail(e) {
+		} else if !corebank.PlausibleEmail(e) {
 			p.Add("meta.email", "must be an email address")
 		}
 		for k := range in.Meta {
@@ -379,22 +378,6 @@ func checkRedirect(p corebank.Problems, s string) {
 
 func alpha2(s string) bool {
 	return len(s) == 2 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z'
-}
-
-func plausibleEmail(s string) bool {
-	at := -1
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '@':
-			if at >= 0 {
-				return false
-			}
-			at = i
-		case ' ', '\t', '\n', '\r':
-			return false
-		}
-	}
-	return at > 0 && at < len(s)-1 && len(s) <= 254
 }
 
 // newToken is an unguessable checkout capability: 32 random bytes.
@@ -677,10 +660,10 @@ func (s *SessionService) ListSessions(ctx context.Context, caller corebank.Calle
 		prefix := storage.Key("e", entity, "")
 		q := storage.PageQuery{Bucket: sessionIndex, Prefix: prefix, Opts: opts, Limit: limit, MaxScan: maxSessionScan}
 		if f.CreatedAfter > 0 {
-			q.Lower = idTimePrefix(f.CreatedAfter + 1)
+			q.Lower = corebank.IDTimePrefix(f.CreatedAfter + 1)
 		}
 		if f.CreatedBefore > 0 {
-			q.Upper = idTimePrefix(f.CreatedBefore)
+			q.Upper = corebank.IDTimePrefix(f.CreatedBefore)
 		}
 		page, err := storage.ReadPage(tx, q, func(id string, _ []byte) (Session, bool, error) {
 			r, err := getSession(tx, id)
@@ -705,17 +688,6 @@ func validStatus(st string) bool {
 		return true
 	}
 	return Terminal(st)
-}
-
-// idTimePrefix is the time part of the ULIDs of millisecond ms: every ID
-// of that millisecond or later sorts after it, every earlier one before.
-func idTimePrefix(ms int64) string {
-	var u ulid.ULID
-	if uint64(ms) > ulid.MaxTime() {
-		ms = int64(ulid.MaxTime())
-	}
-	_ = u.SetTime(uint64(ms))
-	return u.String()[:10]
 }
 
 // Inflows returns the inflow service the sessions credit through.

@@ -28,11 +28,16 @@ const (
 	kAPIKey       = "api_key"         // a full-access API key of kEntity
 	kSession      = "funding_session" // an open-banking USD session of kAccount
 	kETransfer    = "etransfer"       // an etransfer session of a CAD account of kEntity, awaiting_user
+	kIntent       = "payment_intent"  // a USD payment intent of kAccount, requires_action
+	kOpenIntent   = "open_intent"     // another, for POST /intent-actions to confirm
+	kAction       = "intent_action"   // a completed walletpay intent action
+	kChallenge    = "challenge"       // the challenge token of a card action pending_user_action
 )
 
 // authzKinds lists the kinds; a kind's index makes its missing ID.
 var authzKinds = []string{kEntity, kAccount, kSpareAccount, kDetails, kCounterparty, kPayment, kEURDetail,
-	kQuote, kTransfer, kWebhook, kEvent, kReady, kPerson, kDocument, kSubmission, kAPIKey, kSession, kETransfer}
+	kQuote, kTransfer, kWebhook, kEvent, kReady, kPerson, kDocument, kSubmission, kAPIKey, kSession, kETransfer,
+	kIntent, kOpenIntent, kAction, kChallenge}
 
 // authzMissingID is a well-formed ULID that names no object, one per kind so
 // that a request naming several missing objects still tells them apart.
@@ -133,6 +138,16 @@ func (e *hookEnv) authzPopulate(s *authzSide) {
 	s.ids[kETransfer] = e.must(201, "POST", "/funding-sessions", s.key, map[string]any{"amount": 500, "currency": "CAD",
 		"account_id": cad, "unique_reference": "authz-etransfer-" + s.name, "funding_type": "etransfer",
 		"redirect_url": "https://example.com/back", "meta": map[string]any{"name": "Ada Lovelace", "email": "ada@example.com"}}).str("data", "id")
+
+	s.ids[kIntent] = e.must(201, "POST", "/payment-intents", s.key, intentBody(s.ids[kAccount], "authz-pi-"+s.name, 700)).str("data", "id")
+	s.ids[kOpenIntent] = e.must(201, "POST", "/payment-intents", s.key, intentBody(s.ids[kAccount], "authz-open-"+s.name, 700)).str("data", "id")
+	wallet := intentBody(s.ids[kAccount], "authz-wallet-"+s.name, 700)
+	wallet["intent_action"] = walletAction()
+	s.ids[kAction] = e.must(201, "POST", "/payment-intents", s.key, wallet).str("data", "intent_action", "id")
+	card := intentBody(s.ids[kAccount], "authz-card-"+s.name, 700)
+	card["intent_action"] = cardAction(encryptCard(e.t, testPub(e.t), cardNumber("4242"), "123"), "3ds_required", "https://shop.example/back")
+	u := e.must(201, "POST", "/payment-intents", s.key, card).str("data", "intent_action", "next_action", "url")
+	_, s.ids[kChallenge], _ = strings.Cut(u, "/sandbox/challenge/")
 }
 
 // sessionBody is a valid open-banking USD session of account.

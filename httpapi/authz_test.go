@@ -240,6 +240,29 @@ func authzRoutes(e *hookEnv) map[string]authzRoute {
 		"POST /sandbox/checkout/{token}": {build: func(s *authzSide) authzReq { return authzReq{path: checkoutPath(e.env, s)} },
 			noObject: "the checkout form needs no key: the token in its path is the capability, and names no entity"},
 
+		"POST /payment-intents": {build: authzSend("/payment-intents", func(s *authzSide) map[string]any {
+			return intentBody(s.ids[kAccount], authzFresh("authz-pi-"), 100)
+		}), slots: []authzSlot{{name: "body.account_id", kind: kAccount}}, entity: entBoth},
+		"GET /payment-intents": {build: authzGet("/payment-intents?account_id=%s", kAccount), bare: authzGet("/payment-intents"),
+			slots: []authzSlot{{name: "query.account_id", kind: kAccount}}, entity: entQuery},
+		"GET /payment-intents/{id}": {build: authzGet("/payment-intents/%s", kIntent), slots: []authzSlot{authzPathID(kIntent)}, entity: entQuery},
+		"PATCH /payment-intents/{id}": {build: authzSend("/payment-intents/%s", authzFixed(map[string]any{"action": "cancel", "reason": "authz"}), kIntent),
+			slots: []authzSlot{authzPathID(kIntent)}, entity: entBoth, last: true},
+		"POST /intent-actions": {build: authzSend("/intent-actions", func(s *authzSide) map[string]any {
+			return map[string]any{"payment_intent_id": s.ids[kOpenIntent], "intent_action": walletAction()}
+		}), slots: []authzSlot{{name: "body.payment_intent_id", kind: kOpenIntent}}, entity: entBoth, last: true},
+		"GET /intent-actions": {build: authzGet("/intent-actions?account_id=%s", kAccount), bare: authzGet("/intent-actions"),
+			slots: []authzSlot{{name: "query.account_id", kind: kAccount}}, entity: entQuery},
+		"GET /intent-actions/{id}":        {build: authzGet("/intent-actions/%s", kAction), slots: []authzSlot{authzPathID(kAction)}, entity: entQuery},
+		"POST /intent-verifications/{id}": {build: authzGet("/intent-verifications/%s", kAction), slots: []authzSlot{authzPathID(kAction)}, entity: entBoth},
+		"POST /sandbox/intent-actions/{id}/simulate": {build: authzSend("/sandbox/intent-actions/%s/simulate",
+			authzFixed(map[string]any{"outcome": "completed"}), kAction), slots: []authzSlot{authzPathID(kAction)}, entity: entBoth},
+		"GET /sandbox/challenge/{token}": {build: authzGet("/sandbox/challenge/%s", kChallenge),
+			noObject: "the challenge page needs no key: the token in its path is the capability, and names no entity"},
+		// Its success is a form from the page (challenge_test.go).
+		"POST /sandbox/challenge/{token}": {build: authzGet("/sandbox/challenge/%s", kChallenge),
+			noObject: "the challenge form needs no key: the token in its path is the capability, and names no entity"},
+
 		"POST /entity-webhooks":     {build: authzSend("/entity-webhooks", func(*authzSide) map[string]any { return e.hookBody() }), entity: entBody},
 		"GET /entity-webhooks":      {build: authzGet("/entity-webhooks"), entity: entQuery},
 		"GET /entity-webhooks/{id}": {build: authzGet("/entity-webhooks/%s", kWebhook), slots: []authzSlot{authzPathID(kWebhook)}, entity: entQuery},

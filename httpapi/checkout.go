@@ -38,12 +38,15 @@ var checkoutPage = template.Must(template.New("checkout").Funcs(template.FuncMap
 
 // checkoutStyle is the page's one <style> element; the policy allows it by
 // its hash, and nothing else.
-var checkoutStyle = func() string {
-	_, rest, _ := strings.Cut(checkoutHTML, "<style>")
+var checkoutStyle = styleHash(checkoutHTML)
+
+// styleHash is the CSP source of a page's one <style> element.
+func styleHash(page string) string {
+	_, rest, _ := strings.Cut(page, "<style>")
 	css, _, _ := strings.Cut(rest, "</style>")
 	sum := sha256.Sum256([]byte(css))
 	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
-}()
+}
 
 // checkoutFailureCodes are the codes the reject button offers, SPEC.md's
 // list, the usual one first.
@@ -173,34 +176,44 @@ func (h *handler) renderCheckout(x *exchange, v *checkoutView) {
 	if err := checkoutPage.Execute(&buf, v); err != nil {
 		panic("httpapi: checkout template: " + err.Error()) // a bug in checkout.html
 	}
-	formTo := "'self'"
+	redirect := ""
 	if v.S != nil && v.S.RedirectURL != nil {
-		if o := redirectOrigin(*v.S.RedirectURL); o != "" {
-			formTo += " " + o // the 303 after the form is a navigation form-action governs
-		}
+		redirect = *v.S.RedirectURL
+	}
+	writePage(x, v.Status, buf.Bytes(), checkoutStyle, redirect)
+}
+
+// writePage answers a sandbox HTML page (checkout, 3DS challenge) with its
+// security headers: nothing loads from elsewhere, no script runs, only
+// the page's own style applies, and its form posts only to itself and,
+// through the 303 after it, to redirect's origin.
+func writePage(x *exchange, status int, body []byte, style, redirect string) {
+	formTo := "'self'"
+	if o := redirectOrigin(redirect); o != "" {
+		formTo += " " + o // the 303 after the form is a navigation form-action governs
 	}
 	hd := x.Header()
 	hd.Set("Content-Type", "text/html; charset=utf-8")
-	hd.Set("Content-Security-Policy", "default-src 'none'; style-src "+checkoutStyle+
+	hd.Set("Content-Security-Policy", "default-src 'none'; style-src "+style+
 		"; form-action "+formTo+"; frame-ancestors 'none'; base-uri 'none'")
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "no-referrer") // the path is the capability
 	hd.Set("Cache-Control", "no-store")
-	x.WriteHeader(v.Status)
-	_, _ = x.Write(buf.Bytes())
+	x.WriteHeader(status)
+	_, _ = x.Write(body)
 }
 
 var originHost = regexp.MustCompile(`^[A-Za-z0-9.-]+(:[0-9]+)?$`)
 
-// redirectOrigin is the origin of an https redirect_url for the policy, or
-// "" when its host has anything a source expression could not hold.
+// redirectOrigin is the origin of an http(s) redirect URL for the policy,
+// or "" when its host has anything a source expression could not hold.
 func redirectOrigin(s string) string {
 	u, err := url.Parse(s)
-	if err != nil || u.Scheme != "https" || !originHost.MatchString(u.Host) {
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || !originHost.MatchString(u.Host) {
 		return ""
 	}
-	return "https://" + u.Host
+	return u.Scheme + "://" + u.Host
 }
 
 // checkoutRedirect is the session's redirect_url with the outcome in its

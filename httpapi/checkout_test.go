@@ -31,7 +31,8 @@ func checkoutPathOf(e *env, key, id string) string {
 // target in HTML, as it answers its own errors (the payer reads them in a
 // browser).
 func checkoutHTML(target string, r resp) bool {
-	return strings.HasPrefix(target, "/sandbox/checkout/") && r.Header.Get("Content-Type") == "text/html; charset=utf-8"
+	page := strings.HasPrefix(target, "/sandbox/checkout/") || strings.HasPrefix(target, "/sandbox/challenge/")
+	return page && r.Header.Get("Content-Type") == "text/html; charset=utf-8"
 }
 
 var nonceRE = regexp.MustCompile(`name="nonce" value="([^"]+)"`)

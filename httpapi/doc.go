@@ -60,6 +60,12 @@
 //	POST   /transfers                201  data: transfer; GET /transfers/{id} 200
 //	POST   /funding-sessions         201  data: session; GET /funding-sessions/{id} 200
 //	PATCH  /funding-sessions/{id}    200  data: session (etransfer validated: processing)
+//	POST   /payment-intents          201  data: intent (with intent_action when confirmed inline)
+//	GET    /payment-intents/{id}     200  data: intent with its latest intent_action
+//	PATCH  /payment-intents/{id}     200  data: intent (cancelled; {action: cancel, reason?})
+//	POST   /intent-actions           201  data: intent action
+//	GET    /intent-actions/{id}      200  data: intent action
+//	POST   /intent-verifications/{id} 200 data: intent action {id} (a final one unchanged)
 //	POST   /entity-webhooks          201  data: webhook with its secret (shown once)
 //	GET|PATCH|DELETE /entity-webhooks/{id} 200 data: webhook (never the secret)
 //	POST   /entity-webhooks/{id}/test 200 data: the test delivery and its outcome
@@ -94,6 +100,12 @@
 //	GET /funding-sessions filters account_id, status, currency, created_after,
 //	                      created_before (ms); pagination adds order ("asc"),
 //	                      filters_applied adds sort {field: created, order: asc}
+//	GET /payment-intents, GET /intent-actions: the page sits at data.items
+//	                      and its meta at data.meta (SPEC.md "Page at
+//	                      data.items"); filters status, reference, currency,
+//	                      account_id, date_from and date_to (ISO 8601 or
+//	                      Unix ms, inclusive); actions add payment_type and
+//	                      payment_intent_id; next_cursor is cursor's alias
 //
 //	{"status": "success", "message": "...", "data": [...],
 //	 "meta": {"pagination": {"limit", "total_count", "has_next", "has_previous",
@@ -118,6 +130,8 @@
 //	                                               201 the inflow
 //	POST   /sandbox/funding-sessions/{id}/simulate {outcome, failure_code?, entity_id?}
 //	                                               200 the session
+//	POST   /sandbox/intent-actions/{id}/simulate {outcome: completed|failed, status_reason?, entity_id?}
+//	                                               200 the intent action
 //
 // A funding-session duplicate unique_reference (per entity) is 409
 // duplicate_reference with the original session under data. PATCH
@@ -160,6 +174,29 @@
 // by hash, form-action this server and redirect_url's origin,
 // frame-ancestors 'none'; Referrer-Policy no-referrer keeps the token out
 // of the merchant's logs. The open routes skip the idempotency layer.
+//
+// # The sandbox 3DS challenge page
+//
+// A 3ds_required card confirmation's next_action.url is
+// <ChallengeBase>/sandbox/challenge/<token> (acquiring.Options; the
+// bundled server sets it to the URL it listens on), built like the
+// checkout page (same headers, nonce and cross-site refusal; HTML
+// answers):
+//
+//	GET  /sandbox/challenge/{token}  200 amount, reference, card's last four
+//	                                 and, while pending_user_action, a form:
+//	                                 password (the sandbox's is "password"),
+//	                                 Complete, Fail
+//	POST /sandbox/challenge/{token}  the form (choice=complete|fail,
+//	                                 password, nonce): 303 to return_url with
+//	                                 payment_intent_id and status added to its
+//	                                 query (200 with the outcome when the
+//	                                 action has no return_url)
+//
+// Complete with the password authenticates, and the sandbox issuer then
+// answers as the test card says (acquiring.TestCardOutcome: a
+// challenge-then-decline card fails with its code); anything else fails
+// with authentication_failed. It runs the simulate route's code.
 //
 // Clock advance needs Options.FakeClock (else 409 clock_not_adjustable);
 // seconds is an integer 1-315360000. It moves the clock, runs

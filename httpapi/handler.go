@@ -13,6 +13,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/acquiring"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/ledger"
@@ -41,6 +42,7 @@ type handler struct {
 	ent      *entities.Service
 	funding  *funding.Service
 	sessions *funding.SessionService
+	acq      *acquiring.Service
 	pay      *payments.Service
 	wh       *webhooks.Service
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/acquiring"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/httpapi"
@@ -76,6 +77,7 @@ type env struct {
 	funding  *fakeFunding
 	sessions *funding.SessionService
 	pay      *payments.Service
+	acq      *acquiring.Service
 	wh       *webhooks.Service
 	db       storage.Backend
 	root     string // root entity ID
@@ -129,6 +131,7 @@ func build(t testing.TB, db storage.Backend, seed int64, opts ...envOpt) *env {
 	e.sessions = funding.NewSessionService(fund, nil)
 	e.pay = payments.NewService(e.db, e.led, &payments.Options{Clock: e.clock, IDs: ids,
 		Receiver: fund, Tree: e.ent})
+	e.acq = acquiring.NewService(e.db, e.led, &acquiring.Options{Clock: e.clock, IDs: ids, Tree: e.ent, Keys: e.ent})
 	e.wh = webhooks.NewService(e.db, webhooks.LedgerOutbox(e.led), sealer, &webhooks.Options{Clock: e.clock,
 		IDs: ids, Env: webhooks.EnvSandbox, Tree: e.ent})
 	o := &httpapi.Options{Env: httpapi.EnvSandbox, FakeClock: e.clock,
@@ -145,14 +148,17 @@ func build(t testing.TB, db storage.Backend, seed int64, opts ...envOpt) *env {
 			if _, err := e.sessions.RunDue(ctx, now); err != nil {
 				return err
 			}
-			_, err := e.pay.RunDue(ctx, now)
+			if _, err := e.pay.RunDue(ctx, now); err != nil {
+				return err
+			}
+			_, err := e.acq.RunDue(ctx, now)
 			return err
 		}}
 	for _, f := range opts {
 		f(o)
 	}
 	e.h = httpapi.New(httpapi.Services{DB: e.db, Ledger: e.led, Entities: e.ent, Funding: e.funding.svc,
-		FundingSessions: e.sessions, Payments: e.pay, Webhooks: e.wh}, o)
+		FundingSessions: e.sessions, Payments: e.pay, Webhooks: e.wh, Acquiring: e.acq}, o)
 	return e
 }
 

@@ -5,6 +5,7 @@ import (
 	"github.com/corebank/corebank"
 	"net/http"
 
+	"github.com/corebank/corebank/acquiring"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/ledger"
@@ -34,6 +35,10 @@ type Services struct {
 	// Webhooks serves /entity-webhooks and /events. It may be nil: those
 	// routes stay mounted and answer 503 unavailable.
 	Webhooks *webhooks.Service
+	// Acquiring serves payment intents, intent actions, their sandbox
+	// simulate route and the sandbox 3DS challenge page. It may be nil:
+	// those routes stay mounted and answer 503 unavailable.
+	Acquiring *acquiring.Service
 }
 
 // New returns the REST API over svc as an http.Handler that can be mounted
@@ -48,6 +53,7 @@ func New(svc Services, opt *Options) http.Handler {
 	h.pay = svc.Payments
 	h.sessions = svc.FundingSessions
 	h.wh = svc.Webhooks
+	h.acq = svc.Acquiring
 	ent := svc.Entities
 	h.auth = func(ctx context.Context, secret string) (corebank.Caller, error) {
 		k, err := ent.AuthenticatePrincipal(ctx, secret)

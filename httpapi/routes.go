@@ -69,6 +69,22 @@ var routes = []route{
 	{"GET /sandbox/checkout/{token}", sessionRoute((*handler).checkoutPageGet)},
 	{"POST /sandbox/checkout/{token}", sessionRoute((*handler).checkoutPagePost)},
 
+	// Payment intents and intent actions (paymentintents.go,
+	// intentactions.go); 503 unavailable without Services.Acquiring.
+	{"POST /payment-intents", acqRoute((*handler).createPaymentIntent)},
+	{"GET /payment-intents", acqRoute((*handler).listPaymentIntents)},
+	{"GET /payment-intents/{id}", acqRoute((*handler).getPaymentIntent)},
+	{"PATCH /payment-intents/{id}", acqRoute((*handler).patchPaymentIntent)},
+	{"POST /intent-actions", acqRoute((*handler).createIntentAction)},
+	{"GET /intent-actions", acqRoute((*handler).listIntentActions)},
+	{"GET /intent-actions/{id}", acqRoute((*handler).getIntentAction)},
+	{"POST /intent-verifications/{id}", acqRoute((*handler).verifyIntentAction)},
+	{"POST /sandbox/intent-actions/{id}/simulate", acqRoute((*handler).simulateIntentAction)},
+	// The sandbox 3DS challenge page (challenge.go): HTML; open: the
+	// token is the capability.
+	{"GET /sandbox/challenge/{token}", acqRoute((*handler).challengePageGet)},
+	{"POST /sandbox/challenge/{token}", acqRoute((*handler).challengePagePost)},
+
 	// Webhooks and events (webhooks.go, events.go); 503 unavailable
 	// without Services.Webhooks.
 	{"POST /entity-webhooks", (*handler).createWebhook},
@@ -99,9 +115,11 @@ var routes = []route{
 // the path: a pattern with a wildcard opens every path under the prefix
 // before its first wildcard, so nothing else may live there.
 var open = map[string]bool{
-	"GET /healthz":                   true,
-	"GET /readyz":                    true,
-	"GET /openapi.json":              true,
-	"GET /sandbox/checkout/{token}":  true,
-	"POST /sandbox/checkout/{token}": true,
+	"GET /healthz":                    true,
+	"GET /readyz":                     true,
+	"GET /openapi.json":               true,
+	"GET /sandbox/checkout/{token}":   true,
+	"POST /sandbox/checkout/{token}":  true,
+	"GET /sandbox/challenge/{token}":  true,
+	"POST /sandbox/challenge/{token}": true,
 }

@@ -162,6 +162,9 @@ func newHookEnvDB(t *testing.T, raw storage.Backend, run bool, opts ...envOpt) *
 			if _, err := e.pay.RunDue(ctx, now); err != nil {
 				return err
 			}
+			if _, err := e.acq.RunDue(ctx, now); err != nil {
+				return err
+			}
 			_, err := wh.RunDue(ctx, now)
 			return err
 		}}
@@ -169,7 +172,7 @@ func newHookEnvDB(t *testing.T, raw storage.Backend, run bool, opts ...envOpt) *
 		f(o)
 	}
 	e.h = httpapi.New(httpapi.Services{DB: hooked, Ledger: e.led, Entities: e.ent, Funding: e.funding.svc,
-		FundingSessions: e.sessions, Payments: e.pay, Webhooks: wh}, o)
+		FundingSessions: e.sessions, Payments: e.pay, Webhooks: wh, Acquiring: e.acq}, o)
 	if run {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})

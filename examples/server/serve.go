@@ -102,6 +102,10 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 	}
 	// checkout_url is absolute: the sandbox checkout page on this server.
 	opts.FundingSessions.CheckoutBase = listenURL(ln.Addr())
+	// next_action.url too: the sandbox 3DS challenge page; and card
+	// payments take their fees from the same schedule (key card-acq).
+	opts.Acquiring.ChallengeBase = opts.FundingSessions.CheckoutBase
+	opts.Acquiring.Fees = cfg.fees
 	store := db
 	if m != nil {
 		store = storage.WithUpdateHook(db, m.update)

@@ -472,6 +472,177 @@ func (e FxQuoteQuoteStatus) Valid() bool {
 	}
 }
 
+// Defines values for IntentActionAction.
+const (
+	IntentActionActionConfirm IntentActionAction = "confirm"
+)
+
+// Valid indicates whether the value is a known member of the IntentActionAction enum.
+func (e IntentActionAction) Valid() bool {
+	switch e {
+	case IntentActionActionConfirm:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentActionCategory.
+const (
+	IntentActionCategoryCollections IntentActionCategory = "collections"
+)
+
+// Valid indicates whether the value is a known member of the IntentActionCategory enum.
+func (e IntentActionCategory) Valid() bool {
+	switch e {
+	case IntentActionCategoryCollections:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentActionNextActionType.
+const (
+	RedirectToUrl IntentActionNextActionType = "redirect_to_url"
+)
+
+// Valid indicates whether the value is a known member of the IntentActionNextActionType enum.
+func (e IntentActionNextActionType) Valid() bool {
+	switch e {
+	case RedirectToUrl:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentActionPaymentType.
+const (
+	IntentActionPaymentTypeCardAcq      IntentActionPaymentType = "card-acq"
+	IntentActionPaymentTypeWalletpayAcq IntentActionPaymentType = "walletpay-acq"
+)
+
+// Valid indicates whether the value is a known member of the IntentActionPaymentType enum.
+func (e IntentActionPaymentType) Valid() bool {
+	switch e {
+	case IntentActionPaymentTypeCardAcq:
+		return true
+	case IntentActionPaymentTypeWalletpayAcq:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentActionPaymentTypeDataAuthModel.
+const (
+	IntentActionPaymentTypeDataAuthModelN3dsDisabled IntentActionPaymentTypeDataAuthModel = "3ds_disabled"
+	IntentActionPaymentTypeDataAuthModelN3dsRequired IntentActionPaymentTypeDataAuthModel = "3ds_required"
+)
+
+// Valid indicates whether the value is a known member of the IntentActionPaymentTypeDataAuthModel enum.
+func (e IntentActionPaymentTypeDataAuthModel) Valid() bool {
+	switch e {
+	case IntentActionPaymentTypeDataAuthModelN3dsDisabled:
+		return true
+	case IntentActionPaymentTypeDataAuthModelN3dsRequired:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentActionStatus.
+const (
+	IntentActionStatusCompleted         IntentActionStatus = "completed"
+	IntentActionStatusFailed            IntentActionStatus = "failed"
+	IntentActionStatusPending           IntentActionStatus = "pending"
+	IntentActionStatusPendingUserAction IntentActionStatus = "pending_user_action"
+)
+
+// Valid indicates whether the value is a known member of the IntentActionStatus enum.
+func (e IntentActionStatus) Valid() bool {
+	switch e {
+	case IntentActionStatusCompleted:
+		return true
+	case IntentActionStatusFailed:
+		return true
+	case IntentActionStatusPending:
+		return true
+	case IntentActionStatusPendingUserAction:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentActionParamsAction.
+const (
+	IntentActionParamsActionConfirm IntentActionParamsAction = "confirm"
+)
+
+// Valid indicates whether the value is a known member of the IntentActionParamsAction enum.
+func (e IntentActionParamsAction) Valid() bool {
+	switch e {
+	case IntentActionParamsActionConfirm:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentActionParamsCategory.
+const (
+	IntentActionParamsCategoryCollections IntentActionParamsCategory = "collections"
+)
+
+// Valid indicates whether the value is a known member of the IntentActionParamsCategory enum.
+func (e IntentActionParamsCategory) Valid() bool {
+	switch e {
+	case IntentActionParamsCategoryCollections:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentActionParamsPaymentType.
+const (
+	IntentActionParamsPaymentTypeCardAcq      IntentActionParamsPaymentType = "card-acq"
+	IntentActionParamsPaymentTypeWalletpayAcq IntentActionParamsPaymentType = "walletpay-acq"
+)
+
+// Valid indicates whether the value is a known member of the IntentActionParamsPaymentType enum.
+func (e IntentActionParamsPaymentType) Valid() bool {
+	switch e {
+	case IntentActionParamsPaymentTypeCardAcq:
+		return true
+	case IntentActionParamsPaymentTypeWalletpayAcq:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentActionParamsPaymentTypeDataAuthModel.
+const (
+	IntentActionParamsPaymentTypeDataAuthModelN3dsDisabled IntentActionParamsPaymentTypeDataAuthModel = "3ds_disabled"
+	IntentActionParamsPaymentTypeDataAuthModelN3dsRequired IntentActionParamsPaymentTypeDataAuthModel = "3ds_required"
+)
+
+// Valid indicates whether the value is a known member of the IntentActionParamsPaymentTypeDataAuthModel enum.
+func (e IntentActionParamsPaymentTypeDataAuthModel) Valid() bool {
+	switch e {
+	case IntentActionParamsPaymentTypeDataAuthModelN3dsDisabled:
+		return true
+	case IntentActionParamsPaymentTypeDataAuthModelN3dsRequired:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentDetailPaymentMethod.
 const (
 	PaymentDetailPaymentMethodBankTransfer       PaymentDetailPaymentMethod = "bank-transfer"
@@ -490,6 +661,33 @@ func (e PaymentDetailPaymentMethod) Valid() bool {
 	case PaymentDetailPaymentMethodMomoTransfer:
 		return true
 	case PaymentDetailPaymentMethodStablecoinTransfer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentIntentStatus.
+const (
+	PaymentIntentStatusCancelled      PaymentIntentStatus = "cancelled"
+	PaymentIntentStatusCompleted      PaymentIntentStatus = "completed"
+	PaymentIntentStatusFailed         PaymentIntentStatus = "failed"
+	PaymentIntentStatusProcessing     PaymentIntentStatus = "processing"
+	PaymentIntentStatusRequiresAction PaymentIntentStatus = "requires_action"
+)
+
+// Valid indicates whether the value is a known member of the PaymentIntentStatus enum.
+func (e PaymentIntentStatus) Valid() bool {
+	switch e {
+	case PaymentIntentStatusCancelled:
+		return true
+	case PaymentIntentStatusCompleted:
+		return true
+	case PaymentIntentStatusFailed:
+		return true
+	case PaymentIntentStatusProcessing:
+		return true
+	case PaymentIntentStatusRequiresAction:
 		return true
 	default:
 		return false
@@ -1240,6 +1438,66 @@ func (e PatchIndividualEntitiesById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetIntentActions200JSONResponseBodyStatus.
+const (
+	GetIntentActions200JSONResponseBodyStatusSuccess GetIntentActions200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetIntentActions200JSONResponseBodyStatus enum.
+func (e GetIntentActions200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetIntentActions200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostIntentActions201JSONResponseBodyStatus.
+const (
+	PostIntentActions201JSONResponseBodyStatusSuccess PostIntentActions201JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the PostIntentActions201JSONResponseBodyStatus enum.
+func (e PostIntentActions201JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PostIntentActions201JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetIntentActionsById200JSONResponseBodyStatus.
+const (
+	GetIntentActionsById200JSONResponseBodyStatusSuccess GetIntentActionsById200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetIntentActionsById200JSONResponseBodyStatus enum.
+func (e GetIntentActionsById200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetIntentActionsById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostIntentVerificationsById200JSONResponseBodyStatus.
+const (
+	PostIntentVerificationsById200JSONResponseBodyStatusSuccess PostIntentVerificationsById200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the PostIntentVerificationsById200JSONResponseBodyStatus enum.
+func (e PostIntentVerificationsById200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PostIntentVerificationsById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostOnboardingSubmissions201JSONResponseBodyStatus.
 const (
 	PostOnboardingSubmissions201JSONResponseBodyStatusSuccess PostOnboardingSubmissions201JSONResponseBodyStatus = "success"
@@ -1300,21 +1558,117 @@ func (e PatchPaymentDetailsById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetPaymentIntents200JSONResponseBodyStatus.
+const (
+	GetPaymentIntents200JSONResponseBodyStatusSuccess GetPaymentIntents200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetPaymentIntents200JSONResponseBodyStatus enum.
+func (e GetPaymentIntents200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetPaymentIntents200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostPaymentIntents201JSONResponseBodyStatus.
+const (
+	PostPaymentIntents201JSONResponseBodyStatusSuccess PostPaymentIntents201JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the PostPaymentIntents201JSONResponseBodyStatus enum.
+func (e PostPaymentIntents201JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PostPaymentIntents201JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetPaymentIntentsById200JSONResponseBodyStatus.
+const (
+	GetPaymentIntentsById200JSONResponseBodyStatusSuccess GetPaymentIntentsById200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetPaymentIntentsById200JSONResponseBodyStatus enum.
+func (e GetPaymentIntentsById200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetPaymentIntentsById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchPaymentIntentsByIdJSONBodyAction.
+const (
+	PatchPaymentIntentsByIdJSONBodyActionCancel PatchPaymentIntentsByIdJSONBodyAction = "cancel"
+)
+
+// Valid indicates whether the value is a known member of the PatchPaymentIntentsByIdJSONBodyAction enum.
+func (e PatchPaymentIntentsByIdJSONBodyAction) Valid() bool {
+	switch e {
+	case PatchPaymentIntentsByIdJSONBodyActionCancel:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchPaymentIntentsById200JSONResponseBodyStatus.
+const (
+	PatchPaymentIntentsById200JSONResponseBodyStatusSuccess PatchPaymentIntentsById200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the PatchPaymentIntentsById200JSONResponseBodyStatus enum.
+func (e PatchPaymentIntentsById200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PatchPaymentIntentsById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostSandboxChallengeFormdataBodyChoice.
+const (
+	PostSandboxChallengeFormdataBodyChoiceApprove PostSandboxChallengeFormdataBodyChoice = "approve"
+	PostSandboxChallengeFormdataBodyChoiceCancel  PostSandboxChallengeFormdataBodyChoice = "cancel"
+	PostSandboxChallengeFormdataBodyChoiceReject  PostSandboxChallengeFormdataBodyChoice = "reject"
+)
+
+// Valid indicates whether the value is a known member of the PostSandboxChallengeFormdataBodyChoice enum.
+func (e PostSandboxChallengeFormdataBodyChoice) Valid() bool {
+	switch e {
+	case PostSandboxChallengeFormdataBodyChoiceApprove:
+		return true
+	case PostSandboxChallengeFormdataBodyChoiceCancel:
+		return true
+	case PostSandboxChallengeFormdataBodyChoiceReject:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostSandboxCheckoutFormdataBodyChoice.
 const (
-	Approve PostSandboxCheckoutFormdataBodyChoice = "approve"
-	Cancel  PostSandboxCheckoutFormdataBodyChoice = "cancel"
-	Reject  PostSandboxCheckoutFormdataBodyChoice = "reject"
+	PostSandboxCheckoutFormdataBodyChoiceApprove PostSandboxCheckoutFormdataBodyChoice = "approve"
+	PostSandboxCheckoutFormdataBodyChoiceCancel  PostSandboxCheckoutFormdataBodyChoice = "cancel"
+	PostSandboxCheckoutFormdataBodyChoiceReject  PostSandboxCheckoutFormdataBodyChoice = "reject"
 )
 
 // Valid indicates whether the value is a known member of the PostSandboxCheckoutFormdataBodyChoice enum.
 func (e PostSandboxCheckoutFormdataBodyChoice) Valid() bool {
 	switch e {
-	case Approve:
+	case PostSandboxCheckoutFormdataBodyChoiceApprove:
 		return true
-	case Cancel:
+	case PostSandboxCheckoutFormdataBodyChoiceCancel:
 		return true
-	case Reject:
+	case PostSandboxCheckoutFormdataBodyChoiceReject:
 		return true
 	default:
 		return false
@@ -1345,6 +1699,24 @@ func (e PostSandboxFundingSessionsSimulateJSONBodyOutcome) Valid() bool {
 	case PostSandboxFundingSessionsSimulateJSONBodyOutcomeProcessing:
 		return true
 	case PostSandboxFundingSessionsSimulateJSONBodyOutcomeSettled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostSandboxIntentActionsSimulateJSONBodyOutcome.
+const (
+	PostSandboxIntentActionsSimulateJSONBodyOutcomeCompleted PostSandboxIntentActionsSimulateJSONBodyOutcome = "completed"
+	PostSandboxIntentActionsSimulateJSONBodyOutcomeFailed    PostSandboxIntentActionsSimulateJSONBodyOutcome = "failed"
+)
+
+// Valid indicates whether the value is a known member of the PostSandboxIntentActionsSimulateJSONBodyOutcome enum.
+func (e PostSandboxIntentActionsSimulateJSONBodyOutcome) Valid() bool {
+	switch e {
+	case PostSandboxIntentActionsSimulateJSONBodyOutcomeCompleted:
+		return true
+	case PostSandboxIntentActionsSimulateJSONBodyOutcomeFailed:
 		return true
 	default:
 		return false
@@ -2059,6 +2431,109 @@ type Inflow struct {
 	Updated          int     `json:"updated"`
 }
 
+// IntentAction An intent action: one confirmation attempt of a payment intent (SPEC.md). payment_type_data holds no sensitive card data; card_brand and card_type appear once completed. next_action is set while requires_action (type redirect_to_url: the sandbox 3DS challenge page).
+type IntentAction struct {
+	AccountId     string               `json:"account_id"`
+	Action        IntentActionAction   `json:"action"`
+	Amount        int                  `json:"amount"`
+	ApplicableFee int                  `json:"applicable_fee"`
+	Category      IntentActionCategory `json:"category"`
+	ChargeAmount  int                  `json:"charge_amount"`
+	Created       int                  `json:"created"`
+	Currency      string               `json:"currency"`
+	EntityId      string               `json:"entity_id"`
+	Id            string               `json:"id"`
+	NextAction    *struct {
+		Type IntentActionNextActionType `json:"type"`
+		Url  string                     `json:"url"`
+	} `json:"next_action"`
+	PaymentIntentId string                  `json:"payment_intent_id"`
+	PaymentType     IntentActionPaymentType `json:"payment_type"`
+	PaymentTypeData struct {
+		AuthModel      IntentActionPaymentTypeDataAuthModel `json:"auth_model"`
+		CardBrand      *string                              `json:"card_brand,omitempty"`
+		CardType       *string                              `json:"card_type,omitempty"`
+		LastFourDigits *string                              `json:"last_four_digits,omitempty"`
+		PaymentCountry *string                              `json:"payment_country,omitempty"`
+	} `json:"payment_type_data"`
+	Reference      string             `json:"reference"`
+	RefundedAmount int                `json:"refunded_amount"`
+	RequiresAction bool               `json:"requires_action"`
+	ReturnUrl      *string            `json:"return_url"`
+	Status         IntentActionStatus `json:"status"`
+	StatusReason   *string            `json:"status_reason"`
+	Updated        int                `json:"updated"`
+}
+
+// IntentActionAction defines model for IntentAction.Action.
+type IntentActionAction string
+
+// IntentActionCategory defines model for IntentAction.Category.
+type IntentActionCategory string
+
+// IntentActionNextActionType defines model for IntentAction.NextAction.Type.
+type IntentActionNextActionType string
+
+// IntentActionPaymentType defines model for IntentAction.PaymentType.
+type IntentActionPaymentType string
+
+// IntentActionPaymentTypeDataAuthModel defines model for IntentAction.PaymentTypeData.AuthModel.
+type IntentActionPaymentTypeDataAuthModel string
+
+// IntentActionStatus defines model for IntentAction.Status.
+type IntentActionStatus string
+
+// IntentActionParams defines model for IntentActionParams.
+type IntentActionParams struct {
+	Action   IntentActionParamsAction   `json:"action"`
+	Category IntentActionParamsCategory `json:"category"`
+	Customer struct {
+		Email     string `json:"email"`
+		FirstName string `json:"first_name"`
+		LastName  string `json:"last_name"`
+	} `json:"customer"`
+	PaymentType     IntentActionParamsPaymentType `json:"payment_type"`
+	PaymentTypeData struct {
+		AuthModel      *IntentActionParamsPaymentTypeDataAuthModel `json:"auth_model,omitempty"`
+		BillingAddress struct {
+			AddressLineOne *string `json:"address_line_one,omitempty"`
+			AddressLineTwo *string `json:"address_line_two,omitempty"`
+			City           *string `json:"city,omitempty"`
+			Country        string  `json:"country"`
+			State          *string `json:"state,omitempty"`
+			Zip            *string `json:"zip,omitempty"`
+		} `json:"billing_address"`
+		BrowserData *struct {
+			AcceptHeader      *string `json:"accept_header,omitempty"`
+			ColorDepth        *int    `json:"color_depth,omitempty"`
+			IpAddress         *string `json:"ip_address,omitempty"`
+			JavaEnabled       *bool   `json:"java_enabled,omitempty"`
+			JavascriptEnabled *bool   `json:"javascript_enabled,omitempty"`
+			Language          *string `json:"language,omitempty"`
+			ScreenHeight      *int    `json:"screen_height,omitempty"`
+			ScreenWidth       *int    `json:"screen_width,omitempty"`
+			TimeZoneOffset    *int    `json:"time_zone_offset,omitempty"`
+			UserAgent         *string `json:"user_agent,omitempty"`
+		} `json:"browser_data,omitempty"`
+
+		// Data card-acq: Base64 of RSA-OAEP SHA-256 ciphertext of {card_number, expiration_month, expiration_year, cvv, card_holder_name?} made with the API key's encryption_public_key
+		Data *string `json:"data,omitempty"`
+	} `json:"payment_type_data"`
+	ReturnUrl *string `json:"return_url,omitempty"`
+}
+
+// IntentActionParamsAction defines model for IntentActionParams.Action.
+type IntentActionParamsAction string
+
+// IntentActionParamsCategory defines model for IntentActionParams.Category.
+type IntentActionParamsCategory string
+
+// IntentActionParamsPaymentType defines model for IntentActionParams.PaymentType.
+type IntentActionParamsPaymentType string
+
+// IntentActionParamsPaymentTypeDataAuthModel defines model for IntentActionParams.PaymentTypeData.AuthModel.
+type IntentActionParamsPaymentTypeDataAuthModel string
+
 // ListMeta defines model for ListMeta.
 type ListMeta struct {
 	// FiltersApplied Every filter in force, entity_id included when it defaulted to the caller.
@@ -2116,6 +2591,25 @@ type PaymentDetail struct {
 
 // PaymentDetailPaymentMethod defines model for PaymentDetail.PaymentMethod.
 type PaymentDetailPaymentMethod string
+
+// PaymentIntent A payment intent (SPEC.md) with its latest intent_action (null until confirmed). status_reason is present when cancelled with a reason.
+type PaymentIntent struct {
+	AccountId    string              `json:"account_id"`
+	Amount       int                 `json:"amount"`
+	Created      int                 `json:"created"`
+	Currency     string              `json:"currency"`
+	Description  string              `json:"description"`
+	EntityId     string              `json:"entity_id"`
+	Id           string              `json:"id"`
+	IntentAction *IntentAction       `json:"intent_action"`
+	Reference    string              `json:"reference"`
+	Status       PaymentIntentStatus `json:"status"`
+	StatusReason *string             `json:"status_reason,omitempty"`
+	Updated      int                 `json:"updated"`
+}
+
+// PaymentIntentStatus defines model for PaymentIntent.Status.
+type PaymentIntentStatus string
 
 // Probe defines model for Probe.
 type Probe struct {
@@ -3553,6 +4047,82 @@ type PatchIndividualEntitiesByIdBodyPerson struct {
 // PatchIndividualEntitiesById200JSONResponseBodyStatus defines parameters for PatchIndividualEntitiesById.
 type PatchIndividualEntitiesById200JSONResponseBodyStatus string
 
+// GetIntentActionsParams defines parameters for GetIntentActions.
+type GetIntentActionsParams struct {
+	Status    *string `form:"status,omitempty" json:"status,omitempty"`
+	Reference *string `form:"reference,omitempty" json:"reference,omitempty"`
+	Currency  *string `form:"currency,omitempty" json:"currency,omitempty"`
+	AccountId *string `form:"account_id,omitempty" json:"account_id,omitempty"`
+	EntityId  *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// DateFrom ISO 8601 or Unix ms, inclusive
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo ISO 8601 or Unix ms, inclusive
+	DateTo     *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+	Limit      *int    `form:"limit,omitempty" json:"limit,omitempty"`
+	NextCursor *string `form:"next_cursor,omitempty" json:"next_cursor,omitempty"`
+
+	// Cursor alias of next_cursor
+	Cursor          *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+	PrevCursor      *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+	PaymentType     *string `form:"payment_type,omitempty" json:"payment_type,omitempty"`
+	PaymentIntentId *string `form:"payment_intent_id,omitempty" json:"payment_intent_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetIntentActions200JSONResponseBodyStatus defines parameters for GetIntentActions.
+type GetIntentActions200JSONResponseBodyStatus string
+
+// PostIntentActionsJSONBody defines parameters for PostIntentActions.
+type PostIntentActionsJSONBody struct {
+	EntityId        *string            `json:"entity_id,omitempty"`
+	IntentAction    IntentActionParams `json:"intent_action"`
+	PaymentIntentId string             `json:"payment_intent_id"`
+}
+
+// PostIntentActionsParams defines parameters for PostIntentActions.
+type PostIntentActionsParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostIntentActions201JSONResponseBodyStatus defines parameters for PostIntentActions.
+type PostIntentActions201JSONResponseBodyStatus string
+
+// GetIntentActionsByIdParams defines parameters for GetIntentActionsById.
+type GetIntentActionsByIdParams struct {
+	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetIntentActionsById200JSONResponseBodyStatus defines parameters for GetIntentActionsById.
+type GetIntentActionsById200JSONResponseBodyStatus string
+
+// PostIntentVerificationsByIdJSONBody defines parameters for PostIntentVerificationsById.
+type PostIntentVerificationsByIdJSONBody struct {
+	EntityId *string `json:"entity_id,omitempty"`
+}
+
+// PostIntentVerificationsByIdParams defines parameters for PostIntentVerificationsById.
+type PostIntentVerificationsByIdParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostIntentVerificationsById200JSONResponseBodyStatus defines parameters for PostIntentVerificationsById.
+type PostIntentVerificationsById200JSONResponseBodyStatus string
+
 // PostOnboardingSubmissionsJSONBody defines parameters for PostOnboardingSubmissions.
 type PostOnboardingSubmissionsJSONBody struct {
 	EntityId *string `json:"entity_id,omitempty"`
@@ -3686,6 +4256,88 @@ type PatchPaymentDetailsByIdBodyBankAddress struct {
 // PatchPaymentDetailsById200JSONResponseBodyStatus defines parameters for PatchPaymentDetailsById.
 type PatchPaymentDetailsById200JSONResponseBodyStatus string
 
+// GetPaymentIntentsParams defines parameters for GetPaymentIntents.
+type GetPaymentIntentsParams struct {
+	Status    *string `form:"status,omitempty" json:"status,omitempty"`
+	Reference *string `form:"reference,omitempty" json:"reference,omitempty"`
+	Currency  *string `form:"currency,omitempty" json:"currency,omitempty"`
+	AccountId *string `form:"account_id,omitempty" json:"account_id,omitempty"`
+	EntityId  *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// DateFrom ISO 8601 or Unix ms, inclusive
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo ISO 8601 or Unix ms, inclusive
+	DateTo     *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+	Limit      *int    `form:"limit,omitempty" json:"limit,omitempty"`
+	NextCursor *string `form:"next_cursor,omitempty" json:"next_cursor,omitempty"`
+
+	// Cursor alias of next_cursor
+	Cursor     *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+	PrevCursor *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetPaymentIntents200JSONResponseBodyStatus defines parameters for GetPaymentIntents.
+type GetPaymentIntents200JSONResponseBodyStatus string
+
+// PostPaymentIntentsJSONBody defines parameters for PostPaymentIntents.
+type PostPaymentIntentsJSONBody struct {
+	AccountId    string              `json:"account_id"`
+	Amount       int                 `json:"amount"`
+	Currency     string              `json:"currency"`
+	Description  *string             `json:"description,omitempty"`
+	EntityId     *string             `json:"entity_id,omitempty"`
+	IntentAction *IntentActionParams `json:"intent_action,omitempty"`
+	Reference    string              `json:"reference"`
+}
+
+// PostPaymentIntentsParams defines parameters for PostPaymentIntents.
+type PostPaymentIntentsParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostPaymentIntents201JSONResponseBodyStatus defines parameters for PostPaymentIntents.
+type PostPaymentIntents201JSONResponseBodyStatus string
+
+// GetPaymentIntentsByIdParams defines parameters for GetPaymentIntentsById.
+type GetPaymentIntentsByIdParams struct {
+	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetPaymentIntentsById200JSONResponseBodyStatus defines parameters for GetPaymentIntentsById.
+type GetPaymentIntentsById200JSONResponseBodyStatus string
+
+// PatchPaymentIntentsByIdJSONBody defines parameters for PatchPaymentIntentsById.
+type PatchPaymentIntentsByIdJSONBody struct {
+	Action   PatchPaymentIntentsByIdJSONBodyAction `json:"action"`
+	EntityId *string                               `json:"entity_id,omitempty"`
+	Reason   *string                               `json:"reason,omitempty"`
+}
+
+// PatchPaymentIntentsByIdParams defines parameters for PatchPaymentIntentsById.
+type PatchPaymentIntentsByIdParams struct {
+	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PatchPaymentIntentsByIdJSONBodyAction defines parameters for PatchPaymentIntentsById.
+type PatchPaymentIntentsByIdJSONBodyAction string
+
+// PatchPaymentIntentsById200JSONResponseBodyStatus defines parameters for PatchPaymentIntentsById.
+type PatchPaymentIntentsById200JSONResponseBodyStatus string
+
 // GetReadyzParams defines parameters for GetReadyz.
 type GetReadyzParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
@@ -3722,6 +4374,32 @@ type DeleteSandboxApiKeysByIdParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// GetSandboxChallengeParams defines parameters for GetSandboxChallenge.
+type GetSandboxChallengeParams struct {
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostSandboxChallengeFormdataBody defines parameters for PostSandboxChallenge.
+type PostSandboxChallengeFormdataBody struct {
+	Choice PostSandboxChallengeFormdataBodyChoice `form:"choice" json:"choice"`
+
+	// FailureCode with reject: one of SPEC.md's failure codes (default payment_rejected)
+	FailureCode *string `form:"failure_code,omitempty" json:"failure_code,omitempty"`
+
+	// Nonce the value the page rendered into its form
+	Nonce string `form:"nonce" json:"nonce"`
+}
+
+// PostSandboxChallengeParams defines parameters for PostSandboxChallenge.
+type PostSandboxChallengeParams struct {
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostSandboxChallengeFormdataBodyChoice defines parameters for PostSandboxChallenge.
+type PostSandboxChallengeFormdataBodyChoice string
 
 // GetSandboxCheckoutParams defines parameters for GetSandboxCheckout.
 type GetSandboxCheckoutParams struct {
@@ -3829,6 +4507,25 @@ type PostSandboxInflowsParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostSandboxIntentActionsSimulateJSONBody defines parameters for PostSandboxIntentActionsSimulate.
+type PostSandboxIntentActionsSimulateJSONBody struct {
+	EntityId     *string                                         `json:"entity_id,omitempty"`
+	Outcome      PostSandboxIntentActionsSimulateJSONBodyOutcome `json:"outcome"`
+	StatusReason *string                                         `json:"status_reason,omitempty"`
+}
+
+// PostSandboxIntentActionsSimulateParams defines parameters for PostSandboxIntentActionsSimulate.
+type PostSandboxIntentActionsSimulateParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostSandboxIntentActionsSimulateJSONBodyOutcome defines parameters for PostSandboxIntentActionsSimulate.
+type PostSandboxIntentActionsSimulateJSONBodyOutcome string
 
 // PostSandboxTransfersSimulateJSONBody defines parameters for PostSandboxTransfersSimulate.
 type PostSandboxTransfersSimulateJSONBody struct {
@@ -3963,6 +4660,12 @@ type PostIndividualEntitiesJSONRequestBody PostIndividualEntitiesJSONBody
 // PatchIndividualEntitiesByIdJSONRequestBody defines body for PatchIndividualEntitiesById for application/json ContentType.
 type PatchIndividualEntitiesByIdJSONRequestBody PatchIndividualEntitiesByIdJSONBody
 
+// PostIntentActionsJSONRequestBody defines body for PostIntentActions for application/json ContentType.
+type PostIntentActionsJSONRequestBody PostIntentActionsJSONBody
+
+// PostIntentVerificationsByIdJSONRequestBody defines body for PostIntentVerificationsById for application/json ContentType.
+type PostIntentVerificationsByIdJSONRequestBody PostIntentVerificationsByIdJSONBody
+
 // PostOnboardingSubmissionsJSONRequestBody defines body for PostOnboardingSubmissions for application/json ContentType.
 type PostOnboardingSubmissionsJSONRequestBody PostOnboardingSubmissionsJSONBody
 
@@ -3972,11 +4675,20 @@ type PostPaymentDetailsJSONRequestBody PostPaymentDetailsJSONBody
 // PatchPaymentDetailsByIdJSONRequestBody defines body for PatchPaymentDetailsById for application/json ContentType.
 type PatchPaymentDetailsByIdJSONRequestBody PatchPaymentDetailsByIdJSONBody
 
+// PostPaymentIntentsJSONRequestBody defines body for PostPaymentIntents for application/json ContentType.
+type PostPaymentIntentsJSONRequestBody PostPaymentIntentsJSONBody
+
+// PatchPaymentIntentsByIdJSONRequestBody defines body for PatchPaymentIntentsById for application/json ContentType.
+type PatchPaymentIntentsByIdJSONRequestBody PatchPaymentIntentsByIdJSONBody
+
 // PostSandboxAccountDetailsActivateJSONRequestBody defines body for PostSandboxAccountDetailsActivate for application/json ContentType.
 type PostSandboxAccountDetailsActivateJSONRequestBody = PostSandboxAccountDetailsActivateJSONBody
 
 // PostSandboxApiKeysJSONRequestBody defines body for PostSandboxApiKeys for application/json ContentType.
 type PostSandboxApiKeysJSONRequestBody PostSandboxApiKeysJSONBody
+
+// PostSandboxChallengeFormdataRequestBody defines body for PostSandboxChallenge for application/x-www-form-urlencoded ContentType.
+type PostSandboxChallengeFormdataRequestBody PostSandboxChallengeFormdataBody
 
 // PostSandboxCheckoutFormdataRequestBody defines body for PostSandboxCheckout for application/x-www-form-urlencoded ContentType.
 type PostSandboxCheckoutFormdataRequestBody PostSandboxCheckoutFormdataBody
@@ -3995,6 +4707,9 @@ type PostSandboxFxOutageJSONRequestBody PostSandboxFxOutageJSONBody
 
 // PostSandboxInflowsJSONRequestBody defines body for PostSandboxInflows for application/json ContentType.
 type PostSandboxInflowsJSONRequestBody PostSandboxInflowsJSONBody
+
+// PostSandboxIntentActionsSimulateJSONRequestBody defines body for PostSandboxIntentActionsSimulate for application/json ContentType.
+type PostSandboxIntentActionsSimulateJSONRequestBody PostSandboxIntentActionsSimulateJSONBody
 
 // PostSandboxTransfersSimulateJSONRequestBody defines body for PostSandboxTransfersSimulate for application/json ContentType.
 type PostSandboxTransfersSimulateJSONRequestBody PostSandboxTransfersSimulateJSONBody
@@ -4554,6 +5269,44 @@ type ClientInterface interface {
 	// Corresponds with PATCH /individual-entities/{id} (the `PatchIndividualEntitiesById` operationId).
 	PatchIndividualEntitiesById(ctx context.Context, id string, params *PatchIndividualEntitiesByIdParams, body PatchIndividualEntitiesByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetIntentActions List intent actions, oldest first, under data.items
+	//
+	// Corresponds with GET /intent-actions (the `GetIntentActions` operationId).
+	GetIntentActions(ctx context.Context, params *GetIntentActionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostIntentActionsWithBody Confirm a payment intent in requires_action: the new intent action. When requires_action is true, send the cardholder to next_action.url
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /intent-actions (the `PostIntentActions` operationId).
+	PostIntentActionsWithBody(ctx context.Context, params *PostIntentActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostIntentActions Confirm a payment intent in requires_action: the new intent action. When requires_action is true, send the cardholder to next_action.url
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /intent-actions (the `PostIntentActions` operationId).
+	PostIntentActions(ctx context.Context, params *PostIntentActionsParams, body PostIntentActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetIntentActionsById Get an intent action
+	//
+	// Corresponds with GET /intent-actions/{id} (the `GetIntentActionsById` operationId).
+	GetIntentActionsById(ctx context.Context, id string, params *GetIntentActionsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostIntentVerificationsByIdWithBody Recheck a non-final intent action ({id}); a completed or failed one is returned unchanged
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /intent-verifications/{id} (the `PostIntentVerificationsById` operationId).
+	PostIntentVerificationsByIdWithBody(ctx context.Context, id string, params *PostIntentVerificationsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostIntentVerificationsById Recheck a non-final intent action ({id}); a completed or failed one is returned unchanged
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /intent-verifications/{id} (the `PostIntentVerificationsById` operationId).
+	PostIntentVerificationsById(ctx context.Context, id string, params *PostIntentVerificationsByIdParams, body PostIntentVerificationsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostOnboardingSubmissionsWithBody Submit an entity for review (status pending)
 	//
 	// Takes any type of body and a specified content type.
@@ -4611,6 +5364,44 @@ type ClientInterface interface {
 	// Corresponds with PATCH /payment-details/{id} (the `PatchPaymentDetailsById` operationId).
 	PatchPaymentDetailsById(ctx context.Context, id string, params *PatchPaymentDetailsByIdParams, body PatchPaymentDetailsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetPaymentIntents List payment intents, oldest first, under data.items
+	//
+	// Corresponds with GET /payment-intents (the `GetPaymentIntents` operationId).
+	GetPaymentIntents(ctx context.Context, params *GetPaymentIntentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostPaymentIntentsWithBody Create a payment intent (requires_action); with intent_action, confirm it in the same request. A reference the account already used is 409 duplicate_reference with the original under data
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /payment-intents (the `PostPaymentIntents` operationId).
+	PostPaymentIntentsWithBody(ctx context.Context, params *PostPaymentIntentsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostPaymentIntents Create a payment intent (requires_action); with intent_action, confirm it in the same request. A reference the account already used is 409 duplicate_reference with the original under data
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /payment-intents (the `PostPaymentIntents` operationId).
+	PostPaymentIntents(ctx context.Context, params *PostPaymentIntentsParams, body PostPaymentIntentsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPaymentIntentsById Get a payment intent with its latest intent_action
+	//
+	// Corresponds with GET /payment-intents/{id} (the `GetPaymentIntentsById` operationId).
+	GetPaymentIntentsById(ctx context.Context, id string, params *GetPaymentIntentsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchPaymentIntentsByIdWithBody Cancel a payment intent in requires_action: {action: cancel, reason?}; the reason becomes status_reason (409 error_operation_invalid_for_state in any other status)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /payment-intents/{id} (the `PatchPaymentIntentsById` operationId).
+	PatchPaymentIntentsByIdWithBody(ctx context.Context, id string, params *PatchPaymentIntentsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchPaymentIntentsById Cancel a payment intent in requires_action: {action: cancel, reason?}; the reason becomes status_reason (409 error_operation_invalid_for_state in any other status)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /payment-intents/{id} (the `PatchPaymentIntentsById` operationId).
+	PatchPaymentIntentsById(ctx context.Context, id string, params *PatchPaymentIntentsByIdParams, body PatchPaymentIntentsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetReadyz Readiness: the store answers a read in time (no key)
 	//
 	// Corresponds with GET /readyz (the `GetReadyz` operationId).
@@ -4648,6 +5439,25 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /sandbox/api-keys/{id} (the `DeleteSandboxApiKeysById` operationId).
 	DeleteSandboxApiKeysById(ctx context.Context, id string, params *DeleteSandboxApiKeysByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSandboxChallenge Sandbox: the 3DS challenge page of an intent action, at its next_action.url (no key: the token is the capability). HTML, self-contained, no script
+	//
+	// Corresponds with GET /sandbox/challenge/{token} (the `GetSandboxChallenge` operationId).
+	GetSandboxChallenge(ctx context.Context, token string, params *GetSandboxChallengeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxChallengeWithBody Sandbox: the cardholder's answer on the challenge page (no key: the token is the capability). Runs what the simulate route runs (complete with the password: authenticated, then the test card decides; otherwise failed, authentication_failed), then 303 to return_url with payment_intent_id and status in its query (200 with the outcome when there is no return_url). A form not from this page is 403; a final action asked otherwise is 409; both HTML
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /sandbox/challenge/{token} (the `PostSandboxChallenge` operationId).
+	PostSandboxChallengeWithBody(ctx context.Context, token string, params *PostSandboxChallengeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxChallengeWithFormdataBody Sandbox: the cardholder's answer on the challenge page (no key: the token is the capability). Runs what the simulate route runs (complete with the password: authenticated, then the test card decides; otherwise failed, authentication_failed), then 303 to return_url with payment_intent_id and status in its query (200 with the outcome when there is no return_url). A form not from this page is 403; a final action asked otherwise is 409; both HTML
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /sandbox/challenge/{token} (the `PostSandboxChallenge` operationId).
+	PostSandboxChallengeWithFormdataBody(ctx context.Context, token string, params *PostSandboxChallengeParams, body PostSandboxChallengeFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSandboxCheckout Sandbox: the checkout page of an open-banking (a mock bank consent) or crypto (a mock invoice) session, at its checkout_url (no key: the token is the capability). HTML, self-contained, no script
 	//
@@ -4742,6 +5552,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /sandbox/inflows (the `PostSandboxInflows` operationId).
 	PostSandboxInflows(ctx context.Context, params *PostSandboxInflowsParams, body PostSandboxInflowsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxIntentActionsSimulateWithBody Sandbox: the issuer answers an intent action: completed (credited once) or failed (status_reason, default card_declined). Bare action
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /sandbox/intent-actions/{id}/simulate (the `PostSandboxIntentActionsSimulate` operationId).
+	PostSandboxIntentActionsSimulateWithBody(ctx context.Context, id string, params *PostSandboxIntentActionsSimulateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxIntentActionsSimulate Sandbox: the issuer answers an intent action: completed (credited once) or failed (status_reason, default card_declined). Bare action
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /sandbox/intent-actions/{id}/simulate (the `PostSandboxIntentActionsSimulate` operationId).
+	PostSandboxIntentActionsSimulate(ctx context.Context, id string, params *PostSandboxIntentActionsSimulateParams, body PostSandboxIntentActionsSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostSandboxTransfersSimulateWithBody Sandbox: move a transfer to an outcome (answers the transfer)
 	//
@@ -5811,6 +6635,104 @@ func (c *Client) PatchIndividualEntitiesById(ctx context.Context, id string, par
 	return c.Client.Do(req)
 }
 
+// GetIntentActions List intent actions, oldest first, under data.items
+//
+// Corresponds with GET /intent-actions (the `GetIntentActions` operationId).
+func (c *Client) GetIntentActions(ctx context.Context, params *GetIntentActionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetIntentActionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostIntentActionsWithBody Confirm a payment intent in requires_action: the new intent action. When requires_action is true, send the cardholder to next_action.url
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /intent-actions (the `PostIntentActions` operationId).
+func (c *Client) PostIntentActionsWithBody(ctx context.Context, params *PostIntentActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostIntentActionsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostIntentActions Confirm a payment intent in requires_action: the new intent action. When requires_action is true, send the cardholder to next_action.url
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /intent-actions (the `PostIntentActions` operationId).
+func (c *Client) PostIntentActions(ctx context.Context, params *PostIntentActionsParams, body PostIntentActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostIntentActionsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetIntentActionsById Get an intent action
+//
+// Corresponds with GET /intent-actions/{id} (the `GetIntentActionsById` operationId).
+func (c *Client) GetIntentActionsById(ctx context.Context, id string, params *GetIntentActionsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetIntentActionsByIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostIntentVerificationsByIdWithBody Recheck a non-final intent action ({id}); a completed or failed one is returned unchanged
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /intent-verifications/{id} (the `PostIntentVerificationsById` operationId).
+func (c *Client) PostIntentVerificationsByIdWithBody(ctx context.Context, id string, params *PostIntentVerificationsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostIntentVerificationsByIdRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostIntentVerificationsById Recheck a non-final intent action ({id}); a completed or failed one is returned unchanged
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /intent-verifications/{id} (the `PostIntentVerificationsById` operationId).
+func (c *Client) PostIntentVerificationsById(ctx context.Context, id string, params *PostIntentVerificationsByIdParams, body PostIntentVerificationsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostIntentVerificationsByIdRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostOnboardingSubmissionsWithBody Submit an entity for review (status pending)
 //
 // Takes any type of body and a specified content type.
@@ -5958,6 +6880,104 @@ func (c *Client) PatchPaymentDetailsById(ctx context.Context, id string, params 
 	return c.Client.Do(req)
 }
 
+// GetPaymentIntents List payment intents, oldest first, under data.items
+//
+// Corresponds with GET /payment-intents (the `GetPaymentIntents` operationId).
+func (c *Client) GetPaymentIntents(ctx context.Context, params *GetPaymentIntentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPaymentIntentsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostPaymentIntentsWithBody Create a payment intent (requires_action); with intent_action, confirm it in the same request. A reference the account already used is 409 duplicate_reference with the original under data
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /payment-intents (the `PostPaymentIntents` operationId).
+func (c *Client) PostPaymentIntentsWithBody(ctx context.Context, params *PostPaymentIntentsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostPaymentIntentsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostPaymentIntents Create a payment intent (requires_action); with intent_action, confirm it in the same request. A reference the account already used is 409 duplicate_reference with the original under data
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /payment-intents (the `PostPaymentIntents` operationId).
+func (c *Client) PostPaymentIntents(ctx context.Context, params *PostPaymentIntentsParams, body PostPaymentIntentsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostPaymentIntentsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPaymentIntentsById Get a payment intent with its latest intent_action
+//
+// Corresponds with GET /payment-intents/{id} (the `GetPaymentIntentsById` operationId).
+func (c *Client) GetPaymentIntentsById(ctx context.Context, id string, params *GetPaymentIntentsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPaymentIntentsByIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchPaymentIntentsByIdWithBody Cancel a payment intent in requires_action: {action: cancel, reason?}; the reason becomes status_reason (409 error_operation_invalid_for_state in any other status)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /payment-intents/{id} (the `PatchPaymentIntentsById` operationId).
+func (c *Client) PatchPaymentIntentsByIdWithBody(ctx context.Context, id string, params *PatchPaymentIntentsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchPaymentIntentsByIdRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchPaymentIntentsById Cancel a payment intent in requires_action: {action: cancel, reason?}; the reason becomes status_reason (409 error_operation_invalid_for_state in any other status)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /payment-intents/{id} (the `PatchPaymentIntentsById` operationId).
+func (c *Client) PatchPaymentIntentsById(ctx context.Context, id string, params *PatchPaymentIntentsByIdParams, body PatchPaymentIntentsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchPaymentIntentsByIdRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetReadyz Readiness: the store answers a read in time (no key)
 //
 // Corresponds with GET /readyz (the `GetReadyz` operationId).
@@ -6046,6 +7066,55 @@ func (c *Client) PostSandboxApiKeys(ctx context.Context, params *PostSandboxApiK
 // Corresponds with DELETE /sandbox/api-keys/{id} (the `DeleteSandboxApiKeysById` operationId).
 func (c *Client) DeleteSandboxApiKeysById(ctx context.Context, id string, params *DeleteSandboxApiKeysByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteSandboxApiKeysByIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSandboxChallenge Sandbox: the 3DS challenge page of an intent action, at its next_action.url (no key: the token is the capability). HTML, self-contained, no script
+//
+// Corresponds with GET /sandbox/challenge/{token} (the `GetSandboxChallenge` operationId).
+func (c *Client) GetSandboxChallenge(ctx context.Context, token string, params *GetSandboxChallengeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSandboxChallengeRequest(c.Server, token, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxChallengeWithBody Sandbox: the cardholder's answer on the challenge page (no key: the token is the capability). Runs what the simulate route runs (complete with the password: authenticated, then the test card decides; otherwise failed, authentication_failed), then 303 to return_url with payment_intent_id and status in its query (200 with the outcome when there is no return_url). A form not from this page is 403; a final action asked otherwise is 409; both HTML
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /sandbox/challenge/{token} (the `PostSandboxChallenge` operationId).
+func (c *Client) PostSandboxChallengeWithBody(ctx context.Context, token string, params *PostSandboxChallengeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxChallengeRequestWithBody(c.Server, token, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxChallengeWithFormdataBody Sandbox: the cardholder's answer on the challenge page (no key: the token is the capability). Runs what the simulate route runs (complete with the password: authenticated, then the test card decides; otherwise failed, authentication_failed), then 303 to return_url with payment_intent_id and status in its query (200 with the outcome when there is no return_url). A form not from this page is 403; a final action asked otherwise is 409; both HTML
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /sandbox/challenge/{token} (the `PostSandboxChallenge` operationId).
+func (c *Client) PostSandboxChallengeWithFormdataBody(ctx context.Context, token string, params *PostSandboxChallengeParams, body PostSandboxChallengeFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxChallengeRequestWithFormdataBody(c.Server, token, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6280,6 +7349,40 @@ func (c *Client) PostSandboxInflowsWithBody(ctx context.Context, params *PostSan
 // Corresponds with POST /sandbox/inflows (the `PostSandboxInflows` operationId).
 func (c *Client) PostSandboxInflows(ctx context.Context, params *PostSandboxInflowsParams, body PostSandboxInflowsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostSandboxInflowsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxIntentActionsSimulateWithBody Sandbox: the issuer answers an intent action: completed (credited once) or failed (status_reason, default card_declined). Bare action
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /sandbox/intent-actions/{id}/simulate (the `PostSandboxIntentActionsSimulate` operationId).
+func (c *Client) PostSandboxIntentActionsSimulateWithBody(ctx context.Context, id string, params *PostSandboxIntentActionsSimulateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxIntentActionsSimulateRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxIntentActionsSimulate Sandbox: the issuer answers an intent action: completed (credited once) or failed (status_reason, default card_declined). Bare action
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /sandbox/intent-actions/{id}/simulate (the `PostSandboxIntentActionsSimulate` operationId).
+func (c *Client) PostSandboxIntentActionsSimulate(ctx context.Context, id string, params *PostSandboxIntentActionsSimulateParams, body PostSandboxIntentActionsSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxIntentActionsSimulateRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10550,6 +11653,488 @@ func NewPatchIndividualEntitiesByIdRequestWithBody(server string, id string, par
 	return req, nil
 }
 
+// NewGetIntentActionsRequest constructs an http.Request for the GetIntentActions method
+func NewGetIntentActionsRequest(server string, params *GetIntentActionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/intent-actions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Reference != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reference", *params.Reference, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Currency != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "currency", *params.Currency, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.AccountId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "account_id", *params.AccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NextCursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "next_cursor", *params.NextCursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PrevCursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "prev_cursor", *params.PrevCursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PaymentType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "payment_type", *params.PaymentType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PaymentIntentId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "payment_intent_id", *params.PaymentIntentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostIntentActionsRequest calls the generic PostIntentActions builder with application/json body
+func NewPostIntentActionsRequest(server string, params *PostIntentActionsParams, body PostIntentActionsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostIntentActionsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostIntentActionsRequestWithBody constructs an http.Request for the PostIntentActions method, with any body, and a specified content type
+func NewPostIntentActionsRequestWithBody(server string, params *PostIntentActionsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/intent-actions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetIntentActionsByIdRequest constructs an http.Request for the GetIntentActionsById method
+func NewGetIntentActionsByIdRequest(server string, id string, params *GetIntentActionsByIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/intent-actions/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostIntentVerificationsByIdRequest calls the generic PostIntentVerificationsById builder with application/json body
+func NewPostIntentVerificationsByIdRequest(server string, id string, params *PostIntentVerificationsByIdParams, body PostIntentVerificationsByIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostIntentVerificationsByIdRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostIntentVerificationsByIdRequestWithBody constructs an http.Request for the PostIntentVerificationsById method, with any body, and a specified content type
+func NewPostIntentVerificationsByIdRequestWithBody(server string, id string, params *PostIntentVerificationsByIdParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/intent-verifications/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewPostOnboardingSubmissionsRequest calls the generic PostOnboardingSubmissions builder with application/json body
 func NewPostOnboardingSubmissionsRequest(server string, params *PostOnboardingSubmissionsParams, body PostOnboardingSubmissionsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -11019,6 +12604,453 @@ func NewPatchPaymentDetailsByIdRequestWithBody(server string, id string, params 
 	return req, nil
 }
 
+// NewGetPaymentIntentsRequest constructs an http.Request for the GetPaymentIntents method
+func NewGetPaymentIntentsRequest(server string, params *GetPaymentIntentsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/payment-intents")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Reference != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reference", *params.Reference, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Currency != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "currency", *params.Currency, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.AccountId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "account_id", *params.AccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NextCursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "next_cursor", *params.NextCursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PrevCursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "prev_cursor", *params.PrevCursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostPaymentIntentsRequest calls the generic PostPaymentIntents builder with application/json body
+func NewPostPaymentIntentsRequest(server string, params *PostPaymentIntentsParams, body PostPaymentIntentsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostPaymentIntentsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostPaymentIntentsRequestWithBody constructs an http.Request for the PostPaymentIntents method, with any body, and a specified content type
+func NewPostPaymentIntentsRequestWithBody(server string, params *PostPaymentIntentsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/payment-intents")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetPaymentIntentsByIdRequest constructs an http.Request for the GetPaymentIntentsById method
+func NewGetPaymentIntentsByIdRequest(server string, id string, params *GetPaymentIntentsByIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/payment-intents/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPatchPaymentIntentsByIdRequest calls the generic PatchPaymentIntentsById builder with application/json body
+func NewPatchPaymentIntentsByIdRequest(server string, id string, params *PatchPaymentIntentsByIdParams, body PatchPaymentIntentsByIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchPaymentIntentsByIdRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPatchPaymentIntentsByIdRequestWithBody constructs an http.Request for the PatchPaymentIntentsById method, with any body, and a specified content type
+func NewPatchPaymentIntentsByIdRequestWithBody(server string, id string, params *PatchPaymentIntentsByIdParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/payment-intents/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetReadyzRequest constructs an http.Request for the GetReadyz method
 func NewGetReadyzRequest(server string, params *GetReadyzParams) (*http.Request, error) {
 	var err error
@@ -11230,6 +13262,117 @@ func NewDeleteSandboxApiKeysByIdRequest(server string, id string, params *Delete
 	if err != nil {
 		return nil, err
 	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetSandboxChallengeRequest constructs an http.Request for the GetSandboxChallenge method
+func NewGetSandboxChallengeRequest(server string, token string, params *GetSandboxChallengeParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/challenge/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostSandboxChallengeRequestWithFormdataBody calls the generic PostSandboxChallenge builder with application/x-www-form-urlencoded body
+func NewPostSandboxChallengeRequestWithFormdataBody(server string, token string, params *PostSandboxChallengeParams, body PostSandboxChallengeFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewPostSandboxChallengeRequestWithBody(server, token, params, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewPostSandboxChallengeRequestWithBody constructs an http.Request for the PostSandboxChallenge method, with any body, and a specified content type
+func NewPostSandboxChallengeRequestWithBody(server string, token string, params *PostSandboxChallengeParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/challenge/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	if params != nil {
 
@@ -11735,6 +13878,106 @@ func NewPostSandboxInflowsRequestWithBody(server string, params *PostSandboxInfl
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostSandboxIntentActionsSimulateRequest calls the generic PostSandboxIntentActionsSimulate builder with application/json body
+func NewPostSandboxIntentActionsSimulateRequest(server string, id string, params *PostSandboxIntentActionsSimulateParams, body PostSandboxIntentActionsSimulateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSandboxIntentActionsSimulateRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostSandboxIntentActionsSimulateRequestWithBody constructs an http.Request for the PostSandboxIntentActionsSimulate method, with any body, and a specified content type
+func NewPostSandboxIntentActionsSimulateRequestWithBody(server string, id string, params *PostSandboxIntentActionsSimulateParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/intent-actions/%s/simulate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
@@ -12641,6 +14884,48 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /individual-entities/{id} (the `PatchIndividualEntitiesById` operationId).
 	PatchIndividualEntitiesByIdWithResponse(ctx context.Context, id string, params *PatchIndividualEntitiesByIdParams, body PatchIndividualEntitiesByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchIndividualEntitiesByIdResponse, error)
 
+	// GetIntentActionsWithResponse List intent actions, oldest first, under data.items
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /intent-actions (the `GetIntentActions` operationId).
+	GetIntentActionsWithResponse(ctx context.Context, params *GetIntentActionsParams, reqEditors ...RequestEditorFn) (*GetIntentActionsResponse, error)
+
+	// PostIntentActionsWithBodyWithResponse Confirm a payment intent in requires_action: the new intent action. When requires_action is true, send the cardholder to next_action.url
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /intent-actions (the `PostIntentActions` operationId).
+	PostIntentActionsWithBodyWithResponse(ctx context.Context, params *PostIntentActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostIntentActionsResponse, error)
+
+	// PostIntentActionsWithResponse Confirm a payment intent in requires_action: the new intent action. When requires_action is true, send the cardholder to next_action.url
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /intent-actions (the `PostIntentActions` operationId).
+	PostIntentActionsWithResponse(ctx context.Context, params *PostIntentActionsParams, body PostIntentActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostIntentActionsResponse, error)
+
+	// GetIntentActionsByIdWithResponse Get an intent action
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /intent-actions/{id} (the `GetIntentActionsById` operationId).
+	GetIntentActionsByIdWithResponse(ctx context.Context, id string, params *GetIntentActionsByIdParams, reqEditors ...RequestEditorFn) (*GetIntentActionsByIdResponse, error)
+
+	// PostIntentVerificationsByIdWithBodyWithResponse Recheck a non-final intent action ({id}); a completed or failed one is returned unchanged
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /intent-verifications/{id} (the `PostIntentVerificationsById` operationId).
+	PostIntentVerificationsByIdWithBodyWithResponse(ctx context.Context, id string, params *PostIntentVerificationsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostIntentVerificationsByIdResponse, error)
+
+	// PostIntentVerificationsByIdWithResponse Recheck a non-final intent action ({id}); a completed or failed one is returned unchanged
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /intent-verifications/{id} (the `PostIntentVerificationsById` operationId).
+	PostIntentVerificationsByIdWithResponse(ctx context.Context, id string, params *PostIntentVerificationsByIdParams, body PostIntentVerificationsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PostIntentVerificationsByIdResponse, error)
+
 	// PostOnboardingSubmissionsWithBodyWithResponse Submit an entity for review (status pending)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -12704,6 +14989,48 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /payment-details/{id} (the `PatchPaymentDetailsById` operationId).
 	PatchPaymentDetailsByIdWithResponse(ctx context.Context, id string, params *PatchPaymentDetailsByIdParams, body PatchPaymentDetailsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPaymentDetailsByIdResponse, error)
 
+	// GetPaymentIntentsWithResponse List payment intents, oldest first, under data.items
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /payment-intents (the `GetPaymentIntents` operationId).
+	GetPaymentIntentsWithResponse(ctx context.Context, params *GetPaymentIntentsParams, reqEditors ...RequestEditorFn) (*GetPaymentIntentsResponse, error)
+
+	// PostPaymentIntentsWithBodyWithResponse Create a payment intent (requires_action); with intent_action, confirm it in the same request. A reference the account already used is 409 duplicate_reference with the original under data
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /payment-intents (the `PostPaymentIntents` operationId).
+	PostPaymentIntentsWithBodyWithResponse(ctx context.Context, params *PostPaymentIntentsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostPaymentIntentsResponse, error)
+
+	// PostPaymentIntentsWithResponse Create a payment intent (requires_action); with intent_action, confirm it in the same request. A reference the account already used is 409 duplicate_reference with the original under data
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /payment-intents (the `PostPaymentIntents` operationId).
+	PostPaymentIntentsWithResponse(ctx context.Context, params *PostPaymentIntentsParams, body PostPaymentIntentsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostPaymentIntentsResponse, error)
+
+	// GetPaymentIntentsByIdWithResponse Get a payment intent with its latest intent_action
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /payment-intents/{id} (the `GetPaymentIntentsById` operationId).
+	GetPaymentIntentsByIdWithResponse(ctx context.Context, id string, params *GetPaymentIntentsByIdParams, reqEditors ...RequestEditorFn) (*GetPaymentIntentsByIdResponse, error)
+
+	// PatchPaymentIntentsByIdWithBodyWithResponse Cancel a payment intent in requires_action: {action: cancel, reason?}; the reason becomes status_reason (409 error_operation_invalid_for_state in any other status)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /payment-intents/{id} (the `PatchPaymentIntentsById` operationId).
+	PatchPaymentIntentsByIdWithBodyWithResponse(ctx context.Context, id string, params *PatchPaymentIntentsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPaymentIntentsByIdResponse, error)
+
+	// PatchPaymentIntentsByIdWithResponse Cancel a payment intent in requires_action: {action: cancel, reason?}; the reason becomes status_reason (409 error_operation_invalid_for_state in any other status)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /payment-intents/{id} (the `PatchPaymentIntentsById` operationId).
+	PatchPaymentIntentsByIdWithResponse(ctx context.Context, id string, params *PatchPaymentIntentsByIdParams, body PatchPaymentIntentsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPaymentIntentsByIdResponse, error)
+
 	// GetReadyzWithResponse Readiness: the store answers a read in time (no key)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -12745,6 +15072,27 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /sandbox/api-keys/{id} (the `DeleteSandboxApiKeysById` operationId).
 	DeleteSandboxApiKeysByIdWithResponse(ctx context.Context, id string, params *DeleteSandboxApiKeysByIdParams, reqEditors ...RequestEditorFn) (*DeleteSandboxApiKeysByIdResponse, error)
+
+	// GetSandboxChallengeWithResponse Sandbox: the 3DS challenge page of an intent action, at its next_action.url (no key: the token is the capability). HTML, self-contained, no script
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /sandbox/challenge/{token} (the `GetSandboxChallenge` operationId).
+	GetSandboxChallengeWithResponse(ctx context.Context, token string, params *GetSandboxChallengeParams, reqEditors ...RequestEditorFn) (*GetSandboxChallengeResponse, error)
+
+	// PostSandboxChallengeWithBodyWithResponse Sandbox: the cardholder's answer on the challenge page (no key: the token is the capability). Runs what the simulate route runs (complete with the password: authenticated, then the test card decides; otherwise failed, authentication_failed), then 303 to return_url with payment_intent_id and status in its query (200 with the outcome when there is no return_url). A form not from this page is 403; a final action asked otherwise is 409; both HTML
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/challenge/{token} (the `PostSandboxChallenge` operationId).
+	PostSandboxChallengeWithBodyWithResponse(ctx context.Context, token string, params *PostSandboxChallengeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxChallengeResponse, error)
+
+	// PostSandboxChallengeWithFormdataBodyWithResponse Sandbox: the cardholder's answer on the challenge page (no key: the token is the capability). Runs what the simulate route runs (complete with the password: authenticated, then the test card decides; otherwise failed, authentication_failed), then 303 to return_url with payment_intent_id and status in its query (200 with the outcome when there is no return_url). A form not from this page is 403; a final action asked otherwise is 409; both HTML
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/challenge/{token} (the `PostSandboxChallenge` operationId).
+	PostSandboxChallengeWithFormdataBodyWithResponse(ctx context.Context, token string, params *PostSandboxChallengeParams, body PostSandboxChallengeFormdataRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxChallengeResponse, error)
 
 	// GetSandboxCheckoutWithResponse Sandbox: the checkout page of an open-banking (a mock bank consent) or crypto (a mock invoice) session, at its checkout_url (no key: the token is the capability). HTML, self-contained, no script
 	//
@@ -12843,6 +15191,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /sandbox/inflows (the `PostSandboxInflows` operationId).
 	PostSandboxInflowsWithResponse(ctx context.Context, params *PostSandboxInflowsParams, body PostSandboxInflowsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxInflowsResponse, error)
+
+	// PostSandboxIntentActionsSimulateWithBodyWithResponse Sandbox: the issuer answers an intent action: completed (credited once) or failed (status_reason, default card_declined). Bare action
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/intent-actions/{id}/simulate (the `PostSandboxIntentActionsSimulate` operationId).
+	PostSandboxIntentActionsSimulateWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxIntentActionsSimulateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxIntentActionsSimulateResponse, error)
+
+	// PostSandboxIntentActionsSimulateWithResponse Sandbox: the issuer answers an intent action: completed (credited once) or failed (status_reason, default card_declined). Bare action
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/intent-actions/{id}/simulate (the `PostSandboxIntentActionsSimulate` operationId).
+	PostSandboxIntentActionsSimulateWithResponse(ctx context.Context, id string, params *PostSandboxIntentActionsSimulateParams, body PostSandboxIntentActionsSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxIntentActionsSimulateResponse, error)
 
 	// PostSandboxTransfersSimulateWithBodyWithResponse Sandbox: move a transfer to an outcome (answers the transfer)
 	//
@@ -18356,6 +20718,598 @@ func (r PatchIndividualEntitiesByIdResponse) ContentType() string {
 	return ""
 }
 
+// GetIntentActionsResponse200Headers the declared response headers of an HTTP 200 response for GetIntentActions
+type GetIntentActionsResponse200Headers struct {
+	XRequestId string
+}
+
+// GetIntentActionsResponse401Headers the declared response headers of an HTTP 401 response for GetIntentActions
+type GetIntentActionsResponse401Headers struct {
+	XRequestId string
+}
+
+// GetIntentActionsResponse404Headers the declared response headers of an HTTP 404 response for GetIntentActions
+type GetIntentActionsResponse404Headers struct {
+	XRequestId string
+}
+
+// GetIntentActionsResponse422Headers the declared response headers of an HTTP 422 response for GetIntentActions
+type GetIntentActionsResponse422Headers struct {
+	XRequestId string
+}
+
+// GetIntentActionsResponse500Headers the declared response headers of an HTTP 500 response for GetIntentActions
+type GetIntentActionsResponse500Headers struct {
+	XRequestId string
+}
+
+// GetIntentActionsResponse503Headers the declared response headers of an HTTP 503 response for GetIntentActions
+type GetIntentActionsResponse503Headers struct {
+	XRequestId string
+}
+
+type GetIntentActionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Items []IntentAction `json:"items"`
+			Meta  struct {
+				FiltersApplied map[string]string `json:"filters_applied"`
+				Pagination     Pagination        `json:"pagination"`
+			} `json:"meta"`
+		} `json:"data"`
+		Message string                                    `json:"message"`
+		Status  GetIntentActions200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetIntentActionsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetIntentActionsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetIntentActionsResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetIntentActionsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetIntentActionsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetIntentActionsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetIntentActionsResponse) GetJSON200() *struct {
+	Data struct {
+		Items []IntentAction `json:"items"`
+		Meta  struct {
+			FiltersApplied map[string]string `json:"filters_applied"`
+			Pagination     Pagination        `json:"pagination"`
+		} `json:"meta"`
+	} `json:"data"`
+	Message string                                    `json:"message"`
+	Status  GetIntentActions200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetIntentActionsResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetIntentActionsResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetIntentActionsResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetIntentActionsResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetIntentActionsResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetIntentActionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetIntentActionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetIntentActionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetIntentActionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostIntentActionsResponse201Headers the declared response headers of an HTTP 201 response for PostIntentActions
+type PostIntentActionsResponse201Headers struct {
+	XRequestId string
+}
+
+// PostIntentActionsResponse401Headers the declared response headers of an HTTP 401 response for PostIntentActions
+type PostIntentActionsResponse401Headers struct {
+	XRequestId string
+}
+
+// PostIntentActionsResponse403Headers the declared response headers of an HTTP 403 response for PostIntentActions
+type PostIntentActionsResponse403Headers struct {
+	XRequestId string
+}
+
+// PostIntentActionsResponse404Headers the declared response headers of an HTTP 404 response for PostIntentActions
+type PostIntentActionsResponse404Headers struct {
+	XRequestId string
+}
+
+// PostIntentActionsResponse409Headers the declared response headers of an HTTP 409 response for PostIntentActions
+type PostIntentActionsResponse409Headers struct {
+	XRequestId string
+}
+
+// PostIntentActionsResponse413Headers the declared response headers of an HTTP 413 response for PostIntentActions
+type PostIntentActionsResponse413Headers struct {
+	XRequestId string
+}
+
+// PostIntentActionsResponse422Headers the declared response headers of an HTTP 422 response for PostIntentActions
+type PostIntentActionsResponse422Headers struct {
+	XRequestId string
+}
+
+// PostIntentActionsResponse500Headers the declared response headers of an HTTP 500 response for PostIntentActions
+type PostIntentActionsResponse500Headers struct {
+	XRequestId string
+}
+
+// PostIntentActionsResponse503Headers the declared response headers of an HTTP 503 response for PostIntentActions
+type PostIntentActionsResponse503Headers struct {
+	XRequestId string
+}
+
+type PostIntentActionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data An intent action: one confirmation attempt of a payment intent (SPEC.md). payment_type_data holds no sensitive card data; card_brand and card_type appear once completed. next_action is set while requires_action (type redirect_to_url: the sandbox 3DS challenge page).
+		Data    IntentAction                               `json:"data"`
+		Message string                                     `json:"message"`
+		Status  PostIntentActions201JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostIntentActionsResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostIntentActionsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostIntentActionsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostIntentActionsResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostIntentActionsResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostIntentActionsResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostIntentActionsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostIntentActionsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostIntentActionsResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostIntentActionsResponse) GetJSON201() *struct {
+	// Data An intent action: one confirmation attempt of a payment intent (SPEC.md). payment_type_data holds no sensitive card data; card_brand and card_type appear once completed. next_action is set while requires_action (type redirect_to_url: the sandbox 3DS challenge page).
+	Data    IntentAction                               `json:"data"`
+	Message string                                     `json:"message"`
+	Status  PostIntentActions201JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON201
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostIntentActionsResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostIntentActionsResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostIntentActionsResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostIntentActionsResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostIntentActionsResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostIntentActionsResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostIntentActionsResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostIntentActionsResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostIntentActionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostIntentActionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostIntentActionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostIntentActionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetIntentActionsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetIntentActionsById
+type GetIntentActionsByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// GetIntentActionsByIdResponse401Headers the declared response headers of an HTTP 401 response for GetIntentActionsById
+type GetIntentActionsByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// GetIntentActionsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetIntentActionsById
+type GetIntentActionsByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// GetIntentActionsByIdResponse422Headers the declared response headers of an HTTP 422 response for GetIntentActionsById
+type GetIntentActionsByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// GetIntentActionsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetIntentActionsById
+type GetIntentActionsByIdResponse500Headers struct {
+	XRequestId string
+}
+
+// GetIntentActionsByIdResponse503Headers the declared response headers of an HTTP 503 response for GetIntentActionsById
+type GetIntentActionsByIdResponse503Headers struct {
+	XRequestId string
+}
+
+type GetIntentActionsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data An intent action: one confirmation attempt of a payment intent (SPEC.md). payment_type_data holds no sensitive card data; card_brand and card_type appear once completed. next_action is set while requires_action (type redirect_to_url: the sandbox 3DS challenge page).
+		Data    IntentAction                                  `json:"data"`
+		Message string                                        `json:"message"`
+		Status  GetIntentActionsById200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetIntentActionsByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetIntentActionsByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetIntentActionsByIdResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetIntentActionsByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetIntentActionsByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetIntentActionsByIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetIntentActionsByIdResponse) GetJSON200() *struct {
+	// Data An intent action: one confirmation attempt of a payment intent (SPEC.md). payment_type_data holds no sensitive card data; card_brand and card_type appear once completed. next_action is set while requires_action (type redirect_to_url: the sandbox 3DS challenge page).
+	Data    IntentAction                                  `json:"data"`
+	Message string                                        `json:"message"`
+	Status  GetIntentActionsById200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetIntentActionsByIdResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetIntentActionsByIdResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetIntentActionsByIdResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetIntentActionsByIdResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetIntentActionsByIdResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetIntentActionsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetIntentActionsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetIntentActionsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetIntentActionsByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostIntentVerificationsByIdResponse200Headers the declared response headers of an HTTP 200 response for PostIntentVerificationsById
+type PostIntentVerificationsByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// PostIntentVerificationsByIdResponse401Headers the declared response headers of an HTTP 401 response for PostIntentVerificationsById
+type PostIntentVerificationsByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// PostIntentVerificationsByIdResponse403Headers the declared response headers of an HTTP 403 response for PostIntentVerificationsById
+type PostIntentVerificationsByIdResponse403Headers struct {
+	XRequestId string
+}
+
+// PostIntentVerificationsByIdResponse404Headers the declared response headers of an HTTP 404 response for PostIntentVerificationsById
+type PostIntentVerificationsByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// PostIntentVerificationsByIdResponse413Headers the declared response headers of an HTTP 413 response for PostIntentVerificationsById
+type PostIntentVerificationsByIdResponse413Headers struct {
+	XRequestId string
+}
+
+// PostIntentVerificationsByIdResponse422Headers the declared response headers of an HTTP 422 response for PostIntentVerificationsById
+type PostIntentVerificationsByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// PostIntentVerificationsByIdResponse500Headers the declared response headers of an HTTP 500 response for PostIntentVerificationsById
+type PostIntentVerificationsByIdResponse500Headers struct {
+	XRequestId string
+}
+
+// PostIntentVerificationsByIdResponse503Headers the declared response headers of an HTTP 503 response for PostIntentVerificationsById
+type PostIntentVerificationsByIdResponse503Headers struct {
+	XRequestId string
+}
+
+type PostIntentVerificationsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data An intent action: one confirmation attempt of a payment intent (SPEC.md). payment_type_data holds no sensitive card data; card_brand and card_type appear once completed. next_action is set while requires_action (type redirect_to_url: the sandbox 3DS challenge page).
+		Data    IntentAction                                         `json:"data"`
+		Message string                                               `json:"message"`
+		Status  PostIntentVerificationsById200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostIntentVerificationsByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostIntentVerificationsByIdResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostIntentVerificationsByIdResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostIntentVerificationsByIdResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostIntentVerificationsByIdResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostIntentVerificationsByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostIntentVerificationsByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostIntentVerificationsByIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostIntentVerificationsByIdResponse) GetJSON200() *struct {
+	// Data An intent action: one confirmation attempt of a payment intent (SPEC.md). payment_type_data holds no sensitive card data; card_brand and card_type appear once completed. next_action is set while requires_action (type redirect_to_url: the sandbox 3DS challenge page).
+	Data    IntentAction                                         `json:"data"`
+	Message string                                               `json:"message"`
+	Status  PostIntentVerificationsById200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostIntentVerificationsByIdResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostIntentVerificationsByIdResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostIntentVerificationsByIdResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostIntentVerificationsByIdResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostIntentVerificationsByIdResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostIntentVerificationsByIdResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostIntentVerificationsByIdResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostIntentVerificationsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostIntentVerificationsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostIntentVerificationsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostIntentVerificationsByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostOnboardingSubmissionsResponse201Headers the declared response headers of an HTTP 201 response for PostOnboardingSubmissions
 type PostOnboardingSubmissionsResponse201Headers struct {
 	IdempotentReplayed *string
@@ -19056,6 +22010,612 @@ func (r PatchPaymentDetailsByIdResponse) ContentType() string {
 	return ""
 }
 
+// GetPaymentIntentsResponse200Headers the declared response headers of an HTTP 200 response for GetPaymentIntents
+type GetPaymentIntentsResponse200Headers struct {
+	XRequestId string
+}
+
+// GetPaymentIntentsResponse401Headers the declared response headers of an HTTP 401 response for GetPaymentIntents
+type GetPaymentIntentsResponse401Headers struct {
+	XRequestId string
+}
+
+// GetPaymentIntentsResponse404Headers the declared response headers of an HTTP 404 response for GetPaymentIntents
+type GetPaymentIntentsResponse404Headers struct {
+	XRequestId string
+}
+
+// GetPaymentIntentsResponse422Headers the declared response headers of an HTTP 422 response for GetPaymentIntents
+type GetPaymentIntentsResponse422Headers struct {
+	XRequestId string
+}
+
+// GetPaymentIntentsResponse500Headers the declared response headers of an HTTP 500 response for GetPaymentIntents
+type GetPaymentIntentsResponse500Headers struct {
+	XRequestId string
+}
+
+// GetPaymentIntentsResponse503Headers the declared response headers of an HTTP 503 response for GetPaymentIntents
+type GetPaymentIntentsResponse503Headers struct {
+	XRequestId string
+}
+
+type GetPaymentIntentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Items []PaymentIntent `json:"items"`
+			Meta  struct {
+				FiltersApplied map[string]string `json:"filters_applied"`
+				Pagination     Pagination        `json:"pagination"`
+			} `json:"meta"`
+		} `json:"data"`
+		Message string                                     `json:"message"`
+		Status  GetPaymentIntents200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPaymentIntentsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPaymentIntentsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetPaymentIntentsResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetPaymentIntentsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetPaymentIntentsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentIntentsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPaymentIntentsResponse) GetJSON200() *struct {
+	Data struct {
+		Items []PaymentIntent `json:"items"`
+		Meta  struct {
+			FiltersApplied map[string]string `json:"filters_applied"`
+			Pagination     Pagination        `json:"pagination"`
+		} `json:"meta"`
+	} `json:"data"`
+	Message string                                     `json:"message"`
+	Status  GetPaymentIntents200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetPaymentIntentsResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPaymentIntentsResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetPaymentIntentsResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPaymentIntentsResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPaymentIntentsResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPaymentIntentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPaymentIntentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPaymentIntentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPaymentIntentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostPaymentIntentsResponse201Headers the declared response headers of an HTTP 201 response for PostPaymentIntents
+type PostPaymentIntentsResponse201Headers struct {
+	XRequestId string
+}
+
+// PostPaymentIntentsResponse401Headers the declared response headers of an HTTP 401 response for PostPaymentIntents
+type PostPaymentIntentsResponse401Headers struct {
+	XRequestId string
+}
+
+// PostPaymentIntentsResponse403Headers the declared response headers of an HTTP 403 response for PostPaymentIntents
+type PostPaymentIntentsResponse403Headers struct {
+	XRequestId string
+}
+
+// PostPaymentIntentsResponse404Headers the declared response headers of an HTTP 404 response for PostPaymentIntents
+type PostPaymentIntentsResponse404Headers struct {
+	XRequestId string
+}
+
+// PostPaymentIntentsResponse409Headers the declared response headers of an HTTP 409 response for PostPaymentIntents
+type PostPaymentIntentsResponse409Headers struct {
+	XRequestId string
+}
+
+// PostPaymentIntentsResponse413Headers the declared response headers of an HTTP 413 response for PostPaymentIntents
+type PostPaymentIntentsResponse413Headers struct {
+	XRequestId string
+}
+
+// PostPaymentIntentsResponse422Headers the declared response headers of an HTTP 422 response for PostPaymentIntents
+type PostPaymentIntentsResponse422Headers struct {
+	XRequestId string
+}
+
+// PostPaymentIntentsResponse500Headers the declared response headers of an HTTP 500 response for PostPaymentIntents
+type PostPaymentIntentsResponse500Headers struct {
+	XRequestId string
+}
+
+// PostPaymentIntentsResponse503Headers the declared response headers of an HTTP 503 response for PostPaymentIntents
+type PostPaymentIntentsResponse503Headers struct {
+	XRequestId string
+}
+
+type PostPaymentIntentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data A payment intent (SPEC.md) with its latest intent_action (null until confirmed). status_reason is present when cancelled with a reason.
+		Data    PaymentIntent                               `json:"data"`
+		Message string                                      `json:"message"`
+		Status  PostPaymentIntents201JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostPaymentIntentsResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostPaymentIntentsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostPaymentIntentsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostPaymentIntentsResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostPaymentIntentsResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostPaymentIntentsResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostPaymentIntentsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostPaymentIntentsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostPaymentIntentsResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostPaymentIntentsResponse) GetJSON201() *struct {
+	// Data A payment intent (SPEC.md) with its latest intent_action (null until confirmed). status_reason is present when cancelled with a reason.
+	Data    PaymentIntent                               `json:"data"`
+	Message string                                      `json:"message"`
+	Status  PostPaymentIntents201JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON201
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostPaymentIntentsResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostPaymentIntentsResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostPaymentIntentsResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostPaymentIntentsResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostPaymentIntentsResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostPaymentIntentsResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostPaymentIntentsResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostPaymentIntentsResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostPaymentIntentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostPaymentIntentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostPaymentIntentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostPaymentIntentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPaymentIntentsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetPaymentIntentsById
+type GetPaymentIntentsByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// GetPaymentIntentsByIdResponse401Headers the declared response headers of an HTTP 401 response for GetPaymentIntentsById
+type GetPaymentIntentsByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// GetPaymentIntentsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetPaymentIntentsById
+type GetPaymentIntentsByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// GetPaymentIntentsByIdResponse422Headers the declared response headers of an HTTP 422 response for GetPaymentIntentsById
+type GetPaymentIntentsByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// GetPaymentIntentsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetPaymentIntentsById
+type GetPaymentIntentsByIdResponse500Headers struct {
+	XRequestId string
+}
+
+// GetPaymentIntentsByIdResponse503Headers the declared response headers of an HTTP 503 response for GetPaymentIntentsById
+type GetPaymentIntentsByIdResponse503Headers struct {
+	XRequestId string
+}
+
+type GetPaymentIntentsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A payment intent (SPEC.md) with its latest intent_action (null until confirmed). status_reason is present when cancelled with a reason.
+		Data    PaymentIntent                                  `json:"data"`
+		Message string                                         `json:"message"`
+		Status  GetPaymentIntentsById200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPaymentIntentsByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPaymentIntentsByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetPaymentIntentsByIdResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetPaymentIntentsByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetPaymentIntentsByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentIntentsByIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPaymentIntentsByIdResponse) GetJSON200() *struct {
+	// Data A payment intent (SPEC.md) with its latest intent_action (null until confirmed). status_reason is present when cancelled with a reason.
+	Data    PaymentIntent                                  `json:"data"`
+	Message string                                         `json:"message"`
+	Status  GetPaymentIntentsById200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetPaymentIntentsByIdResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPaymentIntentsByIdResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetPaymentIntentsByIdResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPaymentIntentsByIdResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPaymentIntentsByIdResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPaymentIntentsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPaymentIntentsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPaymentIntentsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPaymentIntentsByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PatchPaymentIntentsByIdResponse200Headers the declared response headers of an HTTP 200 response for PatchPaymentIntentsById
+type PatchPaymentIntentsByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// PatchPaymentIntentsByIdResponse401Headers the declared response headers of an HTTP 401 response for PatchPaymentIntentsById
+type PatchPaymentIntentsByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// PatchPaymentIntentsByIdResponse403Headers the declared response headers of an HTTP 403 response for PatchPaymentIntentsById
+type PatchPaymentIntentsByIdResponse403Headers struct {
+	XRequestId string
+}
+
+// PatchPaymentIntentsByIdResponse404Headers the declared response headers of an HTTP 404 response for PatchPaymentIntentsById
+type PatchPaymentIntentsByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// PatchPaymentIntentsByIdResponse409Headers the declared response headers of an HTTP 409 response for PatchPaymentIntentsById
+type PatchPaymentIntentsByIdResponse409Headers struct {
+	XRequestId string
+}
+
+// PatchPaymentIntentsByIdResponse413Headers the declared response headers of an HTTP 413 response for PatchPaymentIntentsById
+type PatchPaymentIntentsByIdResponse413Headers struct {
+	XRequestId string
+}
+
+// PatchPaymentIntentsByIdResponse422Headers the declared response headers of an HTTP 422 response for PatchPaymentIntentsById
+type PatchPaymentIntentsByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// PatchPaymentIntentsByIdResponse500Headers the declared response headers of an HTTP 500 response for PatchPaymentIntentsById
+type PatchPaymentIntentsByIdResponse500Headers struct {
+	XRequestId string
+}
+
+// PatchPaymentIntentsByIdResponse503Headers the declared response headers of an HTTP 503 response for PatchPaymentIntentsById
+type PatchPaymentIntentsByIdResponse503Headers struct {
+	XRequestId string
+}
+
+type PatchPaymentIntentsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A payment intent (SPEC.md) with its latest intent_action (null until confirmed). status_reason is present when cancelled with a reason.
+		Data    PaymentIntent                                    `json:"data"`
+		Message string                                           `json:"message"`
+		Status  PatchPaymentIntentsById200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PatchPaymentIntentsByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchPaymentIntentsByIdResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PatchPaymentIntentsByIdResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PatchPaymentIntentsByIdResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PatchPaymentIntentsByIdResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PatchPaymentIntentsByIdResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PatchPaymentIntentsByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PatchPaymentIntentsByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PatchPaymentIntentsByIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchPaymentIntentsByIdResponse) GetJSON200() *struct {
+	// Data A payment intent (SPEC.md) with its latest intent_action (null until confirmed). status_reason is present when cancelled with a reason.
+	Data    PaymentIntent                                    `json:"data"`
+	Message string                                           `json:"message"`
+	Status  PatchPaymentIntentsById200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchPaymentIntentsByIdResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PatchPaymentIntentsByIdResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchPaymentIntentsByIdResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PatchPaymentIntentsByIdResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PatchPaymentIntentsByIdResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PatchPaymentIntentsByIdResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PatchPaymentIntentsByIdResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PatchPaymentIntentsByIdResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchPaymentIntentsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchPaymentIntentsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchPaymentIntentsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchPaymentIntentsByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetReadyzResponse200Headers the declared response headers of an HTTP 200 response for GetReadyz
 type GetReadyzResponse200Headers struct {
 	XRequestId string
@@ -19510,6 +23070,208 @@ func (r DeleteSandboxApiKeysByIdResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DeleteSandboxApiKeysByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSandboxChallengeResponse200Headers the declared response headers of an HTTP 200 response for GetSandboxChallenge
+type GetSandboxChallengeResponse200Headers struct {
+	ContentSecurityPolicy *string
+	XRequestId            string
+}
+
+// GetSandboxChallengeResponse404Headers the declared response headers of an HTTP 404 response for GetSandboxChallenge
+type GetSandboxChallengeResponse404Headers struct {
+	ContentSecurityPolicy *string
+	XRequestId            string
+}
+
+// GetSandboxChallengeResponse500Headers the declared response headers of an HTTP 500 response for GetSandboxChallenge
+type GetSandboxChallengeResponse500Headers struct {
+	XRequestId string
+}
+
+// GetSandboxChallengeResponse503Headers the declared response headers of an HTTP 503 response for GetSandboxChallenge
+type GetSandboxChallengeResponse503Headers struct {
+	XRequestId string
+}
+
+type GetSandboxChallengeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSandboxChallengeResponse200Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetSandboxChallengeResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetSandboxChallengeResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSandboxChallengeResponse503Headers
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetSandboxChallengeResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetSandboxChallengeResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSandboxChallengeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSandboxChallengeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSandboxChallengeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSandboxChallengeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostSandboxChallengeResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxChallenge
+type PostSandboxChallengeResponse200Headers struct {
+	ContentSecurityPolicy *string
+	XRequestId            string
+}
+
+// PostSandboxChallengeResponse303Headers the declared response headers of an HTTP 303 response for PostSandboxChallenge
+type PostSandboxChallengeResponse303Headers struct {
+	Location   *string
+	XRequestId string
+}
+
+// PostSandboxChallengeResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxChallenge
+type PostSandboxChallengeResponse403Headers struct {
+	ContentSecurityPolicy *string
+	XRequestId            string
+}
+
+// PostSandboxChallengeResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxChallenge
+type PostSandboxChallengeResponse404Headers struct {
+	ContentSecurityPolicy *string
+	XRequestId            string
+}
+
+// PostSandboxChallengeResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxChallenge
+type PostSandboxChallengeResponse409Headers struct {
+	ContentSecurityPolicy *string
+	XRequestId            string
+}
+
+// PostSandboxChallengeResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxChallenge
+type PostSandboxChallengeResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxChallengeResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxChallenge
+type PostSandboxChallengeResponse422Headers struct {
+	ContentSecurityPolicy *string
+	XRequestId            string
+}
+
+// PostSandboxChallengeResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxChallenge
+type PostSandboxChallengeResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxChallengeResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxChallenge
+type PostSandboxChallengeResponse503Headers struct {
+	XRequestId string
+}
+
+type PostSandboxChallengeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostSandboxChallengeResponse200Headers
+	// Headers303 the parsed response headers for an HTTP 303 response
+	Headers303 *PostSandboxChallengeResponse303Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxChallengeResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxChallengeResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxChallengeResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxChallengeResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxChallengeResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxChallengeResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxChallengeResponse503Headers
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostSandboxChallengeResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostSandboxChallengeResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSandboxChallengeResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSandboxChallengeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSandboxChallengeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSandboxChallengeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSandboxChallengeResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -20557,6 +24319,166 @@ func (r PostSandboxInflowsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostSandboxInflowsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostSandboxIntentActionsSimulateResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxIntentActionsSimulate
+type PostSandboxIntentActionsSimulateResponse200Headers struct {
+	XRequestId string
+}
+
+// PostSandboxIntentActionsSimulateResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxIntentActionsSimulate
+type PostSandboxIntentActionsSimulateResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxIntentActionsSimulateResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxIntentActionsSimulate
+type PostSandboxIntentActionsSimulateResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxIntentActionsSimulateResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxIntentActionsSimulate
+type PostSandboxIntentActionsSimulateResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxIntentActionsSimulateResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxIntentActionsSimulate
+type PostSandboxIntentActionsSimulateResponse409Headers struct {
+	XRequestId string
+}
+
+// PostSandboxIntentActionsSimulateResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxIntentActionsSimulate
+type PostSandboxIntentActionsSimulateResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxIntentActionsSimulateResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxIntentActionsSimulate
+type PostSandboxIntentActionsSimulateResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxIntentActionsSimulateResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxIntentActionsSimulate
+type PostSandboxIntentActionsSimulateResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxIntentActionsSimulateResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxIntentActionsSimulate
+type PostSandboxIntentActionsSimulateResponse503Headers struct {
+	XRequestId string
+}
+
+type PostSandboxIntentActionsSimulateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *IntentAction
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostSandboxIntentActionsSimulateResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxIntentActionsSimulateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxIntentActionsSimulateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxIntentActionsSimulateResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxIntentActionsSimulateResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxIntentActionsSimulateResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxIntentActionsSimulateResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxIntentActionsSimulateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxIntentActionsSimulateResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSandboxIntentActionsSimulateResponse) GetJSON200() *IntentAction {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSandboxIntentActionsSimulateResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSandboxIntentActionsSimulateResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostSandboxIntentActionsSimulateResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSandboxIntentActionsSimulateResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostSandboxIntentActionsSimulateResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostSandboxIntentActionsSimulateResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostSandboxIntentActionsSimulateResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSandboxIntentActionsSimulateResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSandboxIntentActionsSimulateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSandboxIntentActionsSimulateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSandboxIntentActionsSimulateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSandboxIntentActionsSimulateResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -21938,6 +25860,84 @@ func (c *ClientWithResponses) PatchIndividualEntitiesByIdWithResponse(ctx contex
 	return ParsePatchIndividualEntitiesByIdResponse(rsp)
 }
 
+// GetIntentActionsWithResponse List intent actions, oldest first, under data.items
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /intent-actions (the `GetIntentActions` operationId).
+func (c *ClientWithResponses) GetIntentActionsWithResponse(ctx context.Context, params *GetIntentActionsParams, reqEditors ...RequestEditorFn) (*GetIntentActionsResponse, error) {
+	rsp, err := c.GetIntentActions(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetIntentActionsResponse(rsp)
+}
+
+// PostIntentActionsWithBodyWithResponse Confirm a payment intent in requires_action: the new intent action. When requires_action is true, send the cardholder to next_action.url
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /intent-actions (the `PostIntentActions` operationId).
+func (c *ClientWithResponses) PostIntentActionsWithBodyWithResponse(ctx context.Context, params *PostIntentActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostIntentActionsResponse, error) {
+	rsp, err := c.PostIntentActionsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostIntentActionsResponse(rsp)
+}
+
+// PostIntentActionsWithResponse Confirm a payment intent in requires_action: the new intent action. When requires_action is true, send the cardholder to next_action.url
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /intent-actions (the `PostIntentActions` operationId).
+func (c *ClientWithResponses) PostIntentActionsWithResponse(ctx context.Context, params *PostIntentActionsParams, body PostIntentActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostIntentActionsResponse, error) {
+	rsp, err := c.PostIntentActions(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostIntentActionsResponse(rsp)
+}
+
+// GetIntentActionsByIdWithResponse Get an intent action
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /intent-actions/{id} (the `GetIntentActionsById` operationId).
+func (c *ClientWithResponses) GetIntentActionsByIdWithResponse(ctx context.Context, id string, params *GetIntentActionsByIdParams, reqEditors ...RequestEditorFn) (*GetIntentActionsByIdResponse, error) {
+	rsp, err := c.GetIntentActionsById(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetIntentActionsByIdResponse(rsp)
+}
+
+// PostIntentVerificationsByIdWithBodyWithResponse Recheck a non-final intent action ({id}); a completed or failed one is returned unchanged
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /intent-verifications/{id} (the `PostIntentVerificationsById` operationId).
+func (c *ClientWithResponses) PostIntentVerificationsByIdWithBodyWithResponse(ctx context.Context, id string, params *PostIntentVerificationsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostIntentVerificationsByIdResponse, error) {
+	rsp, err := c.PostIntentVerificationsByIdWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostIntentVerificationsByIdResponse(rsp)
+}
+
+// PostIntentVerificationsByIdWithResponse Recheck a non-final intent action ({id}); a completed or failed one is returned unchanged
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /intent-verifications/{id} (the `PostIntentVerificationsById` operationId).
+func (c *ClientWithResponses) PostIntentVerificationsByIdWithResponse(ctx context.Context, id string, params *PostIntentVerificationsByIdParams, body PostIntentVerificationsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PostIntentVerificationsByIdResponse, error) {
+	rsp, err := c.PostIntentVerificationsById(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostIntentVerificationsByIdResponse(rsp)
+}
+
 // PostOnboardingSubmissionsWithBodyWithResponse Submit an entity for review (status pending)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -22055,6 +26055,84 @@ func (c *ClientWithResponses) PatchPaymentDetailsByIdWithResponse(ctx context.Co
 	return ParsePatchPaymentDetailsByIdResponse(rsp)
 }
 
+// GetPaymentIntentsWithResponse List payment intents, oldest first, under data.items
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /payment-intents (the `GetPaymentIntents` operationId).
+func (c *ClientWithResponses) GetPaymentIntentsWithResponse(ctx context.Context, params *GetPaymentIntentsParams, reqEditors ...RequestEditorFn) (*GetPaymentIntentsResponse, error) {
+	rsp, err := c.GetPaymentIntents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPaymentIntentsResponse(rsp)
+}
+
+// PostPaymentIntentsWithBodyWithResponse Create a payment intent (requires_action); with intent_action, confirm it in the same request. A reference the account already used is 409 duplicate_reference with the original under data
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /payment-intents (the `PostPaymentIntents` operationId).
+func (c *ClientWithResponses) PostPaymentIntentsWithBodyWithResponse(ctx context.Context, params *PostPaymentIntentsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostPaymentIntentsResponse, error) {
+	rsp, err := c.PostPaymentIntentsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostPaymentIntentsResponse(rsp)
+}
+
+// PostPaymentIntentsWithResponse Create a payment intent (requires_action); with intent_action, confirm it in the same request. A reference the account already used is 409 duplicate_reference with the original under data
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /payment-intents (the `PostPaymentIntents` operationId).
+func (c *ClientWithResponses) PostPaymentIntentsWithResponse(ctx context.Context, params *PostPaymentIntentsParams, body PostPaymentIntentsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostPaymentIntentsResponse, error) {
+	rsp, err := c.PostPaymentIntents(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostPaymentIntentsResponse(rsp)
+}
+
+// GetPaymentIntentsByIdWithResponse Get a payment intent with its latest intent_action
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /payment-intents/{id} (the `GetPaymentIntentsById` operationId).
+func (c *ClientWithResponses) GetPaymentIntentsByIdWithResponse(ctx context.Context, id string, params *GetPaymentIntentsByIdParams, reqEditors ...RequestEditorFn) (*GetPaymentIntentsByIdResponse, error) {
+	rsp, err := c.GetPaymentIntentsById(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPaymentIntentsByIdResponse(rsp)
+}
+
+// PatchPaymentIntentsByIdWithBodyWithResponse Cancel a payment intent in requires_action: {action: cancel, reason?}; the reason becomes status_reason (409 error_operation_invalid_for_state in any other status)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /payment-intents/{id} (the `PatchPaymentIntentsById` operationId).
+func (c *ClientWithResponses) PatchPaymentIntentsByIdWithBodyWithResponse(ctx context.Context, id string, params *PatchPaymentIntentsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPaymentIntentsByIdResponse, error) {
+	rsp, err := c.PatchPaymentIntentsByIdWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchPaymentIntentsByIdResponse(rsp)
+}
+
+// PatchPaymentIntentsByIdWithResponse Cancel a payment intent in requires_action: {action: cancel, reason?}; the reason becomes status_reason (409 error_operation_invalid_for_state in any other status)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /payment-intents/{id} (the `PatchPaymentIntentsById` operationId).
+func (c *ClientWithResponses) PatchPaymentIntentsByIdWithResponse(ctx context.Context, id string, params *PatchPaymentIntentsByIdParams, body PatchPaymentIntentsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPaymentIntentsByIdResponse, error) {
+	rsp, err := c.PatchPaymentIntentsById(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchPaymentIntentsByIdResponse(rsp)
+}
+
 // GetReadyzWithResponse Readiness: the store answers a read in time (no key)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -22131,6 +26209,45 @@ func (c *ClientWithResponses) DeleteSandboxApiKeysByIdWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseDeleteSandboxApiKeysByIdResponse(rsp)
+}
+
+// GetSandboxChallengeWithResponse Sandbox: the 3DS challenge page of an intent action, at its next_action.url (no key: the token is the capability). HTML, self-contained, no script
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /sandbox/challenge/{token} (the `GetSandboxChallenge` operationId).
+func (c *ClientWithResponses) GetSandboxChallengeWithResponse(ctx context.Context, token string, params *GetSandboxChallengeParams, reqEditors ...RequestEditorFn) (*GetSandboxChallengeResponse, error) {
+	rsp, err := c.GetSandboxChallenge(ctx, token, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSandboxChallengeResponse(rsp)
+}
+
+// PostSandboxChallengeWithBodyWithResponse Sandbox: the cardholder's answer on the challenge page (no key: the token is the capability). Runs what the simulate route runs (complete with the password: authenticated, then the test card decides; otherwise failed, authentication_failed), then 303 to return_url with payment_intent_id and status in its query (200 with the outcome when there is no return_url). A form not from this page is 403; a final action asked otherwise is 409; both HTML
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/challenge/{token} (the `PostSandboxChallenge` operationId).
+func (c *ClientWithResponses) PostSandboxChallengeWithBodyWithResponse(ctx context.Context, token string, params *PostSandboxChallengeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxChallengeResponse, error) {
+	rsp, err := c.PostSandboxChallengeWithBody(ctx, token, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxChallengeResponse(rsp)
+}
+
+// PostSandboxChallengeWithFormdataBodyWithResponse Sandbox: the cardholder's answer on the challenge page (no key: the token is the capability). Runs what the simulate route runs (complete with the password: authenticated, then the test card decides; otherwise failed, authentication_failed), then 303 to return_url with payment_intent_id and status in its query (200 with the outcome when there is no return_url). A form not from this page is 403; a final action asked otherwise is 409; both HTML
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/challenge/{token} (the `PostSandboxChallenge` operationId).
+func (c *ClientWithResponses) PostSandboxChallengeWithFormdataBodyWithResponse(ctx context.Context, token string, params *PostSandboxChallengeParams, body PostSandboxChallengeFormdataRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxChallengeResponse, error) {
+	rsp, err := c.PostSandboxChallengeWithFormdataBody(ctx, token, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxChallengeResponse(rsp)
 }
 
 // GetSandboxCheckoutWithResponse Sandbox: the checkout page of an open-banking (a mock bank consent) or crypto (a mock invoice) session, at its checkout_url (no key: the token is the capability). HTML, self-contained, no script
@@ -22313,6 +26430,32 @@ func (c *ClientWithResponses) PostSandboxInflowsWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParsePostSandboxInflowsResponse(rsp)
+}
+
+// PostSandboxIntentActionsSimulateWithBodyWithResponse Sandbox: the issuer answers an intent action: completed (credited once) or failed (status_reason, default card_declined). Bare action
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/intent-actions/{id}/simulate (the `PostSandboxIntentActionsSimulate` operationId).
+func (c *ClientWithResponses) PostSandboxIntentActionsSimulateWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxIntentActionsSimulateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxIntentActionsSimulateResponse, error) {
+	rsp, err := c.PostSandboxIntentActionsSimulateWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxIntentActionsSimulateResponse(rsp)
+}
+
+// PostSandboxIntentActionsSimulateWithResponse Sandbox: the issuer answers an intent action: completed (credited once) or failed (status_reason, default card_declined). Bare action
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/intent-actions/{id}/simulate (the `PostSandboxIntentActionsSimulate` operationId).
+func (c *ClientWithResponses) PostSandboxIntentActionsSimulateWithResponse(ctx context.Context, id string, params *PostSandboxIntentActionsSimulateParams, body PostSandboxIntentActionsSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxIntentActionsSimulateResponse, error) {
+	rsp, err := c.PostSandboxIntentActionsSimulate(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxIntentActionsSimulateResponse(rsp)
 }
 
 // PostSandboxTransfersSimulateWithBodyWithResponse Sandbox: move a transfer to an outcome (answers the transfer)
@@ -28045,6 +32188,612 @@ func ParsePatchIndividualEntitiesByIdResponse(rsp *http.Response) (*PatchIndivid
 	return response, nil
 }
 
+// ParseGetIntentActionsResponse parses an HTTP response from a GetIntentActionsWithResponse call
+func ParseGetIntentActionsResponse(rsp *http.Response) (*GetIntentActionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetIntentActionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Items []IntentAction `json:"items"`
+				Meta  struct {
+					FiltersApplied map[string]string `json:"filters_applied"`
+					Pagination     Pagination        `json:"pagination"`
+				} `json:"meta"`
+			} `json:"data"`
+			Message string                                    `json:"message"`
+			Status  GetIntentActions200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetIntentActionsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetIntentActionsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetIntentActionsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetIntentActionsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetIntentActionsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetIntentActionsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostIntentActionsResponse parses an HTTP response from a PostIntentActionsWithResponse call
+func ParsePostIntentActionsResponse(rsp *http.Response) (*PostIntentActionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostIntentActionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data An intent action: one confirmation attempt of a payment intent (SPEC.md). payment_type_data holds no sensitive card data; card_brand and card_type appear once completed. next_action is set while requires_action (type redirect_to_url: the sandbox 3DS challenge page).
+			Data    IntentAction                               `json:"data"`
+			Message string                                     `json:"message"`
+			Status  PostIntentActions201JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostIntentActionsResponse201Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostIntentActionsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostIntentActionsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostIntentActionsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostIntentActionsResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostIntentActionsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostIntentActionsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostIntentActionsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostIntentActionsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetIntentActionsByIdResponse parses an HTTP response from a GetIntentActionsByIdWithResponse call
+func ParseGetIntentActionsByIdResponse(rsp *http.Response) (*GetIntentActionsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetIntentActionsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data An intent action: one confirmation attempt of a payment intent (SPEC.md). payment_type_data holds no sensitive card data; card_brand and card_type appear once completed. next_action is set while requires_action (type redirect_to_url: the sandbox 3DS challenge page).
+			Data    IntentAction                                  `json:"data"`
+			Message string                                        `json:"message"`
+			Status  GetIntentActionsById200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetIntentActionsByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetIntentActionsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetIntentActionsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetIntentActionsByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetIntentActionsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetIntentActionsByIdResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostIntentVerificationsByIdResponse parses an HTTP response from a PostIntentVerificationsByIdWithResponse call
+func ParsePostIntentVerificationsByIdResponse(rsp *http.Response) (*PostIntentVerificationsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostIntentVerificationsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data An intent action: one confirmation attempt of a payment intent (SPEC.md). payment_type_data holds no sensitive card data; card_brand and card_type appear once completed. next_action is set while requires_action (type redirect_to_url: the sandbox 3DS challenge page).
+			Data    IntentAction                                         `json:"data"`
+			Message string                                               `json:"message"`
+			Status  PostIntentVerificationsById200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostIntentVerificationsByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostIntentVerificationsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostIntentVerificationsByIdResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostIntentVerificationsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostIntentVerificationsByIdResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostIntentVerificationsByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostIntentVerificationsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostIntentVerificationsByIdResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParsePostOnboardingSubmissionsResponse parses an HTTP response from a PostOnboardingSubmissionsWithResponse call
 func ParsePostOnboardingSubmissionsResponse(rsp *http.Response) (*PostOnboardingSubmissionsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -28768,6 +33517,629 @@ func ParsePatchPaymentDetailsByIdResponse(rsp *http.Response) (*PatchPaymentDeta
 	return response, nil
 }
 
+// ParseGetPaymentIntentsResponse parses an HTTP response from a GetPaymentIntentsWithResponse call
+func ParseGetPaymentIntentsResponse(rsp *http.Response) (*GetPaymentIntentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPaymentIntentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Items []PaymentIntent `json:"items"`
+				Meta  struct {
+					FiltersApplied map[string]string `json:"filters_applied"`
+					Pagination     Pagination        `json:"pagination"`
+				} `json:"meta"`
+			} `json:"data"`
+			Message string                                     `json:"message"`
+			Status  GetPaymentIntents200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPaymentIntentsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetPaymentIntentsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetPaymentIntentsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetPaymentIntentsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetPaymentIntentsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentIntentsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostPaymentIntentsResponse parses an HTTP response from a PostPaymentIntentsWithResponse call
+func ParsePostPaymentIntentsResponse(rsp *http.Response) (*PostPaymentIntentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostPaymentIntentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data A payment intent (SPEC.md) with its latest intent_action (null until confirmed). status_reason is present when cancelled with a reason.
+			Data    PaymentIntent                               `json:"data"`
+			Message string                                      `json:"message"`
+			Status  PostPaymentIntents201JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostPaymentIntentsResponse201Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostPaymentIntentsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostPaymentIntentsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostPaymentIntentsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostPaymentIntentsResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostPaymentIntentsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostPaymentIntentsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostPaymentIntentsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostPaymentIntentsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPaymentIntentsByIdResponse parses an HTTP response from a GetPaymentIntentsByIdWithResponse call
+func ParseGetPaymentIntentsByIdResponse(rsp *http.Response) (*GetPaymentIntentsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPaymentIntentsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A payment intent (SPEC.md) with its latest intent_action (null until confirmed). status_reason is present when cancelled with a reason.
+			Data    PaymentIntent                                  `json:"data"`
+			Message string                                         `json:"message"`
+			Status  GetPaymentIntentsById200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPaymentIntentsByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetPaymentIntentsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetPaymentIntentsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetPaymentIntentsByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetPaymentIntentsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentIntentsByIdResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePatchPaymentIntentsByIdResponse parses an HTTP response from a PatchPaymentIntentsByIdWithResponse call
+func ParsePatchPaymentIntentsByIdResponse(rsp *http.Response) (*PatchPaymentIntentsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchPaymentIntentsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A payment intent (SPEC.md) with its latest intent_action (null until confirmed). status_reason is present when cancelled with a reason.
+			Data    PaymentIntent                                    `json:"data"`
+			Message string                                           `json:"message"`
+			Status  PatchPaymentIntentsById200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PatchPaymentIntentsByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PatchPaymentIntentsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PatchPaymentIntentsByIdResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PatchPaymentIntentsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PatchPaymentIntentsByIdResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PatchPaymentIntentsByIdResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PatchPaymentIntentsByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PatchPaymentIntentsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PatchPaymentIntentsByIdResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetReadyzResponse parses an HTTP response from a GetReadyzWithResponse call
 func ParseGetReadyzResponse(rsp *http.Response) (*GetReadyzResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -29256,6 +34628,274 @@ func ParseDeleteSandboxApiKeysByIdResponse(rsp *http.Response) (*DeleteSandboxAp
 			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSandboxChallengeResponse parses an HTTP response from a GetSandboxChallengeWithResponse call
+func ParseGetSandboxChallengeResponse(rsp *http.Response) (*GetSandboxChallengeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSandboxChallengeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSandboxChallengeResponse200Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetSandboxChallengeResponse404Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetSandboxChallengeResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSandboxChallengeResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostSandboxChallengeResponse parses an HTTP response from a PostSandboxChallengeWithResponse call
+func ParsePostSandboxChallengeResponse(rsp *http.Response) (*PostSandboxChallengeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSandboxChallengeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 303:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostSandboxChallengeResponse200Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 303:
+		var headers PostSandboxChallengeResponse303Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers303 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxChallengeResponse403Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxChallengeResponse404Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxChallengeResponse409Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxChallengeResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxChallengeResponse422Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxChallengeResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxChallengeResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -30448,6 +36088,181 @@ func ParsePostSandboxInflowsResponse(rsp *http.Response) (*PostSandboxInflowsRes
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers PostSandboxInflowsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostSandboxIntentActionsSimulateResponse parses an HTTP response from a PostSandboxIntentActionsSimulateWithResponse call
+func ParsePostSandboxIntentActionsSimulateResponse(rsp *http.Response) (*PostSandboxIntentActionsSimulateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSandboxIntentActionsSimulateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest IntentAction
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostSandboxIntentActionsSimulateResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxIntentActionsSimulateResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxIntentActionsSimulateResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxIntentActionsSimulateResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxIntentActionsSimulateResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxIntentActionsSimulateResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxIntentActionsSimulateResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxIntentActionsSimulateResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxIntentActionsSimulateResponse503Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -1,0 +1,101 @@
+// Package acquiring collects card and wallet payments for an account's
+// owner: payment intents and their intent actions (SPEC.md "Payment
+// intent", "Intent action").
+//
+// # Intents and actions
+//
+// An intent is created requires_action on one account, in the account's
+// currency, with a reference unique per account (1-100 characters; a
+// duplicate is ErrDuplicateReference, the original under Data) and an
+// optional description (at most 250). It is confirmed by an intent action,
+// inline on creation or by Confirm (POST /intent-actions), only while
+// requires_action. The action records amount, applicable_fee
+// (Options.Fees for its payment_type, as transfers' fees), charge_amount
+// (what the card is charged: the amount) and refunded_amount (0). An
+// intent nests its latest action.
+//
+// Statuses: an intent moves requires_action -> processing (a 3DS challenge
+// is open) -> completed or failed, or requires_action -> completed or
+// failed at once, or requires_action -> cancelled (CancelIntent, the
+// reason becoming status_reason). An action moves pending ->
+// pending_user_action -> completed or failed. SPEC.md does not say what
+// makes an intent failed; here a failed action fails its intent (the
+// intent's events fire on final states only, and a failed attempt is
+// final: the merchant creates a new intent to retry, so each reference
+// names one outcome).
+//
+// # Confirmation
+//
+// card-acq carries payment_type_data.data: Base64 of RSA-OAEP ciphertext
+// made with the calling API key's encryption_public_key. It is decrypted
+// with that key's private key (Options.Keys, the entities service)
+// outside any transaction, after the request's shape and the intent's
+// scope and status were checked; DecryptCard validates it and keeps only
+// brand, type, BIN country, last four digits and expiry (Card): the
+// number and CVV never reach the store, a log, a response or an
+// idempotent replay. walletpay-acq carries no data. billing_address needs
+// country always, and address_line_one, city and state for card-acq.
+// customer (first_name, last_name, email) is required; return_url is
+// required unless auth_model is 3ds_disabled (the default is
+// 3ds_required); browser_data is required with 3ds_required (EMV 3DS 2:
+// ip_address, user_agent, accept_header, language, javascript_enabled,
+// and with JavaScript color_depth, screen_height, screen_width,
+// time_zone_offset and java_enabled).
+//
+// # Outcomes
+//
+// 3ds_disabled completes at once; 3ds_required puts the action
+// pending_user_action with next_action {type: redirect_to_url, url} and
+// the intent processing. url is the sandbox challenge page
+// (Options.ChallengeBase + "/sandbox/challenge/<token>", the token 32
+// random bytes: the capability), where the cardholder completes or fails
+// the challenge (Authenticate) and is sent back to return_url; the
+// sandbox simulate route (Simulate) and the page run the same code
+// (answer). A challenge nobody answers fails after ChallengeTTL (30
+// minutes) with authentication_timeout, as due work (kind
+// "acquiring.challenge"). Verify (POST /intent-verifications/{id})
+// rechecks a non-final action and returns a final one unchanged.
+// walletpay-acq completes at once: the wallet authenticated the payer.
+//
+// In the sandbox the card's last four digits pick the issuer's answer
+// (TestCardOutcome, the table in card.go): "decline" fails at once with
+// the card's failure code (0002: card_declined; insufficient funds,
+// expired card, incorrect CVC and processing error have their own cards),
+// "challenge" is challenged even with 3ds_disabled, "challenge_decline"
+// is challenged and then declined once authenticated, "frictionless"
+// completes under 3ds_required without a challenge, and "refund_fails"
+// and "dispute" complete (refunds and disputes act on them later).
+//
+// # Money and events
+//
+// A completed action posts one journal entry, in the transaction that
+// completes it and appends payment_intent.completed: the card clearing
+// system account ("clearing.card") is debited charge_amount, the intent's
+// account credited charge_amount minus applicable_fee and the fee account
+// the fee. The entry's key ("acquiring:<action id>") and the action's
+// final status make it happen once. An account that can no longer take
+// the credit fails the action with account_unavailable. failed and
+// cancelled append payment_intent.failed and payment_intent.cancelled.
+// Every event carries the intent with its nested intent_action.
+//
+// # Refunds (for the package that adds them)
+//
+// An action keeps what a refund needs: charge_amount, currency,
+// account_id, status and refunded_amount (0). A refund must, in one
+// storage transaction: load the action, require it completed, check
+// amount <= charge_amount - refunded_amount (where refunded_amount counts
+// pending and successful refunds), add amount to refunded_amount and
+// store the action, and place a ledger hold of amount on the merchant
+// account toward the card clearing account (which fails with
+// insufficient funds rather than overdraw it). A failed refund voids its
+// hold and subtracts its amount again, in the transaction that fails it;
+// a successful one posts the hold. Because the check and the reservation
+// share the transaction, concurrent refunds serialize on the action's key
+// and can never exceed the charge.
+//
+// # Authorization
+//
+// Every method takes a corebank.Caller and checks scope inside its own
+// transaction: an intent or action of an entity outside the caller's tree
+// answers as a missing one. The challenge page acts by its token alone.
+package acquiring

@@ -1,0 +1,98 @@
+package acquiring
+
+import (
+	"context"
+	"crypto/rsa"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
+	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/payments"
+	"github.com/corebank/corebank/storage"
+)
+
+// CardKeys gives the RSA private key of the API key a caller
+// authenticated with, to decrypt the card data it sent
+// (*entities.Service implements it).
+type CardKeys interface {
+	// CardKey returns the private key of API key keyID.
+	CardKey(ctx context.Context, keyID string) (*rsa.PrivateKey, error)
+}
+
+// Options are the Service's optional dependencies.
+type Options struct {
+	// Clock is the time source; default the ledger's.
+	Clock clock.Clock
+	// IDs makes intent and action IDs; default crypto-random ULIDs.
+	IDs *corebank.IDs
+	// Tree places entities in their tree for the scope checks
+	// (entities.Gate{}); nil: a caller reaches only its own entity.
+	Tree scope.Tree
+	// Keys decrypts card data with the calling API key's private key; nil
+	// refuses card-acq confirmations (ErrNoCardKey).
+	Keys CardKeys
+	// Fees is the fee schedule, keyed by payment type ("card-acq",
+	// "walletpay-acq", "*"); applicable_fee is Fees.For(payment_type).Of
+	// (amount). Nil charges nothing.
+	Fees payments.FeeSchedule
+	// ChallengeBase is the URL the sandbox 3DS challenge pages are served
+	// under (next_action.url is ChallengeBase + "/sandbox/challenge/<token>");
+	// "" gives a path from the server's root.
+	ChallengeBase string
+	// ChallengeTTL is how long a 3DS challenge waits for the cardholder
+	// before the action fails with authentication_timeout; default 30
+	// minutes.
+	ChallengeTTL time.Duration
+}
+
+// Service runs payment intents and intent actions over one store, moving
+// their money through the ledger.
+type Service struct {
+	db   storage.Backend
+	led  *ledger.Service
+	o    Options
+	ids  *corebank.IDs
+	tree scope.Tree
+}
+
+// NewService returns the acquiring service over db, posting through led.
+// It starts no goroutines: challenge expiry is due work (DueJobs).
+func NewService(db storage.Backend, led *ledger.Service, opt *Options) *Service {
+	var o Options
+	if opt != nil {
+		o = *opt
+	}
+	if o.Clock == nil {
+		o.Clock = led.Clock()
+	}
+	if o.IDs == nil {
+		o.IDs = corebank.NewIDs(nil)
+	}
+	if o.ChallengeTTL <= 0 {
+		o.ChallengeTTL = 30 * time.Minute
+	}
+	return &Service{db: db, led: led, o: o, ids: o.IDs, tree: o.Tree}
+}
+
+// Migrations returns acquiring's one-time changes to stores written by
+// earlier releases: none yet (the package is new).
+func (s *Service) Migrations() []storage.Migration { return nil }
+
+// dueChallenge is the due-queue kind of a 3DS challenge's expiry.
+const dueChallenge = "acquiring.challenge"
+
+// DueJobs returns acquiring's due work: kind "acquiring.challenge" fails
+// an action whose 3DS challenge nobody answered within ChallengeTTL
+// (status_reason authentication_timeout, payment_intent.failed).
+func (s *Service) DueJobs() []storage.DueJob {
+	return []storage.DueJob{{Kind: dueChallenge, Tx: s.expireChallenge}}
+}
+
+// RunDue does acquiring's due work at or before asOf and returns how many
+// items it handled.
+func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
+	return storage.NewDue(s.db, s.o.Clock, 0, s.DueJobs()...).RunDue(ctx, asOf)
+}

@@ -1,0 +1,102 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/corebank/corebank/acquiring"
+)
+
+// createIntentAction confirms a payment intent: 201 with the action in an
+// envelope; when requires_action is true the client sends the cardholder
+// to next_action.url.
+func (h *handler) createIntentAction(x *exchange, r *http.Request) error {
+	var req acquiring.Confirmation
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	requested, err := entityParam(r, req.EntityID)
+	if err != nil {
+		return err
+	}
+	req.EntityID = requested
+	a, err := h.acq.Confirm(r.Context(), x.caller(), req)
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusCreated, "intent action created", a)
+}
+
+func (h *handler) getIntentAction(x *exchange, r *http.Request) error {
+	requested, err := queryEntityID(r)
+	if err != nil {
+		return err
+	}
+	a, err := h.acq.GetAction(r.Context(), x.caller(), requested, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusOK, "intent action retrieved", a)
+}
+
+// listIntentActions lists one entity's actions, oldest first, under
+// data.items; payment_type and payment_intent_id filter too.
+func (h *handler) listIntentActions(x *exchange, r *http.Request) error {
+	q := newQuery(r.URL.RawQuery)
+	filters := map[string]string{}
+	f := readAcqFilter(q, filters, "payment_type", "payment_intent_id")
+	l, err := h.readScopedList(x, q, "intent-actions", filters)
+	if err != nil {
+		return err
+	}
+	f.EntityID = l.requested
+	page, err := h.acq.ListActions(r.Context(), x.caller(), f, l.opts)
+	if err != nil {
+		return err
+	}
+	if l.cursorErr != nil {
+		return l.cursorErr
+	}
+	filters["entity_id"] = page.EntityID
+	base := list(h, "intent actions retrieved", page.Page, l.opts.Limit, l.fh, filters)
+	return ok(x, http.StatusOK, base.Message, &itemsList[acquiring.Action]{Items: page.Items, Meta: base.Meta})
+}
+
+// verifyIntentAction is POST /intent-verifications/{id}, {id} an intent
+// action: it rechecks a non-final action; a final one comes back
+// unchanged.
+func (h *handler) verifyIntentAction(x *exchange, r *http.Request) error {
+	requested, err := bodyEntityParam(x, r)
+	if err != nil {
+		return err
+	}
+	a, err := h.acq.Verify(r.Context(), x.caller(), requested, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusOK, "intent action verified", a)
+}
+
+type simulateActionReq struct {
+	Outcome      string `json:"outcome"`
+	StatusReason string `json:"status_reason"`
+	EntityID     string `json:"entity_id"`
+}
+
+// simulateIntentAction answers the action bare, as every sandbox route
+// does; it runs what the issuer's answer (and the challenge page) runs.
+func (h *handler) simulateIntentAction(x *exchange, r *http.Request) error {
+	var req simulateActionReq
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	requested, err := entityParam(r, req.EntityID)
+	if err != nil {
+		return err
+	}
+	a, err := h.acq.Simulate(r.Context(), x.caller(), requested, r.PathValue("id"), req.Outcome, req.StatusReason)
+	if err != nil {
+		return err
+	}
+	writeJSON(x, http.StatusOK, a)
+	return nil
+}
