@@ -262,7 +262,7 @@ func parseCard(pt []byte, field string, now time.Time) (Card, error) {
 			continue
 		}
 		// A member name is echoed only when it cannot be card digits.
-		if strings.ContainsFunc(name, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r == '_') }) || len(name) > 40 {
+		if strings.ContainsFunc(name, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || r == '-') }) || len(name) > 40 {
 			p.Add(field, "the card object has an unknown member")
 		} else if name == "cvc" {
 			p.Add(field+"."+name, "unknown field; the card's security code is cvv")

@@ -4,6 +4,7 @@ import (
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"strconv"
@@ -104,8 +105,8 @@ func TestDecryptCard(t *testing.T) {
 			fields: map[string]string{field: "decodes to 512 bytes; it must be one RSA-OAEP block of 256 bytes, made with this API key's 2048-bit encryption_public_key from at most 190 bytes of card JSON"}},
 		{name: "ErrAnotherKey", data: seal(t, other(), mgfSHA25, card("4242424242424242", "12", "2030", "737")), fields: notDecrypt},
 		{name: "ErrGarbage", data: base64.StdEncoding.EncodeToString(make([]byte, 256)), fields: notDecrypt},
-		{name: "ErrPKCS1v15", data: func() string {
-			ct, err := rsa.EncryptPKCS1v15(rand.Reader, &key2048().PublicKey, []byte(card("4242424242424242", "12", "2030", "737")))
+		{name: "ErrOAEPLabel", data: func() string {
+			ct, err := rsa.EncryptOAEP(sha256.New(), rand.Reader, &key2048().PublicKey, []byte(card("4242424242424242", "12", "2030", "737")), []byte("card"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,6 +124,9 @@ func TestDecryptCard(t *testing.T) {
 			`{"card_number":"4242424242424242","expiration_month":12,"expiration_year":2030,"cvc":"737","4242424242424242":1}`), fields: map[string]string{
 			field + ".cvc": "unknown field; the card's security code is cvv", field: "the card object has an unknown member",
 			field + ".cvv": "is required"}},
+		{name: "ErrUnknownCamelCase", data: seal(t, key2048(), mgfSHA25,
+			`{"cardNumber":"4242424242424242","expiration_month":12,"expiration_year":2030,"cvv":"737"}`), fields: map[string]string{
+			field + ".cardNumber": "unknown field", field + ".card_number": "is required"}},
 		{name: "ErrLuhn", data: seal(t, key2048(), mgfSHA25, card("4242424242424241", "12", "2030", "737")),
 			fields: map[string]string{field + ".card_number": "is not a valid card number (fails the Luhn check)"}},
 		{name: "ErrTwelveDigits", data: seal(t, key2048(), mgfSHA25, card("424242424242", "12", "2030", "737")),
