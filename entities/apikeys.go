@@ -381,26 +381,6 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*APIKey, err
 	})
 }
 
-// DecryptCardData decrypts base64 (standard or URL alphabet, padded or
-// not) RSA-OAEP SHA-256 ciphertext made with the public key of the API key
-// keyID. Errors: ErrAPIKeyNotFound; ErrCardData when the text is not
-// base64 or does not decrypt (for example after the key was rotated).
-func (s *Service) DecryptCardData(ctx context.Context, keyID, base64Ciphertext string) ([]byte, error) {
-	ct, err := decodeBase64(base64Ciphertext)
-	if err != nil {
-		return nil, ErrCardData.With("card data is not base64")
-	}
-	priv, err := s.CardKey(ctx, keyID)
-	if err != nil {
-		return nil, err
-	}
-	pt, err := rsa.DecryptOAEP(sha256.New(), nil, priv, ct, nil)
-	if err != nil {
-		return nil, ErrCardData
-	}
-	return pt, nil
-}
-
 // CardKey returns the RSA private key of API key keyID, unsealed, for
 // decrypting the card data its holder encrypted with its
 // encryption_public_key (acquiring.CardKeys). Errors: ErrAPIKeyNotFound.

@@ -221,27 +221,34 @@ func TestAPIKeys(t *testing.T) {
 			}
 		}
 	})
-	t.Run("DecryptCardData", func(t *testing.T) {
+	t.Run("CardKey", func(t *testing.T) {
+		// The key pair behind encryption_public_key: what its holder
+		// encrypts, CardKey's key decrypts, until the key is rotated.
 		k, err := e.s.CreateAPIKey(ctx, sys, entities.NewAPIKey{EntityID: root})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ct := encrypt(t, k.EncryptionPublicKey, []byte(`{"number":"4242424242424242"}`))
-		got, err := e.s.DecryptCardData(ctx, k.Key.ID, ct)
-		if err != nil || string(got) != `{"number":"4242424242424242"}` {
-			t.Fatalf("DecryptCardData = %q, %v", got, err)
+		decrypt := func(id string) (string, error) {
+			priv, err := e.s.CardKey(ctx, id)
+			if err != nil {
+				return "", err
+			}
+			raw, _ := base64.StdEncoding.DecodeString(ct)
+			pt, err := rsa.DecryptOAEP(sha256.New(), nil, priv, raw, nil)
+			return string(pt), err
 		}
-		if _, err := e.s.DecryptCardData(ctx, k.Key.ID, "!!not base64"); !errors.Is(err, entities.ErrCardData) {
-			t.Errorf("bad base64: %v", err)
+		if got, err := decrypt(k.Key.ID); err != nil || got != `{"number":"4242424242424242"}` {
+			t.Fatalf("decrypt with CardKey = %q, %v", got, err)
 		}
-		if _, err := e.s.DecryptCardData(ctx, "01HZZZZZZZZZZZZZZZZZZZZZZZ", ct); !errors.Is(err, entities.ErrAPIKeyNotFound) {
+		if _, err := e.s.CardKey(ctx, "01HZZZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, entities.ErrAPIKeyNotFound) {
 			t.Errorf("unknown key: %v", err)
 		}
 		if _, err := e.s.RotateAPIKey(ctx, sys, k.Key.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.s.DecryptCardData(ctx, k.Key.ID, ct); !errors.Is(err, entities.ErrCardData) {
-			t.Errorf("after rotation: %v, want ErrCardData", err)
+		if _, err := decrypt(k.Key.ID); err == nil {
+			t.Error("after rotation the old ciphertext still decrypts")
 		}
 	})
 }

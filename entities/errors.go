@@ -46,8 +46,4 @@ var (
 	// ErrFileTooLarge reports an uploaded document file over MaxFileSize
 	// decoded bytes. Fields names the file ("file" or "file_back").
 	ErrFileTooLarge = corebank.E(corebank.KindTooLarge, "file_too_large", "a document file may be at most 10 MiB")
-
-	// ErrCardData reports card data that is not valid base64 or does not
-	// decrypt under the API key's RSA key.
-	ErrCardData = corebank.E(corebank.KindInvalid, corebank.CodeValidation, "the card data cannot be decrypted with this API key's encryption key")
 )

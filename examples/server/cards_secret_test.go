@@ -53,10 +53,11 @@ func TestNoCardDataAtRest(t *testing.T) {
 
 	type card struct{ number, cvv string }
 	cards := []card{
-		{corebanktest.CardNumber("4242"), "9147"},
-		{corebanktest.CardNumber("1881"), "5803"},
+		{corebanktest.CardNumber("4242"), "914"},
+		{corebanktest.CardNumber("1881"), "580"},
 		{corebanktest.CardNumber("0002"), "761"}, // declined
-		{"4000 0566 5566 5556", "3094"},          // spaces, as people type it
+		{"4000 0566 5566 5556", "309"},           // spaces, as people type it
+		{"3782 822463 10005", "4817"},            // American Express: a four-digit CVV
 	}
 	var responses bytes.Buffer
 	keep := func(r *rawResp) *rawResp { responses.Write(r.raw); responses.WriteByte('\n'); return r }
