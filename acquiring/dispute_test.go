@@ -30,24 +30,29 @@ func (e *env) charge(ref string, amount int64, last4 string) *acquiring.Action {
 	return in.IntentAction
 }
 
-// disputeEvents returns the payment_dispute.* events, their objects
-// decoded.
-func (e *env) disputeEvents() []string {
+// disputeEvent is one payment_dispute.* event, its object decoded.
+type disputeEvent struct {
+	Type    string
+	Dispute acquiring.Dispute
+}
+
+// disputeEvents returns the payment_dispute.* events, oldest first.
+func (e *env) disputeEvents() []disputeEvent {
 	e.t.Helper()
 	evs, err := e.led.Events(context.Background(), "", 1000)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	var out []string
+	var out []disputeEvent
 	for _, ev := range evs {
 		if !strings.HasPrefix(ev.Type, "payment_dispute.") {
 			continue
 		}
-		var d acquiring.Dispute
-		if err := json.Unmarshal(ev.Object, &d); err != nil {
+		de := disputeEvent{Type: ev.Type}
+		if err := json.Unmarshal(ev.Object, &de.Dispute); err != nil {
 			e.t.Fatal(err)
 		}
-		out = append(out, ev.Type+" "+d.ID+" "+d.Status)
+		out = append(out, de)
 	}
 	return out
 }
@@ -81,14 +86,17 @@ func TestDisputeByRoute(t *testing.T) {
 	if _, err := e.svc.OpenDispute(ctx, e.caller, a.ID, acquiring.NewDispute{}); !errors.Is(err, acquiring.ErrAlreadyDisputed) {
 		t.Errorf("second dispute: %v", err)
 	}
+	e.clock.Add(time.Hour)
+	var won *acquiring.Dispute
 	for range 2 {
-		got, err := e.svc.SimulateDispute(ctx, e.caller, "", d.ID, acquiring.DisputeWon)
-		if err != nil {
+		if won, err = e.svc.SimulateDispute(ctx, e.caller, "", d.ID, acquiring.DisputeWon); err != nil {
 			t.Fatal(err)
 		}
-		if got.Status != acquiring.DisputeWon {
-			t.Fatalf("status %s", got.Status)
-		}
+	}
+	wantWon := *want
+	wantWon.Status, wantWon.Updated = acquiring.DisputeWon, e.clock.Now().UnixMilli()
+	if diff := cmp.Diff(&wantWon, won); diff != "" {
+		t.Errorf("won (-want +got)\n%s", diff)
 	}
 	if _, err := e.svc.SimulateDispute(ctx, e.caller, "", d.ID, acquiring.DisputeLost); !errors.Is(err, acquiring.ErrInvalidForState) {
 		t.Errorf("lost after won: %v", err)
@@ -96,7 +104,7 @@ func TestDisputeByRoute(t *testing.T) {
 	if got := []int64{e.balance(e.acct), e.balance(clearing)}; !cmp.Equal(got, []int64{5000, 0}) {
 		t.Errorf("after won: account, clearing = %v", got)
 	}
-	wantEv := []string{"payment_dispute.created " + d.ID + " needs_response", "payment_dispute.completed " + d.ID + " won"}
+	wantEv := []disputeEvent{{acquiring.EventDisputeCreated, *want}, {acquiring.EventDisputeCompleted, wantWon}}
 	if diff := cmp.Diff(wantEv, e.disputeEvents()); diff != "" {
 		t.Errorf("events (-want +got)\n%s", diff)
 	}
@@ -200,8 +208,12 @@ func TestDisputeByTestCard(t *testing.T) {
 	if _, err := e.svc.SimulateDispute(ctx, e.caller, "", d.ID, acquiring.DisputeLost); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"payment_dispute.created " + d.ID + " needs_response",
-		"payment_dispute.completed " + d.ID + " lost"}, e.disputeEvents()); diff != "" {
+	lost, err := e.svc.GetDispute(ctx, e.caller, "", d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]disputeEvent{{acquiring.EventDisputeCreated, d}, {acquiring.EventDisputeCompleted, *lost}},
+		e.disputeEvents()); diff != "" {
 		t.Errorf("events (-want +got)\n%s", diff)
 	}
 }
