@@ -32,15 +32,7 @@ func (h *handler) listDisputes(x *exchange, r *http.Request) error {
 	df := acquiring.DisputeFilter{EntityID: l.requested, AccountID: f.AccountID, Status: f.Status, Currency: f.Currency,
 		Reference: f.Reference, PaymentIntentActionID: filters["payment_intent_action_id"], DateFrom: f.DateFrom, DateTo: f.DateTo}
 	page, err := h.acq.ListDisputes(r.Context(), x.caller(), df, l.opts)
-	if err != nil {
-		return err
-	}
-	if l.cursorErr != nil {
-		return l.cursorErr
-	}
-	filters["entity_id"] = page.EntityID
-	base := list(h, "disputes retrieved", page.Page, l.opts.Limit, l.fh, filters)
-	return ok(x, http.StatusOK, base.Message, &itemsList[acquiring.Dispute]{Items: page.Items, Meta: base.Meta})
+	return itemsPage(h, x, l, filters, "disputes retrieved", page, err)
 }
 
 // openDispute is the sandbox's card network disputing a completed intent
