@@ -290,7 +290,9 @@ func (s *Service) debit(tx storage.Tx, now time.Time, d *disputeRecord) error {
 // (or suspense when it can no longer take it), the rest to
 // disputes.receivable.
 func (s *Service) refundDispute(tx storage.Tx, now time.Time, d *disputeRecord) error {
-	d.Returned = d.AccountID
+	if d.Debited > 0 {
+		d.Returned = d.AccountID
+	}
 	_, err := s.led.PostTx(tx, now, s.disputeEntry(d, "won", ledger.Credit, d.AccountID))
 	if k := corebank.KindOf(err); d.Debited > 0 && (k == corebank.KindRejected || k == corebank.KindNotFound) {
 		d.Returned = s.led.SystemAccount(d.Currency, ledger.PurposeSuspense)
