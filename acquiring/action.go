@@ -463,6 +463,9 @@ func (s *Service) finish(tx storage.Tx, now time.Time, r *intentRecord, a *actio
 		switch k := corebank.KindOf(err); {
 		case err == nil:
 			a.EntryID = e
+			if err := s.scheduleCardDispute(tx, now, a); err != nil {
+				return err
+			}
 		case k == corebank.KindRejected || k == corebank.KindNotFound:
 			status, reason = ActionFailed, ReasonAccountUnavailable
 		default:

@@ -1,6 +1,6 @@
 // Package acquiring collects card and wallet payments for an account's
 // owner: payment intents and their intent actions (SPEC.md "Payment
-// intent", "Intent action").
+// intent", "Intent action"), and the disputes of their charges.
 //
 // # Intents and actions
 //
@@ -92,6 +92,44 @@
 // a successful one posts the hold. Because the check and the reservation
 // share the transaction, concurrent refunds serialize on the action's key
 // and can never exceed the charge.
+//
+// # Disputes
+//
+// A dispute is a cardholder contesting a completed action through the card
+// network: id, payment_intent_action_id, payment_intent_id and reference
+// (the disputed payment), amount, currency, reason, status, evidence_due_by,
+// entity_id and account_id (the merchant's, for scope and filters),
+// created and updated. A charge has at most one dispute
+// (ErrAlreadyDisputed). It opens needs_response, by the sandbox route
+// (OpenDispute: amount defaults to charge_amount - refunded_amount and may
+// not exceed it, refunded_amount counting pending and completed refunds;
+// reason defaults to general) or by the "dispute" test card: when its
+// charge completes, "acquiring.dispute" due work is scheduled
+// Options.DisputeDelay later (default a minute) and disputes the charge
+// in full (less refunds) as fraudulent.
+//
+// Money, like Stripe: opening debits the disputed amount from the
+// merchant whatever its balance, toward the disputes clearing system
+// account ("clearing.disputes"), in the transaction that records the
+// dispute and appends payment_dispute.created. The ledger never takes a
+// customer account below zero, so the merchant pays what its available
+// balance covers and system account "disputes.receivable" the rest (what
+// the merchant owes the platform; collecting it is the embedder's
+// business); an account that can no longer be debited pays nothing.
+// Winning (SimulateDispute "won") posts the reverse entry, each part back
+// where it came from (the merchant's part to suspense if the account can
+// no longer take it); losing keeps the debit; either appends
+// payment_dispute.completed in the same transaction. Each entry's key
+// ("dispute:<id>:open", "dispute:<id>:won") and the dispute's status make
+// each move happen once; deciding a dispute again with its outcome
+// changes nothing, with the other is ErrInvalidForState. Events carry the
+// dispute.
+//
+// There is no evidence API: a dispute still needs_response at
+// evidence_due_by (created + Options.DisputeEvidenceWindow, default 7
+// days) goes under_review by itself ("acquiring.evidence" due work, no
+// event, as SPEC.md names only created and completed), where it waits for
+// the sandbox's decision; the sandbox can decide it in either status.
 //
 // # Authorization
 //

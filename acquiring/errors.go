@@ -21,3 +21,12 @@ var (
 	// key (a library caller): there is no key to decrypt it with.
 	ErrNoCardKey = corebank.InvalidField("intent_action.payment_type_data.data", "cannot be decrypted: the caller has no API key")
 )
+
+var (
+	// ErrDisputeNotFound is returned for an unknown dispute, or one outside
+	// the caller's tree.
+	ErrDisputeNotFound = corebank.NotFound("dispute")
+	// ErrAlreadyDisputed is returned by OpenDispute for a charge that
+	// already has a dispute (a charge is disputed at most once).
+	ErrAlreadyDisputed = corebank.E(corebank.KindConflict, "charge_already_disputed", "the charge already has a dispute")
+)

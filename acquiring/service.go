@@ -46,6 +46,12 @@ type Options struct {
 	// before the action fails with authentication_timeout; default 30
 	// minutes.
 	ChallengeTTL time.Duration
+	// DisputeDelay is how long after a charge by the "dispute" test card
+	// completes its dispute opens (due work); default one minute.
+	DisputeDelay time.Duration
+	// DisputeEvidenceWindow is how long a dispute needs_response before it
+	// goes under_review by itself (its evidence_due_by); default 7 days.
+	DisputeEvidenceWindow time.Duration
 }
 
 // Service runs payment intents and intent actions over one store, moving
@@ -74,6 +80,12 @@ func NewService(db storage.Backend, led *ledger.Service, opt *Options) *Service 
 	if o.ChallengeTTL <= 0 {
 		o.ChallengeTTL = 30 * time.Minute
 	}
+	if o.DisputeDelay <= 0 {
+		o.DisputeDelay = time.Minute
+	}
+	if o.DisputeEvidenceWindow <= 0 {
+		o.DisputeEvidenceWindow = 7 * 24 * time.Hour
+	}
 	return &Service{db: db, led: led, o: o, ids: o.IDs, tree: o.Tree}
 }
 
@@ -84,11 +96,15 @@ func (s *Service) Migrations() []storage.Migration { return nil }
 // dueChallenge is the due-queue kind of a 3DS challenge's expiry.
 const dueChallenge = "acquiring.challenge"
 
-// DueJobs returns acquiring's due work: kind "acquiring.challenge" fails
-// an action whose 3DS challenge nobody answered within ChallengeTTL
-// (status_reason authentication_timeout, payment_intent.failed).
+// DueJobs returns acquiring's due work, in this order: kind
+// "acquiring.challenge" fails an action whose 3DS challenge nobody
+// answered within ChallengeTTL (status_reason authentication_timeout,
+// payment_intent.failed); "acquiring.dispute" disputes a charge of the
+// "dispute" test card DisputeDelay after it completed; "acquiring.evidence"
+// puts a dispute still needs_response at its evidence_due_by under_review.
 func (s *Service) DueJobs() []storage.DueJob {
-	return []storage.DueJob{{Kind: dueChallenge, Tx: s.expireChallenge}}
+	return []storage.DueJob{{Kind: dueChallenge, Tx: s.expireChallenge},
+		{Kind: dueDispute, Tx: s.openCardDispute}, {Kind: dueEvidence, Tx: s.reviewDispute}}
 }
 
 // RunDue does acquiring's due work at or before asOf and returns how many

@@ -106,6 +106,25 @@ func (b *Bank) CardPayment(accountID string, amount int64, last4 string) *acquir
 	return &out
 }
 
+// Dispute opens a dispute of the completed intent action actionID over
+// HTTP through the sandbox route, for amount (0: the whole charge less its
+// refunds) and reason ("": general): the amount leaves the merchant
+// account at once with payment_dispute.created. Decide it with POST
+// /sandbox/disputes/{id}/simulate. It fails the test on any error.
+func (b *Bank) Dispute(actionID string, amount int64, reason string) *acquiring.Dispute {
+	b.t.Helper()
+	body := map[string]any{}
+	if amount != 0 {
+		body["amount"] = amount
+	}
+	if reason != "" {
+		body["reason"] = reason
+	}
+	var out acquiring.Dispute
+	b.Call(201, "POST", "/sandbox/intent-actions/"+actionID+"/dispute", body, &out)
+	return &out
+}
+
 func (b *Bank) currencyOf(accountID string) string {
 	b.t.Helper()
 	a, err := b.Ledger.GetAccount(context.Background(), corebank.As(b.Root.EntityID), "", accountID)

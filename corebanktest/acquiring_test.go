@@ -29,3 +29,22 @@ func TestCardPayment(t *testing.T) {
 		t.Errorf("CardNumber(0002) = %s", n)
 	}
 }
+
+func TestDispute(t *testing.T) {
+	b := corebanktest.New(t)
+	acct := b.FundedAccount("USD", 100)
+	in := b.CardPayment(acct.ID, 2500, "4242")
+	d := b.Dispute(in.IntentAction.ID, 0, "")
+	if d.Amount != 2500 || d.Status != acquiring.DisputeNeedsResponse || d.Reason != acquiring.DefaultDisputeReason {
+		t.Fatalf("dispute %+v", d)
+	}
+	if ev := b.LastEvent(acquiring.EventDisputeCreated); ev == nil {
+		t.Error("no payment_dispute.created")
+	}
+	var won acquiring.Dispute
+	b.Call(200, "POST", "/sandbox/disputes/"+d.ID+"/simulate", map[string]any{"outcome": "won"}, &won)
+	bal, err := b.Ledger.GetBalance(context.Background(), acct.ID)
+	if err != nil || won.Status != acquiring.DisputeWon || bal.Settled != 2600 {
+		t.Errorf("won %+v, balance %+v %v", won, bal, err)
+	}
+}

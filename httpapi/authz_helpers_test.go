@@ -32,12 +32,14 @@ const (
 	kOpenIntent   = "open_intent"     // another, for POST /intent-actions to confirm
 	kAction       = "intent_action"   // a completed walletpay intent action
 	kChallenge    = "challenge"       // the challenge token of a card action pending_user_action
+	kDisputable   = "disputable"      // a completed walletpay intent action with no dispute
+	kDispute      = "dispute"         // a dispute of another completed walletpay action, needs_response
 )
 
 // authzKinds lists the kinds; a kind's index makes its missing ID.
 var authzKinds = []string{kEntity, kAccount, kSpareAccount, kDetails, kCounterparty, kPayment, kEURDetail,
 	kQuote, kTransfer, kWebhook, kEvent, kReady, kPerson, kDocument, kSubmission, kAPIKey, kSession, kETransfer,
-	kIntent, kOpenIntent, kAction, kChallenge}
+	kIntent, kOpenIntent, kAction, kChallenge, kDisputable, kDispute}
 
 // authzMissingID is a well-formed ULID that names no object, one per kind so
 // that a request naming several missing objects still tells them apart.
@@ -148,6 +150,13 @@ func (e *hookEnv) authzPopulate(s *authzSide) {
 	card["intent_action"] = cardAction(encryptCard(e.t, testPub(e.t), cardNumber("4242"), "123"), "3ds_required", "https://shop.example/back")
 	u := e.must(201, "POST", "/payment-intents", s.key, card).str("data", "intent_action", "next_action", "url")
 	_, s.ids[kChallenge], _ = strings.Cut(u, "/sandbox/challenge/")
+	for _, k := range []string{kDisputable, kDispute} {
+		w := intentBody(s.ids[kAccount], "authz-"+k+"-"+s.name, 700)
+		w["intent_action"] = walletAction()
+		s.ids[k] = e.must(201, "POST", "/payment-intents", s.key, w).str("data", "intent_action", "id")
+	}
+	s.ids[kDispute] = e.must(201, "POST", "/sandbox/intent-actions/"+s.ids[kDispute]+"/dispute", s.key,
+		map[string]any{"amount": 300}).str("id")
 }
 
 // sessionBody is a valid open-banking USD session of account.

@@ -66,6 +66,7 @@
 //	POST   /intent-actions           201  data: intent action
 //	GET    /intent-actions/{id}      200  data: intent action
 //	POST   /intent-verifications/{id} 200 data: intent action {id} (a final one unchanged)
+//	GET    /disputes/{id}            200  data: dispute
 //	POST   /entity-webhooks          201  data: webhook with its secret (shown once)
 //	GET|PATCH|DELETE /entity-webhooks/{id} 200 data: webhook (never the secret)
 //	POST   /entity-webhooks/{id}/test 200 data: the test delivery and its outcome
@@ -106,6 +107,8 @@
 //	                      account_id, date_from and date_to (ISO 8601 or
 //	                      Unix ms, inclusive); actions add payment_type and
 //	                      payment_intent_id; next_cursor is cursor's alias
+//	GET /disputes:        the same form and filters (reference: the disputed
+//	                      payment's), and payment_intent_action_id
 //
 //	{"status": "success", "message": "...", "data": [...],
 //	 "meta": {"pagination": {"limit", "total_count", "has_next", "has_previous",
@@ -132,6 +135,10 @@
 //	                                               200 the session
 //	POST   /sandbox/intent-actions/{id}/simulate {outcome: completed|failed, status_reason?, entity_id?}
 //	                                               200 the intent action
+//	POST   /sandbox/intent-actions/{id}/dispute {amount?, reason?, entity_id?}
+//	                                               201 the dispute (409 charge_already_disputed)
+//	POST   /sandbox/disputes/{id}/simulate {outcome: won|lost, entity_id?}
+//	                                               200 the dispute
 //
 // A funding-session duplicate unique_reference (per entity) is 409
 // duplicate_reference with the original session under data. PATCH

@@ -50,15 +50,7 @@ func (h *handler) listIntentActions(x *exchange, r *http.Request) error {
 	}
 	f.EntityID = l.requested
 	page, err := h.acq.ListActions(r.Context(), x.caller(), f, l.opts)
-	if err != nil {
-		return err
-	}
-	if l.cursorErr != nil {
-		return l.cursorErr
-	}
-	filters["entity_id"] = page.EntityID
-	base := list(h, "intent actions retrieved", page.Page, l.opts.Limit, l.fh, filters)
-	return ok(x, http.StatusOK, base.Message, &itemsList[acquiring.Action]{Items: page.Items, Meta: base.Meta})
+	return itemsPage(h, x, l, filters, "intent actions retrieved", page, err)
 }
 
 // verifyIntentAction is POST /intent-verifications/{id}, {id} an intent

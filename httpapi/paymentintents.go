@@ -85,6 +85,21 @@ type itemsList[T any] struct {
 	Meta  listMeta `json:"meta"`
 }
 
+// itemsPage answers page (or err) of an acquiring list l under data.items,
+// entity_id among the filters applied.
+func itemsPage[T any](h *handler, x *exchange, l scopedList, filters map[string]string, message string,
+	page *acquiring.Page[T], err error) error {
+	if err != nil {
+		return err
+	}
+	if l.cursorErr != nil {
+		return l.cursorErr
+	}
+	filters["entity_id"] = page.EntityID
+	base := list(h, message, page.Page, l.opts.Limit, l.fh, filters)
+	return ok(x, http.StatusOK, base.Message, &itemsList[T]{Items: page.Items, Meta: base.Meta})
+}
+
 // readAcqFilter reads the filters the intent and action lists share
 // (CONTRACT.md): status, reference, currency, account_id, date_from and
 // date_to (ISO 8601 or Unix ms, inclusive), and next_cursor as cursor.
@@ -143,13 +158,5 @@ func (h *handler) listPaymentIntents(x *exchange, r *http.Request) error {
 	}
 	f.EntityID = l.requested
 	page, err := h.acq.ListIntents(r.Context(), x.caller(), f, l.opts)
-	if err != nil {
-		return err
-	}
-	if l.cursorErr != nil {
-		return l.cursorErr
-	}
-	filters["entity_id"] = page.EntityID
-	base := list(h, "payment intents retrieved", page.Page, l.opts.Limit, l.fh, filters)
-	return ok(x, http.StatusOK, base.Message, &itemsList[acquiring.Intent]{Items: page.Items, Meta: base.Meta})
+	return itemsPage(h, x, l, filters, "payment intents retrieved", page, err)
 }

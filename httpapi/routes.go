@@ -80,6 +80,10 @@ var routes = []route{
 	{"GET /intent-actions/{id}", acqRoute((*handler).getIntentAction)},
 	{"POST /intent-verifications/{id}", acqRoute((*handler).verifyIntentAction)},
 	{"POST /sandbox/intent-actions/{id}/simulate", acqRoute((*handler).simulateIntentAction)},
+	{"GET /disputes", acqRoute((*handler).listDisputes)},
+	{"GET /disputes/{id}", acqRoute((*handler).getDispute)},
+	{"POST /sandbox/intent-actions/{id}/dispute", acqRoute((*handler).openDispute)},
+	{"POST /sandbox/disputes/{id}/simulate", acqRoute((*handler).simulateDispute)},
 	// The sandbox 3DS challenge page (challenge.go): HTML; open: the
 	// token is the capability.
 	{"GET /sandbox/challenge/{token}", acqRoute((*handler).challengePageGet)},

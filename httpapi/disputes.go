@@ -1,0 +1,79 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/corebank/corebank/acquiring"
+)
+
+func (h *handler) getDispute(x *exchange, r *http.Request) error {
+	requested, err := queryEntityID(r)
+	if err != nil {
+		return err
+	}
+	d, err := h.acq.GetDispute(r.Context(), x.caller(), requested, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusOK, "dispute retrieved", d)
+}
+
+// listDisputes lists one entity's disputes, oldest first, under
+// data.items, with the intent lists' filters (reference is the disputed
+// payment's) and payment_intent_action_id.
+func (h *handler) listDisputes(x *exchange, r *http.Request) error {
+	q := newQuery(r.URL.RawQuery)
+	filters := map[string]string{}
+	f := readAcqFilter(q, filters, "payment_intent_action_id")
+	l, err := h.readScopedList(x, q, "disputes", filters)
+	if err != nil {
+		return err
+	}
+	df := acquiring.DisputeFilter{EntityID: l.requested, AccountID: f.AccountID, Status: f.Status, Currency: f.Currency,
+		Reference: f.Reference, PaymentIntentActionID: filters["payment_intent_action_id"], DateFrom: f.DateFrom, DateTo: f.DateTo}
+	page, err := h.acq.ListDisputes(r.Context(), x.caller(), df, l.opts)
+	return itemsPage(h, x, l, filters, "disputes retrieved", page, err)
+}
+
+// openDispute is the sandbox's card network disputing a completed intent
+// action: 201 with the dispute, bare like every sandbox route.
+func (h *handler) openDispute(x *exchange, r *http.Request) error {
+	var req acquiring.NewDispute
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	requested, err := entityParam(r, req.EntityID)
+	if err != nil {
+		return err
+	}
+	req.EntityID = requested
+	d, err := h.acq.OpenDispute(r.Context(), x.caller(), r.PathValue("id"), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(x, http.StatusCreated, d)
+	return nil
+}
+
+type simulateDisputeReq struct {
+	Outcome  string `json:"outcome"`
+	EntityID string `json:"entity_id"`
+}
+
+// simulateDispute decides a dispute, won or lost, answering it bare.
+func (h *handler) simulateDispute(x *exchange, r *http.Request) error {
+	var req simulateDisputeReq
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	requested, err := entityParam(r, req.EntityID)
+	if err != nil {
+		return err
+	}
+	d, err := h.acq.SimulateDispute(r.Context(), x.caller(), requested, r.PathValue("id"), req.Outcome)
+	if err != nil {
+		return err
+	}
+	writeJSON(x, http.StatusOK, d)
+	return nil
+}
