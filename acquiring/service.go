@@ -46,6 +46,10 @@ type Options struct {
 	// before the action fails with authentication_timeout; default 30
 	// minutes.
 	ChallengeTTL time.Duration
+	// RefundDelay is how long after creation the sandbox acquirer answers
+	// a pending refund (due work): a refund of the refund_fails test card
+	// fails, any other succeeds. Default 5 seconds.
+	RefundDelay time.Duration
 }
 
 // Service runs payment intents and intent actions over one store, moving
@@ -74,6 +78,9 @@ func NewService(db storage.Backend, led *ledger.Service, opt *Options) *Service 
 	if o.ChallengeTTL <= 0 {
 		o.ChallengeTTL = 30 * time.Minute
 	}
+	if o.RefundDelay <= 0 {
+		o.RefundDelay = 5 * time.Second
+	}
 	return &Service{db: db, led: led, o: o, ids: o.IDs, tree: o.Tree}
 }
 
@@ -84,11 +91,14 @@ func (s *Service) Migrations() []storage.Migration { return nil }
 // dueChallenge is the due-queue kind of a 3DS challenge's expiry.
 const dueChallenge = "acquiring.challenge"
 
-// DueJobs returns acquiring's due work: kind "acquiring.challenge" fails
-// an action whose 3DS challenge nobody answered within ChallengeTTL
-// (status_reason authentication_timeout, payment_intent.failed).
+// DueJobs returns acquiring's due work, in this order at one instant:
+// kind "acquiring.challenge" fails an action whose 3DS challenge nobody
+// answered within ChallengeTTL (status_reason authentication_timeout,
+// payment_intent.failed); kind "acquiring.refund" is the sandbox
+// acquirer's answer to a refund RefundDelay after it was made (see
+// CreateRefund).
 func (s *Service) DueJobs() []storage.DueJob {
-	return []storage.DueJob{{Kind: dueChallenge, Tx: s.expireChallenge}}
+	return []storage.DueJob{{Kind: dueChallenge, Tx: s.expireChallenge}, {Kind: dueRefund, Tx: s.answerRefund}}
 }
 
 // RunDue does acquiring's due work at or before asOf and returns how many
