@@ -64,20 +64,11 @@ type NewRefund struct {
 	EntityID              string `json:"entity_id,omitempty"`
 }
 
-// refundEvent is the data of payment_refund.completed and .failed: the
-// refund's fields SPEC.md lists, status_reason only on the failed one.
+// refundEvent is the data of payment_refund.completed and .failed
+// (SPEC.md): the refund, status_reason only on the failed one.
 type refundEvent struct {
-	ID                    string  `json:"id"`
-	Reference             string  `json:"reference"`
-	PaymentIntentActionID string  `json:"payment_intent_action_id"`
-	Amount                int64   `json:"amount"`
-	Currency              string  `json:"currency"`
-	RefundReason          string  `json:"refund_reason"`
-	Status                string  `json:"status"`
-	StatusReason          *string `json:"status_reason,omitempty"`
-	AccountID             string  `json:"account_id"`
-	EntityID              string  `json:"entity_id"`
-	Created               int64   `json:"created"`
+	*Refund
+	StatusReason *string `json:"status_reason,omitempty"`
 }
 
 // refundRecord is a stored refund and what only the service sees.
@@ -239,11 +230,7 @@ func (s *Service) settleRefund(tx storage.Tx, now time.Time, r *refundRecord, st
 	if err := putRefund(tx, r); err != nil {
 		return err
 	}
-	v := r.Refund
-	_, err := s.led.AppendEventTx(tx, now, ev, r.EntityID, &refundEvent{ID: v.ID, Reference: v.Reference,
-		PaymentIntentActionID: v.PaymentIntentActionID, Amount: v.Amount, Currency: v.Currency,
-		RefundReason: v.RefundReason, Status: v.Status, StatusReason: v.StatusReason, AccountID: v.AccountID,
-		EntityID: v.EntityID, Created: v.Created})
+	_, err := s.led.AppendEventTx(tx, now, ev, r.EntityID, &refundEvent{Refund: r.view(), StatusReason: r.StatusReason})
 	return err
 }
 
@@ -335,15 +322,7 @@ func (s *Service) SimulateRefund(ctx context.Context, caller corebank.Caller, en
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
-	p := corebank.Problems{}
-	if outcome != RefundSuccessful && outcome != RefundFailed {
-		p.Add("outcome", "must be successful or failed")
-	}
-	if statusReason != "" && outcome == RefundSuccessful {
-		p.Add("status_reason", "is only for failed")
-	}
-	corebank.CheckText(p, "status_reason", statusReason, corebank.Line(0, 100))
-	if err := p.Err(); err != nil {
+	if err := checkOutcome(RefundSuccessful, outcome, statusReason); err != nil {
 		return nil, err
 	}
 	if outcome == RefundFailed && statusReason == "" {

@@ -32,12 +32,13 @@ const (
 	kOpenIntent   = "open_intent"     // another, for POST /intent-actions to confirm
 	kAction       = "intent_action"   // a completed walletpay intent action
 	kChallenge    = "challenge"       // the challenge token of a card action pending_user_action
+	kRefund       = "refund"          // a pending refund of kAction
 )
 
 // authzKinds lists the kinds; a kind's index makes its missing ID.
 var authzKinds = []string{kEntity, kAccount, kSpareAccount, kDetails, kCounterparty, kPayment, kEURDetail,
 	kQuote, kTransfer, kWebhook, kEvent, kReady, kPerson, kDocument, kSubmission, kAPIKey, kSession, kETransfer,
-	kIntent, kOpenIntent, kAction, kChallenge}
+	kIntent, kOpenIntent, kAction, kChallenge, kRefund}
 
 // authzMissingID is a well-formed ULID that names no object, one per kind so
 // that a request naming several missing objects still tells them apart.
@@ -144,6 +145,7 @@ func (e *hookEnv) authzPopulate(s *authzSide) {
 	wallet := intentBody(s.ids[kAccount], "authz-wallet-"+s.name, 700)
 	wallet["intent_action"] = walletAction()
 	s.ids[kAction] = e.must(201, "POST", "/payment-intents", s.key, wallet).str("data", "intent_action", "id")
+	s.ids[kRefund] = e.must(200, "POST", "/refunds", s.key, refundBody(s.ids[kAction], "authz-refund-"+s.name, 100)).str("data", "id")
 	card := intentBody(s.ids[kAccount], "authz-card-"+s.name, 700)
 	card["intent_action"] = cardAction(encryptCard(e.t, testPub(e.t), cardNumber("4242"), "123"), "3ds_required", "https://shop.example/back")
 	u := e.must(201, "POST", "/payment-intents", s.key, card).str("data", "intent_action", "next_action", "url")

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -134,15 +135,23 @@ func (q *query) dateParam(name string, filters map[string]string) int64 {
 // listPaymentIntents lists one entity's intents, oldest first, under
 // data.items.
 func (h *handler) listPaymentIntents(x *exchange, r *http.Request) error {
+	return itemsPage(h, x, r, "payment-intents", "payment intents retrieved", h.acq.ListIntents)
+}
+
+// itemsPage answers one page of an acquiring list under data.items: the
+// filters readAcqFilter reads (and extra), the entity asked for, the
+// page read lists for the caller.
+func itemsPage[T any](h *handler, x *exchange, r *http.Request, name, message string,
+	read func(context.Context, corebank.Caller, acquiring.Filter, corebank.ListOptions) (*acquiring.Page[T], error), extra ...string) error {
 	q := newQuery(r.URL.RawQuery)
 	filters := map[string]string{}
-	f := readAcqFilter(q, filters)
-	l, err := h.readScopedList(x, q, "payment-intents", filters)
+	f := readAcqFilter(q, filters, extra...)
+	l, err := h.readScopedList(x, q, name, filters)
 	if err != nil {
 		return err
 	}
 	f.EntityID = l.requested
-	page, err := h.acq.ListIntents(r.Context(), x.caller(), f, l.opts)
+	page, err := read(r.Context(), x.caller(), f, l.opts)
 	if err != nil {
 		return err
 	}
@@ -150,6 +159,6 @@ func (h *handler) listPaymentIntents(x *exchange, r *http.Request) error {
 		return l.cursorErr
 	}
 	filters["entity_id"] = page.EntityID
-	base := list(h, "payment intents retrieved", page.Page, l.opts.Limit, l.fh, filters)
-	return ok(x, http.StatusOK, base.Message, &itemsList[acquiring.Intent]{Items: page.Items, Meta: base.Meta})
+	base := list(h, message, page.Page, l.opts.Limit, l.fh, filters)
+	return ok(x, http.StatusOK, base.Message, &itemsList[T]{Items: page.Items, Meta: base.Meta})
 }
