@@ -66,6 +66,9 @@
 //	POST   /intent-actions           201  data: intent action
 //	GET    /intent-actions/{id}      200  data: intent action
 //	POST   /intent-verifications/{id} 200 data: intent action {id} (a final one unchanged)
+//	POST   /refunds                  200  data: refund (pending; SPEC.md answers 200); an invalid
+//	                                      refund is 400 {status: error, code, message, details}
+//	GET    /refunds/{id}             200  data: refund
 //	POST   /entity-webhooks          201  data: webhook with its secret (shown once)
 //	GET|PATCH|DELETE /entity-webhooks/{id} 200 data: webhook (never the secret)
 //	POST   /entity-webhooks/{id}/test 200 data: the test delivery and its outcome
@@ -100,7 +103,7 @@
 //	GET /funding-sessions filters account_id, status, currency, created_after,
 //	                      created_before (ms); pagination adds order ("asc"),
 //	                      filters_applied adds sort {field: created, order: asc}
-//	GET /payment-intents, GET /intent-actions: the page sits at data.items
+//	GET /payment-intents, GET /intent-actions, GET /refunds: the page sits at data.items
 //	                      and its meta at data.meta (SPEC.md "Page at
 //	                      data.items"); filters status, reference, currency,
 //	                      account_id, date_from and date_to (ISO 8601 or
@@ -132,6 +135,8 @@
 //	                                               200 the session
 //	POST   /sandbox/intent-actions/{id}/simulate {outcome: completed|failed, status_reason?, entity_id?}
 //	                                               200 the intent action
+//	POST   /sandbox/refunds/{id}/simulate {outcome: successful|failed, status_reason?, entity_id?}
+//	                                               200 the refund
 //
 // A funding-session duplicate unique_reference (per entity) is 409
 // duplicate_reference with the original session under data. PATCH
