@@ -2,8 +2,11 @@ package corebanktest_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/corebank/corebank/acquiring"
 	"github.com/corebank/corebank/corebanktest"
@@ -47,8 +50,19 @@ func TestRefundCardPayment(t *testing.T) {
 		t.Fatalf("refund %+v", r)
 	}
 	b.Advance(5 * time.Second)
-	if ev := b.LastEvent(acquiring.EventRefundFailed); ev == nil {
-		t.Error("no payment_refund.failed")
+	ev := b.LastEvent(acquiring.EventRefundFailed)
+	if ev == nil {
+		t.Fatal("no payment_refund.failed")
+	}
+	var data map[string]any
+	if err := json.Unmarshal(ev.Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"id": r.ID, "reference": r.Reference, "payment_intent_action_id": fails.ID, "amount": 500.0,
+		"currency": "USD", "refund_reason": "", "status": "failed", "status_reason": "refund_declined",
+		"account_id": acct.ID, "entity_id": b.Root.EntityID, "created": float64(r.Created)}
+	if diff := cmp.Diff(want, data); diff != "" {
+		t.Errorf("payment_refund.failed data (-want +got)\n%s", diff)
 	}
 	bal, err := b.Ledger.GetBalance(context.Background(), acct.ID)
 	if err != nil || bal.Settled != 1200 || bal.PendingDebits != 0 {
