@@ -60,7 +60,12 @@ type env struct {
 
 func newEnv(t *testing.T, fees payments.FeeSchedule) *env {
 	t.Helper()
-	db := memory.New()
+	return newEnvOn(t, memory.New(), fees)
+}
+
+// newEnvOn is newEnv over db.
+func newEnvOn(t *testing.T, db storage.Backend, fees payments.FeeSchedule) *env {
+	t.Helper()
 	mock := clock.NewMock()
 	mock.Set(time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC))
 	led := ledger.NewService(db, &ledger.Options{Clock: mock})

@@ -622,15 +622,7 @@ func (s *Service) Simulate(ctx context.Context, caller corebank.Caller, entityID
 // answer applies an issuer's outcome to a: the code the simulate route
 // and the challenge page share.
 func (s *Service) answer(tx storage.Tx, now time.Time, a *actionRecord, outcome, reason string) error {
-	p := corebank.Problems{}
-	if outcome != ActionCompleted && outcome != ActionFailed {
-		p.Add("outcome", "must be completed or failed")
-	}
-	if reason != "" && outcome == ActionCompleted {
-		p.Add("status_reason", "is only for failed")
-	}
-	corebank.CheckText(p, "status_reason", reason, corebank.Line(0, 100))
-	if err := p.Err(); err != nil {
+	if err := checkOutcome(ActionCompleted, outcome, reason); err != nil {
 		return err
 	}
 	if Final(a.Status) {
@@ -643,6 +635,20 @@ func (s *Service) answer(tx storage.Tx, now time.Time, a *actionRecord, outcome,
 		reason = ReasonCardDeclined
 	}
 	return s.move(tx, now, a, outcome, reason)
+}
+
+// checkOutcome checks a sandbox simulate route's answer: outcome is
+// success or "failed", and status_reason (at most 100) only with failed.
+func checkOutcome(success, outcome, reason string) error {
+	p := corebank.Problems{}
+	if outcome != success && outcome != ActionFailed {
+		p.Add("outcome", "must be "+success+" or failed")
+	}
+	if reason != "" && outcome == success {
+		p.Add("status_reason", "is only for failed")
+	}
+	corebank.CheckText(p, "status_reason", reason, corebank.Line(0, 100))
+	return p.Err()
 }
 
 // ChallengeAction returns the action whose challenge token is token, for

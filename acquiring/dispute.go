@@ -72,19 +72,6 @@ type NewDispute struct {
 	EntityID string `json:"entity_id,omitempty"`
 }
 
-// DisputeFilter selects disputes (ListDisputes); "" or 0 is no filter.
-// DateFrom and DateTo are inclusive bounds on created in Unix ms.
-type DisputeFilter struct {
-	EntityID              string
-	AccountID             string
-	Status                string
-	Currency              string
-	Reference             string
-	PaymentIntentActionID string
-	DateFrom              int64
-	DateTo                int64
-}
-
 // disputeRecord is a stored dispute and how its money moved.
 type disputeRecord struct {
 	Dispute
@@ -149,7 +136,7 @@ var disputeStatuses = map[string]bool{DisputeNeedsResponse: true, DisputeUnderRe
 //
 // Errors: corebank.ErrEntityNotFound; ledger.ErrAccountNotFound; a
 // validation error naming status, date_from, date_to, limit or cursor.
-func (s *Service) ListDisputes(ctx context.Context, caller corebank.Caller, f DisputeFilter, opts corebank.ListOptions) (*Page[Dispute], error) {
+func (s *Service) ListDisputes(ctx context.Context, caller corebank.Caller, f Filter, opts corebank.ListOptions) (*Page[Dispute], error) {
 	lf := Filter{EntityID: f.EntityID, AccountID: f.AccountID, DateFrom: f.DateFrom, DateTo: f.DateTo}
 	p := lf.check()
 	if f.Status != "" && !disputeStatuses[f.Status] {

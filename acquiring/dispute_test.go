@@ -180,7 +180,7 @@ func TestDisputeByTestCard(t *testing.T) {
 	if n, err := e.svc.RunDue(ctx, e.clock.Now()); n != 1 || err != nil {
 		t.Fatalf("due: %d %v", n, err)
 	}
-	page, err := e.svc.ListDisputes(ctx, e.caller, acquiring.DisputeFilter{}, corebank.ListOptions{})
+	page, err := e.svc.ListDisputes(ctx, e.caller, acquiring.Filter{}, corebank.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,26 +272,26 @@ func TestDisputeRefused(t *testing.T) {
 	if _, err := e.svc.SimulateDispute(ctx, e.caller, "", d.ID, "draw"); !errors.As(err, &ce) || ce.Fields["outcome"] == "" {
 		t.Errorf("bad outcome: %v", err)
 	}
-	if page, err := e.svc.ListDisputes(ctx, other, acquiring.DisputeFilter{}, corebank.ListOptions{}); err != nil || len(page.Items) != 0 {
+	if page, err := e.svc.ListDisputes(ctx, other, acquiring.Filter{}, corebank.ListOptions{}); err != nil || len(page.Items) != 0 {
 		t.Errorf("foreign list: %v %v", page, err)
 	}
 	for _, c := range []struct {
-		f    acquiring.DisputeFilter
+		f    acquiring.Filter
 		want int
 	}{
-		{acquiring.DisputeFilter{Status: acquiring.DisputeNeedsResponse}, 1},
-		{acquiring.DisputeFilter{Status: acquiring.DisputeWon}, 0},
-		{acquiring.DisputeFilter{PaymentIntentActionID: a.ID}, 1},
-		{acquiring.DisputeFilter{PaymentIntentActionID: in.IntentAction.ID}, 0},
-		{acquiring.DisputeFilter{AccountID: e.acct, DateFrom: d.Created, DateTo: d.Created}, 1},
-		{acquiring.DisputeFilter{DateFrom: d.Created + 1}, 0},
+		{acquiring.Filter{Status: acquiring.DisputeNeedsResponse}, 1},
+		{acquiring.Filter{Status: acquiring.DisputeWon}, 0},
+		{acquiring.Filter{PaymentIntentActionID: a.ID}, 1},
+		{acquiring.Filter{PaymentIntentActionID: in.IntentAction.ID}, 0},
+		{acquiring.Filter{AccountID: e.acct, DateFrom: d.Created, DateTo: d.Created}, 1},
+		{acquiring.Filter{DateFrom: d.Created + 1}, 0},
 	} {
 		page, err := e.svc.ListDisputes(ctx, e.caller, c.f, corebank.ListOptions{})
 		if err != nil || len(page.Items) != c.want {
 			t.Errorf("filter %+v: %d items, %v; want %d", c.f, len(page.Items), err, c.want)
 		}
 	}
-	if _, err := e.svc.ListDisputes(ctx, e.caller, acquiring.DisputeFilter{Status: "open"}, corebank.ListOptions{}); !errors.As(err, &ce) || ce.Fields["status"] == "" {
+	if _, err := e.svc.ListDisputes(ctx, e.caller, acquiring.Filter{Status: "open"}, corebank.ListOptions{}); !errors.As(err, &ce) || ce.Fields["status"] == "" {
 		t.Errorf("bad status filter: %v", err)
 	}
 }

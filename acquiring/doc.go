@@ -78,20 +78,37 @@
 // cancelled append payment_intent.failed and payment_intent.cancelled.
 // Every event carries the intent with its nested intent_action.
 //
-// # Refunds (for the package that adds them)
+// # Refunds
 //
-// An action keeps what a refund needs: charge_amount, currency,
-// account_id, status and refunded_amount (0). A refund must, in one
-// storage transaction: load the action, require it completed, check
-// amount <= charge_amount - refunded_amount (where refunded_amount counts
-// pending and successful refunds), add amount to refunded_amount and
-// store the action, and place a ledger hold of amount on the merchant
-// account toward the card clearing account (which fails with
-// insufficient funds rather than overdraw it). A failed refund voids its
-// hold and subtracts its amount again, in the transaction that fails it;
-// a successful one posts the hold. Because the check and the reservation
-// share the transaction, concurrent refunds serialize on the action's key
-// and can never exceed the charge.
+// A refund (CreateRefund, POST /refunds) gives back part or all of a
+// completed action's charge: payment_intent_action_id, reference (1-100),
+// reason (at most 100, answered as refund_reason) and amount (> 0). An
+// invalid request is a corebank.KindBadRequest error (SPEC.md answers
+// refunds 400) naming each field; so are an action that is not completed
+// and an amount over what is refundable. In one storage transaction the
+// refund loads the action, checks amount <= charge_amount -
+// refunded_amount (refunded_amount counts pending and successful
+// refunds), adds amount to refunded_amount and stores the action, and
+// places a ledger hold of amount on the merchant account toward the card
+// clearing account (which fails with insufficient funds rather than
+// overdraw it). Because the check and the reservation share the
+// transaction, concurrent refunds serialize on the action's key and can
+// never exceed the charge.
+//
+// A refund is pending until the acquirer answers: in the sandbox after
+// Options.RefundDelay (default 5 s, due work of kind "acquiring.refund"),
+// failing the refunds of the refund_fails test card with refund_declined
+// and succeeding the others, or at once through SimulateRefund (POST
+// /sandbox/refunds/{id}/simulate). A successful refund posts its hold
+// (the money leaves the merchant account for the card) and appends
+// payment_refund.completed; a failed one voids it, subtracts its amount
+// from refunded_amount again and appends payment_refund.failed, in the
+// transaction that fails it. The refund's final status makes either
+// happen once: a later answer with the same outcome changes nothing, the
+// other is ErrInvalidForState. The events carry SPEC.md's payload: id,
+// reference, payment_intent_action_id, amount, currency, refund_reason,
+// status, account_id, entity_id, created, and status_reason on the
+// failed one.
 //
 // # Disputes
 //

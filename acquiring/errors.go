@@ -9,6 +9,9 @@ var (
 	// ErrActionNotFound is returned for an unknown intent action, or one
 	// outside the caller's tree.
 	ErrActionNotFound = corebank.NotFound("intent action")
+	// ErrRefundNotFound is returned for an unknown refund, or one outside
+	// the caller's tree.
+	ErrRefundNotFound = corebank.NotFound("refund")
 	// ErrDuplicateReference is returned by CreateIntent when the account
 	// already has an intent with the reference; the original is its Data.
 	ErrDuplicateReference = corebank.E(corebank.KindConflict, "duplicate_reference", "a payment intent with this reference already exists for the account")

@@ -79,8 +79,10 @@ type Filter struct {
 	Currency        string
 	PaymentType     string
 	PaymentIntentID string
-	DateFrom        int64
-	DateTo          int64
+	// PaymentIntentActionID selects refunds and disputes of one action.
+	PaymentIntentActionID string
+	DateFrom              int64
+	DateTo                int64
 }
 
 // Page is one page of a list and the entity listed.

@@ -52,6 +52,10 @@ type Options struct {
 	// DisputeEvidenceWindow is how long a dispute needs_response before it
 	// goes under_review by itself (its evidence_due_by); default 7 days.
 	DisputeEvidenceWindow time.Duration
+	// RefundDelay is how long after creation the sandbox acquirer answers
+	// a pending refund (due work): a refund of the refund_fails test card
+	// fails, any other succeeds. Default 5 seconds.
+	RefundDelay time.Duration
 }
 
 // Service runs payment intents and intent actions over one store, moving
@@ -86,6 +90,9 @@ func NewService(db storage.Backend, led *ledger.Service, opt *Options) *Service 
 	if o.DisputeEvidenceWindow <= 0 {
 		o.DisputeEvidenceWindow = 7 * 24 * time.Hour
 	}
+	if o.RefundDelay <= 0 {
+		o.RefundDelay = 5 * time.Second
+	}
 	return &Service{db: db, led: led, o: o, ids: o.IDs, tree: o.Tree}
 }
 
@@ -96,14 +103,17 @@ func (s *Service) Migrations() []storage.Migration { return nil }
 // dueChallenge is the due-queue kind of a 3DS challenge's expiry.
 const dueChallenge = "acquiring.challenge"
 
-// DueJobs returns acquiring's due work, in this order: kind
-// "acquiring.challenge" fails an action whose 3DS challenge nobody
+// DueJobs returns acquiring's due work, in this order at one instant:
+// kind "acquiring.challenge" fails an action whose 3DS challenge nobody
 // answered within ChallengeTTL (status_reason authentication_timeout,
-// payment_intent.failed); "acquiring.dispute" disputes a charge of the
-// "dispute" test card DisputeDelay after it completed; "acquiring.evidence"
-// puts a dispute still needs_response at its evidence_due_by under_review.
+// payment_intent.failed); "acquiring.refund" is the sandbox acquirer's
+// answer to a refund RefundDelay after it was made (see CreateRefund);
+// "acquiring.dispute" disputes a charge of the "dispute" test card
+// DisputeDelay after it completed (less what refunds took by then);
+// "acquiring.evidence" puts a dispute still needs_response at its
+// evidence_due_by under_review.
 func (s *Service) DueJobs() []storage.DueJob {
-	return []storage.DueJob{{Kind: dueChallenge, Tx: s.expireChallenge},
+	return []storage.DueJob{{Kind: dueChallenge, Tx: s.expireChallenge}, {Kind: dueRefund, Tx: s.answerRefund},
 		{Kind: dueDispute, Tx: s.openCardDispute}, {Kind: dueEvidence, Tx: s.reviewDispute}}
 }
 

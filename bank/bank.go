@@ -89,7 +89,8 @@ type Options struct {
 	Payments        payments.Options
 	// Acquiring are the payment intents' fee schedule (keyed by
 	// payment_type: card-acq, walletpay-acq), the 3DS challenge page's
-	// base URL and the challenge's time limit.
+	// base URL, the challenge's time limit and the sandbox acquirer's
+	// refund delay.
 	Acquiring acquiring.Options
 	Webhooks  webhooks.Options
 	HTTP      httpapi.Options
@@ -198,7 +199,8 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	// All due work on one queue, in this order at any instant: money first
 	// (hold timeouts and account details expiry, inflow settlement,
 	// funding sessions' payer answers, settlement and expiry, quote
-	// expiry, payout progress, unanswered 3DS challenges), then the webhooks, so the events those
+	// expiry, payout progress, unanswered 3DS challenges, the sandbox acquirer's
+	// answers to refunds), then the webhooks, so the events those
 	// changes appended go out in the same run, then idempotency expiry.
 	b.Due = storage.NewDue(b.DB, o.Clock, 0)
 	b.Due.Add(b.Ledger.DueJobs()...)

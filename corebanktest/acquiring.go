@@ -133,3 +133,24 @@ func (b *Bank) currencyOf(accountID string) string {
 	}
 	return a.Currency
 }
+
+// RefundCardPayment refunds amount of completed intent action actionID
+// (a CardPayment's IntentAction.ID) over HTTP as the root's full-access
+// key does: POST /refunds, answered pending, the amount held on the
+// merchant account. With settle, the refund is then settled as the
+// sandbox simulate route does (POST /sandbox/refunds/{id}/simulate
+// {"outcome": "successful"}): the hold posts and payment_refund.completed
+// is appended; without it the sandbox acquirer answers when the clock
+// passes the refund delay (Advance), failing the refunds of the
+// refund_fails test card (acquiring.TestCardOutcome). It returns the
+// refund as it stands, and fails the test on any error.
+func (b *Bank) RefundCardPayment(actionID string, amount int64, settle bool) *acquiring.Refund {
+	b.t.Helper()
+	var out acquiring.Refund
+	b.Call(200, "POST", "/refunds", map[string]any{"payment_intent_action_id": actionID, "amount": amount,
+		"reference": "corebanktest-refund-" + corebank.NewIDs(nil).New(b.Clock.Now())}, &out)
+	if settle {
+		b.Call(200, "POST", "/sandbox/refunds/"+out.ID+"/simulate", map[string]any{"outcome": acquiring.RefundSuccessful}, &out)
+	}
+	return &out
+}

@@ -34,12 +34,13 @@ const (
 	kChallenge    = "challenge"       // the challenge token of a card action pending_user_action
 	kDisputable   = "disputable"      // a completed walletpay intent action with no dispute
 	kDispute      = "dispute"         // a dispute of another completed walletpay action, needs_response
+	kRefund       = "refund"          // a pending refund of kAction
 )
 
 // authzKinds lists the kinds; a kind's index makes its missing ID.
 var authzKinds = []string{kEntity, kAccount, kSpareAccount, kDetails, kCounterparty, kPayment, kEURDetail,
 	kQuote, kTransfer, kWebhook, kEvent, kReady, kPerson, kDocument, kSubmission, kAPIKey, kSession, kETransfer,
-	kIntent, kOpenIntent, kAction, kChallenge, kDisputable, kDispute}
+	kIntent, kOpenIntent, kAction, kChallenge, kDisputable, kDispute, kRefund}
 
 // authzMissingID is a well-formed ULID that names no object, one per kind so
 // that a request naming several missing objects still tells them apart.
@@ -146,6 +147,7 @@ func (e *hookEnv) authzPopulate(s *authzSide) {
 	wallet := intentBody(s.ids[kAccount], "authz-wallet-"+s.name, 700)
 	wallet["intent_action"] = walletAction()
 	s.ids[kAction] = e.must(201, "POST", "/payment-intents", s.key, wallet).str("data", "intent_action", "id")
+	s.ids[kRefund] = e.must(200, "POST", "/refunds", s.key, refundBody(s.ids[kAction], "authz-refund-"+s.name, 100)).str("data", "id")
 	card := intentBody(s.ids[kAccount], "authz-card-"+s.name, 700)
 	card["intent_action"] = cardAction(encryptCard(e.t, testPub(e.t), cardNumber("4242"), "123"), "3ds_required", "https://shop.example/back")
 	u := e.must(201, "POST", "/payment-intents", s.key, card).str("data", "intent_action", "next_action", "url")

@@ -265,6 +265,14 @@ func authzRoutes(e *hookEnv) map[string]authzRoute {
 			slots: []authzSlot{authzPathID(kDisputable)}, entity: entBoth, last: true},
 		"POST /sandbox/disputes/{id}/simulate": {build: authzSend("/sandbox/disputes/%s/simulate",
 			authzFixed(map[string]any{"outcome": "lost"}), kDispute), slots: []authzSlot{authzPathID(kDispute)}, entity: entBoth},
+		"POST /refunds": {build: authzSend("/refunds", func(s *authzSide) map[string]any {
+			return refundBody(s.ids[kAction], authzFresh("authz-refund-"), 1)
+		}), slots: []authzSlot{{name: "body.payment_intent_action_id", kind: kAction}}, entity: entBoth},
+		"GET /refunds": {build: authzGet("/refunds?account_id=%s", kAccount), bare: authzGet("/refunds"),
+			slots: []authzSlot{{name: "query.account_id", kind: kAccount}}, entity: entQuery},
+		"GET /refunds/{id}": {build: authzGet("/refunds/%s", kRefund), slots: []authzSlot{authzPathID(kRefund)}, entity: entQuery},
+		"POST /sandbox/refunds/{id}/simulate": {build: authzSend("/sandbox/refunds/%s/simulate",
+			authzFixed(map[string]any{"outcome": "successful"}), kRefund), slots: []authzSlot{authzPathID(kRefund)}, entity: entBoth},
 		"GET /sandbox/challenge/{token}": {build: authzGet("/sandbox/challenge/%s", kChallenge),
 			noObject: "the challenge page needs no key: the token in its path is the capability, and names no entity"},
 		// Its success is a form from the page (challenge_test.go).

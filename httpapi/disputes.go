@@ -22,17 +22,7 @@ func (h *handler) getDispute(x *exchange, r *http.Request) error {
 // data.items, with the intent lists' filters (reference is the disputed
 // payment's) and payment_intent_action_id.
 func (h *handler) listDisputes(x *exchange, r *http.Request) error {
-	q := newQuery(r.URL.RawQuery)
-	filters := map[string]string{}
-	f := readAcqFilter(q, filters, "payment_intent_action_id")
-	l, err := h.readScopedList(x, q, "disputes", filters)
-	if err != nil {
-		return err
-	}
-	df := acquiring.DisputeFilter{EntityID: l.requested, AccountID: f.AccountID, Status: f.Status, Currency: f.Currency,
-		Reference: f.Reference, PaymentIntentActionID: filters["payment_intent_action_id"], DateFrom: f.DateFrom, DateTo: f.DateTo}
-	page, err := h.acq.ListDisputes(r.Context(), x.caller(), df, l.opts)
-	return itemsPage(h, x, l, filters, "disputes retrieved", page, err)
+	return itemsPage(h, x, r, "disputes", "disputes retrieved", h.acq.ListDisputes, "payment_intent_action_id")
 }
 
 // openDispute is the sandbox's card network disputing a completed intent

@@ -67,6 +67,9 @@
 //	GET    /intent-actions/{id}      200  data: intent action
 //	POST   /intent-verifications/{id} 200 data: intent action {id} (a final one unchanged)
 //	GET    /disputes/{id}            200  data: dispute
+//	POST   /refunds                  200  data: refund (pending; SPEC.md answers 200); an invalid
+//	                                      refund is 400 {status: error, code, message, details}
+//	GET    /refunds/{id}             200  data: refund
 //	POST   /entity-webhooks          201  data: webhook with its secret (shown once)
 //	GET|PATCH|DELETE /entity-webhooks/{id} 200 data: webhook (never the secret)
 //	POST   /entity-webhooks/{id}/test 200 data: the test delivery and its outcome
@@ -101,7 +104,7 @@
 //	GET /funding-sessions filters account_id, status, currency, created_after,
 //	                      created_before (ms); pagination adds order ("asc"),
 //	                      filters_applied adds sort {field: created, order: asc}
-//	GET /payment-intents, GET /intent-actions: the page sits at data.items
+//	GET /payment-intents, GET /intent-actions, GET /refunds: the page sits at data.items
 //	                      and its meta at data.meta (SPEC.md "Page at
 //	                      data.items"); filters status, reference, currency,
 //	                      account_id, date_from and date_to (ISO 8601 or
@@ -139,6 +142,8 @@
 //	                                               201 the dispute (409 charge_already_disputed)
 //	POST   /sandbox/disputes/{id}/simulate {outcome: won|lost, entity_id?}
 //	                                               200 the dispute
+//	POST   /sandbox/refunds/{id}/simulate {outcome: successful|failed, status_reason?, entity_id?}
+//	                                               200 the refund
 //
 // A funding-session duplicate unique_reference (per entity) is 409
 // duplicate_reference with the original session under data. PATCH

@@ -41,16 +41,7 @@ func (h *handler) getIntentAction(x *exchange, r *http.Request) error {
 // listIntentActions lists one entity's actions, oldest first, under
 // data.items; payment_type and payment_intent_id filter too.
 func (h *handler) listIntentActions(x *exchange, r *http.Request) error {
-	q := newQuery(r.URL.RawQuery)
-	filters := map[string]string{}
-	f := readAcqFilter(q, filters, "payment_type", "payment_intent_id")
-	l, err := h.readScopedList(x, q, "intent-actions", filters)
-	if err != nil {
-		return err
-	}
-	f.EntityID = l.requested
-	page, err := h.acq.ListActions(r.Context(), x.caller(), f, l.opts)
-	return itemsPage(h, x, l, filters, "intent actions retrieved", page, err)
+	return itemsPage(h, x, r, "intent-actions", "intent actions retrieved", h.acq.ListActions, "payment_type", "payment_intent_id")
 }
 
 // verifyIntentAction is POST /intent-verifications/{id}, {id} an intent

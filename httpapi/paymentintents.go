@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -85,21 +86,6 @@ type itemsList[T any] struct {
 	Meta  listMeta `json:"meta"`
 }
 
-// itemsPage answers page (or err) of an acquiring list l under data.items,
-// entity_id among the filters applied.
-func itemsPage[T any](h *handler, x *exchange, l scopedList, filters map[string]string, message string,
-	page *acquiring.Page[T], err error) error {
-	if err != nil {
-		return err
-	}
-	if l.cursorErr != nil {
-		return l.cursorErr
-	}
-	filters["entity_id"] = page.EntityID
-	base := list(h, message, page.Page, l.opts.Limit, l.fh, filters)
-	return ok(x, http.StatusOK, base.Message, &itemsList[T]{Items: page.Items, Meta: base.Meta})
-}
-
 // readAcqFilter reads the filters the intent and action lists share
 // (CONTRACT.md): status, reference, currency, account_id, date_from and
 // date_to (ISO 8601 or Unix ms, inclusive), and next_cursor as cursor.
@@ -111,7 +97,8 @@ func readAcqFilter(q *query, filters map[string]string, extra ...string) acquiri
 		}
 	}
 	f := acquiring.Filter{AccountID: filters["account_id"], Status: filters["status"], Reference: filters["reference"],
-		Currency: filters["currency"], PaymentType: filters["payment_type"], PaymentIntentID: filters["payment_intent_id"]}
+		Currency: filters["currency"], PaymentType: filters["payment_type"], PaymentIntentID: filters["payment_intent_id"],
+		PaymentIntentActionID: filters["payment_intent_action_id"]}
 	f.DateFrom = q.dateParam("date_from", filters)
 	f.DateTo = q.dateParam("date_to", filters)
 	if n := q.str("next_cursor"); n != "" {
@@ -149,14 +136,30 @@ func (q *query) dateParam(name string, filters map[string]string) int64 {
 // listPaymentIntents lists one entity's intents, oldest first, under
 // data.items.
 func (h *handler) listPaymentIntents(x *exchange, r *http.Request) error {
+	return itemsPage(h, x, r, "payment-intents", "payment intents retrieved", h.acq.ListIntents)
+}
+
+// itemsPage answers one page of an acquiring list under data.items: the
+// filters readAcqFilter reads (and extra), the entity asked for, the
+// page read lists for the caller.
+func itemsPage[T any](h *handler, x *exchange, r *http.Request, name, message string,
+	read func(context.Context, corebank.Caller, acquiring.Filter, corebank.ListOptions) (*acquiring.Page[T], error), extra ...string) error {
 	q := newQuery(r.URL.RawQuery)
 	filters := map[string]string{}
-	f := readAcqFilter(q, filters)
-	l, err := h.readScopedList(x, q, "payment-intents", filters)
+	f := readAcqFilter(q, filters, extra...)
+	l, err := h.readScopedList(x, q, name, filters)
 	if err != nil {
 		return err
 	}
 	f.EntityID = l.requested
-	page, err := h.acq.ListIntents(r.Context(), x.caller(), f, l.opts)
-	return itemsPage(h, x, l, filters, "payment intents retrieved", page, err)
+	page, err := read(r.Context(), x.caller(), f, l.opts)
+	if err != nil {
+		return err
+	}
+	if l.cursorErr != nil {
+		return l.cursorErr
+	}
+	filters["entity_id"] = page.EntityID
+	base := list(h, message, page.Page, l.opts.Limit, l.fh, filters)
+	return ok(x, http.StatusOK, base.Message, &itemsList[T]{Items: page.Items, Meta: base.Meta})
 }

@@ -88,6 +88,11 @@ var routes = []route{
 	// token is the capability.
 	{"GET /sandbox/challenge/{token}", acqRoute((*handler).challengePageGet)},
 	{"POST /sandbox/challenge/{token}", acqRoute((*handler).challengePagePost)},
+	// Refunds (refunds.go); 503 unavailable without Services.Acquiring.
+	{"POST /refunds", acqRoute((*handler).createRefund)},
+	{"GET /refunds", acqRoute((*handler).listRefunds)},
+	{"GET /refunds/{id}", acqRoute((*handler).getRefund)},
+	{"POST /sandbox/refunds/{id}/simulate", acqRoute((*handler).simulateRefund)},
 
 	// Webhooks and events (webhooks.go, events.go); 503 unavailable
 	// without Services.Webhooks.

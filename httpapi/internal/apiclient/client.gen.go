@@ -217,6 +217,30 @@ func (e CounterpartyType) Valid() bool {
 	}
 }
 
+// Defines values for DisputeStatus.
+const (
+	DisputeStatusLost          DisputeStatus = "lost"
+	DisputeStatusNeedsResponse DisputeStatus = "needs_response"
+	DisputeStatusUnderReview   DisputeStatus = "under_review"
+	DisputeStatusWon           DisputeStatus = "won"
+)
+
+// Valid indicates whether the value is a known member of the DisputeStatus enum.
+func (e DisputeStatus) Valid() bool {
+	switch e {
+	case DisputeStatusLost:
+		return true
+	case DisputeStatusNeedsResponse:
+		return true
+	case DisputeStatusUnderReview:
+		return true
+	case DisputeStatusWon:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EntityCreationContext.
 const (
 	Api  EntityCreationContext = "api"
@@ -336,34 +360,34 @@ func (e ErrorStatus) Valid() bool {
 
 // Defines values for FundingSessionFailureCode.
 const (
-	InstitutionNotSupported FundingSessionFailureCode = "institution_not_supported"
-	InstitutionUnavailable  FundingSessionFailureCode = "institution_unavailable"
-	InsufficientFunds       FundingSessionFailureCode = "insufficient_funds"
-	PaymentBlocked          FundingSessionFailureCode = "payment_blocked"
-	PaymentCancelled        FundingSessionFailureCode = "payment_cancelled"
-	PaymentRejected         FundingSessionFailureCode = "payment_rejected"
-	ProviderError           FundingSessionFailureCode = "provider_error"
-	SessionExpired          FundingSessionFailureCode = "session_expired"
+	FundingSessionFailureCodeInstitutionNotSupported FundingSessionFailureCode = "institution_not_supported"
+	FundingSessionFailureCodeInstitutionUnavailable  FundingSessionFailureCode = "institution_unavailable"
+	FundingSessionFailureCodeInsufficientFunds       FundingSessionFailureCode = "insufficient_funds"
+	FundingSessionFailureCodePaymentBlocked          FundingSessionFailureCode = "payment_blocked"
+	FundingSessionFailureCodePaymentCancelled        FundingSessionFailureCode = "payment_cancelled"
+	FundingSessionFailureCodePaymentRejected         FundingSessionFailureCode = "payment_rejected"
+	FundingSessionFailureCodeProviderError           FundingSessionFailureCode = "provider_error"
+	FundingSessionFailureCodeSessionExpired          FundingSessionFailureCode = "session_expired"
 )
 
 // Valid indicates whether the value is a known member of the FundingSessionFailureCode enum.
 func (e FundingSessionFailureCode) Valid() bool {
 	switch e {
-	case InstitutionNotSupported:
+	case FundingSessionFailureCodeInstitutionNotSupported:
 		return true
-	case InstitutionUnavailable:
+	case FundingSessionFailureCodeInstitutionUnavailable:
 		return true
-	case InsufficientFunds:
+	case FundingSessionFailureCodeInsufficientFunds:
 		return true
-	case PaymentBlocked:
+	case FundingSessionFailureCodePaymentBlocked:
 		return true
-	case PaymentCancelled:
+	case FundingSessionFailureCodePaymentCancelled:
 		return true
-	case PaymentRejected:
+	case FundingSessionFailureCodePaymentRejected:
 		return true
-	case ProviderError:
+	case FundingSessionFailureCodeProviderError:
 		return true
-	case SessionExpired:
+	case FundingSessionFailureCodeSessionExpired:
 		return true
 	default:
 		return false
@@ -706,6 +730,27 @@ func (e ProbeStatus) Valid() bool {
 	case Ok:
 		return true
 	case Ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RefundStatus.
+const (
+	RefundStatusFailed     RefundStatus = "failed"
+	RefundStatusPending    RefundStatus = "pending"
+	RefundStatusSuccessful RefundStatus = "successful"
+)
+
+// Valid indicates whether the value is a known member of the RefundStatus enum.
+func (e RefundStatus) Valid() bool {
+	switch e {
+	case RefundStatusFailed:
+		return true
+	case RefundStatusPending:
+		return true
+	case RefundStatusSuccessful:
 		return true
 	default:
 		return false
@@ -1063,6 +1108,36 @@ const (
 func (e GetCounterpartiesPaymentDetails200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetCounterpartiesPaymentDetails200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDisputes200JSONResponseBodyStatus.
+const (
+	GetDisputes200JSONResponseBodyStatusSuccess GetDisputes200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetDisputes200JSONResponseBodyStatus enum.
+func (e GetDisputes200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetDisputes200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDisputesById200JSONResponseBodyStatus.
+const (
+	GetDisputesById200JSONResponseBodyStatusSuccess GetDisputesById200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetDisputesById200JSONResponseBodyStatus enum.
+func (e GetDisputesById200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetDisputesById200JSONResponseBodyStatusSuccess:
 		return true
 	default:
 		return false
@@ -1633,6 +1708,51 @@ func (e PatchPaymentIntentsById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetRefunds200JSONResponseBodyStatus.
+const (
+	GetRefunds200JSONResponseBodyStatusSuccess GetRefunds200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetRefunds200JSONResponseBodyStatus enum.
+func (e GetRefunds200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetRefunds200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostRefunds200JSONResponseBodyStatus.
+const (
+	PostRefunds200JSONResponseBodyStatusSuccess PostRefunds200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the PostRefunds200JSONResponseBodyStatus enum.
+func (e PostRefunds200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PostRefunds200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetRefundsById200JSONResponseBodyStatus.
+const (
+	GetRefundsById200JSONResponseBodyStatusSuccess GetRefundsById200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetRefundsById200JSONResponseBodyStatus enum.
+func (e GetRefundsById200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetRefundsById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostSandboxChallengeFormdataBodyChoice.
 const (
 	PostSandboxChallengeFormdataBodyChoiceApprove PostSandboxChallengeFormdataBodyChoice = "approve"
@@ -1675,6 +1795,24 @@ func (e PostSandboxCheckoutFormdataBodyChoice) Valid() bool {
 	}
 }
 
+// Defines values for PostSandboxDisputesSimulateJSONBodyOutcome.
+const (
+	PostSandboxDisputesSimulateJSONBodyOutcomeLost PostSandboxDisputesSimulateJSONBodyOutcome = "lost"
+	PostSandboxDisputesSimulateJSONBodyOutcomeWon  PostSandboxDisputesSimulateJSONBodyOutcome = "won"
+)
+
+// Valid indicates whether the value is a known member of the PostSandboxDisputesSimulateJSONBodyOutcome enum.
+func (e PostSandboxDisputesSimulateJSONBodyOutcome) Valid() bool {
+	switch e {
+	case PostSandboxDisputesSimulateJSONBodyOutcomeLost:
+		return true
+	case PostSandboxDisputesSimulateJSONBodyOutcomeWon:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostSandboxFundingSessionsSimulateJSONBodyOutcome.
 const (
 	PostSandboxFundingSessionsSimulateJSONBodyOutcomeCancelled         PostSandboxFundingSessionsSimulateJSONBodyOutcome = "cancelled"
@@ -1705,6 +1843,57 @@ func (e PostSandboxFundingSessionsSimulateJSONBodyOutcome) Valid() bool {
 	}
 }
 
+// Defines values for PostSandboxIntentActionsDisputeJSONBodyReason.
+const (
+	PostSandboxIntentActionsDisputeJSONBodyReasonBankCannotProcess       PostSandboxIntentActionsDisputeJSONBodyReason = "bank_cannot_process"
+	PostSandboxIntentActionsDisputeJSONBodyReasonCreditNotProcessed      PostSandboxIntentActionsDisputeJSONBodyReason = "credit_not_processed"
+	PostSandboxIntentActionsDisputeJSONBodyReasonCustomerInitiated       PostSandboxIntentActionsDisputeJSONBodyReason = "customer_initiated"
+	PostSandboxIntentActionsDisputeJSONBodyReasonDebitNotAuthorized      PostSandboxIntentActionsDisputeJSONBodyReason = "debit_not_authorized"
+	PostSandboxIntentActionsDisputeJSONBodyReasonDuplicate               PostSandboxIntentActionsDisputeJSONBodyReason = "duplicate"
+	PostSandboxIntentActionsDisputeJSONBodyReasonFraudulent              PostSandboxIntentActionsDisputeJSONBodyReason = "fraudulent"
+	PostSandboxIntentActionsDisputeJSONBodyReasonGeneral                 PostSandboxIntentActionsDisputeJSONBodyReason = "general"
+	PostSandboxIntentActionsDisputeJSONBodyReasonIncorrectAccountDetails PostSandboxIntentActionsDisputeJSONBodyReason = "incorrect_account_details"
+	PostSandboxIntentActionsDisputeJSONBodyReasonInsufficientFunds       PostSandboxIntentActionsDisputeJSONBodyReason = "insufficient_funds"
+	PostSandboxIntentActionsDisputeJSONBodyReasonProductNotReceived      PostSandboxIntentActionsDisputeJSONBodyReason = "product_not_received"
+	PostSandboxIntentActionsDisputeJSONBodyReasonProductUnacceptable     PostSandboxIntentActionsDisputeJSONBodyReason = "product_unacceptable"
+	PostSandboxIntentActionsDisputeJSONBodyReasonSubscriptionCanceled    PostSandboxIntentActionsDisputeJSONBodyReason = "subscription_canceled"
+	PostSandboxIntentActionsDisputeJSONBodyReasonUnrecognized            PostSandboxIntentActionsDisputeJSONBodyReason = "unrecognized"
+)
+
+// Valid indicates whether the value is a known member of the PostSandboxIntentActionsDisputeJSONBodyReason enum.
+func (e PostSandboxIntentActionsDisputeJSONBodyReason) Valid() bool {
+	switch e {
+	case PostSandboxIntentActionsDisputeJSONBodyReasonBankCannotProcess:
+		return true
+	case PostSandboxIntentActionsDisputeJSONBodyReasonCreditNotProcessed:
+		return true
+	case PostSandboxIntentActionsDisputeJSONBodyReasonCustomerInitiated:
+		return true
+	case PostSandboxIntentActionsDisputeJSONBodyReasonDebitNotAuthorized:
+		return true
+	case PostSandboxIntentActionsDisputeJSONBodyReasonDuplicate:
+		return true
+	case PostSandboxIntentActionsDisputeJSONBodyReasonFraudulent:
+		return true
+	case PostSandboxIntentActionsDisputeJSONBodyReasonGeneral:
+		return true
+	case PostSandboxIntentActionsDisputeJSONBodyReasonIncorrectAccountDetails:
+		return true
+	case PostSandboxIntentActionsDisputeJSONBodyReasonInsufficientFunds:
+		return true
+	case PostSandboxIntentActionsDisputeJSONBodyReasonProductNotReceived:
+		return true
+	case PostSandboxIntentActionsDisputeJSONBodyReasonProductUnacceptable:
+		return true
+	case PostSandboxIntentActionsDisputeJSONBodyReasonSubscriptionCanceled:
+		return true
+	case PostSandboxIntentActionsDisputeJSONBodyReasonUnrecognized:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostSandboxIntentActionsSimulateJSONBodyOutcome.
 const (
 	PostSandboxIntentActionsSimulateJSONBodyOutcomeCompleted PostSandboxIntentActionsSimulateJSONBodyOutcome = "completed"
@@ -1717,6 +1906,24 @@ func (e PostSandboxIntentActionsSimulateJSONBodyOutcome) Valid() bool {
 	case PostSandboxIntentActionsSimulateJSONBodyOutcomeCompleted:
 		return true
 	case PostSandboxIntentActionsSimulateJSONBodyOutcomeFailed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostSandboxRefundsSimulateJSONBodyOutcome.
+const (
+	PostSandboxRefundsSimulateJSONBodyOutcomeFailed     PostSandboxRefundsSimulateJSONBodyOutcome = "failed"
+	PostSandboxRefundsSimulateJSONBodyOutcomeSuccessful PostSandboxRefundsSimulateJSONBodyOutcome = "successful"
+)
+
+// Valid indicates whether the value is a known member of the PostSandboxRefundsSimulateJSONBodyOutcome enum.
+func (e PostSandboxRefundsSimulateJSONBodyOutcome) Valid() bool {
+	switch e {
+	case PostSandboxRefundsSimulateJSONBodyOutcomeFailed:
+		return true
+	case PostSandboxRefundsSimulateJSONBodyOutcomeSuccessful:
 		return true
 	default:
 		return false
@@ -2064,6 +2271,26 @@ type CounterpartyStatus string
 
 // CounterpartyType defines model for Counterparty.Type.
 type CounterpartyType string
+
+// Dispute A cardholder's dispute of a completed intent action (SPEC.md names only its events). amount is debited from the merchant account while it is open and credited back when won. A needs_response dispute goes under_review by itself at evidence_due_by (Unix ms).
+type Dispute struct {
+	AccountId             string        `json:"account_id"`
+	Amount                int           `json:"amount"`
+	Created               int           `json:"created"`
+	Currency              string        `json:"currency"`
+	EntityId              string        `json:"entity_id"`
+	EvidenceDueBy         int           `json:"evidence_due_by"`
+	Id                    string        `json:"id"`
+	PaymentIntentActionId string        `json:"payment_intent_action_id"`
+	PaymentIntentId       string        `json:"payment_intent_id"`
+	Reason                string        `json:"reason"`
+	Reference             string        `json:"reference"`
+	Status                DisputeStatus `json:"status"`
+	Updated               int           `json:"updated"`
+}
+
+// DisputeStatus defines model for Dispute.Status.
+type DisputeStatus string
 
 // Document defines model for Document.
 type Document struct {
@@ -2624,6 +2851,24 @@ type Redelivery struct {
 	Deliveries []WebhookDelivery `json:"deliveries"`
 	EventId    string            `json:"event_id"`
 }
+
+// Refund A refund of a completed intent action (SPEC.md "Refund"): pending until the acquirer answers, then successful or failed (status_reason). refund_reason is the request's reason.
+type Refund struct {
+	AccountId             string       `json:"account_id"`
+	Amount                int          `json:"amount"`
+	Created               int          `json:"created"`
+	Currency              string       `json:"currency"`
+	EntityId              string       `json:"entity_id"`
+	Id                    string       `json:"id"`
+	PaymentIntentActionId string       `json:"payment_intent_action_id"`
+	Reference             string       `json:"reference"`
+	RefundReason          string       `json:"refund_reason"`
+	Status                RefundStatus `json:"status"`
+	StatusReason          *string      `json:"status_reason"`
+}
+
+// RefundStatus defines model for Refund.Status.
+type RefundStatus string
 
 // Statement defines model for Statement.
 type Statement struct {
@@ -3460,6 +3705,45 @@ type GetCounterpartiesPaymentDetailsParams struct {
 
 // GetCounterpartiesPaymentDetails200JSONResponseBodyStatus defines parameters for GetCounterpartiesPaymentDetails.
 type GetCounterpartiesPaymentDetails200JSONResponseBodyStatus string
+
+// GetDisputesParams defines parameters for GetDisputes.
+type GetDisputesParams struct {
+	Status    *string `form:"status,omitempty" json:"status,omitempty"`
+	Reference *string `form:"reference,omitempty" json:"reference,omitempty"`
+	Currency  *string `form:"currency,omitempty" json:"currency,omitempty"`
+	AccountId *string `form:"account_id,omitempty" json:"account_id,omitempty"`
+	EntityId  *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// DateFrom ISO 8601 or Unix ms, inclusive
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo ISO 8601 or Unix ms, inclusive
+	DateTo     *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+	Limit      *int    `form:"limit,omitempty" json:"limit,omitempty"`
+	NextCursor *string `form:"next_cursor,omitempty" json:"next_cursor,omitempty"`
+
+	// Cursor alias of next_cursor
+	Cursor                *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+	PrevCursor            *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+	PaymentIntentActionId *string `form:"payment_intent_action_id,omitempty" json:"payment_intent_action_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetDisputes200JSONResponseBodyStatus defines parameters for GetDisputes.
+type GetDisputes200JSONResponseBodyStatus string
+
+// GetDisputesByIdParams defines parameters for GetDisputesById.
+type GetDisputesByIdParams struct {
+	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetDisputesById200JSONResponseBodyStatus defines parameters for GetDisputesById.
+type GetDisputesById200JSONResponseBodyStatus string
 
 // PostDocumentsJSONBody defines parameters for PostDocuments.
 type PostDocumentsJSONBody struct {
@@ -4344,6 +4628,65 @@ type GetReadyzParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// GetRefundsParams defines parameters for GetRefunds.
+type GetRefundsParams struct {
+	Status    *string `form:"status,omitempty" json:"status,omitempty"`
+	Reference *string `form:"reference,omitempty" json:"reference,omitempty"`
+	Currency  *string `form:"currency,omitempty" json:"currency,omitempty"`
+	AccountId *string `form:"account_id,omitempty" json:"account_id,omitempty"`
+	EntityId  *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// DateFrom ISO 8601 or Unix ms, inclusive
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo ISO 8601 or Unix ms, inclusive
+	DateTo     *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+	Limit      *int    `form:"limit,omitempty" json:"limit,omitempty"`
+	NextCursor *string `form:"next_cursor,omitempty" json:"next_cursor,omitempty"`
+
+	// Cursor alias of next_cursor
+	Cursor     *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+	PrevCursor *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetRefunds200JSONResponseBodyStatus defines parameters for GetRefunds.
+type GetRefunds200JSONResponseBodyStatus string
+
+// PostRefundsJSONBody defines parameters for PostRefunds.
+type PostRefundsJSONBody struct {
+	Amount                int     `json:"amount"`
+	EntityId              *string `json:"entity_id,omitempty"`
+	PaymentIntentActionId string  `json:"payment_intent_action_id"`
+	Reason                *string `json:"reason,omitempty"`
+	Reference             string  `json:"reference"`
+}
+
+// PostRefundsParams defines parameters for PostRefunds.
+type PostRefundsParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostRefunds200JSONResponseBodyStatus defines parameters for PostRefunds.
+type PostRefunds200JSONResponseBodyStatus string
+
+// GetRefundsByIdParams defines parameters for GetRefundsById.
+type GetRefundsByIdParams struct {
+	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetRefundsById200JSONResponseBodyStatus defines parameters for GetRefundsById.
+type GetRefundsById200JSONResponseBodyStatus string
+
 // PostSandboxAccountDetailsActivateJSONBody defines parameters for PostSandboxAccountDetailsActivate.
 type PostSandboxAccountDetailsActivateJSONBody = map[string]interface{}
 
@@ -4446,6 +4789,24 @@ type PostSandboxClockAdvanceParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// PostSandboxDisputesSimulateJSONBody defines parameters for PostSandboxDisputesSimulate.
+type PostSandboxDisputesSimulateJSONBody struct {
+	EntityId *string                                    `json:"entity_id,omitempty"`
+	Outcome  PostSandboxDisputesSimulateJSONBodyOutcome `json:"outcome"`
+}
+
+// PostSandboxDisputesSimulateParams defines parameters for PostSandboxDisputesSimulate.
+type PostSandboxDisputesSimulateParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostSandboxDisputesSimulateJSONBodyOutcome defines parameters for PostSandboxDisputesSimulate.
+type PostSandboxDisputesSimulateJSONBodyOutcome string
+
 // PostSandboxEntitiesReviewJSONBody defines parameters for PostSandboxEntitiesReview.
 type PostSandboxEntitiesReviewJSONBody struct {
 	Decision string `json:"decision"`
@@ -4508,6 +4869,25 @@ type PostSandboxInflowsParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// PostSandboxIntentActionsDisputeJSONBody defines parameters for PostSandboxIntentActionsDispute.
+type PostSandboxIntentActionsDisputeJSONBody struct {
+	Amount   *int                                           `json:"amount,omitempty"`
+	EntityId *string                                        `json:"entity_id,omitempty"`
+	Reason   *PostSandboxIntentActionsDisputeJSONBodyReason `json:"reason,omitempty"`
+}
+
+// PostSandboxIntentActionsDisputeParams defines parameters for PostSandboxIntentActionsDispute.
+type PostSandboxIntentActionsDisputeParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostSandboxIntentActionsDisputeJSONBodyReason defines parameters for PostSandboxIntentActionsDispute.
+type PostSandboxIntentActionsDisputeJSONBodyReason string
+
 // PostSandboxIntentActionsSimulateJSONBody defines parameters for PostSandboxIntentActionsSimulate.
 type PostSandboxIntentActionsSimulateJSONBody struct {
 	EntityId     *string                                         `json:"entity_id,omitempty"`
@@ -4526,6 +4906,25 @@ type PostSandboxIntentActionsSimulateParams struct {
 
 // PostSandboxIntentActionsSimulateJSONBodyOutcome defines parameters for PostSandboxIntentActionsSimulate.
 type PostSandboxIntentActionsSimulateJSONBodyOutcome string
+
+// PostSandboxRefundsSimulateJSONBody defines parameters for PostSandboxRefundsSimulate.
+type PostSandboxRefundsSimulateJSONBody struct {
+	EntityId     *string                                   `json:"entity_id,omitempty"`
+	Outcome      PostSandboxRefundsSimulateJSONBodyOutcome `json:"outcome"`
+	StatusReason *string                                   `json:"status_reason,omitempty"`
+}
+
+// PostSandboxRefundsSimulateParams defines parameters for PostSandboxRefundsSimulate.
+type PostSandboxRefundsSimulateParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostSandboxRefundsSimulateJSONBodyOutcome defines parameters for PostSandboxRefundsSimulate.
+type PostSandboxRefundsSimulateJSONBodyOutcome string
 
 // PostSandboxTransfersSimulateJSONBody defines parameters for PostSandboxTransfersSimulate.
 type PostSandboxTransfersSimulateJSONBody struct {
@@ -4681,6 +5080,9 @@ type PostPaymentIntentsJSONRequestBody PostPaymentIntentsJSONBody
 // PatchPaymentIntentsByIdJSONRequestBody defines body for PatchPaymentIntentsById for application/json ContentType.
 type PatchPaymentIntentsByIdJSONRequestBody PatchPaymentIntentsByIdJSONBody
 
+// PostRefundsJSONRequestBody defines body for PostRefunds for application/json ContentType.
+type PostRefundsJSONRequestBody PostRefundsJSONBody
+
 // PostSandboxAccountDetailsActivateJSONRequestBody defines body for PostSandboxAccountDetailsActivate for application/json ContentType.
 type PostSandboxAccountDetailsActivateJSONRequestBody = PostSandboxAccountDetailsActivateJSONBody
 
@@ -4696,6 +5098,9 @@ type PostSandboxCheckoutFormdataRequestBody PostSandboxCheckoutFormdataBody
 // PostSandboxClockAdvanceJSONRequestBody defines body for PostSandboxClockAdvance for application/json ContentType.
 type PostSandboxClockAdvanceJSONRequestBody PostSandboxClockAdvanceJSONBody
 
+// PostSandboxDisputesSimulateJSONRequestBody defines body for PostSandboxDisputesSimulate for application/json ContentType.
+type PostSandboxDisputesSimulateJSONRequestBody PostSandboxDisputesSimulateJSONBody
+
 // PostSandboxEntitiesReviewJSONRequestBody defines body for PostSandboxEntitiesReview for application/json ContentType.
 type PostSandboxEntitiesReviewJSONRequestBody PostSandboxEntitiesReviewJSONBody
 
@@ -4708,8 +5113,14 @@ type PostSandboxFxOutageJSONRequestBody PostSandboxFxOutageJSONBody
 // PostSandboxInflowsJSONRequestBody defines body for PostSandboxInflows for application/json ContentType.
 type PostSandboxInflowsJSONRequestBody PostSandboxInflowsJSONBody
 
+// PostSandboxIntentActionsDisputeJSONRequestBody defines body for PostSandboxIntentActionsDispute for application/json ContentType.
+type PostSandboxIntentActionsDisputeJSONRequestBody PostSandboxIntentActionsDisputeJSONBody
+
 // PostSandboxIntentActionsSimulateJSONRequestBody defines body for PostSandboxIntentActionsSimulate for application/json ContentType.
 type PostSandboxIntentActionsSimulateJSONRequestBody PostSandboxIntentActionsSimulateJSONBody
+
+// PostSandboxRefundsSimulateJSONRequestBody defines body for PostSandboxRefundsSimulate for application/json ContentType.
+type PostSandboxRefundsSimulateJSONRequestBody PostSandboxRefundsSimulateJSONBody
 
 // PostSandboxTransfersSimulateJSONRequestBody defines body for PostSandboxTransfersSimulate for application/json ContentType.
 type PostSandboxTransfersSimulateJSONRequestBody PostSandboxTransfersSimulateJSONBody
@@ -5035,6 +5446,16 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /counterparties/{id}/payment-details (the `GetCounterpartiesPaymentDetails` operationId).
 	GetCounterpartiesPaymentDetails(ctx context.Context, id string, params *GetCounterpartiesPaymentDetailsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDisputes List disputes, oldest first, under data.items (reference filters on the disputed payment's)
+	//
+	// Corresponds with GET /disputes (the `GetDisputes` operationId).
+	GetDisputes(ctx context.Context, params *GetDisputesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDisputesById Get a dispute
+	//
+	// Corresponds with GET /disputes/{id} (the `GetDisputesById` operationId).
+	GetDisputesById(ctx context.Context, id string, params *GetDisputesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostDocumentsWithBody Upload a verification document (base64 files, body up to 30 MiB)
 	//
@@ -5407,6 +5828,30 @@ type ClientInterface interface {
 	// Corresponds with GET /readyz (the `GetReadyz` operationId).
 	GetReadyz(ctx context.Context, params *GetReadyzParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetRefunds List refunds, oldest first, under data.items
+	//
+	// Corresponds with GET /refunds (the `GetRefunds` operationId).
+	GetRefunds(ctx context.Context, params *GetRefundsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostRefundsWithBody Refund part or all of a completed intent action's charge: the refund, pending. An invalid request, an action not completed or an amount over what is refundable is 400 with the fields under details
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /refunds (the `PostRefunds` operationId).
+	PostRefundsWithBody(ctx context.Context, params *PostRefundsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostRefunds Refund part or all of a completed intent action's charge: the refund, pending. An invalid request, an action not completed or an amount over what is refundable is 400 with the fields under details
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /refunds (the `PostRefunds` operationId).
+	PostRefunds(ctx context.Context, params *PostRefundsParams, body PostRefundsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRefundsById Get a refund
+	//
+	// Corresponds with GET /refunds/{id} (the `GetRefundsById` operationId).
+	GetRefundsById(ctx context.Context, id string, params *GetRefundsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostSandboxAccountDetailsActivateWithBody Sandbox: activate account details
 	//
 	// Takes any type of body and a specified content type.
@@ -5497,6 +5942,20 @@ type ClientInterface interface {
 	// Corresponds with POST /sandbox/clock/advance (the `PostSandboxClockAdvance` operationId).
 	PostSandboxClockAdvance(ctx context.Context, params *PostSandboxClockAdvanceParams, body PostSandboxClockAdvanceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostSandboxDisputesSimulateWithBody Sandbox: the card network decides a dispute: won credits the amount back to the merchant once, lost keeps the debit. Deciding it again the same way changes nothing. Bare dispute
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /sandbox/disputes/{id}/simulate (the `PostSandboxDisputesSimulate` operationId).
+	PostSandboxDisputesSimulateWithBody(ctx context.Context, id string, params *PostSandboxDisputesSimulateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxDisputesSimulate Sandbox: the card network decides a dispute: won credits the amount back to the merchant once, lost keeps the debit. Deciding it again the same way changes nothing. Bare dispute
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /sandbox/disputes/{id}/simulate (the `PostSandboxDisputesSimulate` operationId).
+	PostSandboxDisputesSimulate(ctx context.Context, id string, params *PostSandboxDisputesSimulateParams, body PostSandboxDisputesSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostSandboxEntitiesReviewWithBody Sandbox: decide an entity's review
 	//
 	// Takes any type of body and a specified content type.
@@ -5553,6 +6012,20 @@ type ClientInterface interface {
 	// Corresponds with POST /sandbox/inflows (the `PostSandboxInflows` operationId).
 	PostSandboxInflows(ctx context.Context, params *PostSandboxInflowsParams, body PostSandboxInflowsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostSandboxIntentActionsDisputeWithBody Sandbox: the card network disputes a completed intent action: amount (default the charge less its refunds, at most that) is debited from the merchant account at once; reason defaults to general. Bare dispute
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /sandbox/intent-actions/{id}/dispute (the `PostSandboxIntentActionsDispute` operationId).
+	PostSandboxIntentActionsDisputeWithBody(ctx context.Context, id string, params *PostSandboxIntentActionsDisputeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxIntentActionsDispute Sandbox: the card network disputes a completed intent action: amount (default the charge less its refunds, at most that) is debited from the merchant account at once; reason defaults to general. Bare dispute
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /sandbox/intent-actions/{id}/dispute (the `PostSandboxIntentActionsDispute` operationId).
+	PostSandboxIntentActionsDispute(ctx context.Context, id string, params *PostSandboxIntentActionsDisputeParams, body PostSandboxIntentActionsDisputeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostSandboxIntentActionsSimulateWithBody Sandbox: the issuer answers an intent action: completed (credited once) or failed (status_reason, default card_declined). Bare action
 	//
 	// Takes any type of body and a specified content type.
@@ -5566,6 +6039,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /sandbox/intent-actions/{id}/simulate (the `PostSandboxIntentActionsSimulate` operationId).
 	PostSandboxIntentActionsSimulate(ctx context.Context, id string, params *PostSandboxIntentActionsSimulateParams, body PostSandboxIntentActionsSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxRefundsSimulateWithBody Sandbox: the acquirer answers a pending refund: successful (the hold posts, payment_refund.completed) or failed (status_reason, default refund_declined; the amount is refundable again, payment_refund.failed). Bare refund
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /sandbox/refunds/{id}/simulate (the `PostSandboxRefundsSimulate` operationId).
+	PostSandboxRefundsSimulateWithBody(ctx context.Context, id string, params *PostSandboxRefundsSimulateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxRefundsSimulate Sandbox: the acquirer answers a pending refund: successful (the hold posts, payment_refund.completed) or failed (status_reason, default refund_declined; the amount is refundable again, payment_refund.failed). Bare refund
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /sandbox/refunds/{id}/simulate (the `PostSandboxRefundsSimulate` operationId).
+	PostSandboxRefundsSimulate(ctx context.Context, id string, params *PostSandboxRefundsSimulateParams, body PostSandboxRefundsSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostSandboxTransfersSimulateWithBody Sandbox: move a transfer to an outcome (answers the transfer)
 	//
@@ -6022,6 +6509,36 @@ func (c *Client) PostCounterpartiesDeactivate(ctx context.Context, id string, pa
 // Corresponds with GET /counterparties/{id}/payment-details (the `GetCounterpartiesPaymentDetails` operationId).
 func (c *Client) GetCounterpartiesPaymentDetails(ctx context.Context, id string, params *GetCounterpartiesPaymentDetailsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCounterpartiesPaymentDetailsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDisputes List disputes, oldest first, under data.items (reference filters on the disputed payment's)
+//
+// Corresponds with GET /disputes (the `GetDisputes` operationId).
+func (c *Client) GetDisputes(ctx context.Context, params *GetDisputesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDisputesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDisputesById Get a dispute
+//
+// Corresponds with GET /disputes/{id} (the `GetDisputesById` operationId).
+func (c *Client) GetDisputesById(ctx context.Context, id string, params *GetDisputesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDisputesByIdRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6993,6 +7510,70 @@ func (c *Client) GetReadyz(ctx context.Context, params *GetReadyzParams, reqEdit
 	return c.Client.Do(req)
 }
 
+// GetRefunds List refunds, oldest first, under data.items
+//
+// Corresponds with GET /refunds (the `GetRefunds` operationId).
+func (c *Client) GetRefunds(ctx context.Context, params *GetRefundsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRefundsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostRefundsWithBody Refund part or all of a completed intent action's charge: the refund, pending. An invalid request, an action not completed or an amount over what is refundable is 400 with the fields under details
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /refunds (the `PostRefunds` operationId).
+func (c *Client) PostRefundsWithBody(ctx context.Context, params *PostRefundsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostRefundsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostRefunds Refund part or all of a completed intent action's charge: the refund, pending. An invalid request, an action not completed or an amount over what is refundable is 400 with the fields under details
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /refunds (the `PostRefunds` operationId).
+func (c *Client) PostRefunds(ctx context.Context, params *PostRefundsParams, body PostRefundsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostRefundsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRefundsById Get a refund
+//
+// Corresponds with GET /refunds/{id} (the `GetRefundsById` operationId).
+func (c *Client) GetRefundsById(ctx context.Context, id string, params *GetRefundsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRefundsByIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostSandboxAccountDetailsActivateWithBody Sandbox: activate account details
 //
 // Takes any type of body and a specified content type.
@@ -7223,6 +7804,40 @@ func (c *Client) PostSandboxClockAdvance(ctx context.Context, params *PostSandbo
 	return c.Client.Do(req)
 }
 
+// PostSandboxDisputesSimulateWithBody Sandbox: the card network decides a dispute: won credits the amount back to the merchant once, lost keeps the debit. Deciding it again the same way changes nothing. Bare dispute
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /sandbox/disputes/{id}/simulate (the `PostSandboxDisputesSimulate` operationId).
+func (c *Client) PostSandboxDisputesSimulateWithBody(ctx context.Context, id string, params *PostSandboxDisputesSimulateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxDisputesSimulateRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxDisputesSimulate Sandbox: the card network decides a dispute: won credits the amount back to the merchant once, lost keeps the debit. Deciding it again the same way changes nothing. Bare dispute
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /sandbox/disputes/{id}/simulate (the `PostSandboxDisputesSimulate` operationId).
+func (c *Client) PostSandboxDisputesSimulate(ctx context.Context, id string, params *PostSandboxDisputesSimulateParams, body PostSandboxDisputesSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxDisputesSimulateRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostSandboxEntitiesReviewWithBody Sandbox: decide an entity's review
 //
 // Takes any type of body and a specified content type.
@@ -7359,6 +7974,40 @@ func (c *Client) PostSandboxInflows(ctx context.Context, params *PostSandboxInfl
 	return c.Client.Do(req)
 }
 
+// PostSandboxIntentActionsDisputeWithBody Sandbox: the card network disputes a completed intent action: amount (default the charge less its refunds, at most that) is debited from the merchant account at once; reason defaults to general. Bare dispute
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /sandbox/intent-actions/{id}/dispute (the `PostSandboxIntentActionsDispute` operationId).
+func (c *Client) PostSandboxIntentActionsDisputeWithBody(ctx context.Context, id string, params *PostSandboxIntentActionsDisputeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxIntentActionsDisputeRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxIntentActionsDispute Sandbox: the card network disputes a completed intent action: amount (default the charge less its refunds, at most that) is debited from the merchant account at once; reason defaults to general. Bare dispute
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /sandbox/intent-actions/{id}/dispute (the `PostSandboxIntentActionsDispute` operationId).
+func (c *Client) PostSandboxIntentActionsDispute(ctx context.Context, id string, params *PostSandboxIntentActionsDisputeParams, body PostSandboxIntentActionsDisputeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxIntentActionsDisputeRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostSandboxIntentActionsSimulateWithBody Sandbox: the issuer answers an intent action: completed (credited once) or failed (status_reason, default card_declined). Bare action
 //
 // Takes any type of body and a specified content type.
@@ -7383,6 +8032,40 @@ func (c *Client) PostSandboxIntentActionsSimulateWithBody(ctx context.Context, i
 // Corresponds with POST /sandbox/intent-actions/{id}/simulate (the `PostSandboxIntentActionsSimulate` operationId).
 func (c *Client) PostSandboxIntentActionsSimulate(ctx context.Context, id string, params *PostSandboxIntentActionsSimulateParams, body PostSandboxIntentActionsSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostSandboxIntentActionsSimulateRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxRefundsSimulateWithBody Sandbox: the acquirer answers a pending refund: successful (the hold posts, payment_refund.completed) or failed (status_reason, default refund_declined; the amount is refundable again, payment_refund.failed). Bare refund
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /sandbox/refunds/{id}/simulate (the `PostSandboxRefundsSimulate` operationId).
+func (c *Client) PostSandboxRefundsSimulateWithBody(ctx context.Context, id string, params *PostSandboxRefundsSimulateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxRefundsSimulateRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxRefundsSimulate Sandbox: the acquirer answers a pending refund: successful (the hold posts, payment_refund.completed) or failed (status_reason, default refund_declined; the amount is refundable again, payment_refund.failed). Bare refund
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /sandbox/refunds/{id}/simulate (the `PostSandboxRefundsSimulate` operationId).
+func (c *Client) PostSandboxRefundsSimulate(ctx context.Context, id string, params *PostSandboxRefundsSimulateParams, body PostSandboxRefundsSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxRefundsSimulateRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9196,6 +9879,283 @@ func NewGetCounterpartiesPaymentDetailsRequest(server string, id string, params 
 		if params.PrevCursor != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "prev_cursor", *params.PrevCursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetDisputesRequest constructs an http.Request for the GetDisputes method
+func NewGetDisputesRequest(server string, params *GetDisputesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/disputes")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Reference != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reference", *params.Reference, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Currency != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "currency", *params.Currency, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.AccountId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "account_id", *params.AccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NextCursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "next_cursor", *params.NextCursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PrevCursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "prev_cursor", *params.PrevCursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PaymentIntentActionId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "payment_intent_action_id", *params.PaymentIntentActionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetDisputesByIdRequest constructs an http.Request for the GetDisputesById method
+func NewGetDisputesByIdRequest(server string, id string, params *GetDisputesByIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/disputes/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -13093,6 +14053,364 @@ func NewGetReadyzRequest(server string, params *GetReadyzParams) (*http.Request,
 	return req, nil
 }
 
+// NewGetRefundsRequest constructs an http.Request for the GetRefunds method
+func NewGetRefundsRequest(server string, params *GetRefundsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/refunds")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Reference != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reference", *params.Reference, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Currency != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "currency", *params.Currency, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.AccountId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "account_id", *params.AccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NextCursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "next_cursor", *params.NextCursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PrevCursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "prev_cursor", *params.PrevCursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostRefundsRequest calls the generic PostRefunds builder with application/json body
+func NewPostRefundsRequest(server string, params *PostRefundsParams, body PostRefundsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostRefundsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostRefundsRequestWithBody constructs an http.Request for the PostRefunds method, with any body, and a specified content type
+func NewPostRefundsRequestWithBody(server string, params *PostRefundsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/refunds")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetRefundsByIdRequest constructs an http.Request for the GetRefundsById method
+func NewGetRefundsByIdRequest(server string, id string, params *GetRefundsByIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/refunds/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewPostSandboxAccountDetailsActivateRequest calls the generic PostSandboxAccountDetailsActivate builder with application/json body
 func NewPostSandboxAccountDetailsActivateRequest(server string, id string, params *PostSandboxAccountDetailsActivateParams, body PostSandboxAccountDetailsActivateJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -13611,6 +14929,106 @@ func NewPostSandboxClockAdvanceRequestWithBody(server string, params *PostSandbo
 	return req, nil
 }
 
+// NewPostSandboxDisputesSimulateRequest calls the generic PostSandboxDisputesSimulate builder with application/json body
+func NewPostSandboxDisputesSimulateRequest(server string, id string, params *PostSandboxDisputesSimulateParams, body PostSandboxDisputesSimulateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSandboxDisputesSimulateRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostSandboxDisputesSimulateRequestWithBody constructs an http.Request for the PostSandboxDisputesSimulate method, with any body, and a specified content type
+func NewPostSandboxDisputesSimulateRequestWithBody(server string, id string, params *PostSandboxDisputesSimulateParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/disputes/%s/simulate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewPostSandboxEntitiesReviewRequest calls the generic PostSandboxEntitiesReview builder with application/json body
 func NewPostSandboxEntitiesReviewRequest(server string, id string, params *PostSandboxEntitiesReviewParams, body PostSandboxEntitiesReviewJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -13916,6 +15334,106 @@ func NewPostSandboxInflowsRequestWithBody(server string, params *PostSandboxInfl
 	return req, nil
 }
 
+// NewPostSandboxIntentActionsDisputeRequest calls the generic PostSandboxIntentActionsDispute builder with application/json body
+func NewPostSandboxIntentActionsDisputeRequest(server string, id string, params *PostSandboxIntentActionsDisputeParams, body PostSandboxIntentActionsDisputeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSandboxIntentActionsDisputeRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostSandboxIntentActionsDisputeRequestWithBody constructs an http.Request for the PostSandboxIntentActionsDispute method, with any body, and a specified content type
+func NewPostSandboxIntentActionsDisputeRequestWithBody(server string, id string, params *PostSandboxIntentActionsDisputeParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/intent-actions/%s/dispute", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewPostSandboxIntentActionsSimulateRequest calls the generic PostSandboxIntentActionsSimulate builder with application/json body
 func NewPostSandboxIntentActionsSimulateRequest(server string, id string, params *PostSandboxIntentActionsSimulateParams, body PostSandboxIntentActionsSimulateJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -13944,6 +15462,106 @@ func NewPostSandboxIntentActionsSimulateRequestWithBody(server string, id string
 	}
 
 	operationPath := fmt.Sprintf("/sandbox/intent-actions/%s/simulate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostSandboxRefundsSimulateRequest calls the generic PostSandboxRefundsSimulate builder with application/json body
+func NewPostSandboxRefundsSimulateRequest(server string, id string, params *PostSandboxRefundsSimulateParams, body PostSandboxRefundsSimulateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSandboxRefundsSimulateRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostSandboxRefundsSimulateRequestWithBody constructs an http.Request for the PostSandboxRefundsSimulate method, with any body, and a specified content type
+func NewPostSandboxRefundsSimulateRequestWithBody(server string, id string, params *PostSandboxRefundsSimulateParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/refunds/%s/simulate", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -14625,6 +16243,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /counterparties/{id}/payment-details (the `GetCounterpartiesPaymentDetails` operationId).
 	GetCounterpartiesPaymentDetailsWithResponse(ctx context.Context, id string, params *GetCounterpartiesPaymentDetailsParams, reqEditors ...RequestEditorFn) (*GetCounterpartiesPaymentDetailsResponse, error)
 
+	// GetDisputesWithResponse List disputes, oldest first, under data.items (reference filters on the disputed payment's)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /disputes (the `GetDisputes` operationId).
+	GetDisputesWithResponse(ctx context.Context, params *GetDisputesParams, reqEditors ...RequestEditorFn) (*GetDisputesResponse, error)
+
+	// GetDisputesByIdWithResponse Get a dispute
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /disputes/{id} (the `GetDisputesById` operationId).
+	GetDisputesByIdWithResponse(ctx context.Context, id string, params *GetDisputesByIdParams, reqEditors ...RequestEditorFn) (*GetDisputesByIdResponse, error)
+
 	// PostDocumentsWithBodyWithResponse Upload a verification document (base64 files, body up to 30 MiB)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -15038,6 +16670,34 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /readyz (the `GetReadyz` operationId).
 	GetReadyzWithResponse(ctx context.Context, params *GetReadyzParams, reqEditors ...RequestEditorFn) (*GetReadyzResponse, error)
 
+	// GetRefundsWithResponse List refunds, oldest first, under data.items
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /refunds (the `GetRefunds` operationId).
+	GetRefundsWithResponse(ctx context.Context, params *GetRefundsParams, reqEditors ...RequestEditorFn) (*GetRefundsResponse, error)
+
+	// PostRefundsWithBodyWithResponse Refund part or all of a completed intent action's charge: the refund, pending. An invalid request, an action not completed or an amount over what is refundable is 400 with the fields under details
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /refunds (the `PostRefunds` operationId).
+	PostRefundsWithBodyWithResponse(ctx context.Context, params *PostRefundsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostRefundsResponse, error)
+
+	// PostRefundsWithResponse Refund part or all of a completed intent action's charge: the refund, pending. An invalid request, an action not completed or an amount over what is refundable is 400 with the fields under details
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /refunds (the `PostRefunds` operationId).
+	PostRefundsWithResponse(ctx context.Context, params *PostRefundsParams, body PostRefundsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostRefundsResponse, error)
+
+	// GetRefundsByIdWithResponse Get a refund
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /refunds/{id} (the `GetRefundsById` operationId).
+	GetRefundsByIdWithResponse(ctx context.Context, id string, params *GetRefundsByIdParams, reqEditors ...RequestEditorFn) (*GetRefundsByIdResponse, error)
+
 	// PostSandboxAccountDetailsActivateWithBodyWithResponse Sandbox: activate account details
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -15136,6 +16796,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /sandbox/clock/advance (the `PostSandboxClockAdvance` operationId).
 	PostSandboxClockAdvanceWithResponse(ctx context.Context, params *PostSandboxClockAdvanceParams, body PostSandboxClockAdvanceJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxClockAdvanceResponse, error)
 
+	// PostSandboxDisputesSimulateWithBodyWithResponse Sandbox: the card network decides a dispute: won credits the amount back to the merchant once, lost keeps the debit. Deciding it again the same way changes nothing. Bare dispute
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/disputes/{id}/simulate (the `PostSandboxDisputesSimulate` operationId).
+	PostSandboxDisputesSimulateWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxDisputesSimulateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxDisputesSimulateResponse, error)
+
+	// PostSandboxDisputesSimulateWithResponse Sandbox: the card network decides a dispute: won credits the amount back to the merchant once, lost keeps the debit. Deciding it again the same way changes nothing. Bare dispute
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/disputes/{id}/simulate (the `PostSandboxDisputesSimulate` operationId).
+	PostSandboxDisputesSimulateWithResponse(ctx context.Context, id string, params *PostSandboxDisputesSimulateParams, body PostSandboxDisputesSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxDisputesSimulateResponse, error)
+
 	// PostSandboxEntitiesReviewWithBodyWithResponse Sandbox: decide an entity's review
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -15192,6 +16866,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /sandbox/inflows (the `PostSandboxInflows` operationId).
 	PostSandboxInflowsWithResponse(ctx context.Context, params *PostSandboxInflowsParams, body PostSandboxInflowsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxInflowsResponse, error)
 
+	// PostSandboxIntentActionsDisputeWithBodyWithResponse Sandbox: the card network disputes a completed intent action: amount (default the charge less its refunds, at most that) is debited from the merchant account at once; reason defaults to general. Bare dispute
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/intent-actions/{id}/dispute (the `PostSandboxIntentActionsDispute` operationId).
+	PostSandboxIntentActionsDisputeWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxIntentActionsDisputeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxIntentActionsDisputeResponse, error)
+
+	// PostSandboxIntentActionsDisputeWithResponse Sandbox: the card network disputes a completed intent action: amount (default the charge less its refunds, at most that) is debited from the merchant account at once; reason defaults to general. Bare dispute
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/intent-actions/{id}/dispute (the `PostSandboxIntentActionsDispute` operationId).
+	PostSandboxIntentActionsDisputeWithResponse(ctx context.Context, id string, params *PostSandboxIntentActionsDisputeParams, body PostSandboxIntentActionsDisputeJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxIntentActionsDisputeResponse, error)
+
 	// PostSandboxIntentActionsSimulateWithBodyWithResponse Sandbox: the issuer answers an intent action: completed (credited once) or failed (status_reason, default card_declined). Bare action
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -15205,6 +16893,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /sandbox/intent-actions/{id}/simulate (the `PostSandboxIntentActionsSimulate` operationId).
 	PostSandboxIntentActionsSimulateWithResponse(ctx context.Context, id string, params *PostSandboxIntentActionsSimulateParams, body PostSandboxIntentActionsSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxIntentActionsSimulateResponse, error)
+
+	// PostSandboxRefundsSimulateWithBodyWithResponse Sandbox: the acquirer answers a pending refund: successful (the hold posts, payment_refund.completed) or failed (status_reason, default refund_declined; the amount is refundable again, payment_refund.failed). Bare refund
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/refunds/{id}/simulate (the `PostSandboxRefundsSimulate` operationId).
+	PostSandboxRefundsSimulateWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxRefundsSimulateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxRefundsSimulateResponse, error)
+
+	// PostSandboxRefundsSimulateWithResponse Sandbox: the acquirer answers a pending refund: successful (the hold posts, payment_refund.completed) or failed (status_reason, default refund_declined; the amount is refundable again, payment_refund.failed). Bare refund
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/refunds/{id}/simulate (the `PostSandboxRefundsSimulate` operationId).
+	PostSandboxRefundsSimulateWithResponse(ctx context.Context, id string, params *PostSandboxRefundsSimulateParams, body PostSandboxRefundsSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxRefundsSimulateResponse, error)
 
 	// PostSandboxTransfersSimulateWithBodyWithResponse Sandbox: move a transfer to an outcome (answers the transfer)
 	//
@@ -17440,6 +19142,272 @@ func (r GetCounterpartiesPaymentDetailsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCounterpartiesPaymentDetailsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDisputesResponse200Headers the declared response headers of an HTTP 200 response for GetDisputes
+type GetDisputesResponse200Headers struct {
+	XRequestId string
+}
+
+// GetDisputesResponse401Headers the declared response headers of an HTTP 401 response for GetDisputes
+type GetDisputesResponse401Headers struct {
+	XRequestId string
+}
+
+// GetDisputesResponse404Headers the declared response headers of an HTTP 404 response for GetDisputes
+type GetDisputesResponse404Headers struct {
+	XRequestId string
+}
+
+// GetDisputesResponse422Headers the declared response headers of an HTTP 422 response for GetDisputes
+type GetDisputesResponse422Headers struct {
+	XRequestId string
+}
+
+// GetDisputesResponse500Headers the declared response headers of an HTTP 500 response for GetDisputes
+type GetDisputesResponse500Headers struct {
+	XRequestId string
+}
+
+// GetDisputesResponse503Headers the declared response headers of an HTTP 503 response for GetDisputes
+type GetDisputesResponse503Headers struct {
+	XRequestId string
+}
+
+type GetDisputesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Items []Dispute `json:"items"`
+			Meta  struct {
+				FiltersApplied map[string]string `json:"filters_applied"`
+				Pagination     Pagination        `json:"pagination"`
+			} `json:"meta"`
+		} `json:"data"`
+		Message string                               `json:"message"`
+		Status  GetDisputes200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDisputesResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDisputesResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetDisputesResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetDisputesResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetDisputesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetDisputesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDisputesResponse) GetJSON200() *struct {
+	Data struct {
+		Items []Dispute `json:"items"`
+		Meta  struct {
+			FiltersApplied map[string]string `json:"filters_applied"`
+			Pagination     Pagination        `json:"pagination"`
+		} `json:"meta"`
+	} `json:"data"`
+	Message string                               `json:"message"`
+	Status  GetDisputes200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDisputesResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDisputesResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetDisputesResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetDisputesResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetDisputesResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDisputesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDisputesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDisputesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDisputesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDisputesByIdResponse200Headers the declared response headers of an HTTP 200 response for GetDisputesById
+type GetDisputesByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// GetDisputesByIdResponse401Headers the declared response headers of an HTTP 401 response for GetDisputesById
+type GetDisputesByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// GetDisputesByIdResponse404Headers the declared response headers of an HTTP 404 response for GetDisputesById
+type GetDisputesByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// GetDisputesByIdResponse422Headers the declared response headers of an HTTP 422 response for GetDisputesById
+type GetDisputesByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// GetDisputesByIdResponse500Headers the declared response headers of an HTTP 500 response for GetDisputesById
+type GetDisputesByIdResponse500Headers struct {
+	XRequestId string
+}
+
+// GetDisputesByIdResponse503Headers the declared response headers of an HTTP 503 response for GetDisputesById
+type GetDisputesByIdResponse503Headers struct {
+	XRequestId string
+}
+
+type GetDisputesByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A cardholder's dispute of a completed intent action (SPEC.md names only its events). amount is debited from the merchant account while it is open and credited back when won. A needs_response dispute goes under_review by itself at evidence_due_by (Unix ms).
+		Data    Dispute                                  `json:"data"`
+		Message string                                   `json:"message"`
+		Status  GetDisputesById200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDisputesByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDisputesByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetDisputesByIdResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetDisputesByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetDisputesByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetDisputesByIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDisputesByIdResponse) GetJSON200() *struct {
+	// Data A cardholder's dispute of a completed intent action (SPEC.md names only its events). amount is debited from the merchant account while it is open and credited back when won. A needs_response dispute goes under_review by itself at evidence_due_by (Unix ms).
+	Data    Dispute                                  `json:"data"`
+	Message string                                   `json:"message"`
+	Status  GetDisputesById200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDisputesByIdResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDisputesByIdResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetDisputesByIdResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetDisputesByIdResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetDisputesByIdResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDisputesByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDisputesByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDisputesByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDisputesByIdResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22678,6 +24646,456 @@ func (r GetReadyzResponse) ContentType() string {
 	return ""
 }
 
+// GetRefundsResponse200Headers the declared response headers of an HTTP 200 response for GetRefunds
+type GetRefundsResponse200Headers struct {
+	XRequestId string
+}
+
+// GetRefundsResponse401Headers the declared response headers of an HTTP 401 response for GetRefunds
+type GetRefundsResponse401Headers struct {
+	XRequestId string
+}
+
+// GetRefundsResponse404Headers the declared response headers of an HTTP 404 response for GetRefunds
+type GetRefundsResponse404Headers struct {
+	XRequestId string
+}
+
+// GetRefundsResponse422Headers the declared response headers of an HTTP 422 response for GetRefunds
+type GetRefundsResponse422Headers struct {
+	XRequestId string
+}
+
+// GetRefundsResponse500Headers the declared response headers of an HTTP 500 response for GetRefunds
+type GetRefundsResponse500Headers struct {
+	XRequestId string
+}
+
+// GetRefundsResponse503Headers the declared response headers of an HTTP 503 response for GetRefunds
+type GetRefundsResponse503Headers struct {
+	XRequestId string
+}
+
+type GetRefundsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Items []Refund `json:"items"`
+			Meta  struct {
+				FiltersApplied map[string]string `json:"filters_applied"`
+				Pagination     Pagination        `json:"pagination"`
+			} `json:"meta"`
+		} `json:"data"`
+		Message string                              `json:"message"`
+		Status  GetRefunds200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetRefundsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetRefundsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetRefundsResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetRefundsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetRefundsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetRefundsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRefundsResponse) GetJSON200() *struct {
+	Data struct {
+		Items []Refund `json:"items"`
+		Meta  struct {
+			FiltersApplied map[string]string `json:"filters_applied"`
+			Pagination     Pagination        `json:"pagination"`
+		} `json:"meta"`
+	} `json:"data"`
+	Message string                              `json:"message"`
+	Status  GetRefunds200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetRefundsResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetRefundsResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetRefundsResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetRefundsResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetRefundsResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRefundsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRefundsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRefundsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRefundsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostRefundsResponse200Headers the declared response headers of an HTTP 200 response for PostRefunds
+type PostRefundsResponse200Headers struct {
+	XRequestId string
+}
+
+// PostRefundsResponse400Headers the declared response headers of an HTTP 400 response for PostRefunds
+type PostRefundsResponse400Headers struct {
+	XRequestId string
+}
+
+// PostRefundsResponse401Headers the declared response headers of an HTTP 401 response for PostRefunds
+type PostRefundsResponse401Headers struct {
+	XRequestId string
+}
+
+// PostRefundsResponse403Headers the declared response headers of an HTTP 403 response for PostRefunds
+type PostRefundsResponse403Headers struct {
+	XRequestId string
+}
+
+// PostRefundsResponse404Headers the declared response headers of an HTTP 404 response for PostRefunds
+type PostRefundsResponse404Headers struct {
+	XRequestId string
+}
+
+// PostRefundsResponse409Headers the declared response headers of an HTTP 409 response for PostRefunds
+type PostRefundsResponse409Headers struct {
+	XRequestId string
+}
+
+// PostRefundsResponse413Headers the declared response headers of an HTTP 413 response for PostRefunds
+type PostRefundsResponse413Headers struct {
+	XRequestId string
+}
+
+// PostRefundsResponse422Headers the declared response headers of an HTTP 422 response for PostRefunds
+type PostRefundsResponse422Headers struct {
+	XRequestId string
+}
+
+// PostRefundsResponse500Headers the declared response headers of an HTTP 500 response for PostRefunds
+type PostRefundsResponse500Headers struct {
+	XRequestId string
+}
+
+// PostRefundsResponse503Headers the declared response headers of an HTTP 503 response for PostRefunds
+type PostRefundsResponse503Headers struct {
+	XRequestId string
+}
+
+type PostRefundsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A refund of a completed intent action (SPEC.md "Refund"): pending until the acquirer answers, then successful or failed (status_reason). refund_reason is the request's reason.
+		Data    Refund                               `json:"data"`
+		Message string                               `json:"message"`
+		Status  PostRefunds200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *E400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostRefundsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostRefundsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostRefundsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostRefundsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostRefundsResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostRefundsResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostRefundsResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostRefundsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostRefundsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostRefundsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostRefundsResponse) GetJSON200() *struct {
+	// Data A refund of a completed intent action (SPEC.md "Refund"): pending until the acquirer answers, then successful or failed (status_reason). refund_reason is the request's reason.
+	Data    Refund                               `json:"data"`
+	Message string                               `json:"message"`
+	Status  PostRefunds200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostRefundsResponse) GetJSON400() *E400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostRefundsResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostRefundsResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostRefundsResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostRefundsResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostRefundsResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostRefundsResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostRefundsResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostRefundsResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostRefundsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostRefundsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostRefundsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostRefundsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetRefundsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetRefundsById
+type GetRefundsByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// GetRefundsByIdResponse401Headers the declared response headers of an HTTP 401 response for GetRefundsById
+type GetRefundsByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// GetRefundsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetRefundsById
+type GetRefundsByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// GetRefundsByIdResponse422Headers the declared response headers of an HTTP 422 response for GetRefundsById
+type GetRefundsByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// GetRefundsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetRefundsById
+type GetRefundsByIdResponse500Headers struct {
+	XRequestId string
+}
+
+// GetRefundsByIdResponse503Headers the declared response headers of an HTTP 503 response for GetRefundsById
+type GetRefundsByIdResponse503Headers struct {
+	XRequestId string
+}
+
+type GetRefundsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A refund of a completed intent action (SPEC.md "Refund"): pending until the acquirer answers, then successful or failed (status_reason). refund_reason is the request's reason.
+		Data    Refund                                  `json:"data"`
+		Message string                                  `json:"message"`
+		Status  GetRefundsById200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetRefundsByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetRefundsByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetRefundsByIdResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetRefundsByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetRefundsByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetRefundsByIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRefundsByIdResponse) GetJSON200() *struct {
+	// Data A refund of a completed intent action (SPEC.md "Refund"): pending until the acquirer answers, then successful or failed (status_reason). refund_reason is the request's reason.
+	Data    Refund                                  `json:"data"`
+	Message string                                  `json:"message"`
+	Status  GetRefundsById200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetRefundsByIdResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetRefundsByIdResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetRefundsByIdResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetRefundsByIdResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetRefundsByIdResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRefundsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRefundsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRefundsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRefundsByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostSandboxAccountDetailsActivateResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxAccountDetailsActivate
 type PostSandboxAccountDetailsActivateResponse200Headers struct {
 	IdempotentReplayed *string
@@ -23723,6 +26141,166 @@ func (r PostSandboxClockAdvanceResponse) ContentType() string {
 	return ""
 }
 
+// PostSandboxDisputesSimulateResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxDisputesSimulate
+type PostSandboxDisputesSimulateResponse200Headers struct {
+	XRequestId string
+}
+
+// PostSandboxDisputesSimulateResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxDisputesSimulate
+type PostSandboxDisputesSimulateResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxDisputesSimulateResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxDisputesSimulate
+type PostSandboxDisputesSimulateResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxDisputesSimulateResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxDisputesSimulate
+type PostSandboxDisputesSimulateResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxDisputesSimulateResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxDisputesSimulate
+type PostSandboxDisputesSimulateResponse409Headers struct {
+	XRequestId string
+}
+
+// PostSandboxDisputesSimulateResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxDisputesSimulate
+type PostSandboxDisputesSimulateResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxDisputesSimulateResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxDisputesSimulate
+type PostSandboxDisputesSimulateResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxDisputesSimulateResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxDisputesSimulate
+type PostSandboxDisputesSimulateResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxDisputesSimulateResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxDisputesSimulate
+type PostSandboxDisputesSimulateResponse503Headers struct {
+	XRequestId string
+}
+
+type PostSandboxDisputesSimulateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Dispute
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostSandboxDisputesSimulateResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxDisputesSimulateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxDisputesSimulateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxDisputesSimulateResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxDisputesSimulateResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxDisputesSimulateResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxDisputesSimulateResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxDisputesSimulateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxDisputesSimulateResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSandboxDisputesSimulateResponse) GetJSON200() *Dispute {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSandboxDisputesSimulateResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSandboxDisputesSimulateResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostSandboxDisputesSimulateResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSandboxDisputesSimulateResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostSandboxDisputesSimulateResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostSandboxDisputesSimulateResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostSandboxDisputesSimulateResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSandboxDisputesSimulateResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSandboxDisputesSimulateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSandboxDisputesSimulateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSandboxDisputesSimulateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSandboxDisputesSimulateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostSandboxEntitiesReviewResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxEntitiesReview
 type PostSandboxEntitiesReviewResponse200Headers struct {
 	IdempotentReplayed *string
@@ -24325,6 +26903,166 @@ func (r PostSandboxInflowsResponse) ContentType() string {
 	return ""
 }
 
+// PostSandboxIntentActionsDisputeResponse201Headers the declared response headers of an HTTP 201 response for PostSandboxIntentActionsDispute
+type PostSandboxIntentActionsDisputeResponse201Headers struct {
+	XRequestId string
+}
+
+// PostSandboxIntentActionsDisputeResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxIntentActionsDispute
+type PostSandboxIntentActionsDisputeResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxIntentActionsDisputeResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxIntentActionsDispute
+type PostSandboxIntentActionsDisputeResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxIntentActionsDisputeResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxIntentActionsDispute
+type PostSandboxIntentActionsDisputeResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxIntentActionsDisputeResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxIntentActionsDispute
+type PostSandboxIntentActionsDisputeResponse409Headers struct {
+	XRequestId string
+}
+
+// PostSandboxIntentActionsDisputeResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxIntentActionsDispute
+type PostSandboxIntentActionsDisputeResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxIntentActionsDisputeResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxIntentActionsDispute
+type PostSandboxIntentActionsDisputeResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxIntentActionsDisputeResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxIntentActionsDispute
+type PostSandboxIntentActionsDisputeResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxIntentActionsDisputeResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxIntentActionsDispute
+type PostSandboxIntentActionsDisputeResponse503Headers struct {
+	XRequestId string
+}
+
+type PostSandboxIntentActionsDisputeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Dispute
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostSandboxIntentActionsDisputeResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxIntentActionsDisputeResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxIntentActionsDisputeResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxIntentActionsDisputeResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxIntentActionsDisputeResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxIntentActionsDisputeResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxIntentActionsDisputeResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxIntentActionsDisputeResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxIntentActionsDisputeResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostSandboxIntentActionsDisputeResponse) GetJSON201() *Dispute {
+	return r.JSON201
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSandboxIntentActionsDisputeResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSandboxIntentActionsDisputeResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostSandboxIntentActionsDisputeResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSandboxIntentActionsDisputeResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostSandboxIntentActionsDisputeResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostSandboxIntentActionsDisputeResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostSandboxIntentActionsDisputeResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSandboxIntentActionsDisputeResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSandboxIntentActionsDisputeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSandboxIntentActionsDisputeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSandboxIntentActionsDisputeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSandboxIntentActionsDisputeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostSandboxIntentActionsSimulateResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxIntentActionsSimulate
 type PostSandboxIntentActionsSimulateResponse200Headers struct {
 	XRequestId string
@@ -24479,6 +27217,166 @@ func (r PostSandboxIntentActionsSimulateResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostSandboxIntentActionsSimulateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostSandboxRefundsSimulateResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxRefundsSimulate
+type PostSandboxRefundsSimulateResponse200Headers struct {
+	XRequestId string
+}
+
+// PostSandboxRefundsSimulateResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxRefundsSimulate
+type PostSandboxRefundsSimulateResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxRefundsSimulateResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxRefundsSimulate
+type PostSandboxRefundsSimulateResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxRefundsSimulateResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxRefundsSimulate
+type PostSandboxRefundsSimulateResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxRefundsSimulateResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxRefundsSimulate
+type PostSandboxRefundsSimulateResponse409Headers struct {
+	XRequestId string
+}
+
+// PostSandboxRefundsSimulateResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxRefundsSimulate
+type PostSandboxRefundsSimulateResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxRefundsSimulateResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxRefundsSimulate
+type PostSandboxRefundsSimulateResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxRefundsSimulateResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxRefundsSimulate
+type PostSandboxRefundsSimulateResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxRefundsSimulateResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxRefundsSimulate
+type PostSandboxRefundsSimulateResponse503Headers struct {
+	XRequestId string
+}
+
+type PostSandboxRefundsSimulateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Refund
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostSandboxRefundsSimulateResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxRefundsSimulateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxRefundsSimulateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxRefundsSimulateResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxRefundsSimulateResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxRefundsSimulateResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxRefundsSimulateResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxRefundsSimulateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxRefundsSimulateResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSandboxRefundsSimulateResponse) GetJSON200() *Refund {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSandboxRefundsSimulateResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSandboxRefundsSimulateResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostSandboxRefundsSimulateResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSandboxRefundsSimulateResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostSandboxRefundsSimulateResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostSandboxRefundsSimulateResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostSandboxRefundsSimulateResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSandboxRefundsSimulateResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSandboxRefundsSimulateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSandboxRefundsSimulateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSandboxRefundsSimulateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSandboxRefundsSimulateResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -25379,6 +28277,32 @@ func (c *ClientWithResponses) GetCounterpartiesPaymentDetailsWithResponse(ctx co
 	return ParseGetCounterpartiesPaymentDetailsResponse(rsp)
 }
 
+// GetDisputesWithResponse List disputes, oldest first, under data.items (reference filters on the disputed payment's)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /disputes (the `GetDisputes` operationId).
+func (c *ClientWithResponses) GetDisputesWithResponse(ctx context.Context, params *GetDisputesParams, reqEditors ...RequestEditorFn) (*GetDisputesResponse, error) {
+	rsp, err := c.GetDisputes(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDisputesResponse(rsp)
+}
+
+// GetDisputesByIdWithResponse Get a dispute
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /disputes/{id} (the `GetDisputesById` operationId).
+func (c *ClientWithResponses) GetDisputesByIdWithResponse(ctx context.Context, id string, params *GetDisputesByIdParams, reqEditors ...RequestEditorFn) (*GetDisputesByIdResponse, error) {
+	rsp, err := c.GetDisputesById(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDisputesByIdResponse(rsp)
+}
+
 // PostDocumentsWithBodyWithResponse Upload a verification document (base64 files, body up to 30 MiB)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -26146,6 +29070,58 @@ func (c *ClientWithResponses) GetReadyzWithResponse(ctx context.Context, params 
 	return ParseGetReadyzResponse(rsp)
 }
 
+// GetRefundsWithResponse List refunds, oldest first, under data.items
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /refunds (the `GetRefunds` operationId).
+func (c *ClientWithResponses) GetRefundsWithResponse(ctx context.Context, params *GetRefundsParams, reqEditors ...RequestEditorFn) (*GetRefundsResponse, error) {
+	rsp, err := c.GetRefunds(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRefundsResponse(rsp)
+}
+
+// PostRefundsWithBodyWithResponse Refund part or all of a completed intent action's charge: the refund, pending. An invalid request, an action not completed or an amount over what is refundable is 400 with the fields under details
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /refunds (the `PostRefunds` operationId).
+func (c *ClientWithResponses) PostRefundsWithBodyWithResponse(ctx context.Context, params *PostRefundsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostRefundsResponse, error) {
+	rsp, err := c.PostRefundsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostRefundsResponse(rsp)
+}
+
+// PostRefundsWithResponse Refund part or all of a completed intent action's charge: the refund, pending. An invalid request, an action not completed or an amount over what is refundable is 400 with the fields under details
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /refunds (the `PostRefunds` operationId).
+func (c *ClientWithResponses) PostRefundsWithResponse(ctx context.Context, params *PostRefundsParams, body PostRefundsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostRefundsResponse, error) {
+	rsp, err := c.PostRefunds(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostRefundsResponse(rsp)
+}
+
+// GetRefundsByIdWithResponse Get a refund
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /refunds/{id} (the `GetRefundsById` operationId).
+func (c *ClientWithResponses) GetRefundsByIdWithResponse(ctx context.Context, id string, params *GetRefundsByIdParams, reqEditors ...RequestEditorFn) (*GetRefundsByIdResponse, error) {
+	rsp, err := c.GetRefundsById(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRefundsByIdResponse(rsp)
+}
+
 // PostSandboxAccountDetailsActivateWithBodyWithResponse Sandbox: activate account details
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -26328,6 +29304,32 @@ func (c *ClientWithResponses) PostSandboxClockAdvanceWithResponse(ctx context.Co
 	return ParsePostSandboxClockAdvanceResponse(rsp)
 }
 
+// PostSandboxDisputesSimulateWithBodyWithResponse Sandbox: the card network decides a dispute: won credits the amount back to the merchant once, lost keeps the debit. Deciding it again the same way changes nothing. Bare dispute
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/disputes/{id}/simulate (the `PostSandboxDisputesSimulate` operationId).
+func (c *ClientWithResponses) PostSandboxDisputesSimulateWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxDisputesSimulateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxDisputesSimulateResponse, error) {
+	rsp, err := c.PostSandboxDisputesSimulateWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxDisputesSimulateResponse(rsp)
+}
+
+// PostSandboxDisputesSimulateWithResponse Sandbox: the card network decides a dispute: won credits the amount back to the merchant once, lost keeps the debit. Deciding it again the same way changes nothing. Bare dispute
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/disputes/{id}/simulate (the `PostSandboxDisputesSimulate` operationId).
+func (c *ClientWithResponses) PostSandboxDisputesSimulateWithResponse(ctx context.Context, id string, params *PostSandboxDisputesSimulateParams, body PostSandboxDisputesSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxDisputesSimulateResponse, error) {
+	rsp, err := c.PostSandboxDisputesSimulate(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxDisputesSimulateResponse(rsp)
+}
+
 // PostSandboxEntitiesReviewWithBodyWithResponse Sandbox: decide an entity's review
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -26432,6 +29434,32 @@ func (c *ClientWithResponses) PostSandboxInflowsWithResponse(ctx context.Context
 	return ParsePostSandboxInflowsResponse(rsp)
 }
 
+// PostSandboxIntentActionsDisputeWithBodyWithResponse Sandbox: the card network disputes a completed intent action: amount (default the charge less its refunds, at most that) is debited from the merchant account at once; reason defaults to general. Bare dispute
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/intent-actions/{id}/dispute (the `PostSandboxIntentActionsDispute` operationId).
+func (c *ClientWithResponses) PostSandboxIntentActionsDisputeWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxIntentActionsDisputeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxIntentActionsDisputeResponse, error) {
+	rsp, err := c.PostSandboxIntentActionsDisputeWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxIntentActionsDisputeResponse(rsp)
+}
+
+// PostSandboxIntentActionsDisputeWithResponse Sandbox: the card network disputes a completed intent action: amount (default the charge less its refunds, at most that) is debited from the merchant account at once; reason defaults to general. Bare dispute
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/intent-actions/{id}/dispute (the `PostSandboxIntentActionsDispute` operationId).
+func (c *ClientWithResponses) PostSandboxIntentActionsDisputeWithResponse(ctx context.Context, id string, params *PostSandboxIntentActionsDisputeParams, body PostSandboxIntentActionsDisputeJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxIntentActionsDisputeResponse, error) {
+	rsp, err := c.PostSandboxIntentActionsDispute(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxIntentActionsDisputeResponse(rsp)
+}
+
 // PostSandboxIntentActionsSimulateWithBodyWithResponse Sandbox: the issuer answers an intent action: completed (credited once) or failed (status_reason, default card_declined). Bare action
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -26456,6 +29484,32 @@ func (c *ClientWithResponses) PostSandboxIntentActionsSimulateWithResponse(ctx c
 		return nil, err
 	}
 	return ParsePostSandboxIntentActionsSimulateResponse(rsp)
+}
+
+// PostSandboxRefundsSimulateWithBodyWithResponse Sandbox: the acquirer answers a pending refund: successful (the hold posts, payment_refund.completed) or failed (status_reason, default refund_declined; the amount is refundable again, payment_refund.failed). Bare refund
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/refunds/{id}/simulate (the `PostSandboxRefundsSimulate` operationId).
+func (c *ClientWithResponses) PostSandboxRefundsSimulateWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxRefundsSimulateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxRefundsSimulateResponse, error) {
+	rsp, err := c.PostSandboxRefundsSimulateWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxRefundsSimulateResponse(rsp)
+}
+
+// PostSandboxRefundsSimulateWithResponse Sandbox: the acquirer answers a pending refund: successful (the hold posts, payment_refund.completed) or failed (status_reason, default refund_declined; the amount is refundable again, payment_refund.failed). Bare refund
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/refunds/{id}/simulate (the `PostSandboxRefundsSimulate` operationId).
+func (c *ClientWithResponses) PostSandboxRefundsSimulateWithResponse(ctx context.Context, id string, params *PostSandboxRefundsSimulateParams, body PostSandboxRefundsSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxRefundsSimulateResponse, error) {
+	rsp, err := c.PostSandboxRefundsSimulate(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxRefundsSimulateResponse(rsp)
 }
 
 // PostSandboxTransfersSimulateWithBodyWithResponse Sandbox: move a transfer to an outcome (answers the transfer)
@@ -28797,6 +31851,269 @@ func ParseGetCounterpartiesPaymentDetailsResponse(rsp *http.Response) (*GetCount
 			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDisputesResponse parses an HTTP response from a GetDisputesWithResponse call
+func ParseGetDisputesResponse(rsp *http.Response) (*GetDisputesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDisputesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Items []Dispute `json:"items"`
+				Meta  struct {
+					FiltersApplied map[string]string `json:"filters_applied"`
+					Pagination     Pagination        `json:"pagination"`
+				} `json:"meta"`
+			} `json:"data"`
+			Message string                               `json:"message"`
+			Status  GetDisputes200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDisputesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetDisputesResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetDisputesResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetDisputesResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetDisputesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetDisputesResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDisputesByIdResponse parses an HTTP response from a GetDisputesByIdWithResponse call
+func ParseGetDisputesByIdResponse(rsp *http.Response) (*GetDisputesByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDisputesByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A cardholder's dispute of a completed intent action (SPEC.md names only its events). amount is debited from the merchant account while it is open and credited back when won. A needs_response dispute goes under_review by itself at evidence_due_by (Unix ms).
+			Data    Dispute                                  `json:"data"`
+			Message string                                   `json:"message"`
+			Status  GetDisputesById200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDisputesByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetDisputesByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetDisputesByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetDisputesByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetDisputesByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetDisputesByIdResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -34196,6 +37513,466 @@ func ParseGetReadyzResponse(rsp *http.Response) (*GetReadyzResponse, error) {
 	return response, nil
 }
 
+// ParseGetRefundsResponse parses an HTTP response from a GetRefundsWithResponse call
+func ParseGetRefundsResponse(rsp *http.Response) (*GetRefundsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRefundsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Items []Refund `json:"items"`
+				Meta  struct {
+					FiltersApplied map[string]string `json:"filters_applied"`
+					Pagination     Pagination        `json:"pagination"`
+				} `json:"meta"`
+			} `json:"data"`
+			Message string                              `json:"message"`
+			Status  GetRefunds200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetRefundsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetRefundsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetRefundsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetRefundsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetRefundsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetRefundsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostRefundsResponse parses an HTTP response from a PostRefundsWithResponse call
+func ParsePostRefundsResponse(rsp *http.Response) (*PostRefundsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostRefundsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A refund of a completed intent action (SPEC.md "Refund"): pending until the acquirer answers, then successful or failed (status_reason). refund_reason is the request's reason.
+			Data    Refund                               `json:"data"`
+			Message string                               `json:"message"`
+			Status  PostRefunds200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest E400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostRefundsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostRefundsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostRefundsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostRefundsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostRefundsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostRefundsResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostRefundsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostRefundsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostRefundsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostRefundsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetRefundsByIdResponse parses an HTTP response from a GetRefundsByIdWithResponse call
+func ParseGetRefundsByIdResponse(rsp *http.Response) (*GetRefundsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRefundsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A refund of a completed intent action (SPEC.md "Refund"): pending until the acquirer answers, then successful or failed (status_reason). refund_reason is the request's reason.
+			Data    Refund                                  `json:"data"`
+			Message string                                  `json:"message"`
+			Status  GetRefundsById200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetRefundsByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetRefundsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetRefundsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetRefundsByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetRefundsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetRefundsByIdResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParsePostSandboxAccountDetailsActivateResponse parses an HTTP response from a PostSandboxAccountDetailsActivateWithResponse call
 func ParsePostSandboxAccountDetailsActivateResponse(rsp *http.Response) (*PostSandboxAccountDetailsActivateResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -35424,6 +39201,181 @@ func ParsePostSandboxClockAdvanceResponse(rsp *http.Response) (*PostSandboxClock
 	return response, nil
 }
 
+// ParsePostSandboxDisputesSimulateResponse parses an HTTP response from a PostSandboxDisputesSimulateWithResponse call
+func ParsePostSandboxDisputesSimulateResponse(rsp *http.Response) (*PostSandboxDisputesSimulateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSandboxDisputesSimulateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Dispute
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostSandboxDisputesSimulateResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxDisputesSimulateResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxDisputesSimulateResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxDisputesSimulateResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxDisputesSimulateResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxDisputesSimulateResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxDisputesSimulateResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxDisputesSimulateResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxDisputesSimulateResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParsePostSandboxEntitiesReviewResponse parses an HTTP response from a PostSandboxEntitiesReviewWithResponse call
 func ParsePostSandboxEntitiesReviewResponse(rsp *http.Response) (*PostSandboxEntitiesReviewResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -36101,6 +40053,181 @@ func ParsePostSandboxInflowsResponse(rsp *http.Response) (*PostSandboxInflowsRes
 	return response, nil
 }
 
+// ParsePostSandboxIntentActionsDisputeResponse parses an HTTP response from a PostSandboxIntentActionsDisputeWithResponse call
+func ParsePostSandboxIntentActionsDisputeResponse(rsp *http.Response) (*PostSandboxIntentActionsDisputeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSandboxIntentActionsDisputeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Dispute
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostSandboxIntentActionsDisputeResponse201Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxIntentActionsDisputeResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxIntentActionsDisputeResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxIntentActionsDisputeResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxIntentActionsDisputeResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxIntentActionsDisputeResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxIntentActionsDisputeResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxIntentActionsDisputeResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxIntentActionsDisputeResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParsePostSandboxIntentActionsSimulateResponse parses an HTTP response from a PostSandboxIntentActionsSimulateWithResponse call
 func ParsePostSandboxIntentActionsSimulateResponse(rsp *http.Response) (*PostSandboxIntentActionsSimulateResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -36263,6 +40390,181 @@ func ParsePostSandboxIntentActionsSimulateResponse(rsp *http.Response) (*PostSan
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers PostSandboxIntentActionsSimulateResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostSandboxRefundsSimulateResponse parses an HTTP response from a PostSandboxRefundsSimulateWithResponse call
+func ParsePostSandboxRefundsSimulateResponse(rsp *http.Response) (*PostSandboxRefundsSimulateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSandboxRefundsSimulateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Refund
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostSandboxRefundsSimulateResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxRefundsSimulateResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxRefundsSimulateResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxRefundsSimulateResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxRefundsSimulateResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxRefundsSimulateResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxRefundsSimulateResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxRefundsSimulateResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxRefundsSimulateResponse503Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -1,0 +1,69 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/corebank/corebank/acquiring"
+)
+
+// createRefund answers 200 with the refund, pending, in an envelope
+// (SPEC.md "Refunds"). An invalid refund (a field's value breaking
+// SPEC.md's rules, an action that is not completed, an amount over what
+// is still refundable) is 400 with the fields under details; a body that
+// cannot be read (malformed JSON, an unknown field, a wrong type) is 422
+// as on every route (see "Request bodies" in doc.go); a merchant account
+// that cannot cover the amount is 422 insufficient_funds.
+func (h *handler) createRefund(x *exchange, r *http.Request) error {
+	var req acquiring.NewRefund
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	requested, err := entityParam(r, req.EntityID)
+	if err != nil {
+		return err
+	}
+	req.EntityID = requested
+	rf, err := h.acq.CreateRefund(r.Context(), x.caller(), req)
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusOK, "refund created", rf)
+}
+
+func (h *handler) getRefund(x *exchange, r *http.Request) error {
+	requested, err := queryEntityID(r)
+	if err != nil {
+		return err
+	}
+	rf, err := h.acq.GetRefund(r.Context(), x.caller(), requested, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusOK, "refund retrieved", rf)
+}
+
+// listRefunds lists one entity's refunds, oldest first, under data.items,
+// with the intent lists' filters.
+func (h *handler) listRefunds(x *exchange, r *http.Request) error {
+	return itemsPage(h, x, r, "refunds", "refunds retrieved", h.acq.ListRefunds)
+}
+
+// simulateRefund is POST /sandbox/refunds/{id}/simulate {"outcome":
+// "successful"|"failed", "status_reason"?}: the acquirer's answer, bare,
+// as every sandbox route answers.
+func (h *handler) simulateRefund(x *exchange, r *http.Request) error {
+	var req simulateActionReq
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	requested, err := entityParam(r, req.EntityID)
+	if err != nil {
+		return err
+	}
+	rf, err := h.acq.SimulateRefund(r.Context(), x.caller(), requested, r.PathValue("id"), req.Outcome, req.StatusReason)
+	if err != nil {
+		return err
+	}
+	writeJSON(x, http.StatusOK, rf)
+	return nil
+}
