@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/acquiring"
 )
 
@@ -53,17 +55,7 @@ type simulateDisputeReq struct {
 // simulateDispute decides a dispute, won or lost, answering it bare.
 func (h *handler) simulateDispute(x *exchange, r *http.Request) error {
 	var req simulateDisputeReq
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	requested, err := entityParam(r, req.EntityID)
-	if err != nil {
-		return err
-	}
-	d, err := h.acq.SimulateDispute(r.Context(), x.caller(), requested, r.PathValue("id"), req.Outcome)
-	if err != nil {
-		return err
-	}
-	writeJSON(x, http.StatusOK, d)
-	return nil
+	return simulated(x, r, &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*acquiring.Dispute, error) {
+		return h.acq.SimulateDispute(ctx, c, entity, id, req.Outcome)
+	})
 }

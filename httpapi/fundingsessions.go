@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/corebank/corebank"
@@ -139,17 +140,7 @@ type simulateSessionReq struct {
 // does; it runs what a provider's callback runs.
 func (h *handler) simulateFundingSession(x *exchange, r *http.Request) error {
 	var req simulateSessionReq
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	requested, err := entityParam(r, req.EntityID)
-	if err != nil {
-		return err
-	}
-	s, err := h.sessions.Simulate(r.Context(), x.caller(), requested, r.PathValue("id"), req.Outcome, req.FailureCode)
-	if err != nil {
-		return err
-	}
-	writeJSON(x, http.StatusOK, s)
-	return nil
+	return simulated(x, r, &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*funding.Session, error) {
+		return h.sessions.Simulate(ctx, c, entity, id, req.Outcome, req.FailureCode)
+	})
 }

@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/acquiring"
 )
 
@@ -69,17 +71,7 @@ type simulateActionReq struct {
 // does; it runs what the issuer's answer (and the challenge page) runs.
 func (h *handler) simulateIntentAction(x *exchange, r *http.Request) error {
 	var req simulateActionReq
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	requested, err := entityParam(r, req.EntityID)
-	if err != nil {
-		return err
-	}
-	a, err := h.acq.Simulate(r.Context(), x.caller(), requested, r.PathValue("id"), req.Outcome, req.StatusReason)
-	if err != nil {
-		return err
-	}
-	writeJSON(x, http.StatusOK, a)
-	return nil
+	return simulated(x, r, &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*acquiring.Action, error) {
+		return h.acq.Simulate(ctx, c, entity, id, req.Outcome, req.StatusReason)
+	})
 }

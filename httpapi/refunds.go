@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/acquiring"
 )
 
@@ -53,17 +55,7 @@ func (h *handler) listRefunds(x *exchange, r *http.Request) error {
 // as every sandbox route answers.
 func (h *handler) simulateRefund(x *exchange, r *http.Request) error {
 	var req simulateActionReq
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	requested, err := entityParam(r, req.EntityID)
-	if err != nil {
-		return err
-	}
-	rf, err := h.acq.SimulateRefund(r.Context(), x.caller(), requested, r.PathValue("id"), req.Outcome, req.StatusReason)
-	if err != nil {
-		return err
-	}
-	writeJSON(x, http.StatusOK, rf)
-	return nil
+	return simulated(x, r, &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*acquiring.Refund, error) {
+		return h.acq.SimulateRefund(ctx, c, entity, id, req.Outcome, req.StatusReason)
+	})
 }

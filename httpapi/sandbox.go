@@ -132,3 +132,25 @@ func (h *handler) createInflow(x *exchange, r *http.Request) error {
 	writeJSON(x, http.StatusCreated, in)
 	return nil
 }
+
+// simulated runs a sandbox simulate route: req (the route's own body, its
+// entity_id at entity) is decoded strictly, the entity asked for is read
+// from the body or the query, and run answers the object, written bare
+// with 200 as every sandbox route answers. It runs what the provider's,
+// issuer's or network's own answer runs.
+func simulated[T any](x *exchange, r *http.Request, req any, entity *string,
+	run func(ctx context.Context, c corebank.Caller, entityID, id string) (T, error)) error {
+	if err := decodeJSON(x.body, req); err != nil {
+		return err
+	}
+	requested, err := entityParam(r, *entity)
+	if err != nil {
+		return err
+	}
+	v, err := run(r.Context(), x.caller(), requested, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(x, http.StatusOK, v)
+	return nil
+}

@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/payments"
 )
 
@@ -84,17 +86,7 @@ type simulateReq struct {
 // simulateTransfer answers the transfer bare, as every sandbox route does.
 func (h *handler) simulateTransfer(x *exchange, r *http.Request) error {
 	var req simulateReq
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	requested, err := entityParam(r, req.EntityID)
-	if err != nil {
-		return err
-	}
-	t, err := h.pay.Simulate(r.Context(), x.caller(), requested, r.PathValue("id"), req.Outcome, req.StatusReason)
-	if err != nil {
-		return err
-	}
-	writeJSON(x, http.StatusOK, t)
-	return nil
+	return simulated(x, r, &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*payments.Transfer, error) {
+		return h.pay.Simulate(ctx, c, entity, id, req.Outcome, req.StatusReason)
+	})
 }
