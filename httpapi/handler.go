@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"path"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -137,6 +138,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		exchangePool.Put(x)
 	}()
 
+	if p := r.URL.Path; p != "*" && (p == "" || path.Clean(p) != p) {
+		// net/http's mux would redirect to the cleaned path with an HTML
+		// body (or open a prefix by "..": /sandbox/checkout/../accounts);
+		// no route of the API is unclean, so it is not found, in JSON.
+		h.writeError(x, r, errRouteMissing)
+		return
+	}
 	if h.isOpen(r.URL.Path) {
 		h.mux.ServeHTTP(x, r)
 		return
