@@ -249,6 +249,7 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 		Payments:        b.Payments,
 		Webhooks:        b.Webhooks,
 		Acquiring:       b.Acquiring,
+		Cards:           b.Cards,
 	}, &ho)
 	return b, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/memory"
 )
 
@@ -46,6 +47,20 @@ func TestNumberClashDrawsAgain(t *testing.T) {
 	c2, err := s.CreateVirtual(ctx, sys, in)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The store holds the number and CVV sealed, bound to the card.
+	for _, c := range []*Card{c1, c2} {
+		r, err := storage.View(ctx, db, func(tx storage.Tx) (*record, error) { return getCard(tx, c.ID) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec, err := s.unseal(c.ID, r.Sealed)
+		if err != nil || sec != (secret{Number: c.Number, CVV: c.CVV}) {
+			t.Errorf("sealed %+v, %v; want %s/%s", sec, err, c.Number, c.CVV)
+		}
+		if _, err := s.unseal(c1.ID+c2.ID, r.Sealed); err == nil {
+			t.Error("a card's seal opens under another ID")
+		}
 	}
 	if !strings.HasPrefix(c1.Number, "123456781111111") || !strings.HasPrefix(c2.Number, "123456782222222") || len(draws) != 0 {
 		t.Errorf("numbers %s, %s; draws left %v", c1.Number, c2.Number, draws)

@@ -149,7 +149,7 @@ func (s *Service) create(ctx context.Context, caller corebank.Caller, typ string
 	now := s.o.Clock.Now()
 	mm, yy, p := in.validate(typ, now)
 	if len(p) > 0 {
-		return nil, badRequest(p)
+		return nil, p.BadRequest()
 	}
 	if mm == "" {
 		exp := now.UTC().AddDate(3, 0, 0)
@@ -161,7 +161,7 @@ func (s *Service) create(ctx context.Context, caller corebank.Caller, typ string
 			return nil, err
 		}
 		if in.Currency != acct.Currency {
-			return nil, badRequest(corebank.Problems{"currency": "must match the account's currency " + acct.Currency})
+			return nil, corebank.Problems{"currency": "must match the account's currency " + acct.Currency}.BadRequest()
 		}
 		n, oldest, err := countCreations(tx, acct.EntityID, now)
 		if err != nil {
@@ -184,10 +184,10 @@ func (s *Service) create(ctx context.Context, caller corebank.Caller, typ string
 		cvv := randomDigits(3)
 		ms := now.UnixMilli()
 		r := &record{Card: Card{ID: s.o.IDs.New(now), Name: in.CardName, Status: StatusActive, Type: typ,
-			LastFour: number[12:], ExpirationMonth: mm, ExpirationYear: yy, Currency: acct.Currency,
+			ExpirationMonth: mm, ExpirationYear: yy, Currency: acct.Currency,
 			AccountID: acct.ID, EntityID: acct.EntityID, Cardholder: *in.Cardholder,
 			IndividualMCCControls: in.IndividualMCCControls, MCCGroupControls: in.MCCGroupControls,
-			SetAlertServiceFlag: in.SetAlertServiceFlag, Metadata: in.Metadata, Created: ms}, Updated: ms}
+			SetAlertServiceFlag: in.SetAlertServiceFlag, Metadata: in.Metadata, Created: ms}, LastFour: number[12:], Updated: ms}
 		if in.IndividualControls != nil {
 			r.IndividualControls = *in.IndividualControls
 		}
@@ -206,8 +206,7 @@ func (s *Service) create(ctx context.Context, caller corebank.Caller, typ string
 		if r.Metadata == nil {
 			r.Metadata = map[string]string{}
 		}
-		plain := `{"number":"` + number + `","cvv":"` + cvv + `"}`
-		r.Sealed = s.sealer.Seal([]byte(plain), []byte("card "+r.ID))
+		r.Sealed = s.seal(r.ID, secret{Number: number, CVV: cvv})
 		for _, kv := range []struct{ k, v []byte }{{s.numberKey(number), []byte(r.ID)},
 			{listKey(r.EntityID, r.ID), nil}, {creationKey(r.EntityID, ms, r.ID), nil}} {
 			if err := tx.Put(index, kv.k, kv.v); err != nil {
