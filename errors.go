@@ -182,6 +182,17 @@ func (p Problems) Err() error {
 	return Invalid(map[string]string(p))
 }
 
+// BadRequest is Err as a KindBadRequest error: for the requests the API
+// documents as a 400 rather than a 422 (refunds, card creation).
+func (p Problems) BadRequest() error {
+	err := p.Err()
+	var e *Error
+	if errors.As(err, &e) {
+		e.Kind = KindBadRequest
+	}
+	return err
+}
+
 // KindOf returns the Kind of err's first *Error in its chain, or KindInternal.
 func KindOf(err error) Kind {
 	var e *Error

@@ -98,17 +98,6 @@ func putRefund(tx storage.Tx, r *refundRecord) error { return putJSON(tx, refund
 
 func (r *refundRecord) view() *Refund { v := r.Refund; return &v }
 
-// badRequest is the error of an invalid refund request: SPEC.md answers
-// it 400 with the fields under details.
-func badRequest(p corebank.Problems) error {
-	err := p.Err()
-	var e *corebank.Error
-	if errors.As(err, &e) {
-		e.Kind = corebank.KindBadRequest
-	}
-	return err
-}
-
 func (in *NewRefund) validate() corebank.Problems {
 	p := corebank.Problems{}
 	if in.PaymentIntentActionID == "" {
@@ -147,7 +136,7 @@ func (s *Service) CreateRefund(ctx context.Context, caller corebank.Caller, in N
 		return nil, err
 	}
 	if p := in.validate(); len(p) > 0 {
-		return nil, badRequest(p)
+		return nil, p.BadRequest()
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Refund, error) {
@@ -171,7 +160,7 @@ func (s *Service) CreateRefund(ctx context.Context, caller corebank.Caller, in N
 			p.Add("amount", "exceeds the refundable amount "+strconv.FormatInt(left, 10))
 		}
 		if len(p) > 0 {
-			return nil, badRequest(p)
+			return nil, p.BadRequest()
 		}
 		ms := now.UnixMilli()
 		r := &refundRecord{Refund: Refund{ID: s.ids.New(now), Reference: in.Reference, PaymentIntentActionID: a.ID,

@@ -1,5 +1,5 @@
 // Package bank wires every corebank service over one store the way the
-// bundled server does: the ledger, entities, funding, payments, acquiring and webhooks,
+// bundled server does: the ledger, entities, funding, payments, acquiring, cards and webhooks,
 // one due-work queue running all their jobs in a fixed order, the store's
 // migrations, and the REST API as an http.Handler. examples/server is flags
 // around New; corebanktest is New over memory with a mock clock.
@@ -30,6 +30,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/acquiring"
+	"github.com/corebank/corebank/cards"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/httpapi"
@@ -92,8 +93,10 @@ type Options struct {
 	// base URL, the challenge's time limit and the sandbox acquirer's
 	// refund delay.
 	Acquiring acquiring.Options
-	Webhooks  webhooks.Options
-	HTTP      httpapi.Options
+	// Cards are the issued cards' BIN and creation limit (-card-create-limit).
+	Cards    cards.Options
+	Webhooks webhooks.Options
+	HTTP     httpapi.Options
 }
 
 // Bank is every service wired over one store.
@@ -110,7 +113,9 @@ type Bank struct {
 	Payments        *payments.Service
 	// Acquiring runs payment intents and intent actions.
 	Acquiring *acquiring.Service
-	Webhooks  *webhooks.Service
+	// Cards issues virtual and disposable cards.
+	Cards    *cards.Service
+	Webhooks *webhooks.Service
 	// Due runs every service's due work on one queue; RunDue runs it.
 	Due *storage.Due
 	// Handler is the REST API (httpapi.New over the services).
@@ -154,6 +159,16 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Card numbers and CVVs are sealed under a key of their own, and
+	// indexed (for uniqueness) by an HMAC under another.
+	cardSealer, err := sealerFor(o.SecretKey, "cards numbers")
+	if err != nil {
+		return nil, err
+	}
+	cardIndexKey, err := corebank.DeriveKey(o.SecretKey, "cards number index")
+	if err != nil {
+		return nil, err
+	}
 	cursorKey, err := corebank.DeriveKey(o.SecretKey, "httpapi cursors")
 	if err != nil {
 		return nil, err
@@ -191,6 +206,10 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	ao.Clock, ao.IDs, ao.Tree = o.Clock, o.IDs, entities.Gate{}
 	ao.Keys = b.Entities // card data is decrypted with the calling API key's private key
 	b.Acquiring = acquiring.NewService(b.DB, b.Ledger, &ao)
+
+	co := o.Cards
+	co.Clock, co.IDs, co.Tree, co.NumberKey = o.Clock, o.IDs, entities.Gate{}, cardIndexKey
+	b.Cards = cards.NewService(b.DB, b.Ledger, cardSealer, &co)
 
 	wo := o.Webhooks
 	wo.Clock, wo.IDs, wo.Env, wo.Tree, wo.Logger = o.Clock, o.IDs, o.Env, b.Entities, o.Logger
@@ -230,6 +249,7 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 		Payments:        b.Payments,
 		Webhooks:        b.Webhooks,
 		Acquiring:       b.Acquiring,
+		Cards:           b.Cards,
 	}, &ho)
 	return b, nil
 }
@@ -244,6 +264,7 @@ func (b *Bank) Migrate(ctx context.Context) (int, error) {
 	ms = append(ms, b.Funding.Migrations()...)
 	ms = append(ms, b.Payments.Migrations()...)
 	ms = append(ms, b.Acquiring.Migrations()...)
+	ms = append(ms, b.Cards.Migrations()...)
 	ms = append(ms, b.Webhooks.Migrations()...)
 	ms = append(ms, httpapi.Migrations()...)
 	return storage.Migrate(ctx, b.DB, ms...)

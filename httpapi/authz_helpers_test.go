@@ -35,12 +35,13 @@ const (
 	kDisputable   = "disputable"      // a completed walletpay intent action with no dispute
 	kDispute      = "dispute"         // a dispute of another completed walletpay action, needs_response
 	kRefund       = "refund"          // a pending refund of kAction
+	kCard         = "card"            // a virtual card of kAccount
 )
 
 // authzKinds lists the kinds; a kind's index makes its missing ID.
 var authzKinds = []string{kEntity, kAccount, kSpareAccount, kDetails, kCounterparty, kPayment, kEURDetail,
 	kQuote, kTransfer, kWebhook, kEvent, kReady, kPerson, kDocument, kSubmission, kAPIKey, kSession, kETransfer,
-	kIntent, kOpenIntent, kAction, kChallenge, kDisputable, kDispute, kRefund}
+	kIntent, kOpenIntent, kAction, kChallenge, kDisputable, kDispute, kRefund, kCard}
 
 // authzMissingID is a well-formed ULID that names no object, one per kind so
 // that a request naming several missing objects still tells them apart.
@@ -159,6 +160,14 @@ func (e *hookEnv) authzPopulate(s *authzSide) {
 	}
 	s.ids[kDispute] = e.must(201, "POST", "/sandbox/intent-actions/"+s.ids[kDispute]+"/dispute", s.key,
 		map[string]any{"amount": 300}).str("id")
+	s.ids[kCard] = e.must(201, "POST", "/virtual-cards", s.key, cardBody(s.ids[kAccount])).str("data", "id")
+}
+
+// cardBody is a valid USD card of account (virtual or disposable).
+func cardBody(account string) map[string]any {
+	return map[string]any{"account_id": account, "card_name": "Travel", "currency": "USD",
+		"cardholder":       map[string]any{"first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.com", "phone_number": "+442071838750"},
+		"expiration_month": "07", "expiration_year": "29"}
 }
 
 // sessionBody is a valid open-banking USD session of account.

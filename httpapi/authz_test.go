@@ -273,6 +273,20 @@ func authzRoutes(e *hookEnv) map[string]authzRoute {
 		"GET /refunds/{id}": {build: authzGet("/refunds/%s", kRefund), slots: []authzSlot{authzPathID(kRefund)}, entity: entQuery},
 		"POST /sandbox/refunds/{id}/simulate": {build: authzSend("/sandbox/refunds/%s/simulate",
 			authzFixed(map[string]any{"outcome": "successful"}), kRefund), slots: []authzSlot{authzPathID(kRefund)}, entity: entBoth},
+		"POST /disposable-cards": {build: authzSend("/disposable-cards", func(s *authzSide) map[string]any { return cardBody(s.ids[kAccount]) }),
+			slots: []authzSlot{{name: "body.account_id", kind: kAccount}}, entity: entBoth},
+		"POST /virtual-cards": {build: authzSend("/virtual-cards", func(s *authzSide) map[string]any { return cardBody(s.ids[kAccount]) }),
+			slots: []authzSlot{{name: "body.account_id", kind: kAccount}}, entity: entBoth},
+		"GET /cards": {build: authzGet("/cards?account_id=%s", kAccount), bare: authzGet("/cards"),
+			slots: []authzSlot{{name: "query.account_id", kind: kAccount}}, entity: entQuery},
+		"GET /cards/{id}":              {build: authzGet("/cards/%s", kCard), slots: []authzSlot{authzPathID(kCard)}, entity: entQuery},
+		"GET /cards/{id}/transactions": {build: authzGet("/cards/%s/transactions", kCard), slots: []authzSlot{authzPathID(kCard)}, entity: entQuery},
+		"POST /cards/{id}/freeze":      {build: authzGet("/cards/%s/freeze", kCard), slots: []authzSlot{authzPathID(kCard)}, entity: entBoth},
+		"POST /cards/{id}/unfreeze":    {build: authzGet("/cards/%s/unfreeze", kCard), slots: []authzSlot{authzPathID(kCard)}, entity: entBoth},
+		"POST /cards/{id}/reassign": {build: authzSend("/cards/%s/reassign", func(s *authzSide) map[string]any {
+			return map[string]any{"account_id": s.ids[kAccount]}
+		}, kCard), slots: []authzSlot{authzPathID(kCard), {name: "body.account_id", kind: kAccount}}, entity: entBoth},
+		"DELETE /cards/{id}": {build: authzGet("/cards/%s", kCard), slots: []authzSlot{authzPathID(kCard)}, entity: entBoth, last: true},
 		"GET /sandbox/challenge/{token}": {build: authzGet("/sandbox/challenge/%s", kChallenge),
 			noObject: "the challenge page needs no key: the token in its path is the capability, and names no entity"},
 		// Its success is a form from the page (challenge_test.go).

@@ -70,6 +70,15 @@
 //	POST   /refunds                  200  data: refund (pending; SPEC.md answers 200); an invalid
 //	                                      refund is 400 {status: error, code, message, details}
 //	GET    /refunds/{id}             200  data: refund
+//	POST   /disposable-cards, /virtual-cards 201 data: card with number and cvv (this answer
+//	                                      only; a replay lacks them); invalid fields 400 with
+//	                                      details; over -card-create-limit per hour 429
+//	GET    /cards/{id}               200  data: card, number masked (************1234)
+//	POST   /cards/{id}/freeze        200  data: card ({status?: blocked (default) | fraud})
+//	POST   /cards/{id}/unfreeze      200  data: card (blocked -> active; fraud is final: 409)
+//	POST   /cards/{id}/reassign      200  data: card ({account_id}: same entity and currency)
+//	DELETE /cards/{id}               200  data: card (deleted: true; soft, leaves GET /cards)
+//	GET    /cards/{id}/transactions  200  data: {transactions: []} (empty until authorizations)
 //	POST   /entity-webhooks          201  data: webhook with its secret (shown once)
 //	GET|PATCH|DELETE /entity-webhooks/{id} 200 data: webhook (never the secret)
 //	POST   /entity-webhooks/{id}/test 200 data: the test delivery and its outcome
@@ -104,6 +113,8 @@
 //	GET /funding-sessions filters account_id, status, currency, created_after,
 //	                      created_before (ms); pagination adds order ("asc"),
 //	                      filters_applied adds sort {field: created, order: asc}
+//	GET /cards            the page at data.cards, its meta at data.meta; filters
+//	                      account_id (omitted: every account of the entity)
 //	GET /payment-intents, GET /intent-actions, GET /refunds: the page sits at data.items
 //	                      and its meta at data.meta (SPEC.md "Page at
 //	                      data.items"); filters status, reference, currency,
@@ -258,7 +269,8 @@
 // the error names another), BadRequest 400, NotFound 404, Conflict 409,
 // Rejected 422 (insufficient_funds, account_not_empty, entity_not_approved,
 // ...), Unavailable 503, Forbidden 403, Unauthorized 401, RateLimited 429
-// (retry_after, limit_type, current_count and limit also at the top level,
+// (retry_after, limit_type, current_count and limit under details, as
+// CONTRACT.md has them, and also at the top level,
 // and a Retry-After header), TooLarge 413 (request_too_large). An unknown
 // path is 404 not_found; a known path with another method is 405
 // method_not_allowed with an Allow header. Anything that is not a

@@ -142,7 +142,8 @@ func (h *handler) errorResponse(r *http.Request, id string, err error) (int, any
 	body := &errorBody{Status: "error", Code: code, Message: msg, Details: details, Data: e.Data, RequestID: id}
 	if e.Kind == corebank.KindRateLimited && e.Data != nil {
 		// SPEC: a 429 body carries retry_after, limit_type, current_count and
-		// limit at its top level; they are flattened out of Data.
+		// limit at its top level, and CONTRACT.md under details; they are
+		// flattened out of Data into both.
 		if flat, ok := flatten(body, e.Data); ok {
 			return status, flat
 		}
@@ -177,9 +178,28 @@ func flatten(body *errorBody, data any) (map[string]jsontext.Value, bool) {
 			out[k] = v
 		}
 	}
+	// CONTRACT.md: the four rate-limit fields are under details too.
+	var details map[string]jsontext.Value
+	_ = json.Unmarshal(out["details"], &details)
+	if details == nil {
+		details = map[string]jsontext.Value{}
+	}
+	for _, k := range rateLimitFields {
+		if v, ok := m[k]; ok {
+			if _, taken := details[k]; !taken {
+				details[k] = v
+			}
+		}
+	}
+	if d, err := json.Marshal(details, opts, json.Deterministic(true)); err == nil {
+		out["details"] = d
+	}
 	out["data"] = raw
 	return out, true
 }
+
+// rateLimitFields are the fields of a 429 that details repeats.
+var rateLimitFields = []string{"retry_after", "limit_type", "current_count", "limit"}
 
 // writeError writes err as an error response.
 func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) {

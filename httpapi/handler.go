@@ -15,6 +15,7 @@ import (
 	"github.com/benbjohnson/clock"
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/acquiring"
+	"github.com/corebank/corebank/cards"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/ledger"
@@ -44,6 +45,7 @@ type handler struct {
 	funding  *funding.Service
 	sessions *funding.SessionService
 	acq      *acquiring.Service
+	cards    *cards.Service
 	pay      *payments.Service
 	wh       *webhooks.Service
 

@@ -20,6 +20,7 @@ import (
 	"github.com/benbjohnson/clock"
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/acquiring"
+	"github.com/corebank/corebank/cards"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/httpapi"
@@ -78,6 +79,7 @@ type env struct {
 	sessions *funding.SessionService
 	pay      *payments.Service
 	acq      *acquiring.Service
+	cards    *cards.Service
 	wh       *webhooks.Service
 	db       storage.Backend
 	root     string // root entity ID
@@ -132,6 +134,7 @@ func build(t testing.TB, db storage.Backend, seed int64, opts ...envOpt) *env {
 	e.pay = payments.NewService(e.db, e.led, &payments.Options{Clock: e.clock, IDs: ids,
 		Receiver: fund, Tree: e.ent})
 	e.acq = acquiring.NewService(e.db, e.led, &acquiring.Options{Clock: e.clock, IDs: ids, Tree: e.ent, Keys: e.ent})
+	e.cards = cards.NewService(e.db, e.led, sealer, &cards.Options{Clock: e.clock, IDs: ids, Tree: e.ent, NumberKey: []byte("test number key")})
 	e.wh = webhooks.NewService(e.db, webhooks.LedgerOutbox(e.led), sealer, &webhooks.Options{Clock: e.clock,
 		IDs: ids, Env: webhooks.EnvSandbox, Tree: e.ent})
 	o := &httpapi.Options{Env: httpapi.EnvSandbox, FakeClock: e.clock,
@@ -158,7 +161,7 @@ func build(t testing.TB, db storage.Backend, seed int64, opts ...envOpt) *env {
 		f(o)
 	}
 	e.h = httpapi.New(httpapi.Services{DB: e.db, Ledger: e.led, Entities: e.ent, Funding: e.funding.svc,
-		FundingSessions: e.sessions, Payments: e.pay, Webhooks: e.wh, Acquiring: e.acq}, o)
+		FundingSessions: e.sessions, Payments: e.pay, Webhooks: e.wh, Acquiring: e.acq, Cards: e.cards}, o)
 	return e
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/corebank/corebank/acquiring"
+	"github.com/corebank/corebank/cards"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/ledger"
@@ -39,6 +40,10 @@ type Services struct {
 	// simulate route and the sandbox 3DS challenge page. It may be nil:
 	// those routes stay mounted and answer 503 unavailable.
 	Acquiring *acquiring.Service
+	// Cards serves the issued-card routes (/disposable-cards,
+	// /virtual-cards, /cards). It may be nil: those routes stay mounted
+	// and answer 503 unavailable.
+	Cards *cards.Service
 }
 
 // New returns the REST API over svc as an http.Handler that can be mounted
@@ -54,6 +59,7 @@ func New(svc Services, opt *Options) http.Handler {
 	h.sessions = svc.FundingSessions
 	h.wh = svc.Webhooks
 	h.acq = svc.Acquiring
+	h.cards = svc.Cards
 	ent := svc.Entities
 	h.auth = func(ctx context.Context, secret string) (corebank.Caller, error) {
 		k, err := ent.AuthenticatePrincipal(ctx, secret)

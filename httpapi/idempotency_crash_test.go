@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -48,6 +49,7 @@ func (j *journalChecked) take() []string {
 // idempotency record: every effect happened once. Every write a request
 // makes goes through its journal.
 func TestIdempotentRetryAfterCrash(t *testing.T) {
+	cardSecrets := regexp.MustCompile(`"number":"[0-9]{16}","cvv":"[0-9]{3}",`)
 	checked := &journalChecked{Backend: memory.New()}
 	counted := &countingDB{Backend: checked}
 	sealer, err := corebank.NewSealer(bytes.Repeat([]byte{5}, 32))
@@ -87,7 +89,10 @@ func TestIdempotentRetryAfterCrash(t *testing.T) {
 			counted.start()
 			retry := e.do(http.MethodPost, r.path, a.key, authzBody(r.body), "Idempotency-Key", key)
 			again := counted.stop()
-			if retry.Status != first.Status || retry.Raw != first.Raw {
+			// A card's number and CVV are never stored, sealed or not (see
+			// "Secrets at rest"): the retry of a card creation lacks them.
+			want := cardSecrets.ReplaceAllString(first.Raw, "")
+			if retry.Status != first.Status || retry.Raw != want {
 				t.Fatalf("retry after the crash answered differently:\nfirst %d %s\nretry %d %s",
 					first.Status, first.Raw, retry.Status, retry.Raw)
 			}
@@ -104,7 +109,7 @@ func TestIdempotentRetryAfterCrash(t *testing.T) {
 			// without running the handler at all.
 			counted.start()
 			third := e.do(http.MethodPost, r.path, a.key, authzBody(r.body), "Idempotency-Key", key)
-			if n := len(counted.stop()); n != 0 || third.Raw != first.Raw || third.Header.Get("Idempotent-Replayed") != "true" {
+			if n := len(counted.stop()); n != 0 || third.Raw != want || third.Header.Get("Idempotent-Replayed") != "true" {
 				t.Errorf("stored replay: %d buckets written, replayed %q, %d %.300s",
 					n, third.Header.Get("Idempotent-Replayed"), third.Status, third.Raw)
 			}

@@ -371,14 +371,14 @@ func fillAll(t *testing.T, v reflect.Value) {
 }
 
 // TestFlattenMatchesEncodingJSON: a 429 body, whose data is merged into
-// its top level, has the bytes encoding/json gave it (HTML escaped, since
+// its top level (and its rate-limit fields into details), has the bytes encoding/json gave it (HTML escaped, since
 // flatten used json.Marshal).
 func TestFlattenMatchesEncodingJSON(t *testing.T) {
 	body := &errorBody{Status: "error", Code: "rate_limited", Message: "too <many> & more", Details: map[string]string{"k": "<v>"}}
 	data := map[string]any{"retry_after": 30, "limit_type": "card<create>", "current_count": 21.5, "limit": 20, "status": "x"}
 	want := `{"code":"rate_limited","current_count":21.5,` +
 		`"data":{"current_count":21.5,"limit":20,"limit_type":"card\u003ccreate\u003e","retry_after":30,"status":"x"},` +
-		`"details":{"k":"\u003cv\u003e"},"limit":20,"limit_type":"card\u003ccreate\u003e",` +
+		`"details":{"current_count":21.5,"k":"\u003cv\u003e","limit":20,"limit_type":"card\u003ccreate\u003e","retry_after":30},"limit":20,"limit_type":"card\u003ccreate\u003e",` +
 		`"message":"too \u003cmany\u003e \u0026 more","retry_after":30,"status":"error"}` + "\n"
 	flat, ok := flatten(body, data)
 	if !ok {

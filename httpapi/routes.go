@@ -94,6 +94,17 @@ var routes = []route{
 	{"GET /refunds/{id}", acqRoute((*handler).getRefund)},
 	{"POST /sandbox/refunds/{id}/simulate", acqRoute((*handler).simulateRefund)},
 
+	// Issued cards (cards.go); 503 unavailable without Services.Cards.
+	{"POST /disposable-cards", cardRoute((*handler).createDisposableCard)},
+	{"POST /virtual-cards", cardRoute((*handler).createVirtualCard)},
+	{"GET /cards", cardRoute((*handler).listCards)},
+	{"GET /cards/{id}", cardRoute((*handler).getCard)},
+	{"POST /cards/{id}/freeze", cardRoute((*handler).freezeCard)},
+	{"POST /cards/{id}/unfreeze", cardRoute((*handler).unfreezeCard)},
+	{"POST /cards/{id}/reassign", cardRoute((*handler).reassignCard)},
+	{"DELETE /cards/{id}", cardRoute((*handler).deleteCard)},
+	{"GET /cards/{id}/transactions", cardRoute((*handler).listCardTransactions)},
+
 	// Webhooks and events (webhooks.go, events.go); 503 unavailable
 	// without Services.Webhooks.
 	{"POST /entity-webhooks", (*handler).createWebhook},

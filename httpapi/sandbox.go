@@ -140,17 +140,26 @@ func (h *handler) createInflow(x *exchange, r *http.Request) error {
 // issuer's or network's own answer runs.
 func simulated[T any](x *exchange, r *http.Request, req any, entity *string,
 	run func(ctx context.Context, c corebank.Caller, entityID, id string) (T, error)) error {
-	if err := decodeJSON(x.body, req); err != nil {
-		return err
-	}
-	requested, err := entityParam(r, *entity)
-	if err != nil {
-		return err
-	}
-	v, err := run(r.Context(), x.caller(), requested, r.PathValue("id"))
+	v, err := onPathObject(x, r, req, entity, run)
 	if err != nil {
 		return err
 	}
 	writeJSON(x, http.StatusOK, v)
 	return nil
+}
+
+// onPathObject decodes the body into req, merges its entity_id (*entity,
+// a field of req) with the query's, and runs run on the object the path's
+// {id} names.
+func onPathObject[T any](x *exchange, r *http.Request, req any, entity *string,
+	run func(ctx context.Context, c corebank.Caller, entityID, id string) (T, error)) (T, error) {
+	var zero T
+	if err := decodeJSON(x.body, req); err != nil {
+		return zero, err
+	}
+	requested, err := entityParam(r, *entity)
+	if err != nil {
+		return zero, err
+	}
+	return run(r.Context(), x.caller(), requested, r.PathValue("id"))
 }

@@ -172,7 +172,7 @@ func newHookEnvDB(t *testing.T, raw storage.Backend, run bool, opts ...envOpt) *
 		f(o)
 	}
 	e.h = httpapi.New(httpapi.Services{DB: hooked, Ledger: e.led, Entities: e.ent, Funding: e.funding.svc,
-		FundingSessions: e.sessions, Payments: e.pay, Webhooks: wh, Acquiring: e.acq}, o)
+		FundingSessions: e.sessions, Payments: e.pay, Webhooks: wh, Acquiring: e.acq, Cards: e.cards}, o)
 	if run {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -33,22 +34,7 @@ func TestNoCardDataAtRest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
-	dataDir, keyDir := t.TempDir(), t.TempDir()
-	bootPath := filepath.Join(keyDir, "bootstrap.json")
-	p := startServer(t, buildServer(t), "-db", filepath.Join(dataDir, "corebank.db"),
-		"-secret-key-file", filepath.Join(keyDir, "corebank.key"), "-bootstrap-out", bootPath)
-	var boot struct {
-		APIKey string `json:"api_key"`
-		PEM    string `json:"encryption_public_key"`
-	}
-	raw, err := os.ReadFile(bootPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &boot); err != nil {
-		t.Fatal(err)
-	}
-	c := &rawClient{t: t, base: "http://" + p.addr, key: boot.APIKey}
+	p, dataDir, c, pemKey := startBolt(t)
 	acct := c.must(201, "POST", "/accounts", "", map[string]any{"type": "checking", "currency": "USD", "display_name": "Shop"}).data("id")
 
 	type card struct{ number, cvv string }
@@ -63,7 +49,7 @@ func TestNoCardDataAtRest(t *testing.T) {
 	keep := func(r *rawResp) *rawResp { responses.Write(r.raw); responses.WriteByte('\n'); return r }
 	for i, cd := range cards {
 		for _, auth := range []string{acquiring.Auth3DSDisabled, acquiring.Auth3DSRequired} {
-			data := corebanktest.EncryptCard(t, boot.PEM, cd.number, 11, 2031, cd.cvv)
+			data := corebanktest.EncryptCard(t, pemKey, cd.number, 11, 2031, cd.cvv)
 			action := corebanktest.CardAction(data, auth, "https://shop.example/back")
 			idem := fmt.Sprintf("card-%d-%s", i, auth)
 			body := map[string]any{"currency": "USD", "amount": 1500, "account_id": acct,
@@ -88,6 +74,42 @@ func TestNoCardDataAtRest(t *testing.T) {
 	keep(c.must(200, "GET", "/intent-actions?limit=100", "", nil))
 	keep(c.must(200, "GET", "/events?limit=100", "", nil))
 
+	files := stopAndRead(t, p, dataDir, map[string][]byte{"responses": responses.Bytes()})
+	for _, cd := range cards {
+		scanCard(t, files, strings.ReplaceAll(cd.number, " ", ""), cd.cvv)
+		scanCard(t, files, cd.number, cd.cvv)
+	}
+}
+
+// startBolt runs the server binary over a bolt store in a temporary
+// folder, its secret key and bootstrap file in another, and returns it,
+// the store's folder, a client with the root's full-access key and the
+// key's card encryption public key (PEM).
+func startBolt(t *testing.T) (*proc, string, *rawClient, string) {
+	t.Helper()
+	dataDir, keyDir := t.TempDir(), t.TempDir()
+	bootPath := filepath.Join(keyDir, "bootstrap.json")
+	p := startServer(t, buildServer(t), "-db", filepath.Join(dataDir, "corebank.db"),
+		"-secret-key-file", filepath.Join(keyDir, "corebank.key"), "-bootstrap-out", bootPath)
+	var boot struct {
+		APIKey string `json:"api_key"`
+		PEM    string `json:"encryption_public_key"`
+	}
+	raw, err := os.ReadFile(bootPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &boot); err != nil {
+		t.Fatal(err)
+	}
+	return p, dataDir, &rawClient{t: t, base: "http://" + p.addr, key: boot.APIKey}, boot.PEM
+}
+
+// stopAndRead stops the server with SIGTERM and returns what is to be
+// scanned: extra, the server's log and every file in the store's folder
+// (the bolt file, which must not be empty, and its write-ahead logs).
+func stopAndRead(t *testing.T, p *proc, dataDir string, extra map[string][]byte) map[string][]byte {
+	t.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +121,8 @@ func TestNoCardDataAtRest(t *testing.T) {
 	case <-time.After(40 * time.Second):
 		t.Fatalf("server did not stop after SIGTERM\n%s", p.logs)
 	}
-	files := map[string][]byte{"server log": []byte(p.logs.String()), "responses": responses.Bytes()}
+	files := map[string][]byte{"server log": []byte(p.logs.String())}
+	maps.Copy(files, extra)
 	entries, err := os.ReadDir(dataDir)
 	if err != nil {
 		t.Fatal(err)
@@ -114,22 +137,26 @@ func TestNoCardDataAtRest(t *testing.T) {
 	if len(files["corebank.db"]) == 0 {
 		t.Fatal("corebank.db missing or empty: the scan would prove nothing")
 	}
-	for _, cd := range cards {
-		digits := strings.ReplaceAll(cd.number, " ", "")
-		for _, number := range []string{digits, cd.number} {
-			for _, f := range secretForms(number) {
-				for name, b := range files {
-					if i := bytes.Index(b, []byte(f.text)); i >= 0 {
-						t.Errorf("card number %s found in %s at byte %d as %s", number, name, i, f.name)
-					}
-				}
+	return files
+}
+
+// scanCard fails t if number, in any form secretForms knows, or cvv is
+// in files: the CVV is too short to scan a binary file for by itself, so
+// it is looked for as the JSON value a request carried it in ("cvv", or
+// the digits quoted or after a colon).
+func scanCard(t *testing.T, files map[string][]byte, number, cvv string) {
+	t.Helper()
+	for _, f := range secretForms(number) {
+		for name, b := range files {
+			if i := bytes.Index(b, []byte(f.text)); i >= 0 {
+				t.Errorf("card number %s found in %s at byte %d as %s", number, name, i, f.name)
 			}
 		}
-		cvv := regexp.MustCompile(`(?i)"cvv"|cvv=|"` + cd.cvv + `"|:` + cd.cvv + `\b`)
-		for name, b := range files {
-			if loc := cvv.FindIndex(b); loc != nil {
-				t.Errorf("CVV %s (or a cvv field) found in %s at byte %d: %q", cd.cvv, name, loc[0], b[loc[0]:loc[1]])
-			}
+	}
+	re := regexp.MustCompile(`(?i)"cvv"|cvv=|"` + cvv + `"|:` + cvv + `\b`)
+	for name, b := range files {
+		if loc := re.FindIndex(b); loc != nil {
+			t.Errorf("CVV %s (or a cvv field) found in %s at byte %d: %q", cvv, name, loc[0], b[loc[0]:loc[1]])
 		}
 	}
 }

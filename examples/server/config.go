@@ -76,7 +76,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.bootstrapOut, "bootstrap-out", "", "file to write the bootstrap JSON to")
 	fs.StringVar(&c.issueRootKeys, "issue-root-keys", "", "issue a new full-access and read-only API key for the root entity and write them, in the bootstrap file's form, to this file (recovers lost bootstrap keys; existing keys keep working)")
 	fs.StringVar(&webhookCA, "webhook-ca", "", "PEM file of extra CAs trusted for webhook deliveries")
-	fs.IntVar(&c.cardCreateLimit, "card-create-limit", 20, "card creations allowed per entity per rolling hour (card issuing is not built yet)")
+	fs.IntVar(&c.cardCreateLimit, "card-create-limit", 20, "card creations allowed per entity per rolling hour")
 	fs.StringVar(&c.secretKeyFile, "secret-key-file", "", "file holding the 32-byte key that seals secrets at rest (default <db>.key; env COREBANK_SECRET_KEY overrides; -env production needs a file outside the store's folder, or the env)")
 	fs.StringVar(&feeSchedule, "fee-schedule", "", "transfer fees per payment type: type=FIXED, type=Nbps or type=FIXED+Nbps, comma separated, * for every other type (default: no fees)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log lines as text (logfmt) or json; one line per request names its method, route, status, duration, entity and request_id")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/bank"
+	"github.com/corebank/corebank/cards"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/httpapi"
 	"github.com/corebank/corebank/payments"
@@ -97,6 +98,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 	opts := bank.Options{
 		SecretKey: key, Clock: clk, Env: cfg.env, Logger: logger,
 		Payments: payments.Options{Fees: cfg.fees},
+		Cards:    cards.Options{CreateLimit: cfg.cardCreateLimit},
 		Webhooks: webhooks.Options{RootCAs: cfg.webhookCA},
 		HTTP:     httpapi.Options{LogRequests: true},
 	}

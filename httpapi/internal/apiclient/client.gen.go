@@ -157,6 +157,48 @@ func (e AuthErrorErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for CardStatus.
+const (
+	CardStatusActive  CardStatus = "active"
+	CardStatusBlocked CardStatus = "blocked"
+	CardStatusFraud   CardStatus = "fraud"
+)
+
+// Valid indicates whether the value is a known member of the CardStatus enum.
+func (e CardStatus) Valid() bool {
+	switch e {
+	case CardStatusActive:
+		return true
+	case CardStatusBlocked:
+		return true
+	case CardStatusFraud:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CardType.
+const (
+	Disposable CardType = "disposable"
+	Physical   CardType = "physical"
+	Virtual    CardType = "virtual"
+)
+
+// Valid indicates whether the value is a known member of the CardType enum.
+func (e CardType) Valid() bool {
+	switch e {
+	case Disposable:
+		return true
+	case Physical:
+		return true
+	case Virtual:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CounterpartyProfileRelationship.
 const (
 	Customer CounterpartyProfileRelationship = "customer"
@@ -736,6 +778,21 @@ func (e ProbeStatus) Valid() bool {
 	}
 }
 
+// Defines values for RateLimitErrorStatus.
+const (
+	RateLimitErrorStatusError RateLimitErrorStatus = "error"
+)
+
+// Valid indicates whether the value is a known member of the RateLimitErrorStatus enum.
+func (e RateLimitErrorStatus) Valid() bool {
+	switch e {
+	case RateLimitErrorStatusError:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RefundStatus.
 const (
 	RefundStatusFailed     RefundStatus = "failed"
@@ -1024,6 +1081,111 @@ func (e PatchBusinessEntitiesById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetCards200JSONResponseBodyStatus.
+const (
+	GetCards200JSONResponseBodyStatusSuccess GetCards200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetCards200JSONResponseBodyStatus enum.
+func (e GetCards200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetCards200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteCardsById200JSONResponseBodyStatus.
+const (
+	DeleteCardsById200JSONResponseBodyStatusSuccess DeleteCardsById200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the DeleteCardsById200JSONResponseBodyStatus enum.
+func (e DeleteCardsById200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case DeleteCardsById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetCardsById200JSONResponseBodyStatus.
+const (
+	GetCardsById200JSONResponseBodyStatusSuccess GetCardsById200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetCardsById200JSONResponseBodyStatus enum.
+func (e GetCardsById200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetCardsById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostCardsFreeze200JSONResponseBodyStatus.
+const (
+	PostCardsFreeze200JSONResponseBodyStatusSuccess PostCardsFreeze200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the PostCardsFreeze200JSONResponseBodyStatus enum.
+func (e PostCardsFreeze200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PostCardsFreeze200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostCardsReassign200JSONResponseBodyStatus.
+const (
+	PostCardsReassign200JSONResponseBodyStatusSuccess PostCardsReassign200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the PostCardsReassign200JSONResponseBodyStatus enum.
+func (e PostCardsReassign200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PostCardsReassign200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetCardsTransactions200JSONResponseBodyStatus.
+const (
+	GetCardsTransactions200JSONResponseBodyStatusSuccess GetCardsTransactions200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetCardsTransactions200JSONResponseBodyStatus enum.
+func (e GetCardsTransactions200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetCardsTransactions200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostCardsUnfreeze200JSONResponseBodyStatus.
+const (
+	PostCardsUnfreeze200JSONResponseBodyStatusSuccess PostCardsUnfreeze200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the PostCardsUnfreeze200JSONResponseBodyStatus enum.
+func (e PostCardsUnfreeze200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PostCardsUnfreeze200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetCounterparties200JSONResponseBodyStatus.
 const (
 	GetCounterparties200JSONResponseBodyStatusSuccess GetCounterparties200JSONResponseBodyStatus = "success"
@@ -1108,6 +1270,21 @@ const (
 func (e GetCounterpartiesPaymentDetails200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetCounterpartiesPaymentDetails200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostDisposableCards201JSONResponseBodyStatus.
+const (
+	PostDisposableCards201JSONResponseBodyStatusSuccess PostDisposableCards201JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the PostDisposableCards201JSONResponseBodyStatus enum.
+func (e PostDisposableCards201JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PostDisposableCards201JSONResponseBodyStatusSuccess:
 		return true
 	default:
 		return false
@@ -1975,6 +2152,21 @@ func (e GetTransfersById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostVirtualCards201JSONResponseBodyStatus.
+const (
+	PostVirtualCards201JSONResponseBodyStatusSuccess PostVirtualCards201JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the PostVirtualCards201JSONResponseBodyStatus enum.
+func (e PostVirtualCards201JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PostVirtualCards201JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
 // APIKey defines model for APIKey.
 type APIKey struct {
 	// ApiKey The secret, shown once. A replay (Idempotent-Replayed) from a server without a Sealer omits it.
@@ -2214,6 +2406,100 @@ type AuthError struct {
 
 // AuthErrorErrorCode defines model for AuthError.Error.Code.
 type AuthErrorErrorCode string
+
+// Card An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+type Card struct {
+	AccountId  string       `json:"account_id"`
+	Billing    *CardAddress `json:"billing"`
+	Cardholder Cardholder   `json:"cardholder"`
+	Created    int          `json:"created"`
+	Currency   string       `json:"currency"`
+
+	// Cvv In the creation response only.
+	Cvv             *string `json:"cvv,omitempty"`
+	Deleted         bool    `json:"deleted"`
+	EntityId        string  `json:"entity_id"`
+	ExpirationMonth string  `json:"expiration_month"`
+	ExpirationYear  string  `json:"expiration_year"`
+	Id              string  `json:"id"`
+
+	// IndividualControls individual_controls: limits and their billing cycle, stored and validated for shape only (evaluated by a later release); an empty object on disposable cards.
+	IndividualControls    CardControls       `json:"individual_controls"`
+	IndividualMccControls []CardMCCControl   `json:"individual_mcc_controls"`
+	MccGroupControls      []CardGroupControl `json:"mcc_group_controls"`
+	Metadata              map[string]string  `json:"metadata"`
+	Name                  string             `json:"name"`
+
+	// Number The full number in the creation response only (an idempotent replay of the creation lacks it); masked to its last four digits elsewhere.
+	Number              *string      `json:"number,omitempty"`
+	SetAlertServiceFlag bool         `json:"set_alert_service_flag"`
+	Shipping            *CardAddress `json:"shipping"`
+	Status              CardStatus   `json:"status"`
+	Type                CardType     `json:"type"`
+}
+
+// CardStatus defines model for Card.Status.
+type CardStatus string
+
+// CardType defines model for Card.Type.
+type CardType string
+
+// CardAddress defines model for CardAddress.
+type CardAddress struct {
+	AddressLine1 *string `json:"address_line_1,omitempty"`
+	AddressLine2 *string `json:"address_line_2,omitempty"`
+	City         *string `json:"city,omitempty"`
+	PostalCode   *string `json:"postal_code,omitempty"`
+	State        *string `json:"state,omitempty"`
+}
+
+// CardControls individual_controls: limits and their billing cycle, stored and validated for shape only (evaluated by a later release); an empty object on disposable cards.
+type CardControls struct {
+	BillingCycle           *string `json:"billing_cycle,omitempty"`
+	BillingCycleDay        *string `json:"billing_cycle_day,omitempty"`
+	CycleTransactionCount  *int    `json:"cycle_transaction_count,omitempty"`
+	DailyAmountLimit       *int    `json:"daily_amount_limit,omitempty"`
+	DailyTransactionCount  *int    `json:"daily_transaction_count,omitempty"`
+	TransactionAmountLimit *int    `json:"transaction_amount_limit,omitempty"`
+}
+
+// CardGroupControl defines model for CardGroupControl.
+type CardGroupControl struct {
+	Amount                 *int   `json:"amount,omitempty"`
+	CycleTransactionCount  *int   `json:"cycle_transaction_count,omitempty"`
+	DailyAmountLimit       *int   `json:"daily_amount_limit,omitempty"`
+	DailyTransactionCount  *int   `json:"daily_transaction_count,omitempty"`
+	GroupName              string `json:"group_name"`
+	Open                   bool   `json:"open"`
+	TransactionAmountLimit *int   `json:"transaction_amount_limit,omitempty"`
+}
+
+// CardMCCControl defines model for CardMCCControl.
+type CardMCCControl struct {
+	Amount                 *int `json:"amount,omitempty"`
+	CycleTransactionCount  *int `json:"cycle_transaction_count,omitempty"`
+	DailyAmountLimit       *int `json:"daily_amount_limit,omitempty"`
+	DailyTransactionCount  *int `json:"daily_transaction_count,omitempty"`
+	Mcc                    int  `json:"mcc"`
+	Open                   bool `json:"open"`
+	TransactionAmountLimit *int `json:"transaction_amount_limit,omitempty"`
+}
+
+// CardTransaction defines model for CardTransaction.
+type CardTransaction struct {
+	Id                   *string                `json:"id,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// Cardholder defines model for Cardholder.
+type Cardholder struct {
+	Email     string `json:"email"`
+	FirstName string `json:"first_name"`
+	LastName  string `json:"last_name"`
+
+	// PhoneNumber E.164
+	PhoneNumber string `json:"phone_number"`
+}
 
 // Clock defines model for Clock.
 type Clock struct {
@@ -2846,6 +3132,36 @@ type Probe struct {
 // ProbeStatus defines model for Probe.Status.
 type ProbeStatus string
 
+// RateLimitError A 429: retry_after, limit_type, current_count and limit under details (CONTRACT.md) and at the top level.
+type RateLimitError struct {
+	Code         string `json:"code"`
+	CurrentCount *int   `json:"current_count,omitempty"`
+
+	// Data The original object, for duplicate_reference.
+	Data      interface{}            `json:"data,omitempty"`
+	Details   RateLimitError_Details `json:"details"`
+	Limit     *int                   `json:"limit,omitempty"`
+	LimitType *string                `json:"limit_type,omitempty"`
+	Message   string                 `json:"message"`
+
+	// RequestId The X-Request-Id of the request.
+	RequestId  *string              `json:"request_id,omitempty"`
+	RetryAfter *int                 `json:"retry_after,omitempty"`
+	Status     RateLimitErrorStatus `json:"status"`
+}
+
+// RateLimitError_Details defines model for RateLimitError.Details.
+type RateLimitError_Details struct {
+	CurrentCount         *int              `json:"current_count,omitempty"`
+	Limit                *int              `json:"limit,omitempty"`
+	LimitType            *string           `json:"limit_type,omitempty"`
+	RetryAfter           *int              `json:"retry_after,omitempty"`
+	AdditionalProperties map[string]string `json:"-"`
+}
+
+// RateLimitErrorStatus defines model for RateLimitError.Status.
+type RateLimitErrorStatus string
+
 // Redelivery defines model for Redelivery.
 type Redelivery struct {
 	Deliveries []WebhookDelivery `json:"deliveries"`
@@ -3071,6 +3387,9 @@ type E413 = Error
 
 // E422 Every error but 401 and 403.
 type E422 = Error
+
+// E429 A 429: retry_after, limit_type, current_count and limit under details (CONTRACT.md) and at the top level.
+type E429 = RateLimitError
 
 // E500 Every error but 401 and 403.
 type E500 = Error
@@ -3510,6 +3829,117 @@ type PatchBusinessEntitiesByIdBodyOperatingAddress struct {
 // PatchBusinessEntitiesById200JSONResponseBodyStatus defines parameters for PatchBusinessEntitiesById.
 type PatchBusinessEntitiesById200JSONResponseBodyStatus string
 
+// GetCardsParams defines parameters for GetCards.
+type GetCardsParams struct {
+	AccountId *string `form:"account_id,omitempty" json:"account_id,omitempty"`
+	EntityId  *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Limit     *int    `form:"limit,omitempty" json:"limit,omitempty"`
+	Cursor    *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// NextCursor alias of cursor
+	NextCursor *string `form:"next_cursor,omitempty" json:"next_cursor,omitempty"`
+	PrevCursor *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetCards200JSONResponseBodyStatus defines parameters for GetCards.
+type GetCards200JSONResponseBodyStatus string
+
+// DeleteCardsByIdJSONBody defines parameters for DeleteCardsById.
+type DeleteCardsByIdJSONBody struct {
+	EntityId *string `json:"entity_id,omitempty"`
+}
+
+// DeleteCardsByIdParams defines parameters for DeleteCardsById.
+type DeleteCardsByIdParams struct {
+	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// DeleteCardsById200JSONResponseBodyStatus defines parameters for DeleteCardsById.
+type DeleteCardsById200JSONResponseBodyStatus string
+
+// GetCardsByIdParams defines parameters for GetCardsById.
+type GetCardsByIdParams struct {
+	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetCardsById200JSONResponseBodyStatus defines parameters for GetCardsById.
+type GetCardsById200JSONResponseBodyStatus string
+
+// PostCardsFreezeJSONBody defines parameters for PostCardsFreeze.
+type PostCardsFreezeJSONBody struct {
+	EntityId *string `json:"entity_id,omitempty"`
+
+	// Status blocked (default) or fraud
+	Status *string `json:"status,omitempty"`
+}
+
+// PostCardsFreezeParams defines parameters for PostCardsFreeze.
+type PostCardsFreezeParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostCardsFreeze200JSONResponseBodyStatus defines parameters for PostCardsFreeze.
+type PostCardsFreeze200JSONResponseBodyStatus string
+
+// PostCardsReassignJSONBody defines parameters for PostCardsReassign.
+type PostCardsReassignJSONBody struct {
+	AccountId string  `json:"account_id"`
+	EntityId  *string `json:"entity_id,omitempty"`
+}
+
+// PostCardsReassignParams defines parameters for PostCardsReassign.
+type PostCardsReassignParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostCardsReassign200JSONResponseBodyStatus defines parameters for PostCardsReassign.
+type PostCardsReassign200JSONResponseBodyStatus string
+
+// GetCardsTransactionsParams defines parameters for GetCardsTransactions.
+type GetCardsTransactionsParams struct {
+	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetCardsTransactions200JSONResponseBodyStatus defines parameters for GetCardsTransactions.
+type GetCardsTransactions200JSONResponseBodyStatus string
+
+// PostCardsUnfreezeJSONBody defines parameters for PostCardsUnfreeze.
+type PostCardsUnfreezeJSONBody struct {
+	EntityId *string `json:"entity_id,omitempty"`
+}
+
+// PostCardsUnfreezeParams defines parameters for PostCardsUnfreeze.
+type PostCardsUnfreezeParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostCardsUnfreeze200JSONResponseBodyStatus defines parameters for PostCardsUnfreeze.
+type PostCardsUnfreeze200JSONResponseBodyStatus string
+
 // GetCounterpartiesParams defines parameters for GetCounterparties.
 type GetCounterpartiesParams struct {
 	Cursor     *string `form:"cursor,omitempty" json:"cursor,omitempty"`
@@ -3705,6 +4135,52 @@ type GetCounterpartiesPaymentDetailsParams struct {
 
 // GetCounterpartiesPaymentDetails200JSONResponseBodyStatus defines parameters for GetCounterpartiesPaymentDetails.
 type GetCounterpartiesPaymentDetails200JSONResponseBodyStatus string
+
+// PostDisposableCardsJSONBody defines parameters for PostDisposableCards.
+type PostDisposableCardsJSONBody struct {
+	AccountId       string                                      `json:"account_id"`
+	CardName        string                                      `json:"card_name"`
+	Cardholder      Cardholder                                  `json:"cardholder"`
+	Currency        string                                      `json:"currency"`
+	EntityId        *string                                     `json:"entity_id,omitempty"`
+	ExpirationMonth PostDisposableCardsJSONBody_ExpirationMonth `json:"expiration_month"`
+	ExpirationYear  PostDisposableCardsJSONBody_ExpirationYear  `json:"expiration_year"`
+	Metadata        *map[string]string                          `json:"metadata,omitempty"`
+}
+
+// PostDisposableCardsParams defines parameters for PostDisposableCards.
+type PostDisposableCardsParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostDisposableCardsJSONBodyExpirationMonth0 defines parameters for PostDisposableCards.
+type PostDisposableCardsJSONBodyExpirationMonth0 = string
+
+// PostDisposableCardsJSONBodyExpirationMonth1 defines parameters for PostDisposableCards.
+type PostDisposableCardsJSONBodyExpirationMonth1 = int
+
+// PostDisposableCardsJSONBody_ExpirationMonth defines parameters for PostDisposableCards.
+type PostDisposableCardsJSONBody_ExpirationMonth struct {
+	union json.RawMessage
+}
+
+// PostDisposableCardsJSONBodyExpirationYear0 defines parameters for PostDisposableCards.
+type PostDisposableCardsJSONBodyExpirationYear0 = string
+
+// PostDisposableCardsJSONBodyExpirationYear1 defines parameters for PostDisposableCards.
+type PostDisposableCardsJSONBodyExpirationYear1 = int
+
+// PostDisposableCardsJSONBody_ExpirationYear defines parameters for PostDisposableCards.
+type PostDisposableCardsJSONBody_ExpirationYear struct {
+	union json.RawMessage
+}
+
+// PostDisposableCards201JSONResponseBodyStatus defines parameters for PostDisposableCards.
+type PostDisposableCards201JSONResponseBodyStatus string
 
 // GetDisputesParams defines parameters for GetDisputes.
 type GetDisputesParams struct {
@@ -4996,6 +5472,92 @@ type GetTransfersByIdParams struct {
 // GetTransfersById200JSONResponseBodyStatus defines parameters for GetTransfersById.
 type GetTransfersById200JSONResponseBodyStatus string
 
+// PostVirtualCardsJSONBody defines parameters for PostVirtualCards.
+type PostVirtualCardsJSONBody struct {
+	AccountId       string                                    `json:"account_id"`
+	CardName        string                                    `json:"card_name"`
+	Cardholder      Cardholder                                `json:"cardholder"`
+	Currency        string                                    `json:"currency"`
+	EntityId        *string                                   `json:"entity_id,omitempty"`
+	ExpirationMonth *PostVirtualCardsJSONBody_ExpirationMonth `json:"expiration_month,omitempty"`
+	ExpirationYear  *PostVirtualCardsJSONBody_ExpirationYear  `json:"expiration_year,omitempty"`
+
+	// IndividualControls individual_controls: limits and their billing cycle, stored and validated for shape only (evaluated by a later release); an empty object on disposable cards.
+	IndividualControls *struct {
+		BillingCycle           *string                                                      `json:"billing_cycle,omitempty"`
+		BillingCycleDay        *PostVirtualCardsJSONBody_IndividualControls_BillingCycleDay `json:"billing_cycle_day,omitempty"`
+		CycleTransactionCount  *int                                                         `json:"cycle_transaction_count,omitempty"`
+		DailyAmountLimit       *int                                                         `json:"daily_amount_limit,omitempty"`
+		DailyTransactionCount  *int                                                         `json:"daily_transaction_count,omitempty"`
+		TransactionAmountLimit *int                                                         `json:"transaction_amount_limit,omitempty"`
+	} `json:"individual_controls,omitempty"`
+	IndividualMccControls *[]struct {
+		Amount                 *int  `json:"amount,omitempty"`
+		CycleTransactionCount  *int  `json:"cycle_transaction_count,omitempty"`
+		DailyAmountLimit       *int  `json:"daily_amount_limit,omitempty"`
+		DailyTransactionCount  *int  `json:"daily_transaction_count,omitempty"`
+		Mcc                    int   `json:"mcc"`
+		Open                   *bool `json:"open,omitempty"`
+		TransactionAmountLimit *int  `json:"transaction_amount_limit,omitempty"`
+	} `json:"individual_mcc_controls,omitempty"`
+	MccGroupControls *[]struct {
+		Amount                 *int   `json:"amount,omitempty"`
+		CycleTransactionCount  *int   `json:"cycle_transaction_count,omitempty"`
+		DailyAmountLimit       *int   `json:"daily_amount_limit,omitempty"`
+		DailyTransactionCount  *int   `json:"daily_transaction_count,omitempty"`
+		GroupName              string `json:"group_name"`
+		Open                   *bool  `json:"open,omitempty"`
+		TransactionAmountLimit *int   `json:"transaction_amount_limit,omitempty"`
+	} `json:"mcc_group_controls,omitempty"`
+	Metadata            *map[string]string `json:"metadata,omitempty"`
+	SetAlertServiceFlag *bool              `json:"set_alert_service_flag,omitempty"`
+}
+
+// PostVirtualCardsParams defines parameters for PostVirtualCards.
+type PostVirtualCardsParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostVirtualCardsJSONBodyExpirationMonth0 defines parameters for PostVirtualCards.
+type PostVirtualCardsJSONBodyExpirationMonth0 = string
+
+// PostVirtualCardsJSONBodyExpirationMonth1 defines parameters for PostVirtualCards.
+type PostVirtualCardsJSONBodyExpirationMonth1 = int
+
+// PostVirtualCardsJSONBody_ExpirationMonth defines parameters for PostVirtualCards.
+type PostVirtualCardsJSONBody_ExpirationMonth struct {
+	union json.RawMessage
+}
+
+// PostVirtualCardsJSONBodyExpirationYear0 defines parameters for PostVirtualCards.
+type PostVirtualCardsJSONBodyExpirationYear0 = string
+
+// PostVirtualCardsJSONBodyExpirationYear1 defines parameters for PostVirtualCards.
+type PostVirtualCardsJSONBodyExpirationYear1 = int
+
+// PostVirtualCardsJSONBody_ExpirationYear defines parameters for PostVirtualCards.
+type PostVirtualCardsJSONBody_ExpirationYear struct {
+	union json.RawMessage
+}
+
+// PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay0 defines parameters for PostVirtualCards.
+type PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay0 = string
+
+// PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay1 defines parameters for PostVirtualCards.
+type PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay1 = int
+
+// PostVirtualCardsJSONBody_IndividualControls_BillingCycleDay defines parameters for PostVirtualCards.
+type PostVirtualCardsJSONBody_IndividualControls_BillingCycleDay struct {
+	union json.RawMessage
+}
+
+// PostVirtualCards201JSONResponseBodyStatus defines parameters for PostVirtualCards.
+type PostVirtualCards201JSONResponseBodyStatus string
+
 // PostAccountDetailsJSONRequestBody defines body for PostAccountDetails for application/json ContentType.
 type PostAccountDetailsJSONRequestBody PostAccountDetailsJSONBody
 
@@ -5014,6 +5576,18 @@ type PostBusinessEntitiesJSONRequestBody PostBusinessEntitiesJSONBody
 // PatchBusinessEntitiesByIdJSONRequestBody defines body for PatchBusinessEntitiesById for application/json ContentType.
 type PatchBusinessEntitiesByIdJSONRequestBody PatchBusinessEntitiesByIdJSONBody
 
+// DeleteCardsByIdJSONRequestBody defines body for DeleteCardsById for application/json ContentType.
+type DeleteCardsByIdJSONRequestBody DeleteCardsByIdJSONBody
+
+// PostCardsFreezeJSONRequestBody defines body for PostCardsFreeze for application/json ContentType.
+type PostCardsFreezeJSONRequestBody PostCardsFreezeJSONBody
+
+// PostCardsReassignJSONRequestBody defines body for PostCardsReassign for application/json ContentType.
+type PostCardsReassignJSONRequestBody PostCardsReassignJSONBody
+
+// PostCardsUnfreezeJSONRequestBody defines body for PostCardsUnfreeze for application/json ContentType.
+type PostCardsUnfreezeJSONRequestBody PostCardsUnfreezeJSONBody
+
 // PostCounterpartiesJSONRequestBody defines body for PostCounterparties for application/json ContentType.
 type PostCounterpartiesJSONRequestBody PostCounterpartiesJSONBody
 
@@ -5022,6 +5596,9 @@ type PatchCounterpartiesByIdJSONRequestBody PatchCounterpartiesByIdJSONBody
 
 // PostCounterpartiesDeactivateJSONRequestBody defines body for PostCounterpartiesDeactivate for application/json ContentType.
 type PostCounterpartiesDeactivateJSONRequestBody PostCounterpartiesDeactivateJSONBody
+
+// PostDisposableCardsJSONRequestBody defines body for PostDisposableCards for application/json ContentType.
+type PostDisposableCardsJSONRequestBody PostDisposableCardsJSONBody
 
 // PostDocumentsJSONRequestBody defines body for PostDocuments for application/json ContentType.
 type PostDocumentsJSONRequestBody PostDocumentsJSONBody
@@ -5128,6 +5705,190 @@ type PostSandboxTransfersSimulateJSONRequestBody PostSandboxTransfersSimulateJSO
 // PostTransfersJSONRequestBody defines body for PostTransfers for application/json ContentType.
 type PostTransfersJSONRequestBody PostTransfersJSONBody
 
+// PostVirtualCardsJSONRequestBody defines body for PostVirtualCards for application/json ContentType.
+type PostVirtualCardsJSONRequestBody PostVirtualCardsJSONBody
+
+// Getter for additional properties for CardTransaction. Returns the specified
+// element and whether it was found
+func (a CardTransaction) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for CardTransaction
+func (a *CardTransaction) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for CardTransaction to handle AdditionalProperties
+func (a *CardTransaction) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["id"]; found {
+		err = json.Unmarshal(raw, &a.Id)
+		if err != nil {
+			return fmt.Errorf("error reading 'id': %w", err)
+		}
+		delete(object, "id")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for CardTransaction to handle AdditionalProperties
+func (a CardTransaction) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Id != nil {
+		object["id"], err = json.Marshal(a.Id)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'id': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for RateLimitError_Details. Returns the specified
+// element and whether it was found
+func (a RateLimitError_Details) Get(fieldName string) (value string, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for RateLimitError_Details
+func (a *RateLimitError_Details) Set(fieldName string, value string) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]string)
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for RateLimitError_Details to handle AdditionalProperties
+func (a *RateLimitError_Details) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["current_count"]; found {
+		err = json.Unmarshal(raw, &a.CurrentCount)
+		if err != nil {
+			return fmt.Errorf("error reading 'current_count': %w", err)
+		}
+		delete(object, "current_count")
+	}
+
+	if raw, found := object["limit"]; found {
+		err = json.Unmarshal(raw, &a.Limit)
+		if err != nil {
+			return fmt.Errorf("error reading 'limit': %w", err)
+		}
+		delete(object, "limit")
+	}
+
+	if raw, found := object["limit_type"]; found {
+		err = json.Unmarshal(raw, &a.LimitType)
+		if err != nil {
+			return fmt.Errorf("error reading 'limit_type': %w", err)
+		}
+		delete(object, "limit_type")
+	}
+
+	if raw, found := object["retry_after"]; found {
+		err = json.Unmarshal(raw, &a.RetryAfter)
+		if err != nil {
+			return fmt.Errorf("error reading 'retry_after': %w", err)
+		}
+		delete(object, "retry_after")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]string)
+		for fieldName, fieldBuf := range object {
+			var fieldVal string
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for RateLimitError_Details to handle AdditionalProperties
+func (a RateLimitError_Details) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.CurrentCount != nil {
+		object["current_count"], err = json.Marshal(a.CurrentCount)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'current_count': %w", err)
+		}
+	}
+
+	if a.Limit != nil {
+		object["limit"], err = json.Marshal(a.Limit)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'limit': %w", err)
+		}
+	}
+
+	if a.LimitType != nil {
+		object["limit_type"], err = json.Marshal(a.LimitType)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'limit_type': %w", err)
+		}
+	}
+
+	if a.RetryAfter != nil {
+		object["retry_after"], err = json.Marshal(a.RetryAfter)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'retry_after': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
 // Getter for additional properties for GetFundingSessions200JSONResponseBody_Meta_FiltersApplied. Returns the specified
 // element and whether it was found
 func (a GetFundingSessions200JSONResponseBody_Meta_FiltersApplied) Get(fieldName string) (value interface{}, found bool) {
@@ -5205,6 +5966,316 @@ func (a GetFundingSessions200JSONResponseBody_Meta_FiltersApplied) MarshalJSON()
 		}
 	}
 	return json.Marshal(object)
+}
+
+// AsPostDisposableCardsJSONBodyExpirationMonth0 returns the union data inside the PostDisposableCardsJSONBody_ExpirationMonth as a PostDisposableCardsJSONBodyExpirationMonth0
+func (t PostDisposableCardsJSONBody_ExpirationMonth) AsPostDisposableCardsJSONBodyExpirationMonth0() (PostDisposableCardsJSONBodyExpirationMonth0, error) {
+	var body PostDisposableCardsJSONBodyExpirationMonth0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostDisposableCardsJSONBodyExpirationMonth0 overwrites any union data inside the PostDisposableCardsJSONBody_ExpirationMonth as the provided PostDisposableCardsJSONBodyExpirationMonth0
+func (t *PostDisposableCardsJSONBody_ExpirationMonth) FromPostDisposableCardsJSONBodyExpirationMonth0(v PostDisposableCardsJSONBodyExpirationMonth0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostDisposableCardsJSONBodyExpirationMonth0 performs a merge with any union data inside the PostDisposableCardsJSONBody_ExpirationMonth, using the provided PostDisposableCardsJSONBodyExpirationMonth0
+func (t *PostDisposableCardsJSONBody_ExpirationMonth) MergePostDisposableCardsJSONBodyExpirationMonth0(v PostDisposableCardsJSONBodyExpirationMonth0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPostDisposableCardsJSONBodyExpirationMonth1 returns the union data inside the PostDisposableCardsJSONBody_ExpirationMonth as a PostDisposableCardsJSONBodyExpirationMonth1
+func (t PostDisposableCardsJSONBody_ExpirationMonth) AsPostDisposableCardsJSONBodyExpirationMonth1() (PostDisposableCardsJSONBodyExpirationMonth1, error) {
+	var body PostDisposableCardsJSONBodyExpirationMonth1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostDisposableCardsJSONBodyExpirationMonth1 overwrites any union data inside the PostDisposableCardsJSONBody_ExpirationMonth as the provided PostDisposableCardsJSONBodyExpirationMonth1
+func (t *PostDisposableCardsJSONBody_ExpirationMonth) FromPostDisposableCardsJSONBodyExpirationMonth1(v PostDisposableCardsJSONBodyExpirationMonth1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostDisposableCardsJSONBodyExpirationMonth1 performs a merge with any union data inside the PostDisposableCardsJSONBody_ExpirationMonth, using the provided PostDisposableCardsJSONBodyExpirationMonth1
+func (t *PostDisposableCardsJSONBody_ExpirationMonth) MergePostDisposableCardsJSONBodyExpirationMonth1(v PostDisposableCardsJSONBodyExpirationMonth1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PostDisposableCardsJSONBody_ExpirationMonth) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PostDisposableCardsJSONBody_ExpirationMonth) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPostDisposableCardsJSONBodyExpirationYear0 returns the union data inside the PostDisposableCardsJSONBody_ExpirationYear as a PostDisposableCardsJSONBodyExpirationYear0
+func (t PostDisposableCardsJSONBody_ExpirationYear) AsPostDisposableCardsJSONBodyExpirationYear0() (PostDisposableCardsJSONBodyExpirationYear0, error) {
+	var body PostDisposableCardsJSONBodyExpirationYear0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostDisposableCardsJSONBodyExpirationYear0 overwrites any union data inside the PostDisposableCardsJSONBody_ExpirationYear as the provided PostDisposableCardsJSONBodyExpirationYear0
+func (t *PostDisposableCardsJSONBody_ExpirationYear) FromPostDisposableCardsJSONBodyExpirationYear0(v PostDisposableCardsJSONBodyExpirationYear0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostDisposableCardsJSONBodyExpirationYear0 performs a merge with any union data inside the PostDisposableCardsJSONBody_ExpirationYear, using the provided PostDisposableCardsJSONBodyExpirationYear0
+func (t *PostDisposableCardsJSONBody_ExpirationYear) MergePostDisposableCardsJSONBodyExpirationYear0(v PostDisposableCardsJSONBodyExpirationYear0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPostDisposableCardsJSONBodyExpirationYear1 returns the union data inside the PostDisposableCardsJSONBody_ExpirationYear as a PostDisposableCardsJSONBodyExpirationYear1
+func (t PostDisposableCardsJSONBody_ExpirationYear) AsPostDisposableCardsJSONBodyExpirationYear1() (PostDisposableCardsJSONBodyExpirationYear1, error) {
+	var body PostDisposableCardsJSONBodyExpirationYear1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostDisposableCardsJSONBodyExpirationYear1 overwrites any union data inside the PostDisposableCardsJSONBody_ExpirationYear as the provided PostDisposableCardsJSONBodyExpirationYear1
+func (t *PostDisposableCardsJSONBody_ExpirationYear) FromPostDisposableCardsJSONBodyExpirationYear1(v PostDisposableCardsJSONBodyExpirationYear1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostDisposableCardsJSONBodyExpirationYear1 performs a merge with any union data inside the PostDisposableCardsJSONBody_ExpirationYear, using the provided PostDisposableCardsJSONBodyExpirationYear1
+func (t *PostDisposableCardsJSONBody_ExpirationYear) MergePostDisposableCardsJSONBodyExpirationYear1(v PostDisposableCardsJSONBodyExpirationYear1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PostDisposableCardsJSONBody_ExpirationYear) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PostDisposableCardsJSONBody_ExpirationYear) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPostVirtualCardsJSONBodyExpirationMonth0 returns the union data inside the PostVirtualCardsJSONBody_ExpirationMonth as a PostVirtualCardsJSONBodyExpirationMonth0
+func (t PostVirtualCardsJSONBody_ExpirationMonth) AsPostVirtualCardsJSONBodyExpirationMonth0() (PostVirtualCardsJSONBodyExpirationMonth0, error) {
+	var body PostVirtualCardsJSONBodyExpirationMonth0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostVirtualCardsJSONBodyExpirationMonth0 overwrites any union data inside the PostVirtualCardsJSONBody_ExpirationMonth as the provided PostVirtualCardsJSONBodyExpirationMonth0
+func (t *PostVirtualCardsJSONBody_ExpirationMonth) FromPostVirtualCardsJSONBodyExpirationMonth0(v PostVirtualCardsJSONBodyExpirationMonth0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostVirtualCardsJSONBodyExpirationMonth0 performs a merge with any union data inside the PostVirtualCardsJSONBody_ExpirationMonth, using the provided PostVirtualCardsJSONBodyExpirationMonth0
+func (t *PostVirtualCardsJSONBody_ExpirationMonth) MergePostVirtualCardsJSONBodyExpirationMonth0(v PostVirtualCardsJSONBodyExpirationMonth0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPostVirtualCardsJSONBodyExpirationMonth1 returns the union data inside the PostVirtualCardsJSONBody_ExpirationMonth as a PostVirtualCardsJSONBodyExpirationMonth1
+func (t PostVirtualCardsJSONBody_ExpirationMonth) AsPostVirtualCardsJSONBodyExpirationMonth1() (PostVirtualCardsJSONBodyExpirationMonth1, error) {
+	var body PostVirtualCardsJSONBodyExpirationMonth1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostVirtualCardsJSONBodyExpirationMonth1 overwrites any union data inside the PostVirtualCardsJSONBody_ExpirationMonth as the provided PostVirtualCardsJSONBodyExpirationMonth1
+func (t *PostVirtualCardsJSONBody_ExpirationMonth) FromPostVirtualCardsJSONBodyExpirationMonth1(v PostVirtualCardsJSONBodyExpirationMonth1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostVirtualCardsJSONBodyExpirationMonth1 performs a merge with any union data inside the PostVirtualCardsJSONBody_ExpirationMonth, using the provided PostVirtualCardsJSONBodyExpirationMonth1
+func (t *PostVirtualCardsJSONBody_ExpirationMonth) MergePostVirtualCardsJSONBodyExpirationMonth1(v PostVirtualCardsJSONBodyExpirationMonth1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PostVirtualCardsJSONBody_ExpirationMonth) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PostVirtualCardsJSONBody_ExpirationMonth) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPostVirtualCardsJSONBodyExpirationYear0 returns the union data inside the PostVirtualCardsJSONBody_ExpirationYear as a PostVirtualCardsJSONBodyExpirationYear0
+func (t PostVirtualCardsJSONBody_ExpirationYear) AsPostVirtualCardsJSONBodyExpirationYear0() (PostVirtualCardsJSONBodyExpirationYear0, error) {
+	var body PostVirtualCardsJSONBodyExpirationYear0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostVirtualCardsJSONBodyExpirationYear0 overwrites any union data inside the PostVirtualCardsJSONBody_ExpirationYear as the provided PostVirtualCardsJSONBodyExpirationYear0
+func (t *PostVirtualCardsJSONBody_ExpirationYear) FromPostVirtualCardsJSONBodyExpirationYear0(v PostVirtualCardsJSONBodyExpirationYear0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostVirtualCardsJSONBodyExpirationYear0 performs a merge with any union data inside the PostVirtualCardsJSONBody_ExpirationYear, using the provided PostVirtualCardsJSONBodyExpirationYear0
+func (t *PostVirtualCardsJSONBody_ExpirationYear) MergePostVirtualCardsJSONBodyExpirationYear0(v PostVirtualCardsJSONBodyExpirationYear0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPostVirtualCardsJSONBodyExpirationYear1 returns the union data inside the PostVirtualCardsJSONBody_ExpirationYear as a PostVirtualCardsJSONBodyExpirationYear1
+func (t PostVirtualCardsJSONBody_ExpirationYear) AsPostVirtualCardsJSONBodyExpirationYear1() (PostVirtualCardsJSONBodyExpirationYear1, error) {
+	var body PostVirtualCardsJSONBodyExpirationYear1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostVirtualCardsJSONBodyExpirationYear1 overwrites any union data inside the PostVirtualCardsJSONBody_ExpirationYear as the provided PostVirtualCardsJSONBodyExpirationYear1
+func (t *PostVirtualCardsJSONBody_ExpirationYear) FromPostVirtualCardsJSONBodyExpirationYear1(v PostVirtualCardsJSONBodyExpirationYear1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostVirtualCardsJSONBodyExpirationYear1 performs a merge with any union data inside the PostVirtualCardsJSONBody_ExpirationYear, using the provided PostVirtualCardsJSONBodyExpirationYear1
+func (t *PostVirtualCardsJSONBody_ExpirationYear) MergePostVirtualCardsJSONBodyExpirationYear1(v PostVirtualCardsJSONBodyExpirationYear1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PostVirtualCardsJSONBody_ExpirationYear) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PostVirtualCardsJSONBody_ExpirationYear) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPostVirtualCardsJSONBodyIndividualControlsBillingCycleDay0 returns the union data inside the PostVirtualCardsJSONBody_IndividualControls_BillingCycleDay as a PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay0
+func (t PostVirtualCardsJSONBody_IndividualControls_BillingCycleDay) AsPostVirtualCardsJSONBodyIndividualControlsBillingCycleDay0() (PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay0, error) {
+	var body PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostVirtualCardsJSONBodyIndividualControlsBillingCycleDay0 overwrites any union data inside the PostVirtualCardsJSONBody_IndividualControls_BillingCycleDay as the provided PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay0
+func (t *PostVirtualCardsJSONBody_IndividualControls_BillingCycleDay) FromPostVirtualCardsJSONBodyIndividualControlsBillingCycleDay0(v PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostVirtualCardsJSONBodyIndividualControlsBillingCycleDay0 performs a merge with any union data inside the PostVirtualCardsJSONBody_IndividualControls_BillingCycleDay, using the provided PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay0
+func (t *PostVirtualCardsJSONBody_IndividualControls_BillingCycleDay) MergePostVirtualCardsJSONBodyIndividualControlsBillingCycleDay0(v PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPostVirtualCardsJSONBodyIndividualControlsBillingCycleDay1 returns the union data inside the PostVirtualCardsJSONBody_IndividualControls_BillingCycleDay as a PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay1
+func (t PostVirtualCardsJSONBody_IndividualControls_BillingCycleDay) AsPostVirtualCardsJSONBodyIndividualControlsBillingCycleDay1() (PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay1, error) {
+	var body PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostVirtualCardsJSONBodyIndividualControlsBillingCycleDay1 overwrites any union data inside the PostVirtualCardsJSONBody_IndividualControls_BillingCycleDay as the provided PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay1
+func (t *PostVirtualCardsJSONBody_IndividualControls_BillingCycleDay) FromPostVirtualCardsJSONBodyIndividualControlsBillingCycleDay1(v PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostVirtualCardsJSONBodyIndividualControlsBillingCycleDay1 performs a merge with any union data inside the PostVirtualCardsJSONBody_IndividualControls_BillingCycleDay, using the provided PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay1
+func (t *PostVirtualCardsJSONBody_IndividualControls_BillingCycleDay) MergePostVirtualCardsJSONBodyIndividualControlsBillingCycleDay1(v PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PostVirtualCardsJSONBody_IndividualControls_BillingCycleDay) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PostVirtualCardsJSONBody_IndividualControls_BillingCycleDay) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
@@ -5390,6 +6461,77 @@ type ClientInterface interface {
 	// Corresponds with PATCH /business-entities/{id} (the `PatchBusinessEntitiesById` operationId).
 	PatchBusinessEntitiesById(ctx context.Context, id string, params *PatchBusinessEntitiesByIdParams, body PatchBusinessEntitiesByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCards List the entity's cards but deleted ones, oldest first, under data.cards
+	//
+	// Corresponds with GET /cards (the `GetCards` operationId).
+	GetCards(ctx context.Context, params *GetCardsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteCardsByIdWithBody Delete a card (soft: it leaves GET /cards, still answers GET /cards/{id} with deleted true, and refuses every other move); cards.deleted
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with DELETE /cards/{id} (the `DeleteCardsById` operationId).
+	DeleteCardsByIdWithBody(ctx context.Context, id string, params *DeleteCardsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteCardsById Delete a card (soft: it leaves GET /cards, still answers GET /cards/{id} with deleted true, and refuses every other move); cards.deleted
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with DELETE /cards/{id} (the `DeleteCardsById` operationId).
+	DeleteCardsById(ctx context.Context, id string, params *DeleteCardsByIdParams, body DeleteCardsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCardsById Get a card, its number masked
+	//
+	// Corresponds with GET /cards/{id} (the `GetCardsById` operationId).
+	GetCardsById(ctx context.Context, id string, params *GetCardsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCardsFreezeWithBody Freeze a card: status blocked (default; unfreeze reverses it) or fraud (final); cards.frozen. 409 error_operation_invalid_for_state for a fraud card asked to be blocked or a deleted card
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /cards/{id}/freeze (the `PostCardsFreeze` operationId).
+	PostCardsFreezeWithBody(ctx context.Context, id string, params *PostCardsFreezeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCardsFreeze Freeze a card: status blocked (default; unfreeze reverses it) or fraud (final); cards.frozen. 409 error_operation_invalid_for_state for a fraud card asked to be blocked or a deleted card
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /cards/{id}/freeze (the `PostCardsFreeze` operationId).
+	PostCardsFreeze(ctx context.Context, id string, params *PostCardsFreezeParams, body PostCardsFreezeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCardsReassignWithBody Move a card to another account of its entity in its currency
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /cards/{id}/reassign (the `PostCardsReassign` operationId).
+	PostCardsReassignWithBody(ctx context.Context, id string, params *PostCardsReassignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCardsReassign Move a card to another account of its entity in its currency
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /cards/{id}/reassign (the `PostCardsReassign` operationId).
+	PostCardsReassign(ctx context.Context, id string, params *PostCardsReassignParams, body PostCardsReassignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCardsTransactions List a card's transactions under data.transactions (empty until authorizations are built)
+	//
+	// Corresponds with GET /cards/{id}/transactions (the `GetCardsTransactions` operationId).
+	GetCardsTransactions(ctx context.Context, id string, params *GetCardsTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCardsUnfreezeWithBody Unfreeze a blocked card (active again); cards.unfrozen. 409 error_operation_invalid_for_state for a fraud or deleted card
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /cards/{id}/unfreeze (the `PostCardsUnfreeze` operationId).
+	PostCardsUnfreezeWithBody(ctx context.Context, id string, params *PostCardsUnfreezeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCardsUnfreeze Unfreeze a blocked card (active again); cards.unfrozen. 409 error_operation_invalid_for_state for a fraud or deleted card
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /cards/{id}/unfreeze (the `PostCardsUnfreeze` operationId).
+	PostCardsUnfreeze(ctx context.Context, id string, params *PostCardsUnfreezeParams, body PostCardsUnfreezeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetCounterparties List counterparties (filters type, status; pagination adds has_more)
 	//
 	// Corresponds with GET /counterparties (the `GetCounterparties` operationId).
@@ -5446,6 +6588,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /counterparties/{id}/payment-details (the `GetCounterpartiesPaymentDetails` operationId).
 	GetCounterpartiesPaymentDetails(ctx context.Context, id string, params *GetCounterpartiesPaymentDetailsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDisposableCardsWithBody Issue a disposable card: the card, active, with number and cvv in this response only. Invalid fields are 400 with details; past the hourly creation limit 429
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /disposable-cards (the `PostDisposableCards` operationId).
+	PostDisposableCardsWithBody(ctx context.Context, params *PostDisposableCardsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDisposableCards Issue a disposable card: the card, active, with number and cvv in this response only. Invalid fields are 400 with details; past the hourly creation limit 429
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /disposable-cards (the `PostDisposableCards` operationId).
+	PostDisposableCards(ctx context.Context, params *PostDisposableCardsParams, body PostDisposableCardsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetDisputes List disputes, oldest first, under data.items (reference filters on the disputed payment's)
 	//
@@ -6091,6 +7247,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /transfers/{id} (the `GetTransfersById` operationId).
 	GetTransfersById(ctx context.Context, id string, params *GetTransfersByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostVirtualCardsWithBody Issue a virtual card: the card, active, with number and cvv in this response only. Invalid fields are 400 with details; past the hourly creation limit 429
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /virtual-cards (the `PostVirtualCards` operationId).
+	PostVirtualCardsWithBody(ctx context.Context, params *PostVirtualCardsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostVirtualCards Issue a virtual card: the card, active, with number and cvv in this response only. Invalid fields are 400 with details; past the hourly creation limit 429
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /virtual-cards (the `PostVirtualCards` operationId).
+	PostVirtualCards(ctx context.Context, params *PostVirtualCardsParams, body PostVirtualCardsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetAccountDetails List account details (filters account_id, entity_id)
@@ -6372,6 +7542,187 @@ func (c *Client) PatchBusinessEntitiesById(ctx context.Context, id string, param
 	return c.Client.Do(req)
 }
 
+// GetCards List the entity's cards but deleted ones, oldest first, under data.cards
+//
+// Corresponds with GET /cards (the `GetCards` operationId).
+func (c *Client) GetCards(ctx context.Context, params *GetCardsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCardsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteCardsByIdWithBody Delete a card (soft: it leaves GET /cards, still answers GET /cards/{id} with deleted true, and refuses every other move); cards.deleted
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with DELETE /cards/{id} (the `DeleteCardsById` operationId).
+func (c *Client) DeleteCardsByIdWithBody(ctx context.Context, id string, params *DeleteCardsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteCardsByIdRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteCardsById Delete a card (soft: it leaves GET /cards, still answers GET /cards/{id} with deleted true, and refuses every other move); cards.deleted
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with DELETE /cards/{id} (the `DeleteCardsById` operationId).
+func (c *Client) DeleteCardsById(ctx context.Context, id string, params *DeleteCardsByIdParams, body DeleteCardsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteCardsByIdRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCardsById Get a card, its number masked
+//
+// Corresponds with GET /cards/{id} (the `GetCardsById` operationId).
+func (c *Client) GetCardsById(ctx context.Context, id string, params *GetCardsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCardsByIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCardsFreezeWithBody Freeze a card: status blocked (default; unfreeze reverses it) or fraud (final); cards.frozen. 409 error_operation_invalid_for_state for a fraud card asked to be blocked or a deleted card
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /cards/{id}/freeze (the `PostCardsFreeze` operationId).
+func (c *Client) PostCardsFreezeWithBody(ctx context.Context, id string, params *PostCardsFreezeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCardsFreezeRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCardsFreeze Freeze a card: status blocked (default; unfreeze reverses it) or fraud (final); cards.frozen. 409 error_operation_invalid_for_state for a fraud card asked to be blocked or a deleted card
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /cards/{id}/freeze (the `PostCardsFreeze` operationId).
+func (c *Client) PostCardsFreeze(ctx context.Context, id string, params *PostCardsFreezeParams, body PostCardsFreezeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCardsFreezeRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCardsReassignWithBody Move a card to another account of its entity in its currency
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /cards/{id}/reassign (the `PostCardsReassign` operationId).
+func (c *Client) PostCardsReassignWithBody(ctx context.Context, id string, params *PostCardsReassignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCardsReassignRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCardsReassign Move a card to another account of its entity in its currency
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /cards/{id}/reassign (the `PostCardsReassign` operationId).
+func (c *Client) PostCardsReassign(ctx context.Context, id string, params *PostCardsReassignParams, body PostCardsReassignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCardsReassignRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCardsTransactions List a card's transactions under data.transactions (empty until authorizations are built)
+//
+// Corresponds with GET /cards/{id}/transactions (the `GetCardsTransactions` operationId).
+func (c *Client) GetCardsTransactions(ctx context.Context, id string, params *GetCardsTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCardsTransactionsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCardsUnfreezeWithBody Unfreeze a blocked card (active again); cards.unfrozen. 409 error_operation_invalid_for_state for a fraud or deleted card
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /cards/{id}/unfreeze (the `PostCardsUnfreeze` operationId).
+func (c *Client) PostCardsUnfreezeWithBody(ctx context.Context, id string, params *PostCardsUnfreezeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCardsUnfreezeRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCardsUnfreeze Unfreeze a blocked card (active again); cards.unfrozen. 409 error_operation_invalid_for_state for a fraud or deleted card
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /cards/{id}/unfreeze (the `PostCardsUnfreeze` operationId).
+func (c *Client) PostCardsUnfreeze(ctx context.Context, id string, params *PostCardsUnfreezeParams, body PostCardsUnfreezeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCardsUnfreezeRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetCounterparties List counterparties (filters type, status; pagination adds has_more)
 //
 // Corresponds with GET /counterparties (the `GetCounterparties` operationId).
@@ -6509,6 +7860,40 @@ func (c *Client) PostCounterpartiesDeactivate(ctx context.Context, id string, pa
 // Corresponds with GET /counterparties/{id}/payment-details (the `GetCounterpartiesPaymentDetails` operationId).
 func (c *Client) GetCounterpartiesPaymentDetails(ctx context.Context, id string, params *GetCounterpartiesPaymentDetailsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCounterpartiesPaymentDetailsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDisposableCardsWithBody Issue a disposable card: the card, active, with number and cvv in this response only. Invalid fields are 400 with details; past the hourly creation limit 429
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /disposable-cards (the `PostDisposableCards` operationId).
+func (c *Client) PostDisposableCardsWithBody(ctx context.Context, params *PostDisposableCardsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDisposableCardsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDisposableCards Issue a disposable card: the card, active, with number and cvv in this response only. Invalid fields are 400 with details; past the hourly creation limit 429
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /disposable-cards (the `PostDisposableCards` operationId).
+func (c *Client) PostDisposableCards(ctx context.Context, params *PostDisposableCardsParams, body PostDisposableCardsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDisposableCardsRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8174,6 +9559,40 @@ func (c *Client) GetTransfersById(ctx context.Context, id string, params *GetTra
 	return c.Client.Do(req)
 }
 
+// PostVirtualCardsWithBody Issue a virtual card: the card, active, with number and cvv in this response only. Invalid fields are 400 with details; past the hourly creation limit 429
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /virtual-cards (the `PostVirtualCards` operationId).
+func (c *Client) PostVirtualCardsWithBody(ctx context.Context, params *PostVirtualCardsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostVirtualCardsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostVirtualCards Issue a virtual card: the card, active, with number and cvv in this response only. Invalid fields are 400 with details; past the hourly creation limit 429
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /virtual-cards (the `PostVirtualCards` operationId).
+func (c *Client) PostVirtualCards(ctx context.Context, params *PostVirtualCardsParams, body PostVirtualCardsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostVirtualCardsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // NewGetAccountDetailsRequest constructs an http.Request for the GetAccountDetails method
 func NewGetAccountDetailsRequest(server string, params *GetAccountDetailsParams) (*http.Request, error) {
 	var err error
@@ -9294,6 +10713,676 @@ func NewPatchBusinessEntitiesByIdRequestWithBody(server string, id string, param
 	return req, nil
 }
 
+// NewGetCardsRequest constructs an http.Request for the GetCards method
+func NewGetCardsRequest(server string, params *GetCardsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/cards")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.AccountId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "account_id", *params.AccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NextCursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "next_cursor", *params.NextCursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PrevCursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "prev_cursor", *params.PrevCursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteCardsByIdRequest calls the generic DeleteCardsById builder with application/json body
+func NewDeleteCardsByIdRequest(server string, id string, params *DeleteCardsByIdParams, body DeleteCardsByIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeleteCardsByIdRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewDeleteCardsByIdRequestWithBody constructs an http.Request for the DeleteCardsById method, with any body, and a specified content type
+func NewDeleteCardsByIdRequestWithBody(server string, id string, params *DeleteCardsByIdParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/cards/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetCardsByIdRequest constructs an http.Request for the GetCardsById method
+func NewGetCardsByIdRequest(server string, id string, params *GetCardsByIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/cards/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostCardsFreezeRequest calls the generic PostCardsFreeze builder with application/json body
+func NewPostCardsFreezeRequest(server string, id string, params *PostCardsFreezeParams, body PostCardsFreezeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostCardsFreezeRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostCardsFreezeRequestWithBody constructs an http.Request for the PostCardsFreeze method, with any body, and a specified content type
+func NewPostCardsFreezeRequestWithBody(server string, id string, params *PostCardsFreezeParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/cards/%s/freeze", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostCardsReassignRequest calls the generic PostCardsReassign builder with application/json body
+func NewPostCardsReassignRequest(server string, id string, params *PostCardsReassignParams, body PostCardsReassignJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostCardsReassignRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostCardsReassignRequestWithBody constructs an http.Request for the PostCardsReassign method, with any body, and a specified content type
+func NewPostCardsReassignRequestWithBody(server string, id string, params *PostCardsReassignParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/cards/%s/reassign", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetCardsTransactionsRequest constructs an http.Request for the GetCardsTransactions method
+func NewGetCardsTransactionsRequest(server string, id string, params *GetCardsTransactionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/cards/%s/transactions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostCardsUnfreezeRequest calls the generic PostCardsUnfreeze builder with application/json body
+func NewPostCardsUnfreezeRequest(server string, id string, params *PostCardsUnfreezeParams, body PostCardsUnfreezeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostCardsUnfreezeRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostCardsUnfreezeRequestWithBody constructs an http.Request for the PostCardsUnfreeze method, with any body, and a specified content type
+func NewPostCardsUnfreezeRequestWithBody(server string, id string, params *PostCardsUnfreezeParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/cards/%s/unfreeze", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetCounterpartiesRequest constructs an http.Request for the GetCounterparties method
 func NewGetCounterpartiesRequest(server string, params *GetCounterpartiesParams) (*http.Request, error) {
 	var err error
@@ -9910,6 +11999,99 @@ func NewGetCounterpartiesPaymentDetailsRequest(server string, id string, params 
 			}
 
 			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostDisposableCardsRequest calls the generic PostDisposableCards builder with application/json body
+func NewPostDisposableCardsRequest(server string, params *PostDisposableCardsParams, body PostDisposableCardsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostDisposableCardsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostDisposableCardsRequestWithBody constructs an http.Request for the PostDisposableCards method, with any body, and a specified content type
+func NewPostDisposableCardsRequestWithBody(server string, params *PostDisposableCardsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/disposable-cards")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
 		}
 
 	}
@@ -16017,6 +18199,99 @@ func NewGetTransfersByIdRequest(server string, id string, params *GetTransfersBy
 	return req, nil
 }
 
+// NewPostVirtualCardsRequest calls the generic PostVirtualCards builder with application/json body
+func NewPostVirtualCardsRequest(server string, params *PostVirtualCardsParams, body PostVirtualCardsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostVirtualCardsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostVirtualCardsRequestWithBody constructs an http.Request for the PostVirtualCards method, with any body, and a specified content type
+func NewPostVirtualCardsRequestWithBody(server string, params *PostVirtualCardsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/virtual-cards")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -16180,6 +18455,83 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /business-entities/{id} (the `PatchBusinessEntitiesById` operationId).
 	PatchBusinessEntitiesByIdWithResponse(ctx context.Context, id string, params *PatchBusinessEntitiesByIdParams, body PatchBusinessEntitiesByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchBusinessEntitiesByIdResponse, error)
 
+	// GetCardsWithResponse List the entity's cards but deleted ones, oldest first, under data.cards
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /cards (the `GetCards` operationId).
+	GetCardsWithResponse(ctx context.Context, params *GetCardsParams, reqEditors ...RequestEditorFn) (*GetCardsResponse, error)
+
+	// DeleteCardsByIdWithBodyWithResponse Delete a card (soft: it leaves GET /cards, still answers GET /cards/{id} with deleted true, and refuses every other move); cards.deleted
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /cards/{id} (the `DeleteCardsById` operationId).
+	DeleteCardsByIdWithBodyWithResponse(ctx context.Context, id string, params *DeleteCardsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteCardsByIdResponse, error)
+
+	// DeleteCardsByIdWithResponse Delete a card (soft: it leaves GET /cards, still answers GET /cards/{id} with deleted true, and refuses every other move); cards.deleted
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /cards/{id} (the `DeleteCardsById` operationId).
+	DeleteCardsByIdWithResponse(ctx context.Context, id string, params *DeleteCardsByIdParams, body DeleteCardsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteCardsByIdResponse, error)
+
+	// GetCardsByIdWithResponse Get a card, its number masked
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /cards/{id} (the `GetCardsById` operationId).
+	GetCardsByIdWithResponse(ctx context.Context, id string, params *GetCardsByIdParams, reqEditors ...RequestEditorFn) (*GetCardsByIdResponse, error)
+
+	// PostCardsFreezeWithBodyWithResponse Freeze a card: status blocked (default; unfreeze reverses it) or fraud (final); cards.frozen. 409 error_operation_invalid_for_state for a fraud card asked to be blocked or a deleted card
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /cards/{id}/freeze (the `PostCardsFreeze` operationId).
+	PostCardsFreezeWithBodyWithResponse(ctx context.Context, id string, params *PostCardsFreezeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCardsFreezeResponse, error)
+
+	// PostCardsFreezeWithResponse Freeze a card: status blocked (default; unfreeze reverses it) or fraud (final); cards.frozen. 409 error_operation_invalid_for_state for a fraud card asked to be blocked or a deleted card
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /cards/{id}/freeze (the `PostCardsFreeze` operationId).
+	PostCardsFreezeWithResponse(ctx context.Context, id string, params *PostCardsFreezeParams, body PostCardsFreezeJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCardsFreezeResponse, error)
+
+	// PostCardsReassignWithBodyWithResponse Move a card to another account of its entity in its currency
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /cards/{id}/reassign (the `PostCardsReassign` operationId).
+	PostCardsReassignWithBodyWithResponse(ctx context.Context, id string, params *PostCardsReassignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCardsReassignResponse, error)
+
+	// PostCardsReassignWithResponse Move a card to another account of its entity in its currency
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /cards/{id}/reassign (the `PostCardsReassign` operationId).
+	PostCardsReassignWithResponse(ctx context.Context, id string, params *PostCardsReassignParams, body PostCardsReassignJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCardsReassignResponse, error)
+
+	// GetCardsTransactionsWithResponse List a card's transactions under data.transactions (empty until authorizations are built)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /cards/{id}/transactions (the `GetCardsTransactions` operationId).
+	GetCardsTransactionsWithResponse(ctx context.Context, id string, params *GetCardsTransactionsParams, reqEditors ...RequestEditorFn) (*GetCardsTransactionsResponse, error)
+
+	// PostCardsUnfreezeWithBodyWithResponse Unfreeze a blocked card (active again); cards.unfrozen. 409 error_operation_invalid_for_state for a fraud or deleted card
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /cards/{id}/unfreeze (the `PostCardsUnfreeze` operationId).
+	PostCardsUnfreezeWithBodyWithResponse(ctx context.Context, id string, params *PostCardsUnfreezeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCardsUnfreezeResponse, error)
+
+	// PostCardsUnfreezeWithResponse Unfreeze a blocked card (active again); cards.unfrozen. 409 error_operation_invalid_for_state for a fraud or deleted card
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /cards/{id}/unfreeze (the `PostCardsUnfreeze` operationId).
+	PostCardsUnfreezeWithResponse(ctx context.Context, id string, params *PostCardsUnfreezeParams, body PostCardsUnfreezeJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCardsUnfreezeResponse, error)
+
 	// GetCounterpartiesWithResponse List counterparties (filters type, status; pagination adds has_more)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -16242,6 +18594,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /counterparties/{id}/payment-details (the `GetCounterpartiesPaymentDetails` operationId).
 	GetCounterpartiesPaymentDetailsWithResponse(ctx context.Context, id string, params *GetCounterpartiesPaymentDetailsParams, reqEditors ...RequestEditorFn) (*GetCounterpartiesPaymentDetailsResponse, error)
+
+	// PostDisposableCardsWithBodyWithResponse Issue a disposable card: the card, active, with number and cvv in this response only. Invalid fields are 400 with details; past the hourly creation limit 429
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /disposable-cards (the `PostDisposableCards` operationId).
+	PostDisposableCardsWithBodyWithResponse(ctx context.Context, params *PostDisposableCardsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDisposableCardsResponse, error)
+
+	// PostDisposableCardsWithResponse Issue a disposable card: the card, active, with number and cvv in this response only. Invalid fields are 400 with details; past the hourly creation limit 429
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /disposable-cards (the `PostDisposableCards` operationId).
+	PostDisposableCardsWithResponse(ctx context.Context, params *PostDisposableCardsParams, body PostDisposableCardsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDisposableCardsResponse, error)
 
 	// GetDisputesWithResponse List disputes, oldest first, under data.items (reference filters on the disputed payment's)
 	//
@@ -16949,6 +19315,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /transfers/{id} (the `GetTransfersById` operationId).
 	GetTransfersByIdWithResponse(ctx context.Context, id string, params *GetTransfersByIdParams, reqEditors ...RequestEditorFn) (*GetTransfersByIdResponse, error)
+
+	// PostVirtualCardsWithBodyWithResponse Issue a virtual card: the card, active, with number and cvv in this response only. Invalid fields are 400 with details; past the hourly creation limit 429
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /virtual-cards (the `PostVirtualCards` operationId).
+	PostVirtualCardsWithBodyWithResponse(ctx context.Context, params *PostVirtualCardsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostVirtualCardsResponse, error)
+
+	// PostVirtualCardsWithResponse Issue a virtual card: the card, active, with number and cvv in this response only. Invalid fields are 400 with details; past the hourly creation limit 429
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /virtual-cards (the `PostVirtualCards` operationId).
+	PostVirtualCardsWithResponse(ctx context.Context, params *PostVirtualCardsParams, body PostVirtualCardsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostVirtualCardsResponse, error)
 }
 
 // GetAccountDetailsResponse200Headers the declared response headers of an HTTP 200 response for GetAccountDetails
@@ -18358,6 +20738,1082 @@ func (r PatchBusinessEntitiesByIdResponse) ContentType() string {
 	return ""
 }
 
+// GetCardsResponse200Headers the declared response headers of an HTTP 200 response for GetCards
+type GetCardsResponse200Headers struct {
+	XRequestId string
+}
+
+// GetCardsResponse401Headers the declared response headers of an HTTP 401 response for GetCards
+type GetCardsResponse401Headers struct {
+	XRequestId string
+}
+
+// GetCardsResponse404Headers the declared response headers of an HTTP 404 response for GetCards
+type GetCardsResponse404Headers struct {
+	XRequestId string
+}
+
+// GetCardsResponse422Headers the declared response headers of an HTTP 422 response for GetCards
+type GetCardsResponse422Headers struct {
+	XRequestId string
+}
+
+// GetCardsResponse500Headers the declared response headers of an HTTP 500 response for GetCards
+type GetCardsResponse500Headers struct {
+	XRequestId string
+}
+
+// GetCardsResponse503Headers the declared response headers of an HTTP 503 response for GetCards
+type GetCardsResponse503Headers struct {
+	XRequestId string
+}
+
+type GetCardsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Cards []Card `json:"cards"`
+			Meta  struct {
+				FiltersApplied map[string]string `json:"filters_applied"`
+				Pagination     Pagination        `json:"pagination"`
+			} `json:"meta"`
+		} `json:"data"`
+		Message string                            `json:"message"`
+		Status  GetCards200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCardsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCardsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetCardsResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetCardsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetCardsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCardsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCardsResponse) GetJSON200() *struct {
+	Data struct {
+		Cards []Card `json:"cards"`
+		Meta  struct {
+			FiltersApplied map[string]string `json:"filters_applied"`
+			Pagination     Pagination        `json:"pagination"`
+		} `json:"meta"`
+	} `json:"data"`
+	Message string                            `json:"message"`
+	Status  GetCards200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCardsResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCardsResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetCardsResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCardsResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCardsResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCardsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCardsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCardsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCardsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteCardsByIdResponse200Headers the declared response headers of an HTTP 200 response for DeleteCardsById
+type DeleteCardsByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// DeleteCardsByIdResponse401Headers the declared response headers of an HTTP 401 response for DeleteCardsById
+type DeleteCardsByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// DeleteCardsByIdResponse403Headers the declared response headers of an HTTP 403 response for DeleteCardsById
+type DeleteCardsByIdResponse403Headers struct {
+	XRequestId string
+}
+
+// DeleteCardsByIdResponse404Headers the declared response headers of an HTTP 404 response for DeleteCardsById
+type DeleteCardsByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// DeleteCardsByIdResponse409Headers the declared response headers of an HTTP 409 response for DeleteCardsById
+type DeleteCardsByIdResponse409Headers struct {
+	XRequestId string
+}
+
+// DeleteCardsByIdResponse413Headers the declared response headers of an HTTP 413 response for DeleteCardsById
+type DeleteCardsByIdResponse413Headers struct {
+	XRequestId string
+}
+
+// DeleteCardsByIdResponse422Headers the declared response headers of an HTTP 422 response for DeleteCardsById
+type DeleteCardsByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// DeleteCardsByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteCardsById
+type DeleteCardsByIdResponse500Headers struct {
+	XRequestId string
+}
+
+// DeleteCardsByIdResponse503Headers the declared response headers of an HTTP 503 response for DeleteCardsById
+type DeleteCardsByIdResponse503Headers struct {
+	XRequestId string
+}
+
+type DeleteCardsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+		Data    Card                                     `json:"data"`
+		Message string                                   `json:"message"`
+		Status  DeleteCardsById200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteCardsByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteCardsByIdResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteCardsByIdResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteCardsByIdResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeleteCardsByIdResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DeleteCardsByIdResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *DeleteCardsByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteCardsByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteCardsByIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteCardsByIdResponse) GetJSON200() *struct {
+	// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+	Data    Card                                     `json:"data"`
+	Message string                                   `json:"message"`
+	Status  DeleteCardsById200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteCardsByIdResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteCardsByIdResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteCardsByIdResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteCardsByIdResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeleteCardsByIdResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DeleteCardsByIdResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteCardsByIdResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteCardsByIdResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteCardsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteCardsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteCardsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteCardsByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCardsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetCardsById
+type GetCardsByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// GetCardsByIdResponse401Headers the declared response headers of an HTTP 401 response for GetCardsById
+type GetCardsByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// GetCardsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetCardsById
+type GetCardsByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// GetCardsByIdResponse422Headers the declared response headers of an HTTP 422 response for GetCardsById
+type GetCardsByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// GetCardsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetCardsById
+type GetCardsByIdResponse500Headers struct {
+	XRequestId string
+}
+
+// GetCardsByIdResponse503Headers the declared response headers of an HTTP 503 response for GetCardsById
+type GetCardsByIdResponse503Headers struct {
+	XRequestId string
+}
+
+type GetCardsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+		Data    Card                                  `json:"data"`
+		Message string                                `json:"message"`
+		Status  GetCardsById200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCardsByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCardsByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetCardsByIdResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetCardsByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetCardsByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCardsByIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCardsByIdResponse) GetJSON200() *struct {
+	// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+	Data    Card                                  `json:"data"`
+	Message string                                `json:"message"`
+	Status  GetCardsById200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCardsByIdResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCardsByIdResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetCardsByIdResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCardsByIdResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCardsByIdResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCardsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCardsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCardsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCardsByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostCardsFreezeResponse200Headers the declared response headers of an HTTP 200 response for PostCardsFreeze
+type PostCardsFreezeResponse200Headers struct {
+	XRequestId string
+}
+
+// PostCardsFreezeResponse401Headers the declared response headers of an HTTP 401 response for PostCardsFreeze
+type PostCardsFreezeResponse401Headers struct {
+	XRequestId string
+}
+
+// PostCardsFreezeResponse403Headers the declared response headers of an HTTP 403 response for PostCardsFreeze
+type PostCardsFreezeResponse403Headers struct {
+	XRequestId string
+}
+
+// PostCardsFreezeResponse404Headers the declared response headers of an HTTP 404 response for PostCardsFreeze
+type PostCardsFreezeResponse404Headers struct {
+	XRequestId string
+}
+
+// PostCardsFreezeResponse409Headers the declared response headers of an HTTP 409 response for PostCardsFreeze
+type PostCardsFreezeResponse409Headers struct {
+	XRequestId string
+}
+
+// PostCardsFreezeResponse413Headers the declared response headers of an HTTP 413 response for PostCardsFreeze
+type PostCardsFreezeResponse413Headers struct {
+	XRequestId string
+}
+
+// PostCardsFreezeResponse422Headers the declared response headers of an HTTP 422 response for PostCardsFreeze
+type PostCardsFreezeResponse422Headers struct {
+	XRequestId string
+}
+
+// PostCardsFreezeResponse500Headers the declared response headers of an HTTP 500 response for PostCardsFreeze
+type PostCardsFreezeResponse500Headers struct {
+	XRequestId string
+}
+
+// PostCardsFreezeResponse503Headers the declared response headers of an HTTP 503 response for PostCardsFreeze
+type PostCardsFreezeResponse503Headers struct {
+	XRequestId string
+}
+
+type PostCardsFreezeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+		Data    Card                                     `json:"data"`
+		Message string                                   `json:"message"`
+		Status  PostCardsFreeze200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostCardsFreezeResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostCardsFreezeResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostCardsFreezeResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostCardsFreezeResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostCardsFreezeResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostCardsFreezeResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostCardsFreezeResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostCardsFreezeResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostCardsFreezeResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostCardsFreezeResponse) GetJSON200() *struct {
+	// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+	Data    Card                                     `json:"data"`
+	Message string                                   `json:"message"`
+	Status  PostCardsFreeze200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostCardsFreezeResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostCardsFreezeResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostCardsFreezeResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostCardsFreezeResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostCardsFreezeResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostCardsFreezeResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostCardsFreezeResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostCardsFreezeResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostCardsFreezeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostCardsFreezeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostCardsFreezeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostCardsFreezeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostCardsReassignResponse200Headers the declared response headers of an HTTP 200 response for PostCardsReassign
+type PostCardsReassignResponse200Headers struct {
+	XRequestId string
+}
+
+// PostCardsReassignResponse401Headers the declared response headers of an HTTP 401 response for PostCardsReassign
+type PostCardsReassignResponse401Headers struct {
+	XRequestId string
+}
+
+// PostCardsReassignResponse403Headers the declared response headers of an HTTP 403 response for PostCardsReassign
+type PostCardsReassignResponse403Headers struct {
+	XRequestId string
+}
+
+// PostCardsReassignResponse404Headers the declared response headers of an HTTP 404 response for PostCardsReassign
+type PostCardsReassignResponse404Headers struct {
+	XRequestId string
+}
+
+// PostCardsReassignResponse409Headers the declared response headers of an HTTP 409 response for PostCardsReassign
+type PostCardsReassignResponse409Headers struct {
+	XRequestId string
+}
+
+// PostCardsReassignResponse413Headers the declared response headers of an HTTP 413 response for PostCardsReassign
+type PostCardsReassignResponse413Headers struct {
+	XRequestId string
+}
+
+// PostCardsReassignResponse422Headers the declared response headers of an HTTP 422 response for PostCardsReassign
+type PostCardsReassignResponse422Headers struct {
+	XRequestId string
+}
+
+// PostCardsReassignResponse500Headers the declared response headers of an HTTP 500 response for PostCardsReassign
+type PostCardsReassignResponse500Headers struct {
+	XRequestId string
+}
+
+// PostCardsReassignResponse503Headers the declared response headers of an HTTP 503 response for PostCardsReassign
+type PostCardsReassignResponse503Headers struct {
+	XRequestId string
+}
+
+type PostCardsReassignResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+		Data    Card                                       `json:"data"`
+		Message string                                     `json:"message"`
+		Status  PostCardsReassign200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostCardsReassignResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostCardsReassignResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostCardsReassignResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostCardsReassignResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostCardsReassignResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostCardsReassignResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostCardsReassignResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostCardsReassignResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostCardsReassignResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostCardsReassignResponse) GetJSON200() *struct {
+	// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+	Data    Card                                       `json:"data"`
+	Message string                                     `json:"message"`
+	Status  PostCardsReassign200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostCardsReassignResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostCardsReassignResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostCardsReassignResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostCardsReassignResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostCardsReassignResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostCardsReassignResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostCardsReassignResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostCardsReassignResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostCardsReassignResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostCardsReassignResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostCardsReassignResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostCardsReassignResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCardsTransactionsResponse200Headers the declared response headers of an HTTP 200 response for GetCardsTransactions
+type GetCardsTransactionsResponse200Headers struct {
+	XRequestId string
+}
+
+// GetCardsTransactionsResponse401Headers the declared response headers of an HTTP 401 response for GetCardsTransactions
+type GetCardsTransactionsResponse401Headers struct {
+	XRequestId string
+}
+
+// GetCardsTransactionsResponse404Headers the declared response headers of an HTTP 404 response for GetCardsTransactions
+type GetCardsTransactionsResponse404Headers struct {
+	XRequestId string
+}
+
+// GetCardsTransactionsResponse422Headers the declared response headers of an HTTP 422 response for GetCardsTransactions
+type GetCardsTransactionsResponse422Headers struct {
+	XRequestId string
+}
+
+// GetCardsTransactionsResponse500Headers the declared response headers of an HTTP 500 response for GetCardsTransactions
+type GetCardsTransactionsResponse500Headers struct {
+	XRequestId string
+}
+
+// GetCardsTransactionsResponse503Headers the declared response headers of an HTTP 503 response for GetCardsTransactions
+type GetCardsTransactionsResponse503Headers struct {
+	XRequestId string
+}
+
+type GetCardsTransactionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Transactions []CardTransaction `json:"transactions"`
+		} `json:"data"`
+		Message string                                        `json:"message"`
+		Status  GetCardsTransactions200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCardsTransactionsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCardsTransactionsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetCardsTransactionsResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetCardsTransactionsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetCardsTransactionsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCardsTransactionsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCardsTransactionsResponse) GetJSON200() *struct {
+	Data struct {
+		Transactions []CardTransaction `json:"transactions"`
+	} `json:"data"`
+	Message string                                        `json:"message"`
+	Status  GetCardsTransactions200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCardsTransactionsResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCardsTransactionsResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetCardsTransactionsResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCardsTransactionsResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCardsTransactionsResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCardsTransactionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCardsTransactionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCardsTransactionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCardsTransactionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostCardsUnfreezeResponse200Headers the declared response headers of an HTTP 200 response for PostCardsUnfreeze
+type PostCardsUnfreezeResponse200Headers struct {
+	XRequestId string
+}
+
+// PostCardsUnfreezeResponse401Headers the declared response headers of an HTTP 401 response for PostCardsUnfreeze
+type PostCardsUnfreezeResponse401Headers struct {
+	XRequestId string
+}
+
+// PostCardsUnfreezeResponse403Headers the declared response headers of an HTTP 403 response for PostCardsUnfreeze
+type PostCardsUnfreezeResponse403Headers struct {
+	XRequestId string
+}
+
+// PostCardsUnfreezeResponse404Headers the declared response headers of an HTTP 404 response for PostCardsUnfreeze
+type PostCardsUnfreezeResponse404Headers struct {
+	XRequestId string
+}
+
+// PostCardsUnfreezeResponse409Headers the declared response headers of an HTTP 409 response for PostCardsUnfreeze
+type PostCardsUnfreezeResponse409Headers struct {
+	XRequestId string
+}
+
+// PostCardsUnfreezeResponse413Headers the declared response headers of an HTTP 413 response for PostCardsUnfreeze
+type PostCardsUnfreezeResponse413Headers struct {
+	XRequestId string
+}
+
+// PostCardsUnfreezeResponse422Headers the declared response headers of an HTTP 422 response for PostCardsUnfreeze
+type PostCardsUnfreezeResponse422Headers struct {
+	XRequestId string
+}
+
+// PostCardsUnfreezeResponse500Headers the declared response headers of an HTTP 500 response for PostCardsUnfreeze
+type PostCardsUnfreezeResponse500Headers struct {
+	XRequestId string
+}
+
+// PostCardsUnfreezeResponse503Headers the declared response headers of an HTTP 503 response for PostCardsUnfreeze
+type PostCardsUnfreezeResponse503Headers struct {
+	XRequestId string
+}
+
+type PostCardsUnfreezeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+		Data    Card                                       `json:"data"`
+		Message string                                     `json:"message"`
+		Status  PostCardsUnfreeze200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostCardsUnfreezeResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostCardsUnfreezeResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostCardsUnfreezeResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostCardsUnfreezeResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostCardsUnfreezeResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostCardsUnfreezeResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostCardsUnfreezeResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostCardsUnfreezeResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostCardsUnfreezeResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostCardsUnfreezeResponse) GetJSON200() *struct {
+	// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+	Data    Card                                       `json:"data"`
+	Message string                                     `json:"message"`
+	Status  PostCardsUnfreeze200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostCardsUnfreezeResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostCardsUnfreezeResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostCardsUnfreezeResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostCardsUnfreezeResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostCardsUnfreezeResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostCardsUnfreezeResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostCardsUnfreezeResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostCardsUnfreezeResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostCardsUnfreezeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostCardsUnfreezeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostCardsUnfreezeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostCardsUnfreezeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetCounterpartiesResponse200Headers the declared response headers of an HTTP 200 response for GetCounterparties
 type GetCounterpartiesResponse200Headers struct {
 	XRequestId string
@@ -19142,6 +22598,204 @@ func (r GetCounterpartiesPaymentDetailsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCounterpartiesPaymentDetailsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostDisposableCardsResponse201Headers the declared response headers of an HTTP 201 response for PostDisposableCards
+type PostDisposableCardsResponse201Headers struct {
+	XRequestId string
+}
+
+// PostDisposableCardsResponse400Headers the declared response headers of an HTTP 400 response for PostDisposableCards
+type PostDisposableCardsResponse400Headers struct {
+	XRequestId string
+}
+
+// PostDisposableCardsResponse401Headers the declared response headers of an HTTP 401 response for PostDisposableCards
+type PostDisposableCardsResponse401Headers struct {
+	XRequestId string
+}
+
+// PostDisposableCardsResponse403Headers the declared response headers of an HTTP 403 response for PostDisposableCards
+type PostDisposableCardsResponse403Headers struct {
+	XRequestId string
+}
+
+// PostDisposableCardsResponse404Headers the declared response headers of an HTTP 404 response for PostDisposableCards
+type PostDisposableCardsResponse404Headers struct {
+	XRequestId string
+}
+
+// PostDisposableCardsResponse409Headers the declared response headers of an HTTP 409 response for PostDisposableCards
+type PostDisposableCardsResponse409Headers struct {
+	XRequestId string
+}
+
+// PostDisposableCardsResponse413Headers the declared response headers of an HTTP 413 response for PostDisposableCards
+type PostDisposableCardsResponse413Headers struct {
+	XRequestId string
+}
+
+// PostDisposableCardsResponse422Headers the declared response headers of an HTTP 422 response for PostDisposableCards
+type PostDisposableCardsResponse422Headers struct {
+	XRequestId string
+}
+
+// PostDisposableCardsResponse429Headers the declared response headers of an HTTP 429 response for PostDisposableCards
+type PostDisposableCardsResponse429Headers struct {
+	XRequestId string
+}
+
+// PostDisposableCardsResponse500Headers the declared response headers of an HTTP 500 response for PostDisposableCards
+type PostDisposableCardsResponse500Headers struct {
+	XRequestId string
+}
+
+// PostDisposableCardsResponse503Headers the declared response headers of an HTTP 503 response for PostDisposableCards
+type PostDisposableCardsResponse503Headers struct {
+	XRequestId string
+}
+
+type PostDisposableCardsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+		Data    Card                                         `json:"data"`
+		Message string                                       `json:"message"`
+		Status  PostDisposableCards201JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *E400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *E429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostDisposableCardsResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostDisposableCardsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostDisposableCardsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostDisposableCardsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostDisposableCardsResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostDisposableCardsResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostDisposableCardsResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostDisposableCardsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostDisposableCardsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostDisposableCardsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostDisposableCardsResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostDisposableCardsResponse) GetJSON201() *struct {
+	// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+	Data    Card                                         `json:"data"`
+	Message string                                       `json:"message"`
+	Status  PostDisposableCards201JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostDisposableCardsResponse) GetJSON400() *E400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostDisposableCardsResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostDisposableCardsResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostDisposableCardsResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostDisposableCardsResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostDisposableCardsResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostDisposableCardsResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostDisposableCardsResponse) GetJSON429() *E429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostDisposableCardsResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostDisposableCardsResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostDisposableCardsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostDisposableCardsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostDisposableCardsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostDisposableCardsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -27939,6 +31593,204 @@ func (r GetTransfersByIdResponse) ContentType() string {
 	return ""
 }
 
+// PostVirtualCardsResponse201Headers the declared response headers of an HTTP 201 response for PostVirtualCards
+type PostVirtualCardsResponse201Headers struct {
+	XRequestId string
+}
+
+// PostVirtualCardsResponse400Headers the declared response headers of an HTTP 400 response for PostVirtualCards
+type PostVirtualCardsResponse400Headers struct {
+	XRequestId string
+}
+
+// PostVirtualCardsResponse401Headers the declared response headers of an HTTP 401 response for PostVirtualCards
+type PostVirtualCardsResponse401Headers struct {
+	XRequestId string
+}
+
+// PostVirtualCardsResponse403Headers the declared response headers of an HTTP 403 response for PostVirtualCards
+type PostVirtualCardsResponse403Headers struct {
+	XRequestId string
+}
+
+// PostVirtualCardsResponse404Headers the declared response headers of an HTTP 404 response for PostVirtualCards
+type PostVirtualCardsResponse404Headers struct {
+	XRequestId string
+}
+
+// PostVirtualCardsResponse409Headers the declared response headers of an HTTP 409 response for PostVirtualCards
+type PostVirtualCardsResponse409Headers struct {
+	XRequestId string
+}
+
+// PostVirtualCardsResponse413Headers the declared response headers of an HTTP 413 response for PostVirtualCards
+type PostVirtualCardsResponse413Headers struct {
+	XRequestId string
+}
+
+// PostVirtualCardsResponse422Headers the declared response headers of an HTTP 422 response for PostVirtualCards
+type PostVirtualCardsResponse422Headers struct {
+	XRequestId string
+}
+
+// PostVirtualCardsResponse429Headers the declared response headers of an HTTP 429 response for PostVirtualCards
+type PostVirtualCardsResponse429Headers struct {
+	XRequestId string
+}
+
+// PostVirtualCardsResponse500Headers the declared response headers of an HTTP 500 response for PostVirtualCards
+type PostVirtualCardsResponse500Headers struct {
+	XRequestId string
+}
+
+// PostVirtualCardsResponse503Headers the declared response headers of an HTTP 503 response for PostVirtualCards
+type PostVirtualCardsResponse503Headers struct {
+	XRequestId string
+}
+
+type PostVirtualCardsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+		Data    Card                                      `json:"data"`
+		Message string                                    `json:"message"`
+		Status  PostVirtualCards201JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *E400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *E429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostVirtualCardsResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostVirtualCardsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostVirtualCardsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostVirtualCardsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostVirtualCardsResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostVirtualCardsResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostVirtualCardsResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostVirtualCardsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostVirtualCardsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostVirtualCardsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostVirtualCardsResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostVirtualCardsResponse) GetJSON201() *struct {
+	// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+	Data    Card                                      `json:"data"`
+	Message string                                    `json:"message"`
+	Status  PostVirtualCards201JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostVirtualCardsResponse) GetJSON400() *E400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostVirtualCardsResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostVirtualCardsResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostVirtualCardsResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostVirtualCardsResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostVirtualCardsResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostVirtualCardsResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostVirtualCardsResponse) GetJSON429() *E429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostVirtualCardsResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostVirtualCardsResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostVirtualCardsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostVirtualCardsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostVirtualCardsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostVirtualCardsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetAccountDetailsWithResponse List account details (filters account_id, entity_id)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -28160,6 +32012,149 @@ func (c *ClientWithResponses) PatchBusinessEntitiesByIdWithResponse(ctx context.
 	return ParsePatchBusinessEntitiesByIdResponse(rsp)
 }
 
+// GetCardsWithResponse List the entity's cards but deleted ones, oldest first, under data.cards
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /cards (the `GetCards` operationId).
+func (c *ClientWithResponses) GetCardsWithResponse(ctx context.Context, params *GetCardsParams, reqEditors ...RequestEditorFn) (*GetCardsResponse, error) {
+	rsp, err := c.GetCards(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCardsResponse(rsp)
+}
+
+// DeleteCardsByIdWithBodyWithResponse Delete a card (soft: it leaves GET /cards, still answers GET /cards/{id} with deleted true, and refuses every other move); cards.deleted
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /cards/{id} (the `DeleteCardsById` operationId).
+func (c *ClientWithResponses) DeleteCardsByIdWithBodyWithResponse(ctx context.Context, id string, params *DeleteCardsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteCardsByIdResponse, error) {
+	rsp, err := c.DeleteCardsByIdWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteCardsByIdResponse(rsp)
+}
+
+// DeleteCardsByIdWithResponse Delete a card (soft: it leaves GET /cards, still answers GET /cards/{id} with deleted true, and refuses every other move); cards.deleted
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /cards/{id} (the `DeleteCardsById` operationId).
+func (c *ClientWithResponses) DeleteCardsByIdWithResponse(ctx context.Context, id string, params *DeleteCardsByIdParams, body DeleteCardsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteCardsByIdResponse, error) {
+	rsp, err := c.DeleteCardsById(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteCardsByIdResponse(rsp)
+}
+
+// GetCardsByIdWithResponse Get a card, its number masked
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /cards/{id} (the `GetCardsById` operationId).
+func (c *ClientWithResponses) GetCardsByIdWithResponse(ctx context.Context, id string, params *GetCardsByIdParams, reqEditors ...RequestEditorFn) (*GetCardsByIdResponse, error) {
+	rsp, err := c.GetCardsById(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCardsByIdResponse(rsp)
+}
+
+// PostCardsFreezeWithBodyWithResponse Freeze a card: status blocked (default; unfreeze reverses it) or fraud (final); cards.frozen. 409 error_operation_invalid_for_state for a fraud card asked to be blocked or a deleted card
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /cards/{id}/freeze (the `PostCardsFreeze` operationId).
+func (c *ClientWithResponses) PostCardsFreezeWithBodyWithResponse(ctx context.Context, id string, params *PostCardsFreezeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCardsFreezeResponse, error) {
+	rsp, err := c.PostCardsFreezeWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCardsFreezeResponse(rsp)
+}
+
+// PostCardsFreezeWithResponse Freeze a card: status blocked (default; unfreeze reverses it) or fraud (final); cards.frozen. 409 error_operation_invalid_for_state for a fraud card asked to be blocked or a deleted card
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /cards/{id}/freeze (the `PostCardsFreeze` operationId).
+func (c *ClientWithResponses) PostCardsFreezeWithResponse(ctx context.Context, id string, params *PostCardsFreezeParams, body PostCardsFreezeJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCardsFreezeResponse, error) {
+	rsp, err := c.PostCardsFreeze(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCardsFreezeResponse(rsp)
+}
+
+// PostCardsReassignWithBodyWithResponse Move a card to another account of its entity in its currency
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /cards/{id}/reassign (the `PostCardsReassign` operationId).
+func (c *ClientWithResponses) PostCardsReassignWithBodyWithResponse(ctx context.Context, id string, params *PostCardsReassignParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCardsReassignResponse, error) {
+	rsp, err := c.PostCardsReassignWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCardsReassignResponse(rsp)
+}
+
+// PostCardsReassignWithResponse Move a card to another account of its entity in its currency
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /cards/{id}/reassign (the `PostCardsReassign` operationId).
+func (c *ClientWithResponses) PostCardsReassignWithResponse(ctx context.Context, id string, params *PostCardsReassignParams, body PostCardsReassignJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCardsReassignResponse, error) {
+	rsp, err := c.PostCardsReassign(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCardsReassignResponse(rsp)
+}
+
+// GetCardsTransactionsWithResponse List a card's transactions under data.transactions (empty until authorizations are built)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /cards/{id}/transactions (the `GetCardsTransactions` operationId).
+func (c *ClientWithResponses) GetCardsTransactionsWithResponse(ctx context.Context, id string, params *GetCardsTransactionsParams, reqEditors ...RequestEditorFn) (*GetCardsTransactionsResponse, error) {
+	rsp, err := c.GetCardsTransactions(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCardsTransactionsResponse(rsp)
+}
+
+// PostCardsUnfreezeWithBodyWithResponse Unfreeze a blocked card (active again); cards.unfrozen. 409 error_operation_invalid_for_state for a fraud or deleted card
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /cards/{id}/unfreeze (the `PostCardsUnfreeze` operationId).
+func (c *ClientWithResponses) PostCardsUnfreezeWithBodyWithResponse(ctx context.Context, id string, params *PostCardsUnfreezeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCardsUnfreezeResponse, error) {
+	rsp, err := c.PostCardsUnfreezeWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCardsUnfreezeResponse(rsp)
+}
+
+// PostCardsUnfreezeWithResponse Unfreeze a blocked card (active again); cards.unfrozen. 409 error_operation_invalid_for_state for a fraud or deleted card
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /cards/{id}/unfreeze (the `PostCardsUnfreeze` operationId).
+func (c *ClientWithResponses) PostCardsUnfreezeWithResponse(ctx context.Context, id string, params *PostCardsUnfreezeParams, body PostCardsUnfreezeJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCardsUnfreezeResponse, error) {
+	rsp, err := c.PostCardsUnfreeze(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCardsUnfreezeResponse(rsp)
+}
+
 // GetCounterpartiesWithResponse List counterparties (filters type, status; pagination adds has_more)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -28275,6 +32270,32 @@ func (c *ClientWithResponses) GetCounterpartiesPaymentDetailsWithResponse(ctx co
 		return nil, err
 	}
 	return ParseGetCounterpartiesPaymentDetailsResponse(rsp)
+}
+
+// PostDisposableCardsWithBodyWithResponse Issue a disposable card: the card, active, with number and cvv in this response only. Invalid fields are 400 with details; past the hourly creation limit 429
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /disposable-cards (the `PostDisposableCards` operationId).
+func (c *ClientWithResponses) PostDisposableCardsWithBodyWithResponse(ctx context.Context, params *PostDisposableCardsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDisposableCardsResponse, error) {
+	rsp, err := c.PostDisposableCardsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDisposableCardsResponse(rsp)
+}
+
+// PostDisposableCardsWithResponse Issue a disposable card: the card, active, with number and cvv in this response only. Invalid fields are 400 with details; past the hourly creation limit 429
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /disposable-cards (the `PostDisposableCards` operationId).
+func (c *ClientWithResponses) PostDisposableCardsWithResponse(ctx context.Context, params *PostDisposableCardsParams, body PostDisposableCardsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDisposableCardsResponse, error) {
+	rsp, err := c.PostDisposableCards(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDisposableCardsResponse(rsp)
 }
 
 // GetDisputesWithResponse List disputes, oldest first, under data.items (reference filters on the disputed payment's)
@@ -29588,6 +33609,32 @@ func (c *ClientWithResponses) GetTransfersByIdWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseGetTransfersByIdResponse(rsp)
+}
+
+// PostVirtualCardsWithBodyWithResponse Issue a virtual card: the card, active, with number and cvv in this response only. Invalid fields are 400 with details; past the hourly creation limit 429
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /virtual-cards (the `PostVirtualCards` operationId).
+func (c *ClientWithResponses) PostVirtualCardsWithBodyWithResponse(ctx context.Context, params *PostVirtualCardsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostVirtualCardsResponse, error) {
+	rsp, err := c.PostVirtualCardsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostVirtualCardsResponse(rsp)
+}
+
+// PostVirtualCardsWithResponse Issue a virtual card: the card, active, with number and cvv in this response only. Invalid fields are 400 with details; past the hourly creation limit 429
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /virtual-cards (the `PostVirtualCards` operationId).
+func (c *ClientWithResponses) PostVirtualCardsWithResponse(ctx context.Context, params *PostVirtualCardsParams, body PostVirtualCardsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostVirtualCardsResponse, error) {
+	rsp, err := c.PostVirtualCards(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostVirtualCardsResponse(rsp)
 }
 
 // ParseGetAccountDetailsResponse parses an HTTP response from a GetAccountDetailsWithResponse call
@@ -31038,6 +35085,1119 @@ func ParsePatchBusinessEntitiesByIdResponse(rsp *http.Response) (*PatchBusinessE
 	return response, nil
 }
 
+// ParseGetCardsResponse parses an HTTP response from a GetCardsWithResponse call
+func ParseGetCardsResponse(rsp *http.Response) (*GetCardsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCardsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Cards []Card `json:"cards"`
+				Meta  struct {
+					FiltersApplied map[string]string `json:"filters_applied"`
+					Pagination     Pagination        `json:"pagination"`
+				} `json:"meta"`
+			} `json:"data"`
+			Message string                            `json:"message"`
+			Status  GetCards200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCardsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetCardsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetCardsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetCardsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetCardsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCardsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteCardsByIdResponse parses an HTTP response from a DeleteCardsByIdWithResponse call
+func ParseDeleteCardsByIdResponse(rsp *http.Response) (*DeleteCardsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteCardsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+			Data    Card                                     `json:"data"`
+			Message string                                   `json:"message"`
+			Status  DeleteCardsById200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteCardsByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteCardsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteCardsByIdResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteCardsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeleteCardsByIdResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers DeleteCardsByIdResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers DeleteCardsByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteCardsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteCardsByIdResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCardsByIdResponse parses an HTTP response from a GetCardsByIdWithResponse call
+func ParseGetCardsByIdResponse(rsp *http.Response) (*GetCardsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCardsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+			Data    Card                                  `json:"data"`
+			Message string                                `json:"message"`
+			Status  GetCardsById200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCardsByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetCardsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetCardsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetCardsByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetCardsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCardsByIdResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostCardsFreezeResponse parses an HTTP response from a PostCardsFreezeWithResponse call
+func ParsePostCardsFreezeResponse(rsp *http.Response) (*PostCardsFreezeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostCardsFreezeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+			Data    Card                                     `json:"data"`
+			Message string                                   `json:"message"`
+			Status  PostCardsFreeze200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostCardsFreezeResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostCardsFreezeResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostCardsFreezeResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostCardsFreezeResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostCardsFreezeResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostCardsFreezeResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostCardsFreezeResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostCardsFreezeResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostCardsFreezeResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostCardsReassignResponse parses an HTTP response from a PostCardsReassignWithResponse call
+func ParsePostCardsReassignResponse(rsp *http.Response) (*PostCardsReassignResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostCardsReassignResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+			Data    Card                                       `json:"data"`
+			Message string                                     `json:"message"`
+			Status  PostCardsReassign200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostCardsReassignResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostCardsReassignResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostCardsReassignResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostCardsReassignResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostCardsReassignResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostCardsReassignResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostCardsReassignResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostCardsReassignResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostCardsReassignResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCardsTransactionsResponse parses an HTTP response from a GetCardsTransactionsWithResponse call
+func ParseGetCardsTransactionsResponse(rsp *http.Response) (*GetCardsTransactionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCardsTransactionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Transactions []CardTransaction `json:"transactions"`
+			} `json:"data"`
+			Message string                                        `json:"message"`
+			Status  GetCardsTransactions200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCardsTransactionsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetCardsTransactionsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetCardsTransactionsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetCardsTransactionsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetCardsTransactionsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCardsTransactionsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostCardsUnfreezeResponse parses an HTTP response from a PostCardsUnfreezeWithResponse call
+func ParsePostCardsUnfreezeResponse(rsp *http.Response) (*PostCardsUnfreezeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostCardsUnfreezeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+			Data    Card                                       `json:"data"`
+			Message string                                     `json:"message"`
+			Status  PostCardsUnfreeze200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostCardsUnfreezeResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostCardsUnfreezeResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostCardsUnfreezeResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostCardsUnfreezeResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostCardsUnfreezeResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostCardsUnfreezeResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostCardsUnfreezeResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostCardsUnfreezeResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostCardsUnfreezeResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetCounterpartiesResponse parses an HTTP response from a GetCounterpartiesWithResponse call
 func ParseGetCounterpartiesResponse(rsp *http.Response) (*GetCounterpartiesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -31851,6 +37011,220 @@ func ParseGetCounterpartiesPaymentDetailsResponse(rsp *http.Response) (*GetCount
 			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostDisposableCardsResponse parses an HTTP response from a PostDisposableCardsWithResponse call
+func ParsePostDisposableCardsResponse(rsp *http.Response) (*PostDisposableCardsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostDisposableCardsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+			Data    Card                                         `json:"data"`
+			Message string                                       `json:"message"`
+			Status  PostDisposableCards201JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest E400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest E429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostDisposableCardsResponse201Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostDisposableCardsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostDisposableCardsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostDisposableCardsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostDisposableCardsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostDisposableCardsResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostDisposableCardsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostDisposableCardsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostDisposableCardsResponse429Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostDisposableCardsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostDisposableCardsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41164,6 +46538,220 @@ func ParseGetTransfersByIdResponse(rsp *http.Response) (*GetTransfersByIdRespons
 			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostVirtualCardsResponse parses an HTTP response from a PostVirtualCardsWithResponse call
+func ParsePostVirtualCardsResponse(rsp *http.Response) (*PostVirtualCardsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostVirtualCardsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
+			Data    Card                                      `json:"data"`
+			Message string                                    `json:"message"`
+			Status  PostVirtualCards201JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest E400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest E429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostVirtualCardsResponse201Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostVirtualCardsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostVirtualCardsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostVirtualCardsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostVirtualCardsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostVirtualCardsResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostVirtualCardsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostVirtualCardsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostVirtualCardsResponse429Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostVirtualCardsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostVirtualCardsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

@@ -1,0 +1,469 @@
+package cards
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"math/big"
+	"strconv"
+	"time"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
+	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/storage"
+)
+
+// Page is one page of an entity's cards.
+type Page struct {
+	*corebank.Page[Card]
+	EntityID string
+}
+
+// luhnDigit is the check digit that makes digits+d pass the Luhn check.
+func luhnDigit(digits string) byte {
+	sum := 0
+	for i := len(digits) - 1; i >= 0; i-- {
+		d := int(digits[i] - '0')
+		if (len(digits)-i)%2 == 1 {
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return byte('0' + (10-sum%10)%10)
+}
+
+func randomDigits(n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		v, err := rand.Int(rand.Reader, big.NewInt(10))
+		if err != nil {
+			panic(err) // crypto/rand never fails on supported platforms
+		}
+		b[i] = byte('0' + v.Int64())
+	}
+	return string(b)
+}
+
+// newNumber is BIN, random digits and a Luhn check digit: 16 digits.
+func (s *Service) newNumber() string {
+	body := s.o.BIN + s.digits(15-len(s.o.BIN))
+	return body + string(luhnDigit(body))
+}
+
+func (s *Service) numberKey(number string) []byte {
+	m := hmac.New(sha256.New, s.o.NumberKey)
+	m.Write([]byte(number))
+	return storage.Key("n", hex.EncodeToString(m.Sum(nil)))
+}
+
+func creationPrefix(entity string) []byte { return storage.Key("c", entity, "") }
+func creationKey(entity string, ms int64, id string) []byte {
+	return storage.Key("c", entity, strconv.FormatInt(1e15+ms, 10), id)
+}
+
+// countCreations deletes the creations of entity older than an hour and
+// returns those left and the time of the oldest.
+func countCreations(tx storage.Tx, entity string, now time.Time) (int, int64, error) {
+	cutoff := now.Add(-time.Hour).UnixMilli()
+	var stale [][]byte
+	n, oldest := 0, int64(0)
+	err := tx.Scan(index, storage.ScanOptions{Prefix: creationPrefix(entity)}, func(k, _ []byte) error {
+		rest := k[len(creationPrefix(entity)):]
+		ms, _ := strconv.ParseInt(string(rest[:16]), 10, 64)
+		ms -= 1e15
+		if ms <= cutoff {
+			stale = append(stale, append([]byte(nil), k...))
+			return nil
+		}
+		if n == 0 {
+			oldest = ms
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, k := range stale {
+		if err := tx.Delete(index, k); err != nil {
+			return 0, 0, err
+		}
+	}
+	return n, oldest, nil
+}
+
+// accountFor loads account id for caller narrowed to entityID.
+func (s *Service) accountFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*ledger.Account, error) {
+	a, err := scope.Load(tx, s.o.Tree, caller, entityID, ledger.ErrAccountNotFound, func() (*ledger.Account, string, error) {
+		a, err := s.led.GetAccountTx(tx, id)
+		if err != nil {
+			return nil, "", err
+		}
+		return a, a.EntityID, nil
+	})
+	if errors.Is(err, ledger.ErrAccountNotFound) {
+		return nil, ledger.ErrAccountNotFound.With("account " + id + " not found")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if a.Deleted != 0 {
+		return nil, ledger.ErrAccountDeleted
+	}
+	return a, nil
+}
+
+// CreateDisposable issues a disposable card (POST /disposable-cards).
+// See Create.
+func (s *Service) CreateDisposable(ctx context.Context, caller corebank.Caller, in NewCard) (*Card, error) {
+	return s.create(ctx, caller, TypeDisposable, in)
+}
+
+// CreateVirtual issues a virtual card (POST /virtual-cards). See Create.
+func (s *Service) CreateVirtual(ctx context.Context, caller corebank.Caller, in NewCard) (*Card, error) {
+	return s.create(ctx, caller, TypeVirtual, in)
+}
+
+// create issues a card of typ on in.AccountID, active, and answers it
+// with its full number and CVV (the only answer that has them). In one
+// transaction it counts the entity's creations of the last hour (past
+// Options.CreateLimit: ErrCreateLimit with a RateLimit), draws a unique
+// number, seals number and CVV, and appends cards.created (masked).
+// A virtual card without an expiry expires in three years.
+//
+// Errors: corebank.ErrForbidden; corebank.ErrEntityNotFound; a
+// corebank.KindBadRequest error naming each bad field (currency when it
+// is not the account's); ledger.ErrAccountNotFound; ledger.ErrAccountDeleted;
+// ErrCreateLimit.
+func (s *Service) create(ctx context.Context, caller corebank.Caller, typ string, in NewCard) (*Card, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
+	now := s.o.Clock.Now()
+	mm, yy, p := in.validate(typ, now)
+	if len(p) > 0 {
+		return nil, p.BadRequest()
+	}
+	if mm == "" {
+		exp := now.UTC().AddDate(3, 0, 0)
+		mm, yy = strconv.Itoa(100 + int(exp.Month()))[1:], strconv.Itoa(100 + exp.Year()%100)[1:]
+	}
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Card, error) {
+		acct, err := s.accountFor(tx, caller, in.EntityID, in.AccountID)
+		if err != nil {
+			return nil, err
+		}
+		if in.Currency != acct.Currency {
+			return nil, corebank.Problems{"currency": "must match the account's currency " + acct.Currency}.BadRequest()
+		}
+		n, oldest, err := countCreations(tx, acct.EntityID, now)
+		if err != nil {
+			return nil, err
+		}
+		if n >= s.o.CreateLimit {
+			wait := time.UnixMilli(oldest).Add(time.Hour).Sub(now)
+			return nil, ErrCreateLimit.WithData(&RateLimit{RetryAfter: int64((wait + time.Second - 1) / time.Second),
+				LimitType: LimitTypeCreate, CurrentCount: n, Limit: s.o.CreateLimit})
+		}
+		var number string
+		for {
+			number = s.newNumber()
+			if ok, err := storage.Exists(tx, index, s.numberKey(number)); err != nil {
+				return nil, err
+			} else if !ok {
+				break
+			}
+		}
+		cvv := randomDigits(3)
+		ms := now.UnixMilli()
+		r := &record{Card: Card{ID: s.o.IDs.New(now), Name: in.CardName, Status: StatusActive, Type: typ,
+			ExpirationMonth: mm, ExpirationYear: yy, Currency: acct.Currency,
+			AccountID: acct.ID, EntityID: acct.EntityID, Cardholder: *in.Cardholder,
+			IndividualMCCControls: in.IndividualMCCControls, MCCGroupControls: in.MCCGroupControls,
+			SetAlertServiceFlag: in.SetAlertServiceFlag, Metadata: in.Metadata, Created: ms}, LastFour: number[12:], Updated: ms}
+		if in.IndividualControls != nil {
+			r.IndividualControls = *in.IndividualControls
+		}
+		for i := range r.IndividualMCCControls {
+			r.IndividualMCCControls[i].Open = openOr(r.IndividualMCCControls[i].Open)
+		}
+		for i := range r.MCCGroupControls {
+			r.MCCGroupControls[i].Open = openOr(r.MCCGroupControls[i].Open)
+		}
+		if r.IndividualMCCControls == nil {
+			r.IndividualMCCControls = []MCCControl{}
+		}
+		if r.MCCGroupControls == nil {
+			r.MCCGroupControls = []GroupControl{}
+		}
+		if r.Metadata == nil {
+			r.Metadata = map[string]string{}
+		}
+		r.Sealed = s.seal(r.ID, secret{Number: number, CVV: cvv})
+		for _, kv := range []struct{ k, v []byte }{{s.numberKey(number), []byte(r.ID)},
+			{listKey(r.EntityID, r.ID), nil}, {creationKey(r.EntityID, ms, r.ID), nil}} {
+			if err := tx.Put(index, kv.k, kv.v); err != nil {
+				return nil, err
+			}
+		}
+		if err := putCard(tx, r); err != nil {
+			return nil, err
+		}
+		if _, err := s.led.AppendEventTx(tx, now, EventCreated, r.EntityID, r.view()); err != nil {
+			return nil, err
+		}
+		c := r.view()
+		c.Number, c.CVV = number, cvv
+		return c, nil
+	})
+}
+
+func openOr(b *bool) *bool {
+	if b != nil {
+		return b
+	}
+	t := true
+	return &t
+}
+
+// cardFor loads card id for caller narrowed to entityID.
+func (s *Service) cardFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*record, error) {
+	return scope.Load(tx, s.o.Tree, caller, entityID, ErrCardNotFound, func() (*record, string, error) {
+		r, err := getCard(tx, id)
+		if err != nil {
+			return nil, "", err
+		}
+		return r, r.EntityID, nil
+	})
+}
+
+// Get returns card id, masked, for caller narrowed to entityID; a deleted
+// card is answered with deleted true.
+//
+// Errors: corebank.ErrEntityNotFound; ErrCardNotFound.
+func (s *Service) Get(ctx context.Context, caller corebank.Caller, entityID, id string) (*Card, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*Card, error) {
+		r, err := s.cardFor(tx, caller, entityID, id)
+		if err != nil {
+			return nil, err
+		}
+		return r.view(), nil
+	})
+}
+
+// move loads card id for a write and applies fn to it, then stores it
+// and appends event (when not "" and fn changed it).
+func (s *Service) move(ctx context.Context, caller corebank.Caller, entityID, id string,
+	fn func(tx storage.Tx, r *record) (event string, err error)) (*Card, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
+	now := s.o.Clock.Now()
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Card, error) {
+		r, err := s.cardFor(tx, caller, entityID, id)
+		if err != nil {
+			return nil, err
+		}
+		if r.Deleted {
+			return nil, ErrInvalidForState.With("the card is deleted")
+		}
+		ev, err := fn(tx, r)
+		if err != nil || ev == "" {
+			return r.view(), err
+		}
+		r.Updated = now.UnixMilli()
+		if err := putCard(tx, r); err != nil {
+			return nil, err
+		}
+		if _, err := s.led.AppendEventTx(tx, now, ev, r.EntityID, r.view()); err != nil {
+			return nil, err
+		}
+		return r.view(), nil
+	})
+}
+
+// Freeze stops card id: status "" or "blocked" makes an active card
+// blocked (Unfreeze reverses it); "fraud" makes an active or blocked card
+// fraud, for good. Freezing to the status the card has changes nothing.
+// Appends cards.frozen.
+//
+// Errors: corebank.ErrForbidden; corebank.ErrEntityNotFound;
+// ErrCardNotFound; a validation error naming status; ErrInvalidForState
+// for a deleted card or a fraud card asked to be blocked.
+func (s *Service) Freeze(ctx context.Context, caller corebank.Caller, entityID, id, status string) (*Card, error) {
+	if status == "" {
+		status = StatusBlocked
+	}
+	if status != StatusBlocked && status != StatusFraud {
+		return nil, corebank.InvalidField("status", "must be blocked or fraud")
+	}
+	return s.move(ctx, caller, entityID, id, func(_ storage.Tx, r *record) (string, error) {
+		switch {
+		case r.Status == status:
+			return "", nil
+		case r.Status == StatusFraud:
+			return "", ErrInvalidForState.With("a fraud card stays fraud")
+		}
+		r.Status = status
+		return EventFrozen, nil
+	})
+}
+
+// Unfreeze makes a blocked card active again; an active card is answered
+// unchanged. Appends cards.unfrozen.
+//
+// Errors: as Freeze; ErrInvalidForState for a fraud or deleted card.
+func (s *Service) Unfreeze(ctx context.Context, caller corebank.Caller, entityID, id string) (*Card, error) {
+	return s.move(ctx, caller, entityID, id, func(_ storage.Tx, r *record) (string, error) {
+		switch r.Status {
+		case StatusActive:
+			return "", nil
+		case StatusFraud:
+			return "", ErrInvalidForState.With("a fraud card cannot be unfrozen")
+		}
+		r.Status = StatusActive
+		return EventUnfrozen, nil
+	})
+}
+
+// Reassign moves card id to accountID, another account of the card's
+// entity in the card's currency. No event (SPEC.md names none).
+//
+// Errors: as Freeze; ledger.ErrAccountNotFound; ledger.ErrAccountDeleted;
+// a validation error on account_id for another entity's account or
+// another currency.
+func (s *Service) Reassign(ctx context.Context, caller corebank.Caller, entityID, id, accountID string) (*Card, error) {
+	if accountID == "" {
+		return nil, corebank.InvalidField("account_id", "is required")
+	}
+	return s.move(ctx, caller, entityID, id, func(tx storage.Tx, r *record) (string, error) {
+		a, err := s.accountFor(tx, caller, entityID, accountID)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case a.EntityID != r.EntityID:
+			return "", corebank.InvalidField("account_id", "must belong to the card's entity")
+		case a.Currency != r.Currency:
+			return "", corebank.InvalidField("account_id", "must be in the card's currency "+r.Currency)
+		case a.ID == r.AccountID:
+			return "", nil
+		}
+		r.AccountID = a.ID
+		r.Updated = s.o.Clock.Now().UnixMilli()
+		return "", putCard(tx, r)
+	})
+}
+
+// Delete soft-deletes card id: it leaves the list and refuses every move,
+// and Get still answers it (deleted true). Deleting a deleted card
+// answers it unchanged. Appends cards.deleted.
+//
+// Errors: corebank.ErrForbidden; corebank.ErrEntityNotFound; ErrCardNotFound.
+func (s *Service) Delete(ctx context.Context, caller corebank.Caller, entityID, id string) (*Card, error) {
+	if err := caller.CheckWrite(); err != nil {
+		return nil, err
+	}
+	now := s.o.Clock.Now()
+	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Card, error) {
+		r, err := s.cardFor(tx, caller, entityID, id)
+		if err != nil || r.Deleted {
+			return r.viewOrNil(), err
+		}
+		r.Deleted, r.Updated = true, now.UnixMilli()
+		if err := tx.Delete(index, listKey(r.EntityID, r.ID)); err != nil {
+			return nil, err
+		}
+		if err := putCard(tx, r); err != nil {
+			return nil, err
+		}
+		if _, err := s.led.AppendEventTx(tx, now, EventDeleted, r.EntityID, r.view()); err != nil {
+			return nil, err
+		}
+		return r.view(), nil
+	})
+}
+
+func (r *record) viewOrNil() *Card {
+	if r == nil {
+		return nil
+	}
+	return r.view()
+}
+
+// maxScan caps the index entries one list page examines.
+const maxScan = 2000
+
+// List returns one page of the cards of entityID (the caller's when ""),
+// oldest first, without deleted cards; accountID, when set, keeps that
+// account's cards (and lists its entity).
+//
+// Errors: corebank.ErrEntityNotFound; ledger.ErrAccountNotFound; a
+// validation error naming limit or cursor.
+func (s *Service) List(ctx context.Context, caller corebank.Caller, entityID, accountID string, opts corebank.ListOptions) (*Page, error) {
+	limit, err := storage.CheckList(opts, corebank.DefaultLimit)
+	if err != nil {
+		return nil, err
+	}
+	return storage.View(ctx, s.db, func(tx storage.Tx) (*Page, error) {
+		entity, err := scope.Entity(tx, s.o.Tree, caller, entityID)
+		if err != nil {
+			return nil, err
+		}
+		if accountID != "" {
+			notFound := ledger.ErrAccountNotFound.With("account " + accountID + " not found")
+			acct, err := s.led.GetAccountTx(tx, accountID)
+			if errors.Is(err, ledger.ErrAccountNotFound) {
+				return nil, notFound
+			}
+			if err != nil {
+				return nil, err
+			}
+			if err := scope.Check(tx, s.o.Tree, corebank.As(entity), acct.EntityID, notFound); err != nil {
+				return nil, err
+			}
+			entity = acct.EntityID
+		}
+		q := storage.PageQuery{Bucket: index, Prefix: storage.Key("l", entity, ""), Opts: opts, Limit: limit, MaxScan: maxScan}
+		page, err := storage.ReadPage(tx, q, func(id string, _ []byte) (Card, bool, error) {
+			r, err := getCard(tx, id)
+			if err != nil {
+				return Card{}, false, err
+			}
+			if accountID != "" && r.AccountID != accountID {
+				return Card{}, false, nil
+			}
+			return *r.view(), true, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &Page{Page: page, EntityID: entity}, nil
+	})
+}
+
+// Transaction is a card transaction; none exist yet (authorizations come
+// in a later slice), so it is empty.
+type Transaction struct {
+	ID string `json:"id"`
+}
+
+// ListTransactions returns card id's transactions: for now always an
+// empty page, after the scope check.
+//
+// Errors: corebank.ErrEntityNotFound; ErrCardNotFound.
+func (s *Service) ListTransactions(ctx context.Context, caller corebank.Caller, entityID, id string) ([]Transaction, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) ([]Transaction, error) {
+		if _, err := s.cardFor(tx, caller, entityID, id); err != nil {
+			return nil, err
+		}
+		return []Transaction{}, nil
+	})
+}

@@ -1,0 +1,160 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/cards"
+)
+
+var errNoCards = corebank.E(corebank.KindUnavailable, codeUnavailable, "card issuing is not configured on this server")
+
+// cardRoute is a card route: 503 unavailable without Services.Cards.
+func cardRoute(fn handlerFunc) handlerFunc {
+	return needs(func(h *handler) bool { return h.cards != nil }, errNoCards, fn)
+}
+
+// createDisposableCard answers 201 with the card in an envelope, its full
+// number and cvv in this answer only (an idempotent replay lacks them, see
+// "Secrets at rest"). An invalid card (SPEC.md's rules) is 400 with the
+// fields under details; past the hourly creation limit it is 429 with
+// retry_after, limit_type, current_count and limit.
+func (h *handler) createDisposableCard(x *exchange, r *http.Request) error {
+	return h.createCard(x, r, h.cards.CreateDisposable)
+}
+
+// createVirtualCard is createDisposableCard for a virtual card.
+func (h *handler) createVirtualCard(x *exchange, r *http.Request) error {
+	return h.createCard(x, r, h.cards.CreateVirtual)
+}
+
+func (h *handler) createCard(x *exchange, r *http.Request,
+	create func(context.Context, corebank.Caller, cards.NewCard) (*cards.Card, error)) error {
+	var req cards.NewCard
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	requested, err := entityParam(r, req.EntityID)
+	if err != nil {
+		return err
+	}
+	req.EntityID = requested
+	c, err := create(r.Context(), x.caller(), req)
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusCreated, "card created", c)
+}
+
+func (h *handler) getCard(x *exchange, r *http.Request) error {
+	requested, err := queryEntityID(r)
+	if err != nil {
+		return err
+	}
+	c, err := h.cards.Get(r.Context(), x.caller(), requested, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusOK, "card retrieved", c)
+}
+
+// freezeReq is the optional body of POST /cards/{id}/freeze: status
+// "blocked" (default; unfreeze reverses it) or "fraud" (final).
+type freezeReq struct {
+	Status   string `json:"status"`
+	EntityID string `json:"entity_id"`
+}
+
+func (h *handler) freezeCard(x *exchange, r *http.Request) error {
+	var req freezeReq
+	return cardMove(x, r, &req, &req.EntityID, "card frozen", func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Card, error) {
+		return h.cards.Freeze(ctx, c, entity, id, req.Status)
+	})
+}
+
+func (h *handler) unfreezeCard(x *exchange, r *http.Request) error {
+	var req entityOnly
+	return cardMove(x, r, &req, &req.EntityID, "card unfrozen", h.cards.Unfreeze)
+}
+
+type reassignReq struct {
+	AccountID string `json:"account_id"`
+	EntityID  string `json:"entity_id"`
+}
+
+func (h *handler) reassignCard(x *exchange, r *http.Request) error {
+	var req reassignReq
+	return cardMove(x, r, &req, &req.EntityID, "card reassigned", func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Card, error) {
+		return h.cards.Reassign(ctx, c, entity, id, req.AccountID)
+	})
+}
+
+func (h *handler) deleteCard(x *exchange, r *http.Request) error {
+	var req entityOnly
+	return cardMove(x, r, &req, &req.EntityID, "card deleted", h.cards.Delete)
+}
+
+// cardMove answers 200 with the card run leaves, in an envelope.
+func cardMove(x *exchange, r *http.Request, req any, entity *string, message string,
+	run func(ctx context.Context, c corebank.Caller, entityID, id string) (*cards.Card, error)) error {
+	c, err := onPathObject(x, r, req, entity, run)
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusOK, message, c)
+}
+
+// cardsList is GET /cards's data: the page under cards.
+type cardsList struct {
+	Cards []cards.Card `json:"cards"`
+	Meta  listMeta     `json:"meta"`
+}
+
+// listCards lists an entity's cards but deleted ones, oldest first, under
+// data.cards (meta beside them, as data.items lists have it); account_id
+// keeps one account's.
+func (h *handler) listCards(x *exchange, r *http.Request) error {
+	q := newQuery(r.URL.RawQuery)
+	filters := map[string]string{}
+	account := q.str("account_id")
+	if account != "" {
+		filters["account_id"] = account
+	}
+	l, err := h.readScopedList(x, q, "cards", filters)
+	if err != nil {
+		return err
+	}
+	page, err := h.cards.List(r.Context(), x.caller(), l.requested, account, l.opts)
+	if err != nil {
+		return err
+	}
+	if l.cursorErr != nil {
+		return l.cursorErr
+	}
+	filters["entity_id"] = page.EntityID
+	base := list(h, "cards retrieved", page.Page, l.opts.Limit, l.fh, filters)
+	items := page.Items
+	if items == nil {
+		items = []cards.Card{}
+	}
+	return ok(x, http.StatusOK, base.Message, &cardsList{Cards: items, Meta: base.Meta})
+}
+
+// cardTransactions is GET /cards/{id}/transactions's data: for now always
+// empty (authorizations come in a later slice).
+type cardTransactions struct {
+	Transactions []cards.Transaction `json:"transactions"`
+}
+
+func (h *handler) listCardTransactions(x *exchange, r *http.Request) error {
+	requested, err := queryEntityID(r)
+	if err != nil {
+		return err
+	}
+	txs, err := h.cards.ListTransactions(r.Context(), x.caller(), requested, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusOK, "card transactions retrieved", &cardTransactions{Transactions: txs})
+}
