@@ -448,22 +448,3 @@ func (s *Service) List(ctx context.Context, caller corebank.Caller, entityID, ac
 		return &Page{Page: page, EntityID: entity}, nil
 	})
 }
-
-// Transaction is a card transaction; none exist yet (authorizations come
-// in a later slice), so it is empty.
-type Transaction struct {
-	ID string `json:"id"`
-}
-
-// ListTransactions returns card id's transactions: for now always an
-// empty page, after the scope check.
-//
-// Errors: corebank.ErrEntityNotFound; ErrCardNotFound.
-func (s *Service) ListTransactions(ctx context.Context, caller corebank.Caller, entityID, id string) ([]Transaction, error) {
-	return storage.View(ctx, s.db, func(tx storage.Tx) ([]Transaction, error) {
-		if _, err := s.cardFor(tx, caller, entityID, id); err != nil {
-			return nil, err
-		}
-		return []Transaction{}, nil
-	})
-}
