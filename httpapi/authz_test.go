@@ -286,6 +286,9 @@ func authzRoutes(e *hookEnv) map[string]authzRoute {
 		"POST /cards/{id}/reassign": {build: authzSend("/cards/%s/reassign", func(s *authzSide) map[string]any {
 			return map[string]any{"account_id": s.ids[kAccount]}
 		}, kCard), slots: []authzSlot{authzPathID(kCard), {name: "body.account_id", kind: kAccount}}, entity: entBoth},
+		"POST /sandbox/cards/{id}/authorizations": {build: authzSend("/sandbox/cards/%s/authorizations",
+			authzFixed(map[string]any{"amount": 1, "mcc": 5812, "merchant_name": "Cafe"}), kCard),
+			slots: []authzSlot{authzPathID(kCard)}, entity: entBoth},
 		"DELETE /cards/{id}": {build: authzGet("/cards/%s", kCard), slots: []authzSlot{authzPathID(kCard)}, entity: entBoth, last: true},
 		"GET /sandbox/challenge/{token}": {build: authzGet("/sandbox/challenge/%s", kChallenge),
 			noObject: "the challenge page needs no key: the token in its path is the capability, and names no entity"},

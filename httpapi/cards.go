@@ -141,8 +141,8 @@ func (h *handler) listCards(x *exchange, r *http.Request) error {
 	return ok(x, http.StatusOK, base.Message, &cardsList{Cards: items, Meta: base.Meta})
 }
 
-// cardTransactions is GET /cards/{id}/transactions's data: for now always
-// empty (authorizations come in a later slice).
+// cardTransactions is GET /cards/{id}/transactions's data: the card's
+// transactions, oldest first.
 type cardTransactions struct {
 	Transactions []cards.Transaction `json:"transactions"`
 }
@@ -157,4 +157,20 @@ func (h *handler) listCardTransactions(x *exchange, r *http.Request) error {
 		return err
 	}
 	return ok(x, http.StatusOK, "card transactions retrieved", &cardTransactions{Transactions: txs})
+}
+
+// authorizeCard is POST /sandbox/cards/{id}/authorizations (CONTRACT.md):
+// a purchase decided by the card's state, controls and the account's
+// available balance, answered 201 with the bare card transaction, pending
+// or declined with decline_reason.
+func (h *handler) authorizeCard(x *exchange, r *http.Request) error {
+	var req cards.Authorization
+	t, err := onPathObject(x, r, &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Transaction, error) {
+		return h.cards.Authorize(ctx, c, entity, id, req)
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(x, http.StatusCreated, t)
+	return nil
 }

@@ -104,6 +104,7 @@ var routes = []route{
 	{"POST /cards/{id}/reassign", cardRoute((*handler).reassignCard)},
 	{"DELETE /cards/{id}", cardRoute((*handler).deleteCard)},
 	{"GET /cards/{id}/transactions", cardRoute((*handler).listCardTransactions)},
+	{"POST /sandbox/cards/{id}/authorizations", cardRoute((*handler).authorizeCard)},
 
 	// Webhooks and events (webhooks.go, events.go); 503 unavailable
 	// without Services.Webhooks.

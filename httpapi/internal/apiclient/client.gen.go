@@ -199,6 +199,33 @@ func (e CardType) Valid() bool {
 	}
 }
 
+// Defines values for CardTransactionStatus.
+const (
+	CardTransactionStatusDeclined CardTransactionStatus = "declined"
+	CardTransactionStatusExpired  CardTransactionStatus = "expired"
+	CardTransactionStatusPending  CardTransactionStatus = "pending"
+	CardTransactionStatusSettled  CardTransactionStatus = "settled"
+	CardTransactionStatusVoided   CardTransactionStatus = "voided"
+)
+
+// Valid indicates whether the value is a known member of the CardTransactionStatus enum.
+func (e CardTransactionStatus) Valid() bool {
+	switch e {
+	case CardTransactionStatusDeclined:
+		return true
+	case CardTransactionStatusExpired:
+		return true
+	case CardTransactionStatusPending:
+		return true
+	case CardTransactionStatusSettled:
+		return true
+	case CardTransactionStatusVoided:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CounterpartyProfileRelationship.
 const (
 	Customer CounterpartyProfileRelationship = "customer"
@@ -2487,9 +2514,30 @@ type CardMCCControl struct {
 
 // CardTransaction defines model for CardTransaction.
 type CardTransaction struct {
-	Id                   *string                `json:"id,omitempty"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	AccountId        string  `json:"account_id"`
+	Amount           int     `json:"amount"`
+	AmountAuthorized int     `json:"amount_authorized"`
+	AmountSettled    int     `json:"amount_settled"`
+	CardId           string  `json:"card_id"`
+	Created          int     `json:"created"`
+	Currency         string  `json:"currency"`
+	DeclineReason    *string `json:"decline_reason"`
+	Events           []struct {
+		Amount int    `json:"amount"`
+		Time   int    `json:"time"`
+		Type   string `json:"type"`
+	} `json:"events"`
+	Id       string `json:"id"`
+	Merchant struct {
+		Country string `json:"country"`
+		Mcc     int    `json:"mcc"`
+		Name    string `json:"name"`
+	} `json:"merchant"`
+	Status CardTransactionStatus `json:"status"`
 }
+
+// CardTransactionStatus defines model for CardTransaction.Status.
+type CardTransactionStatus string
 
 // Cardholder defines model for Cardholder.
 type Cardholder struct {
@@ -5194,6 +5242,24 @@ type DeleteSandboxApiKeysByIdParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// PostSandboxCardsAuthorizationsJSONBody defines parameters for PostSandboxCardsAuthorizations.
+type PostSandboxCardsAuthorizationsJSONBody struct {
+	Amount       int     `json:"amount"`
+	Currency     *string `json:"currency,omitempty"`
+	EntityId     *string `json:"entity_id,omitempty"`
+	Mcc          int     `json:"mcc"`
+	MerchantName string  `json:"merchant_name"`
+}
+
+// PostSandboxCardsAuthorizationsParams defines parameters for PostSandboxCardsAuthorizations.
+type PostSandboxCardsAuthorizationsParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
 // GetSandboxChallengeParams defines parameters for GetSandboxChallenge.
 type GetSandboxChallengeParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
@@ -5666,6 +5732,9 @@ type PostSandboxAccountDetailsActivateJSONRequestBody = PostSandboxAccountDetail
 // PostSandboxApiKeysJSONRequestBody defines body for PostSandboxApiKeys for application/json ContentType.
 type PostSandboxApiKeysJSONRequestBody PostSandboxApiKeysJSONBody
 
+// PostSandboxCardsAuthorizationsJSONRequestBody defines body for PostSandboxCardsAuthorizations for application/json ContentType.
+type PostSandboxCardsAuthorizationsJSONRequestBody PostSandboxCardsAuthorizationsJSONBody
+
 // PostSandboxChallengeFormdataRequestBody defines body for PostSandboxChallenge for application/x-www-form-urlencoded ContentType.
 type PostSandboxChallengeFormdataRequestBody PostSandboxChallengeFormdataBody
 
@@ -5707,74 +5776,6 @@ type PostTransfersJSONRequestBody PostTransfersJSONBody
 
 // PostVirtualCardsJSONRequestBody defines body for PostVirtualCards for application/json ContentType.
 type PostVirtualCardsJSONRequestBody PostVirtualCardsJSONBody
-
-// Getter for additional properties for CardTransaction. Returns the specified
-// element and whether it was found
-func (a CardTransaction) Get(fieldName string) (value interface{}, found bool) {
-	if a.AdditionalProperties != nil {
-		value, found = a.AdditionalProperties[fieldName]
-	}
-	return
-}
-
-// Setter for additional properties for CardTransaction
-func (a *CardTransaction) Set(fieldName string, value interface{}) {
-	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
-	}
-	a.AdditionalProperties[fieldName] = value
-}
-
-// Override default JSON handling for CardTransaction to handle AdditionalProperties
-func (a *CardTransaction) UnmarshalJSON(b []byte) error {
-	object := make(map[string]json.RawMessage)
-	err := json.Unmarshal(b, &object)
-	if err != nil {
-		return err
-	}
-
-	if raw, found := object["id"]; found {
-		err = json.Unmarshal(raw, &a.Id)
-		if err != nil {
-			return fmt.Errorf("error reading 'id': %w", err)
-		}
-		delete(object, "id")
-	}
-
-	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
-		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
-			err := json.Unmarshal(fieldBuf, &fieldVal)
-			if err != nil {
-				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
-			}
-			a.AdditionalProperties[fieldName] = fieldVal
-		}
-	}
-	return nil
-}
-
-// Override default JSON handling for CardTransaction to handle AdditionalProperties
-func (a CardTransaction) MarshalJSON() ([]byte, error) {
-	var err error
-	object := make(map[string]json.RawMessage)
-
-	if a.Id != nil {
-		object["id"], err = json.Marshal(a.Id)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'id': %w", err)
-		}
-	}
-
-	for fieldName, field := range a.AdditionalProperties {
-		object[fieldName], err = json.Marshal(field)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
-		}
-	}
-	return json.Marshal(object)
-}
 
 // Getter for additional properties for RateLimitError_Details. Returns the specified
 // element and whether it was found
@@ -6513,7 +6514,7 @@ type ClientInterface interface {
 	// Corresponds with POST /cards/{id}/reassign (the `PostCardsReassign` operationId).
 	PostCardsReassign(ctx context.Context, id string, params *PostCardsReassignParams, body PostCardsReassignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetCardsTransactions List a card's transactions under data.transactions (empty until authorizations are built)
+	// GetCardsTransactions List a card's transactions under data.transactions, oldest first
 	//
 	// Corresponds with GET /cards/{id}/transactions (the `GetCardsTransactions` operationId).
 	GetCardsTransactions(ctx context.Context, id string, params *GetCardsTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7040,6 +7041,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /sandbox/api-keys/{id} (the `DeleteSandboxApiKeysById` operationId).
 	DeleteSandboxApiKeysById(ctx context.Context, id string, params *DeleteSandboxApiKeysByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxCardsAuthorizationsWithBody Sandbox: a card purchase on card id, decided by the card's state, controls and the account's available balance: approved places a ledger hold (status pending), declined names what fired in decline_reason. Bare card transaction
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /sandbox/cards/{id}/authorizations (the `PostSandboxCardsAuthorizations` operationId).
+	PostSandboxCardsAuthorizationsWithBody(ctx context.Context, id string, params *PostSandboxCardsAuthorizationsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxCardsAuthorizations Sandbox: a card purchase on card id, decided by the card's state, controls and the account's available balance: approved places a ledger hold (status pending), declined names what fired in decline_reason. Bare card transaction
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /sandbox/cards/{id}/authorizations (the `PostSandboxCardsAuthorizations` operationId).
+	PostSandboxCardsAuthorizations(ctx context.Context, id string, params *PostSandboxCardsAuthorizationsParams, body PostSandboxCardsAuthorizationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSandboxChallenge Sandbox: the 3DS challenge page of an intent action, at its next_action.url (no key: the token is the capability). HTML, self-contained, no script
 	//
@@ -7674,7 +7689,7 @@ func (c *Client) PostCardsReassign(ctx context.Context, id string, params *PostC
 	return c.Client.Do(req)
 }
 
-// GetCardsTransactions List a card's transactions under data.transactions (empty until authorizations are built)
+// GetCardsTransactions List a card's transactions under data.transactions, oldest first
 //
 // Corresponds with GET /cards/{id}/transactions (the `GetCardsTransactions` operationId).
 func (c *Client) GetCardsTransactions(ctx context.Context, id string, params *GetCardsTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9032,6 +9047,40 @@ func (c *Client) PostSandboxApiKeys(ctx context.Context, params *PostSandboxApiK
 // Corresponds with DELETE /sandbox/api-keys/{id} (the `DeleteSandboxApiKeysById` operationId).
 func (c *Client) DeleteSandboxApiKeysById(ctx context.Context, id string, params *DeleteSandboxApiKeysByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteSandboxApiKeysByIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxCardsAuthorizationsWithBody Sandbox: a card purchase on card id, decided by the card's state, controls and the account's available balance: approved places a ledger hold (status pending), declined names what fired in decline_reason. Bare card transaction
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /sandbox/cards/{id}/authorizations (the `PostSandboxCardsAuthorizations` operationId).
+func (c *Client) PostSandboxCardsAuthorizationsWithBody(ctx context.Context, id string, params *PostSandboxCardsAuthorizationsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxCardsAuthorizationsRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxCardsAuthorizations Sandbox: a card purchase on card id, decided by the card's state, controls and the account's available balance: approved places a ledger hold (status pending), declined names what fired in decline_reason. Bare card transaction
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /sandbox/cards/{id}/authorizations (the `PostSandboxCardsAuthorizations` operationId).
+func (c *Client) PostSandboxCardsAuthorizations(ctx context.Context, id string, params *PostSandboxCardsAuthorizationsParams, body PostSandboxCardsAuthorizationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxCardsAuthorizationsRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -16781,6 +16830,106 @@ func NewDeleteSandboxApiKeysByIdRequest(server string, id string, params *Delete
 	return req, nil
 }
 
+// NewPostSandboxCardsAuthorizationsRequest calls the generic PostSandboxCardsAuthorizations builder with application/json body
+func NewPostSandboxCardsAuthorizationsRequest(server string, id string, params *PostSandboxCardsAuthorizationsParams, body PostSandboxCardsAuthorizationsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSandboxCardsAuthorizationsRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostSandboxCardsAuthorizationsRequestWithBody constructs an http.Request for the PostSandboxCardsAuthorizations method, with any body, and a specified content type
+func NewPostSandboxCardsAuthorizationsRequestWithBody(server string, id string, params *PostSandboxCardsAuthorizationsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/cards/%s/authorizations", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetSandboxChallengeRequest constructs an http.Request for the GetSandboxChallenge method
 func NewGetSandboxChallengeRequest(server string, token string, params *GetSandboxChallengeParams) (*http.Request, error) {
 	var err error
@@ -18511,7 +18660,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /cards/{id}/reassign (the `PostCardsReassign` operationId).
 	PostCardsReassignWithResponse(ctx context.Context, id string, params *PostCardsReassignParams, body PostCardsReassignJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCardsReassignResponse, error)
 
-	// GetCardsTransactionsWithResponse List a card's transactions under data.transactions (empty until authorizations are built)
+	// GetCardsTransactionsWithResponse List a card's transactions under data.transactions, oldest first
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19098,6 +19247,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /sandbox/api-keys/{id} (the `DeleteSandboxApiKeysById` operationId).
 	DeleteSandboxApiKeysByIdWithResponse(ctx context.Context, id string, params *DeleteSandboxApiKeysByIdParams, reqEditors ...RequestEditorFn) (*DeleteSandboxApiKeysByIdResponse, error)
+
+	// PostSandboxCardsAuthorizationsWithBodyWithResponse Sandbox: a card purchase on card id, decided by the card's state, controls and the account's available balance: approved places a ledger hold (status pending), declined names what fired in decline_reason. Bare card transaction
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/cards/{id}/authorizations (the `PostSandboxCardsAuthorizations` operationId).
+	PostSandboxCardsAuthorizationsWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxCardsAuthorizationsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxCardsAuthorizationsResponse, error)
+
+	// PostSandboxCardsAuthorizationsWithResponse Sandbox: a card purchase on card id, decided by the card's state, controls and the account's available balance: approved places a ledger hold (status pending), declined names what fired in decline_reason. Bare card transaction
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/cards/{id}/authorizations (the `PostSandboxCardsAuthorizations` operationId).
+	PostSandboxCardsAuthorizationsWithResponse(ctx context.Context, id string, params *PostSandboxCardsAuthorizationsParams, body PostSandboxCardsAuthorizationsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxCardsAuthorizationsResponse, error)
 
 	// GetSandboxChallengeWithResponse Sandbox: the 3DS challenge page of an intent action, at its next_action.url (no key: the token is the capability). HTML, self-contained, no script
 	//
@@ -29148,6 +29311,152 @@ func (r DeleteSandboxApiKeysByIdResponse) ContentType() string {
 	return ""
 }
 
+// PostSandboxCardsAuthorizationsResponse201Headers the declared response headers of an HTTP 201 response for PostSandboxCardsAuthorizations
+type PostSandboxCardsAuthorizationsResponse201Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardsAuthorizationsResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxCardsAuthorizations
+type PostSandboxCardsAuthorizationsResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardsAuthorizationsResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxCardsAuthorizations
+type PostSandboxCardsAuthorizationsResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardsAuthorizationsResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxCardsAuthorizations
+type PostSandboxCardsAuthorizationsResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardsAuthorizationsResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxCardsAuthorizations
+type PostSandboxCardsAuthorizationsResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardsAuthorizationsResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxCardsAuthorizations
+type PostSandboxCardsAuthorizationsResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardsAuthorizationsResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxCardsAuthorizations
+type PostSandboxCardsAuthorizationsResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardsAuthorizationsResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxCardsAuthorizations
+type PostSandboxCardsAuthorizationsResponse503Headers struct {
+	XRequestId string
+}
+
+type PostSandboxCardsAuthorizationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *CardTransaction
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostSandboxCardsAuthorizationsResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxCardsAuthorizationsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxCardsAuthorizationsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxCardsAuthorizationsResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxCardsAuthorizationsResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxCardsAuthorizationsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxCardsAuthorizationsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxCardsAuthorizationsResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostSandboxCardsAuthorizationsResponse) GetJSON201() *CardTransaction {
+	return r.JSON201
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSandboxCardsAuthorizationsResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSandboxCardsAuthorizationsResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostSandboxCardsAuthorizationsResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostSandboxCardsAuthorizationsResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostSandboxCardsAuthorizationsResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostSandboxCardsAuthorizationsResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSandboxCardsAuthorizationsResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSandboxCardsAuthorizationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSandboxCardsAuthorizationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSandboxCardsAuthorizationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSandboxCardsAuthorizationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetSandboxChallengeResponse200Headers the declared response headers of an HTTP 200 response for GetSandboxChallenge
 type GetSandboxChallengeResponse200Headers struct {
 	ContentSecurityPolicy *string
@@ -32116,7 +32425,7 @@ func (c *ClientWithResponses) PostCardsReassignWithResponse(ctx context.Context,
 	return ParsePostCardsReassignResponse(rsp)
 }
 
-// GetCardsTransactionsWithResponse List a card's transactions under data.transactions (empty until authorizations are built)
+// GetCardsTransactionsWithResponse List a card's transactions under data.transactions, oldest first
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -33206,6 +33515,32 @@ func (c *ClientWithResponses) DeleteSandboxApiKeysByIdWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseDeleteSandboxApiKeysByIdResponse(rsp)
+}
+
+// PostSandboxCardsAuthorizationsWithBodyWithResponse Sandbox: a card purchase on card id, decided by the card's state, controls and the account's available balance: approved places a ledger hold (status pending), declined names what fired in decline_reason. Bare card transaction
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/cards/{id}/authorizations (the `PostSandboxCardsAuthorizations` operationId).
+func (c *ClientWithResponses) PostSandboxCardsAuthorizationsWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxCardsAuthorizationsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxCardsAuthorizationsResponse, error) {
+	rsp, err := c.PostSandboxCardsAuthorizationsWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxCardsAuthorizationsResponse(rsp)
+}
+
+// PostSandboxCardsAuthorizationsWithResponse Sandbox: a card purchase on card id, decided by the card's state, controls and the account's available balance: approved places a ledger hold (status pending), declined names what fired in decline_reason. Bare card transaction
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/cards/{id}/authorizations (the `PostSandboxCardsAuthorizations` operationId).
+func (c *ClientWithResponses) PostSandboxCardsAuthorizationsWithResponse(ctx context.Context, id string, params *PostSandboxCardsAuthorizationsParams, body PostSandboxCardsAuthorizationsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxCardsAuthorizationsResponse, error) {
+	rsp, err := c.PostSandboxCardsAuthorizations(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxCardsAuthorizationsResponse(rsp)
 }
 
 // GetSandboxChallengeWithResponse Sandbox: the 3DS challenge page of an intent action, at its next_action.url (no key: the token is the capability). HTML, self-contained, no script
@@ -43779,6 +44114,164 @@ func ParseDeleteSandboxApiKeysByIdResponse(rsp *http.Response) (*DeleteSandboxAp
 			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostSandboxCardsAuthorizationsResponse parses an HTTP response from a PostSandboxCardsAuthorizationsWithResponse call
+func ParsePostSandboxCardsAuthorizationsResponse(rsp *http.Response) (*PostSandboxCardsAuthorizationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSandboxCardsAuthorizationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest CardTransaction
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostSandboxCardsAuthorizationsResponse201Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxCardsAuthorizationsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxCardsAuthorizationsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxCardsAuthorizationsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxCardsAuthorizationsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxCardsAuthorizationsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxCardsAuthorizationsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxCardsAuthorizationsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
