@@ -21,14 +21,14 @@ const (
 	TxExpired  = "expired"
 )
 
-// Decline reasons: each names what fired.
+// Decline reasons: each names what fired. A control's reason is
+// "<control>.<limit>": individual_controls.daily_amount_limit,
+// individual_mcc_controls.5812.open, mcc_group_controls.gambling.amount.
 const (
 	DeclineInsufficientFunds = "insufficient_funds"
 	DeclineCardFrozen        = "card_frozen"
 	DeclineCardDeleted       = "card_deleted"
 	DeclineCardExpired       = "card_expired"
-	DeclineTransactionLimit  = "individual_controls.transaction_amount_limit"
-	DeclineMCCBlocked        = "individual_mcc_controls.open"
 )
 
 // EventAuthorization is the type of a transaction's first event.
@@ -108,6 +108,10 @@ type txRecord struct {
 	Transaction
 	EntityID string `json:"entity_id"`
 	HoldID   string `json:"hold_id,omitempty"`
+	// Counted are the counter keys (control and window) the
+	// authorization was counted in: releasing or clearing it moves those,
+	// whatever window is open then.
+	Counted []string `json:"counted,omitempty"`
 }
 
 // txListKey indexes card's transactions in the index bucket, oldest first
@@ -145,10 +149,9 @@ func (r *record) expired(now time.Time) bool {
 	return !now.Before(end)
 }
 
-// decline names the rule of the card's state or controls that refuses an
-// authorization of in, or "" when none does (the balance is checked by
-// the hold).
-func (r *record) decline(in *Authorization, now time.Time) string {
+// decline names the card state that refuses an authorization at now, or
+// "" when none does (controls and the balance are checked after it).
+func (r *record) decline(now time.Time) string {
 	switch {
 	case r.Deleted:
 		return DeclineCardDeleted
@@ -156,17 +159,6 @@ func (r *record) decline(in *Authorization, now time.Time) string {
 		return DeclineCardFrozen
 	case r.expired(now):
 		return DeclineCardExpired
-	}
-	if l := r.IndividualControls.TransactionAmountLimit; l != nil && in.Amount > *l {
-		return DeclineTransactionLimit
-	}
-	for _, c := range r.IndividualMCCControls {
-		if c.MCC == *in.MCC && c.Open != nil && !*c.Open {
-			return DeclineMCCBlocked
-		}
-		if c.MCC == *in.MCC && c.TransactionAmountLimit != nil && in.Amount > *c.TransactionAmountLimit {
-			return "individual_mcc_controls.transaction_amount_limit"
-		}
 	}
 	return ""
 }
@@ -205,7 +197,13 @@ func (s *Service) Authorize(ctx context.Context, caller corebank.Caller, entityI
 			Status: TxPending, Amount: in.Amount, Currency: c.Currency,
 			Merchant: Merchant{Name: in.MerchantName, MCC: *in.MCC}, Created: ms,
 			Events: []TxEvent{{Type: EventAuthorization, Amount: in.Amount, Time: ms}}}, EntityID: c.EntityID}
-		reason := c.decline(&in, now)
+		reason := c.decline(now)
+		var counted []string
+		if reason == "" {
+			if reason, counted, err = s.evaluate(tx, c, in.Amount, *in.MCC, now); err != nil {
+				return nil, err
+			}
+		}
 		if reason == "" {
 			h, err := s.led.HoldTx(tx, now, ledger.HoldRequest{DebitAccountID: c.AccountID,
 				CreditAccountID: s.led.SystemAccount(c.Currency, ledger.PurposeClearingCard), Amount: in.Amount,
@@ -216,7 +214,10 @@ func (s *Service) Authorize(ctx context.Context, caller corebank.Caller, entityI
 			case err != nil:
 				return nil, err
 			default:
-				t.HoldID, t.AmountAuthorized = h.ID, in.Amount
+				t.HoldID, t.AmountAuthorized, t.Counted = h.ID, in.Amount, counted
+				if err := count(tx, counted, in.Amount, 0, 1, 0); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if reason != "" {

@@ -53,8 +53,8 @@ func TestAuthorize(t *testing.T) {
 		avail  int64
 	}{
 		{"approved", v.ID, auth(2000, 5812), "", 8000},
-		{"over the transaction limit", v.ID, auth(3001, 5812), cards.DeclineTransactionLimit, 8000},
-		{"blocked MCC", v.ID, auth(100, 7995), cards.DeclineMCCBlocked, 8000},
+		{"over the transaction limit", v.ID, auth(3001, 5812), "individual_controls.transaction_amount_limit", 8000},
+		{"blocked MCC", v.ID, auth(100, 7995), "individual_mcc_controls.7995.open", 8000},
 		{"frozen card", frozen.ID, auth(100, 5812), cards.DeclineCardFrozen, 8000},
 		{"deleted card", deleted.ID, auth(100, 5812), cards.DeclineCardDeleted, 8000},
 		{"approved at the limit", v.ID, auth(3000, 5812), "", 5000},
@@ -142,5 +142,71 @@ func TestAuthorizeInvalid(t *testing.T) {
 	}
 	if list, _ := b.Cards.ListTransactions(ctx, root, "", v.ID); len(list) != 0 {
 		t.Errorf("an invalid authorization was stored: %+v", list)
+	}
+}
+
+func TestControlsAndUsage(t *testing.T) {
+	b := corebanktest.New(t)
+	root := corebank.As(b.Root.EntityID)
+	acct := b.FundedAccount("USD", 100000)
+	n := func(v int64) *int64 { return &v }
+	in := virtual(acct.ID)
+	in.IndividualControls = &cards.Controls{DailyAmountLimit: n(5000), DailyTransactionCount: n(3), CycleTransactionCount: n(5),
+		BillingCycle: "Weekly", BillingCycleDay: "Monday", TimeZone: "America/New_York"}
+	in.IndividualMCCControls = []cards.MCCControl{{MCC: 5812, Limits: cards.Limits{DailyAmountLimit: n(1500)}}}
+	in.MCCGroupControls = []cards.GroupControl{{GroupName: "gambling", Open: new(bool)}, {GroupName: "airlines", Limits: cards.Limits{Amount: n(2500)}}}
+	v, err := b.Cards.CreateVirtual(ctx, root, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Move to 23:00 New York time on a Sunday.
+	ny, _ := time.LoadLocation("America/New_York")
+	now := b.Clock.Now().In(ny)
+	next := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, ny)
+	for next.Weekday() != time.Monday || !next.After(now) {
+		next = next.AddDate(0, 0, 1)
+	}
+	b.Clock.Set(next.Add(-time.Hour))
+	for _, tc := range []struct {
+		amount int64
+		mcc    int
+		reason string
+	}{
+		{1000, 5812, ""},
+		{600, 5812, "individual_mcc_controls.5812.daily_amount_limit"},
+		{100, 7995, "mcc_group_controls.gambling.open"},
+		{2000, 3001, ""},
+		{600, 4511, "mcc_group_controls.airlines.amount"},
+		{2001, 5411, "individual_controls.daily_amount_limit"},
+		{2000, 5411, ""},
+		{1, 5411, "individual_controls.daily_amount_limit"},
+	} {
+		tx, err := b.Cards.Authorize(ctx, root, "", v.ID, auth(tc.amount, tc.mcc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if tx.DeclineReason != nil {
+			got = *tx.DeclineReason
+		}
+		if got != tc.reason {
+			t.Errorf("%d at %d: reason %q, want %q", tc.amount, tc.mcc, got, tc.reason)
+		}
+	}
+	c, _ := b.Cards.Get(ctx, root, "", v.ID)
+	u := c.IndividualControls.Usage
+	if d := cmp.Diff(&cards.Usage{AmountHold: 5000, DailyTransactionCountHold: 3, DailyTransactionCountBalance: n(0),
+		DailyAmountLimitHold: 5000, DailyAmountLimitBalance: n(0), CycleTransactionCountHold: 3, CycleTransactionCountBalance: n(2)}, u); d != "" {
+		t.Errorf("usage (-want +got):\n%s", d)
+	}
+	// Midnight in New York opens a new day and (Monday) a new week.
+	b.Clock.Add(time.Hour)
+	tx, _ := b.Cards.Authorize(ctx, root, "", v.ID, auth(1400, 5812))
+	if tx.Status != cards.TxPending {
+		t.Errorf("after midnight: %+v", tx)
+	}
+	c, _ = b.Cards.Get(ctx, root, "", v.ID)
+	if u := c.IndividualControls.Usage; u.DailyAmountLimitHold != 1400 || u.CycleTransactionCountHold != 1 || *c.IndividualMCCControls[0].DailyAmountLimitBalance != 100 {
+		t.Errorf("new day usage: %+v %+v", u, c.IndividualMCCControls[0].Usage)
 	}
 }

@@ -2450,7 +2450,7 @@ type Card struct {
 	ExpirationYear  string  `json:"expiration_year"`
 	Id              string  `json:"id"`
 
-	// IndividualControls individual_controls: limits and their billing cycle, stored and validated for shape only (evaluated by a later release); an empty object on disposable cards.
+	// IndividualControls individual_controls: limits, their billing cycle and time zone (IANA, default UTC), with the usage of the windows open now where a card is read (held: authorized, not cleared; used: cleared; balance: left under the limit, null without it); an empty object on disposable cards.
 	IndividualControls    CardControls       `json:"individual_controls"`
 	IndividualMccControls []CardMCCControl   `json:"individual_mcc_controls"`
 	MccGroupControls      []CardGroupControl `json:"mcc_group_controls"`
@@ -2480,36 +2480,73 @@ type CardAddress struct {
 	State        *string `json:"state,omitempty"`
 }
 
-// CardControls individual_controls: limits and their billing cycle, stored and validated for shape only (evaluated by a later release); an empty object on disposable cards.
+// CardControls individual_controls: limits, their billing cycle and time zone (IANA, default UTC), with the usage of the windows open now where a card is read (held: authorized, not cleared; used: cleared; balance: left under the limit, null without it); an empty object on disposable cards.
 type CardControls struct {
-	BillingCycle           *string `json:"billing_cycle,omitempty"`
-	BillingCycleDay        *string `json:"billing_cycle_day,omitempty"`
-	CycleTransactionCount  *int    `json:"cycle_transaction_count,omitempty"`
-	DailyAmountLimit       *int    `json:"daily_amount_limit,omitempty"`
-	DailyTransactionCount  *int    `json:"daily_transaction_count,omitempty"`
-	TransactionAmountLimit *int    `json:"transaction_amount_limit,omitempty"`
+	AmountBalance                *int    `json:"amount_balance,omitempty"`
+	AmountHold                   *int    `json:"amount_hold,omitempty"`
+	AmountUsed                   *int    `json:"amount_used,omitempty"`
+	BillingCycle                 *string `json:"billing_cycle,omitempty"`
+	BillingCycleDay              *string `json:"billing_cycle_day,omitempty"`
+	CycleTransactionCount        *int    `json:"cycle_transaction_count,omitempty"`
+	CycleTransactionCountBalance *int    `json:"cycle_transaction_count_balance,omitempty"`
+	CycleTransactionCountHold    *int    `json:"cycle_transaction_count_hold,omitempty"`
+	CycleTransactionCountUsed    *int    `json:"cycle_transaction_count_used,omitempty"`
+	DailyAmountLimit             *int    `json:"daily_amount_limit,omitempty"`
+	DailyAmountLimitBalance      *int    `json:"daily_amount_limit_balance,omitempty"`
+	DailyAmountLimitHold         *int    `json:"daily_amount_limit_hold,omitempty"`
+	DailyAmountLimitUsed         *int    `json:"daily_amount_limit_used,omitempty"`
+	DailyTransactionCount        *int    `json:"daily_transaction_count,omitempty"`
+	DailyTransactionCountBalance *int    `json:"daily_transaction_count_balance,omitempty"`
+	DailyTransactionCountHold    *int    `json:"daily_transaction_count_hold,omitempty"`
+	DailyTransactionCountUsed    *int    `json:"daily_transaction_count_used,omitempty"`
+	TimeZone                     *string `json:"time_zone,omitempty"`
+	TransactionAmountLimit       *int    `json:"transaction_amount_limit,omitempty"`
 }
 
 // CardGroupControl defines model for CardGroupControl.
 type CardGroupControl struct {
-	Amount                 *int   `json:"amount,omitempty"`
-	CycleTransactionCount  *int   `json:"cycle_transaction_count,omitempty"`
-	DailyAmountLimit       *int   `json:"daily_amount_limit,omitempty"`
-	DailyTransactionCount  *int   `json:"daily_transaction_count,omitempty"`
-	GroupName              string `json:"group_name"`
-	Open                   bool   `json:"open"`
-	TransactionAmountLimit *int   `json:"transaction_amount_limit,omitempty"`
+	Amount                       *int   `json:"amount,omitempty"`
+	AmountBalance                *int   `json:"amount_balance,omitempty"`
+	AmountHold                   *int   `json:"amount_hold,omitempty"`
+	AmountUsed                   *int   `json:"amount_used,omitempty"`
+	CycleTransactionCount        *int   `json:"cycle_transaction_count,omitempty"`
+	CycleTransactionCountBalance *int   `json:"cycle_transaction_count_balance,omitempty"`
+	CycleTransactionCountHold    *int   `json:"cycle_transaction_count_hold,omitempty"`
+	CycleTransactionCountUsed    *int   `json:"cycle_transaction_count_used,omitempty"`
+	DailyAmountLimit             *int   `json:"daily_amount_limit,omitempty"`
+	DailyAmountLimitBalance      *int   `json:"daily_amount_limit_balance,omitempty"`
+	DailyAmountLimitHold         *int   `json:"daily_amount_limit_hold,omitempty"`
+	DailyAmountLimitUsed         *int   `json:"daily_amount_limit_used,omitempty"`
+	DailyTransactionCount        *int   `json:"daily_transaction_count,omitempty"`
+	DailyTransactionCountBalance *int   `json:"daily_transaction_count_balance,omitempty"`
+	DailyTransactionCountHold    *int   `json:"daily_transaction_count_hold,omitempty"`
+	DailyTransactionCountUsed    *int   `json:"daily_transaction_count_used,omitempty"`
+	GroupName                    string `json:"group_name"`
+	Open                         bool   `json:"open"`
+	TransactionAmountLimit       *int   `json:"transaction_amount_limit,omitempty"`
 }
 
 // CardMCCControl defines model for CardMCCControl.
 type CardMCCControl struct {
-	Amount                 *int `json:"amount,omitempty"`
-	CycleTransactionCount  *int `json:"cycle_transaction_count,omitempty"`
-	DailyAmountLimit       *int `json:"daily_amount_limit,omitempty"`
-	DailyTransactionCount  *int `json:"daily_transaction_count,omitempty"`
-	Mcc                    int  `json:"mcc"`
-	Open                   bool `json:"open"`
-	TransactionAmountLimit *int `json:"transaction_amount_limit,omitempty"`
+	Amount                       *int `json:"amount,omitempty"`
+	AmountBalance                *int `json:"amount_balance,omitempty"`
+	AmountHold                   *int `json:"amount_hold,omitempty"`
+	AmountUsed                   *int `json:"amount_used,omitempty"`
+	CycleTransactionCount        *int `json:"cycle_transaction_count,omitempty"`
+	CycleTransactionCountBalance *int `json:"cycle_transaction_count_balance,omitempty"`
+	CycleTransactionCountHold    *int `json:"cycle_transaction_count_hold,omitempty"`
+	CycleTransactionCountUsed    *int `json:"cycle_transaction_count_used,omitempty"`
+	DailyAmountLimit             *int `json:"daily_amount_limit,omitempty"`
+	DailyAmountLimitBalance      *int `json:"daily_amount_limit_balance,omitempty"`
+	DailyAmountLimitHold         *int `json:"daily_amount_limit_hold,omitempty"`
+	DailyAmountLimitUsed         *int `json:"daily_amount_limit_used,omitempty"`
+	DailyTransactionCount        *int `json:"daily_transaction_count,omitempty"`
+	DailyTransactionCountBalance *int `json:"daily_transaction_count_balance,omitempty"`
+	DailyTransactionCountHold    *int `json:"daily_transaction_count_hold,omitempty"`
+	DailyTransactionCountUsed    *int `json:"daily_transaction_count_used,omitempty"`
+	Mcc                          int  `json:"mcc"`
+	Open                         bool `json:"open"`
+	TransactionAmountLimit       *int `json:"transaction_amount_limit,omitempty"`
 }
 
 // CardTransaction defines model for CardTransaction.
@@ -5555,6 +5592,7 @@ type PostVirtualCardsJSONBody struct {
 		CycleTransactionCount  *int                                                         `json:"cycle_transaction_count,omitempty"`
 		DailyAmountLimit       *int                                                         `json:"daily_amount_limit,omitempty"`
 		DailyTransactionCount  *int                                                         `json:"daily_transaction_count,omitempty"`
+		TimeZone               *string                                                      `json:"time_zone,omitempty"`
 		TransactionAmountLimit *int                                                         `json:"transaction_amount_limit,omitempty"`
 	} `json:"individual_controls,omitempty"`
 	IndividualMccControls *[]struct {
