@@ -112,6 +112,10 @@ type txRecord struct {
 	// authorization was counted in: releasing or clearing it moves those,
 	// whatever window is open then.
 	Counted []string `json:"counted,omitempty"`
+	// Refunded is how much of the settled amount was refunded.
+	Refunded int64 `json:"refunded,omitempty"`
+	// ExpiresAt is when a pending authorization expires by itself (ms).
+	ExpiresAt int64 `json:"expires_at,omitempty"`
 }
 
 // txListKey indexes card's transactions in the index bucket, oldest first
@@ -200,7 +204,7 @@ func (s *Service) Authorize(ctx context.Context, caller corebank.Caller, entityI
 		reason := c.decline(now)
 		var counted []string
 		if reason == "" {
-			if reason, counted, err = s.evaluate(tx, c, in.Amount, *in.MCC, now); err != nil {
+			if reason, counted, err = s.check(tx, c, *in.MCC, now, in.Amount, 1, in.Amount); err != nil {
 				return nil, err
 			}
 		}
@@ -215,6 +219,10 @@ func (s *Service) Authorize(ctx context.Context, caller corebank.Caller, entityI
 				return nil, err
 			default:
 				t.HoldID, t.AmountAuthorized, t.Counted = h.ID, in.Amount, counted
+				t.ExpiresAt = now.Add(s.o.AuthExpiry).UnixMilli()
+				if err := storage.Schedule(tx, dueAuth, t.ExpiresAt, t.ID); err != nil {
+					return nil, err
+				}
 				if err := count(tx, counted, in.Amount, 0, 1, 0); err != nil {
 					return nil, err
 				}

@@ -229,6 +229,9 @@ type Options struct {
 	// default a random key (numbers are then unique among those issued
 	// since the process started). bank.New derives one from its secret.
 	NumberKey []byte
+	// AuthExpiry is how long an authorization's hold lasts before it
+	// expires by itself (on the clock, through DueJobs); default 7 days.
+	AuthExpiry time.Duration
 }
 
 // Service issues cards over one store.
@@ -260,6 +263,9 @@ func NewService(db storage.Backend, led *ledger.Service, sealer *corebank.Sealer
 	}
 	if len(o.BIN) < 6 || len(o.BIN) > 8 || strings.Trim(o.BIN, "0123456789") != "" {
 		panic("cards: Options.BIN must be 6 to 8 digits")
+	}
+	if o.AuthExpiry <= 0 {
+		o.AuthExpiry = 7 * 24 * time.Hour
 	}
 	if o.CreateLimit <= 0 {
 		o.CreateLimit = 20

@@ -211,20 +211,21 @@ func putCounter(tx storage.Tx, key []byte, c counter) error {
 	return tx.Put(index, key, raw)
 }
 
-// exceeds names the limit of ctl that amount would pass given what the
-// day and cycle counted, or "".
-func (ctl *control) exceeds(amount int64, day, cycle counter) string {
+// exceeds names the limit of ctl that adding amount and n transactions
+// would pass given what the day and cycle counted, with total the
+// transaction's whole amount, or "".
+func (ctl *control) exceeds(amount, n, total int64, day, cycle counter) string {
 	l := ctl.limits
 	switch {
 	case !ctl.open:
 		return "open"
-	case l.TransactionAmountLimit != nil && amount > *l.TransactionAmountLimit:
+	case l.TransactionAmountLimit != nil && total > *l.TransactionAmountLimit:
 		return "transaction_amount_limit"
 	case l.DailyAmountLimit != nil && day.amount()+amount > *l.DailyAmountLimit:
 		return "daily_amount_limit"
-	case l.DailyTransactionCount != nil && day.count()+1 > *l.DailyTransactionCount:
+	case l.DailyTransactionCount != nil && day.count()+n > *l.DailyTransactionCount:
 		return "daily_transaction_count"
-	case l.CycleTransactionCount != nil && cycle.count()+1 > *l.CycleTransactionCount:
+	case l.CycleTransactionCount != nil && cycle.count()+n > *l.CycleTransactionCount:
 		return "cycle_transaction_count"
 	case l.Amount != nil && cycle.amount()+amount > *l.Amount:
 		return "amount"
@@ -232,11 +233,13 @@ func (ctl *control) exceeds(amount int64, day, cycle counter) string {
 	return ""
 }
 
-// evaluate checks the card's controls for an authorization of amount at
-// mcc and now: the decline reason ("<control>.<limit>") of the first that
-// fires, or "" and the counter keys the authorization is to be counted in.
-func (s *Service) evaluate(tx storage.Tx, r *record, amount int64, mcc int, now time.Time) (string, []string, error) {
-	w := r.IndividualControls.windowsAt(now)
+// check evaluates the card's controls at mcc for adding amount and n
+// transactions to the windows open at (the authorization's time), total
+// being the transaction's whole amount: the decline reason
+// ("<control>.<limit>") of the first that fires, or "" and the counter
+// keys the transaction is counted in.
+func (s *Service) check(tx storage.Tx, r *record, mcc int, at time.Time, amount, n, total int64) (string, []string, error) {
+	w := r.IndividualControls.windowsAt(at)
 	var keys []string
 	for _, ctl := range r.controlsFor(mcc) {
 		dk, ck := counterKey(r.ID, ctl.scope, "d"+w.day), counterKey(r.ID, ctl.scope, "c"+w.cycle)
@@ -248,7 +251,7 @@ func (s *Service) evaluate(tx storage.Tx, r *record, amount int64, mcc int, now 
 		if err != nil {
 			return "", nil, err
 		}
-		if what := ctl.exceeds(amount, day, cycle); what != "" {
+		if what := ctl.exceeds(amount, n, total, day, cycle); what != "" {
 			return ctl.name + "." + what, nil, nil
 		}
 		keys = append(keys, string(dk), string(ck))

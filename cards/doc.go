@@ -56,8 +56,19 @@
 // MCCGroups is the group table (version MCCGroupsVersion) group_name is
 // checked against.
 //
-// # Not yet built
+// # Lifecycle
 //
-// The sandbox lifecycle after an authorization (clear, reverse, expire,
-// increment, refund) and holds that expire by themselves.
+// After an approval, the sandbox plays the network's messages (each
+// moving the ledger holds and counters a real one would): Clear settles
+// a pending transaction (less than authorized releases the rest; more
+// takes the excess from the account at once) and moves its counters from
+// held to used; Reverse releases part or all of it (all: voided, no
+// longer counted); Expire releases all (expired), as the due job does by
+// itself Options.AuthExpiry after the authorization; Increment raises it
+// when the card's state, the controls of the windows it was counted in
+// and the available balance allow; Refund returns part or all of a
+// settled amount from card clearing and takes it off the used amounts.
+// A ledger hold has a fixed amount, so lowering or raising one voids it
+// and places another. Clear and Reverse work whatever the card's state:
+// they finish what was approved.
 package cards
