@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/corebank/corebank"
@@ -89,12 +90,20 @@ func (c *Controls) location() *time.Location {
 	if c.TimeZone == "" {
 		return time.UTC
 	}
+	if loc, ok := zones.Load(c.TimeZone); ok {
+		return loc.(*time.Location)
+	}
 	loc, err := time.LoadLocation(c.TimeZone)
 	if err != nil {
 		return time.UTC
 	}
+	zones.Store(c.TimeZone, loc)
 	return loc
 }
+
+// zones caches loaded time zones by name (time.LoadLocation reads the
+// zone database each call).
+var zones sync.Map
 
 // checkCycle adds the problems of c's cycle fields to p.
 func (c *Controls) checkCycle(p corebank.Problems) {
