@@ -79,18 +79,25 @@ func (s *Service) settle(tx storage.Tx, now time.Time, t *txRecord, from, to str
 	return err
 }
 
-// lifecycle loads card transaction id for a write, applies fn, stores it
-// and answers it.
-func (s *Service) lifecycle(ctx context.Context, caller corebank.Caller, entityID, id string,
+// lifecycle checks amount, loads card transaction id for a write,
+// refuses it unless its status is need, applies fn, stores it and
+// answers it.
+func (s *Service) lifecycle(ctx context.Context, caller corebank.Caller, entityID, id string, amount int64, need string,
 	fn func(tx storage.Tx, now time.Time, t *txRecord) error) (*Transaction, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
+	}
+	if amount < 0 || amount > ledger.MaxAmount {
+		return nil, corebank.InvalidField("amount", "must be between 1 and 9007199254740991")
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Transaction, error) {
 		t, err := s.txFor(tx, caller, entityID, id)
 		if err != nil {
 			return nil, err
+		}
+		if t.Status != need {
+			return nil, ErrTransactionState.With("card transaction " + t.ID + " is " + t.Status)
 		}
 		if err := fn(tx, now, t); err != nil {
 			return nil, err
@@ -114,13 +121,6 @@ func (s *Service) txFor(tx storage.Tx, caller corebank.Caller, entityID, id stri
 	})
 }
 
-func checkAmount(amount int64) error {
-	if amount < 0 || amount > ledger.MaxAmount {
-		return corebank.InvalidField("amount", "must be between 1 and 9007199254740991")
-	}
-	return nil
-}
-
 func (t *txRecord) event(typ string, amount int64, now time.Time) {
 	t.Events = append(t.Events, TxEvent{Type: typ, Amount: amount, Time: now.UnixMilli()})
 }
@@ -140,13 +140,7 @@ func (s *Service) unschedule(tx storage.Tx, t *txRecord) error {
 // validation error on amount; ledger.ErrInsufficientFunds when the part
 // above the authorization is not available.
 func (s *Service) Clear(ctx context.Context, caller corebank.Caller, entityID, id string, amount int64) (*Transaction, error) {
-	if err := checkAmount(amount); err != nil {
-		return nil, err
-	}
-	return s.lifecycle(ctx, caller, entityID, id, func(tx storage.Tx, now time.Time, t *txRecord) error {
-		if t.Status != TxPending {
-			return ErrTransactionState.With("card transaction " + t.ID + " is " + t.Status)
-		}
+	return s.lifecycle(ctx, caller, entityID, id, amount, TxPending, func(tx storage.Tx, now time.Time, t *txRecord) error {
 		held := t.held()
 		if amount == 0 {
 			amount = held
@@ -174,13 +168,7 @@ func (s *Service) Clear(ctx context.Context, caller corebank.Caller, entityID, i
 //
 // Errors: as Clear; a validation error when amount exceeds what is held.
 func (s *Service) Reverse(ctx context.Context, caller corebank.Caller, entityID, id string, amount int64) (*Transaction, error) {
-	if err := checkAmount(amount); err != nil {
-		return nil, err
-	}
-	return s.lifecycle(ctx, caller, entityID, id, func(tx storage.Tx, now time.Time, t *txRecord) error {
-		if t.Status != TxPending {
-			return ErrTransactionState.With("card transaction " + t.ID + " is " + t.Status)
-		}
+	return s.lifecycle(ctx, caller, entityID, id, amount, TxPending, func(tx storage.Tx, now time.Time, t *txRecord) error {
 		held := t.held()
 		if amount == 0 {
 			amount = held
@@ -220,10 +208,7 @@ func (s *Service) release(tx storage.Tx, now time.Time, t *txRecord, amount int6
 //
 // Errors: ErrTransactionNotFound; ErrTransactionState unless pending.
 func (s *Service) Expire(ctx context.Context, caller corebank.Caller, entityID, id string) (*Transaction, error) {
-	return s.lifecycle(ctx, caller, entityID, id, func(tx storage.Tx, now time.Time, t *txRecord) error {
-		if t.Status != TxPending {
-			return ErrTransactionState.With("card transaction " + t.ID + " is " + t.Status)
-		}
+	return s.lifecycle(ctx, caller, entityID, id, 0, TxPending, func(tx storage.Tx, now time.Time, t *txRecord) error {
 		return s.release(tx, now, t, t.held(), EventExpiration, TxExpired)
 	})
 }
@@ -253,16 +238,10 @@ func (s *Service) DueJobs() []storage.DueJob {
 // Errors: as Clear; a validation error when amount is 0;
 // ErrIncrementDeclined naming what fired.
 func (s *Service) Increment(ctx context.Context, caller corebank.Caller, entityID, id string, amount int64) (*Transaction, error) {
-	if err := checkAmount(amount); err != nil {
-		return nil, err
-	}
 	if amount == 0 {
 		return nil, corebank.InvalidField("amount", "is required")
 	}
-	return s.lifecycle(ctx, caller, entityID, id, func(tx storage.Tx, now time.Time, t *txRecord) error {
-		if t.Status != TxPending {
-			return ErrTransactionState.With("card transaction " + t.ID + " is " + t.Status)
-		}
+	return s.lifecycle(ctx, caller, entityID, id, amount, TxPending, func(tx storage.Tx, now time.Time, t *txRecord) error {
 		c, err := getCard(tx, t.CardID)
 		if err != nil {
 			return err
@@ -301,13 +280,7 @@ func (s *Service) Increment(ctx context.Context, caller corebank.Caller, entityI
 // Errors: ErrTransactionNotFound; ErrTransactionState unless settled; a
 // validation error when amount exceeds what is left to refund.
 func (s *Service) Refund(ctx context.Context, caller corebank.Caller, entityID, id string, amount int64) (*Transaction, error) {
-	if err := checkAmount(amount); err != nil {
-		return nil, err
-	}
-	return s.lifecycle(ctx, caller, entityID, id, func(tx storage.Tx, now time.Time, t *txRecord) error {
-		if t.Status != TxSettled {
-			return ErrTransactionState.With("card transaction " + t.ID + " is " + t.Status)
-		}
+	return s.lifecycle(ctx, caller, entityID, id, amount, TxSettled, func(tx storage.Tx, now time.Time, t *txRecord) error {
 		left := t.AmountSettled - t.Refunded
 		if amount == 0 {
 			amount = left
