@@ -227,6 +227,7 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	b.Due.Add(b.FundingSessions.DueJobs()...)
 	b.Due.Add(b.Payments.DueJobs()...)
 	b.Due.Add(b.Acquiring.DueJobs()...)
+	b.Due.Add(b.Cards.DueJobs()...)
 	b.Due.Add(b.Webhooks.DueJobs()...)
 	b.Due.Add(httpapi.DueJobs()...)
 

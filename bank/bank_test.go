@@ -32,7 +32,7 @@ func TestDueOrder(t *testing.T) {
 		"ledger.hold", "ledger.details",
 		"funding.inflow", "funding.session",
 		"payments.quote", "payments.transfer",
-		"acquiring.challenge", "acquiring.refund", "acquiring.dispute", "acquiring.evidence",
+		"acquiring.challenge", "acquiring.refund", "acquiring.dispute", "acquiring.evidence", "cards.authorization",
 		"webhooks.expire", "webhooks.sweep", "webhooks.attempt",
 		"httpapi.idempotency",
 	}

@@ -101,11 +101,12 @@ type Limits struct {
 	TransactionAmountLimit *int64 `json:"transaction_amount_limit,omitempty"`
 }
 
-// Controls are a card's individual_controls: limits and their billing
-// cycle. Stored, not yet evaluated (see the package doc).
+// Controls are a card's individual_controls: limits, their billing cycle
+// and the time zone their windows are counted in (see the package doc).
 type Controls struct {
 	BillingCycle           string `json:"billing_cycle,omitempty"`
 	BillingCycleDay        Flex   `json:"billing_cycle_day,omitempty"`
+	TimeZone               string `json:"time_zone,omitempty"`
 	CycleTransactionCount  *int64 `json:"cycle_transaction_count,omitempty"`
 	DailyAmountLimit       *int64 `json:"daily_amount_limit,omitempty"`
 	DailyTransactionCount  *int64 `json:"daily_transaction_count,omitempty"`
@@ -126,6 +127,25 @@ type GroupControl struct {
 	Limits
 }
 
+// ControlsView is individual_controls as answered: the controls and,
+// where a card is read, their usage.
+type ControlsView struct {
+	Controls
+	*Usage
+}
+
+// MCCControlView is an individual_mcc_controls entry as answered.
+type MCCControlView struct {
+	MCCControl
+	*Usage
+}
+
+// GroupControlView is an mcc_group_controls entry as answered.
+type GroupControlView struct {
+	GroupControl
+	*Usage
+}
+
 // Address is a billing or shipping address.
 type Address struct {
 	AddressLine1 string `json:"address_line_1"`
@@ -142,27 +162,27 @@ type Address struct {
 // mark of card data and drops number from such objects, which must only
 // happen to the creation answer.)
 type Card struct {
-	ID                    string            `json:"id"`
-	Name                  string            `json:"name"`
-	Status                string            `json:"status"`
-	Type                  string            `json:"type"`
-	Number                string            `json:"number,omitempty"`
-	CVV                   string            `json:"cvv,omitempty"`
-	ExpirationMonth       string            `json:"expiration_month"`
-	ExpirationYear        string            `json:"expiration_year"`
-	Currency              string            `json:"currency"`
-	AccountID             string            `json:"account_id"`
-	EntityID              string            `json:"entity_id"`
-	Cardholder            Cardholder        `json:"cardholder"`
-	IndividualControls    Controls          `json:"individual_controls"`
-	IndividualMCCControls []MCCControl      `json:"individual_mcc_controls"`
-	MCCGroupControls      []GroupControl    `json:"mcc_group_controls"`
-	SetAlertServiceFlag   bool              `json:"set_alert_service_flag"`
-	Billing               *Address          `json:"billing"`
-	Shipping              *Address          `json:"shipping"`
-	Metadata              map[string]string `json:"metadata"`
-	Deleted               bool              `json:"deleted"`
-	Created               int64             `json:"created"`
+	ID                    string             `json:"id"`
+	Name                  string             `json:"name"`
+	Status                string             `json:"status"`
+	Type                  string             `json:"type"`
+	Number                string             `json:"number,omitempty"`
+	CVV                   string             `json:"cvv,omitempty"`
+	ExpirationMonth       string             `json:"expiration_month"`
+	ExpirationYear        string             `json:"expiration_year"`
+	Currency              string             `json:"currency"`
+	AccountID             string             `json:"account_id"`
+	EntityID              string             `json:"entity_id"`
+	Cardholder            Cardholder         `json:"cardholder"`
+	IndividualControls    ControlsView       `json:"individual_controls"`
+	IndividualMCCControls []MCCControlView   `json:"individual_mcc_controls"`
+	MCCGroupControls      []GroupControlView `json:"mcc_group_controls"`
+	SetAlertServiceFlag   bool               `json:"set_alert_service_flag"`
+	Billing               *Address           `json:"billing"`
+	Shipping              *Address           `json:"shipping"`
+	Metadata              map[string]string  `json:"metadata"`
+	Deleted               bool               `json:"deleted"`
+	Created               int64              `json:"created"`
 }
 
 // NewCard is the body of POST /disposable-cards and POST /virtual-cards
@@ -209,6 +229,9 @@ type Options struct {
 	// default a random key (numbers are then unique among those issued
 	// since the process started). bank.New derives one from its secret.
 	NumberKey []byte
+	// AuthExpiry is how long an authorization's hold lasts before it
+	// expires by itself (on the clock, through DueJobs); default 7 days.
+	AuthExpiry time.Duration
 }
 
 // Service issues cards over one store.
@@ -240,6 +263,9 @@ func NewService(db storage.Backend, led *ledger.Service, sealer *corebank.Sealer
 	}
 	if len(o.BIN) < 6 || len(o.BIN) > 8 || strings.Trim(o.BIN, "0123456789") != "" {
 		panic("cards: Options.BIN must be 6 to 8 digits")
+	}
+	if o.AuthExpiry <= 0 {
+		o.AuthExpiry = 7 * 24 * time.Hour
 	}
 	if o.CreateLimit <= 0 {
 		o.CreateLimit = 20
@@ -398,11 +424,7 @@ func (in *NewCard) validate(typ string, now time.Time) (string, string, corebank
 		}
 	}
 	if c := in.IndividualControls; c != nil {
-		switch strings.ToLower(c.BillingCycle) {
-		case "", "weekly", "monthly":
-		default:
-			p.Add("individual_controls.billing_cycle", "must be Weekly or Monthly")
-		}
+		c.checkCycle(p)
 		checkLimits(p, "individual_controls.", Limits{CycleTransactionCount: c.CycleTransactionCount, DailyAmountLimit: c.DailyAmountLimit,
 			DailyTransactionCount: c.DailyTransactionCount, TransactionAmountLimit: c.TransactionAmountLimit})
 	}
@@ -415,7 +437,9 @@ func (in *NewCard) validate(typ string, now time.Time) (string, string, corebank
 	}
 	for i, c := range in.MCCGroupControls {
 		pre := "mcc_group_controls." + strconv.Itoa(i) + "."
-		corebank.CheckText(p, pre+"group_name", c.GroupName, corebank.Line(1, MaxName))
+		if _, ok := MCCGroups[c.GroupName]; !ok {
+			p.Add(pre+"group_name", "must name an MCC group of version "+MCCGroupsVersion+": "+groupNames())
+		}
 		checkLimits(p, pre, c.Limits)
 	}
 	corebank.CheckMeta(p, "metadata", in.Metadata, corebank.MetaLimits{Keys: 20, KeyLen: 40, ValueLen: 500})

@@ -162,6 +162,12 @@ func TestCreateValidation(t *testing.T) {
 		{"year of three digits", func(c *cards.NewCard) { c.ExpirationYear = "229" }, "expiration_year"},
 		{"bad mcc", func(c *cards.NewCard) { c.IndividualMCCControls = []cards.MCCControl{{MCC: 0}} }, "individual_mcc_controls.0.mcc"},
 		{"no group name", func(c *cards.NewCard) { c.MCCGroupControls = []cards.GroupControl{{}} }, "mcc_group_controls.0.group_name"},
+		{"unknown group", func(c *cards.NewCard) { c.MCCGroupControls = []cards.GroupControl{{GroupName: "casinos"}} }, "mcc_group_controls.0.group_name"},
+		{"bad weekday", func(c *cards.NewCard) {
+			c.IndividualControls = &cards.Controls{BillingCycle: "Weekly", BillingCycleDay: "Funday"}
+		}, "individual_controls.billing_cycle_day"},
+		{"bad month day", func(c *cards.NewCard) { c.IndividualControls = &cards.Controls{BillingCycleDay: "32"} }, "individual_controls.billing_cycle_day"},
+		{"bad zone", func(c *cards.NewCard) { c.IndividualControls = &cards.Controls{TimeZone: "Mars/Olympus"} }, "individual_controls.time_zone"},
 		{"bad cycle", func(c *cards.NewCard) { c.IndividualControls = &cards.Controls{BillingCycle: "Hourly"} }, "individual_controls.billing_cycle"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

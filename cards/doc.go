@@ -25,12 +25,50 @@
 // (soft: its record stays, Deleted is set) leaves the list, still answers
 // Get, and refuses every other move.
 //
-// # Not yet built
+// # Authorizations and controls
 //
-// This first slice stores individual_controls, individual_mcc_controls and
-// mcc_group_controls as SPEC.md shapes them, validated for shape only: no
-// control is evaluated, no usage field is computed, group_name is not
-// checked against an MCC group table. Authorizations, card transactions
-// (ListTransactions answers an empty list) and the sandbox lifecycle come
-// later, built on this model.
+// Authorize decides a purchase and records a card transaction either way.
+// In order: the card's state (deleted, frozen, expired after its expiry
+// month), then every control that applies to the MCC (individual_controls,
+// the individual_mcc_controls entry of that MCC, each mcc_group_controls
+// entry whose group holds it), then the account's available balance (the
+// ledger hold). The first that fires is the decline reason, named
+// "<control>.<limit>" for controls (individual_mcc_controls.5812.open,
+// mcc_group_controls.airlines.amount). An approval places a ledger hold
+// from the card's account to the card clearing account.
+//
+// Limits: transaction_amount_limit per authorization; daily_amount_limit
+// and daily_transaction_count per day; cycle_transaction_count and (on
+// MCC and group entries) amount per billing cycle. Windows are counted in
+// the card's individual_controls.time_zone (IANA; UTC by default): a day
+// runs from midnight; a Weekly cycle starts on the weekday
+// billing_cycle_day names (default Monday); a Monthly cycle (the default)
+// starts on day billing_cycle_day (default 1), moved to the month's last
+// day in shorter months. Each approval adds its amount and one to the
+// held counters of each applicable control in the day and cycle open at
+// its time, and remembers those counter keys (txRecord.Counted), so what
+// later releases or clears it moves those windows and never today's.
+// Declines count nowhere. The usage fields (amount_*, daily_amount_limit_*,
+// daily_transaction_count_*, cycle_transaction_count_*; _hold authorized,
+// _used cleared, _balance left under the limit or null) are read from the
+// windows open when the card is read; amount_* are the cycle's amounts.
+//
+// MCCGroups is the group table (version MCCGroupsVersion) group_name is
+// checked against.
+//
+// # Lifecycle
+//
+// After an approval, the sandbox plays the network's messages (each
+// moving the ledger holds and counters a real one would): Clear settles
+// a pending transaction (less than authorized releases the rest; more
+// takes the excess from the account at once) and moves its counters from
+// held to used; Reverse releases part or all of it (all: voided, no
+// longer counted); Expire releases all (expired), as the due job does by
+// itself Options.AuthExpiry after the authorization; Increment raises it
+// when the card's state, the controls of the windows it was counted in
+// and the available balance allow; Refund returns part or all of a
+// settled amount from card clearing and takes it off the used amounts.
+// A ledger hold has a fixed amount, so lowering or raising one voids it
+// and places another. Clear and Reverse work whatever the card's state:
+// they finish what was approved.
 package cards

@@ -186,22 +186,18 @@ func (s *Service) create(ctx context.Context, caller corebank.Caller, typ string
 		r := &record{Card: Card{ID: s.o.IDs.New(now), Name: in.CardName, Status: StatusActive, Type: typ,
 			ExpirationMonth: mm, ExpirationYear: yy, Currency: acct.Currency,
 			AccountID: acct.ID, EntityID: acct.EntityID, Cardholder: *in.Cardholder,
-			IndividualMCCControls: in.IndividualMCCControls, MCCGroupControls: in.MCCGroupControls,
+			IndividualMCCControls: []MCCControlView{}, MCCGroupControls: []GroupControlView{},
 			SetAlertServiceFlag: in.SetAlertServiceFlag, Metadata: in.Metadata, Created: ms}, LastFour: number[12:], Updated: ms}
 		if in.IndividualControls != nil {
-			r.IndividualControls = *in.IndividualControls
+			r.IndividualControls.Controls = *in.IndividualControls
 		}
-		for i := range r.IndividualMCCControls {
-			r.IndividualMCCControls[i].Open = openOr(r.IndividualMCCControls[i].Open)
+		for _, c := range in.IndividualMCCControls {
+			c.Open = openOr(c.Open)
+			r.IndividualMCCControls = append(r.IndividualMCCControls, MCCControlView{MCCControl: c})
 		}
-		for i := range r.MCCGroupControls {
-			r.MCCGroupControls[i].Open = openOr(r.MCCGroupControls[i].Open)
-		}
-		if r.IndividualMCCControls == nil {
-			r.IndividualMCCControls = []MCCControl{}
-		}
-		if r.MCCGroupControls == nil {
-			r.MCCGroupControls = []GroupControl{}
+		for _, c := range in.MCCGroupControls {
+			c.Open = openOr(c.Open)
+			r.MCCGroupControls = append(r.MCCGroupControls, GroupControlView{GroupControl: c})
 		}
 		if r.Metadata == nil {
 			r.Metadata = map[string]string{}
@@ -219,7 +215,10 @@ func (s *Service) create(ctx context.Context, caller corebank.Caller, typ string
 		if _, err := s.led.AppendEventTx(tx, now, EventCreated, r.EntityID, r.view()); err != nil {
 			return nil, err
 		}
-		c := r.view()
+		c, err := r.viewAt(tx, now)
+		if err != nil {
+			return nil, err
+		}
 		c.Number, c.CVV = number, cvv
 		return c, nil
 	})
@@ -254,7 +253,7 @@ func (s *Service) Get(ctx context.Context, caller corebank.Caller, entityID, id 
 		if err != nil {
 			return nil, err
 		}
-		return r.view(), nil
+		return r.viewAt(tx, s.o.Clock.Now())
 	})
 }
 
@@ -275,8 +274,11 @@ func (s *Service) move(ctx context.Context, caller corebank.Caller, entityID, id
 			return nil, ErrInvalidForState.With("the card is deleted")
 		}
 		ev, err := fn(tx, r)
-		if err != nil || ev == "" {
-			return r.view(), err
+		if err != nil {
+			return nil, err
+		}
+		if ev == "" {
+			return r.viewAt(tx, now)
 		}
 		r.Updated = now.UnixMilli()
 		if err := putCard(tx, r); err != nil {
@@ -285,7 +287,7 @@ func (s *Service) move(ctx context.Context, caller corebank.Caller, entityID, id
 		if _, err := s.led.AppendEventTx(tx, now, ev, r.EntityID, r.view()); err != nil {
 			return nil, err
 		}
-		return r.view(), nil
+		return r.viewAt(tx, now)
 	})
 }
 
@@ -374,8 +376,11 @@ func (s *Service) Delete(ctx context.Context, caller corebank.Caller, entityID, 
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Card, error) {
 		r, err := s.cardFor(tx, caller, entityID, id)
-		if err != nil || r.Deleted {
-			return r.viewOrNil(), err
+		if err != nil {
+			return nil, err
+		}
+		if r.Deleted {
+			return r.viewAt(tx, now)
 		}
 		r.Deleted, r.Updated = true, now.UnixMilli()
 		if err := tx.Delete(index, listKey(r.EntityID, r.ID)); err != nil {
@@ -387,15 +392,8 @@ func (s *Service) Delete(ctx context.Context, caller corebank.Caller, entityID, 
 		if _, err := s.led.AppendEventTx(tx, now, EventDeleted, r.EntityID, r.view()); err != nil {
 			return nil, err
 		}
-		return r.view(), nil
+		return r.viewAt(tx, now)
 	})
-}
-
-func (r *record) viewOrNil() *Card {
-	if r == nil {
-		return nil
-	}
-	return r.view()
 }
 
 // maxScan caps the index entries one list page examines.
@@ -412,6 +410,7 @@ func (s *Service) List(ctx context.Context, caller corebank.Caller, entityID, ac
 	if err != nil {
 		return nil, err
 	}
+	now := s.o.Clock.Now()
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Page, error) {
 		entity, err := scope.Entity(tx, s.o.Tree, caller, entityID)
 		if err != nil {
@@ -440,30 +439,15 @@ func (s *Service) List(ctx context.Context, caller corebank.Caller, entityID, ac
 			if accountID != "" && r.AccountID != accountID {
 				return Card{}, false, nil
 			}
-			return *r.view(), true, nil
+			c, err := r.viewAt(tx, now)
+			if err != nil {
+				return Card{}, false, err
+			}
+			return *c, true, nil
 		})
 		if err != nil {
 			return nil, err
 		}
 		return &Page{Page: page, EntityID: entity}, nil
-	})
-}
-
-// Transaction is a card transaction; none exist yet (authorizations come
-// in a later slice), so it is empty.
-type Transaction struct {
-	ID string `json:"id"`
-}
-
-// ListTransactions returns card id's transactions: for now always an
-// empty page, after the scope check.
-//
-// Errors: corebank.ErrEntityNotFound; ErrCardNotFound.
-func (s *Service) ListTransactions(ctx context.Context, caller corebank.Caller, entityID, id string) ([]Transaction, error) {
-	return storage.View(ctx, s.db, func(tx storage.Tx) ([]Transaction, error) {
-		if _, err := s.cardFor(tx, caller, entityID, id); err != nil {
-			return nil, err
-		}
-		return []Transaction{}, nil
 	})
 }

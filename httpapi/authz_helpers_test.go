@@ -36,12 +36,17 @@ const (
 	kDispute      = "dispute"         // a dispute of another completed walletpay action, needs_response
 	kRefund       = "refund"          // a pending refund of kAction
 	kCard         = "card"            // a virtual card of kAccount
+	kCardAuth     = "card_auth"       // a pending card transaction of kCard, 100
+	kCardClear    = "card_clear"      // another, to clear
+	kCardExpire   = "card_expire"     // another, to expire
+	kCardSettled  = "card_settled"    // a settled card transaction of kCard, 100
 )
 
 // authzKinds lists the kinds; a kind's index makes its missing ID.
 var authzKinds = []string{kEntity, kAccount, kSpareAccount, kDetails, kCounterparty, kPayment, kEURDetail,
 	kQuote, kTransfer, kWebhook, kEvent, kReady, kPerson, kDocument, kSubmission, kAPIKey, kSession, kETransfer,
-	kIntent, kOpenIntent, kAction, kChallenge, kDisputable, kDispute, kRefund, kCard}
+	kIntent, kOpenIntent, kAction, kChallenge, kDisputable, kDispute, kRefund, kCard,
+	kCardAuth, kCardClear, kCardExpire, kCardSettled}
 
 // authzMissingID is a well-formed ULID that names no object, one per kind so
 // that a request naming several missing objects still tells them apart.
@@ -161,6 +166,11 @@ func (e *hookEnv) authzPopulate(s *authzSide) {
 	s.ids[kDispute] = e.must(201, "POST", "/sandbox/intent-actions/"+s.ids[kDispute]+"/dispute", s.key,
 		map[string]any{"amount": 300}).str("id")
 	s.ids[kCard] = e.must(201, "POST", "/virtual-cards", s.key, cardBody(s.ids[kAccount])).str("data", "id")
+	for _, k := range []string{kCardAuth, kCardClear, kCardExpire, kCardSettled} {
+		s.ids[k] = e.must(201, "POST", "/sandbox/cards/"+s.ids[kCard]+"/authorizations", s.key,
+			map[string]any{"amount": 100, "mcc": 5812, "merchant_name": "Cafe"}).str("id")
+	}
+	e.must(200, "POST", "/sandbox/card-transactions/"+s.ids[kCardSettled]+"/clear", s.key, nil)
 }
 
 // cardBody is a valid USD card of account (virtual or disposable).

@@ -141,8 +141,8 @@ func (h *handler) listCards(x *exchange, r *http.Request) error {
 	return ok(x, http.StatusOK, base.Message, &cardsList{Cards: items, Meta: base.Meta})
 }
 
-// cardTransactions is GET /cards/{id}/transactions's data: for now always
-// empty (authorizations come in a later slice).
+// cardTransactions is GET /cards/{id}/transactions's data: the card's
+// transactions, oldest first.
 type cardTransactions struct {
 	Transactions []cards.Transaction `json:"transactions"`
 }
@@ -157,4 +157,64 @@ func (h *handler) listCardTransactions(x *exchange, r *http.Request) error {
 		return err
 	}
 	return ok(x, http.StatusOK, "card transactions retrieved", &cardTransactions{Transactions: txs})
+}
+
+// authorizeCard is POST /sandbox/cards/{id}/authorizations (CONTRACT.md):
+// a purchase decided by the card's state, controls and the account's
+// available balance, answered 201 with the bare card transaction, pending
+// or declined with decline_reason.
+func (h *handler) authorizeCard(x *exchange, r *http.Request) error {
+	var req cards.Authorization
+	t, err := onPathObject(x, r, &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Transaction, error) {
+		return h.cards.Authorize(ctx, c, entity, id, req)
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(x, http.StatusCreated, t)
+	return nil
+}
+
+// cardTxReq is the body of the sandbox card transaction moves: amount
+// (optional but for increment) and entity_id.
+type cardTxReq struct {
+	Amount   int64  `json:"amount"`
+	EntityID string `json:"entity_id"`
+}
+
+// cardTxMove answers a sandbox card transaction move (CONTRACT.md: clear,
+// reverse, expire, increment, refund, each {amount?}) 200 with the bare
+// card transaction.
+func (h *handler) cardTxMove(x *exchange, r *http.Request,
+	run func(ctx context.Context, c corebank.Caller, entityID, id string, amount int64) (*cards.Transaction, error)) error {
+	var req cardTxReq
+	t, err := onPathObject(x, r, &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Transaction, error) {
+		return run(ctx, c, entity, id, req.Amount)
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(x, http.StatusOK, t)
+	return nil
+}
+
+func (h *handler) clearCardTx(x *exchange, r *http.Request) error {
+	return h.cardTxMove(x, r, h.cards.Clear)
+}
+func (h *handler) reverseCardTx(x *exchange, r *http.Request) error {
+	return h.cardTxMove(x, r, h.cards.Reverse)
+}
+func (h *handler) incrementCardTx(x *exchange, r *http.Request) error {
+	return h.cardTxMove(x, r, h.cards.Increment)
+}
+func (h *handler) refundCardTx(x *exchange, r *http.Request) error {
+	return h.cardTxMove(x, r, h.cards.Refund)
+}
+
+// expireCardTx expires the authorization whatever amount says (it ends
+// the whole hold).
+func (h *handler) expireCardTx(x *exchange, r *http.Request) error {
+	return h.cardTxMove(x, r, func(ctx context.Context, c corebank.Caller, entityID, id string, _ int64) (*cards.Transaction, error) {
+		return h.cards.Expire(ctx, c, entityID, id)
+	})
 }

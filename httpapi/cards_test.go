@@ -135,3 +135,31 @@ func TestCardMoves(t *testing.T) {
 		t.Errorf("deleted card listed: %s", l.Raw)
 	}
 }
+
+func TestCardAuthorization(t *testing.T) {
+	e := newEnv(t)
+	acct := e.account(e.key, "", "USD")
+	e.fund(e.key, acct, 1000)
+	id := e.must(201, "POST", "/virtual-cards", e.key, cardBody(acct)).str("data", "id")
+	path := "/sandbox/cards/" + id + "/authorizations"
+	ok := e.must(201, "POST", path, e.key, map[string]any{"amount": 600, "mcc": 5812, "merchant_name": "Cafe"}, "Idempotency-Key", "auth-1")
+	if ok.str("status") != "pending" || ok.str("card_id") != id {
+		t.Errorf("approved: %s", ok.Body)
+	}
+	replay := e.must(201, "POST", path, e.key, map[string]any{"amount": 600, "mcc": 5812, "merchant_name": "Cafe"}, "Idempotency-Key", "auth-1")
+	if replay.str("id") != ok.str("id") {
+		t.Errorf("replay answered another transaction: %s", replay.Body)
+	}
+	no := e.must(201, "POST", path, e.key, map[string]any{"amount": 600, "currency": "USD", "mcc": 5812, "merchant_name": "Cafe"})
+	if no.str("status") != "declined" || no.str("decline_reason") != "insufficient_funds" {
+		t.Errorf("declined: %s", no.Body)
+	}
+	bad := e.do("POST", path, e.key, map[string]any{"amount": 0, "mcc": 5812, "merchant_name": "Cafe"})
+	if bad.Status != 422 || bad.details()["amount"] == nil {
+		t.Errorf("invalid: %d %s", bad.Status, bad.Body)
+	}
+	list := e.must(200, "GET", "/cards/"+id+"/transactions", e.key, nil)
+	if n := len(list.data()["transactions"].([]any)); n != 2 {
+		t.Errorf("%d transactions, want 2: %s", n, list.Body)
+	}
+}

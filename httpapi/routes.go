@@ -104,6 +104,12 @@ var routes = []route{
 	{"POST /cards/{id}/reassign", cardRoute((*handler).reassignCard)},
 	{"DELETE /cards/{id}", cardRoute((*handler).deleteCard)},
 	{"GET /cards/{id}/transactions", cardRoute((*handler).listCardTransactions)},
+	{"POST /sandbox/cards/{id}/authorizations", cardRoute((*handler).authorizeCard)},
+	{"POST /sandbox/card-transactions/{id}/clear", cardRoute((*handler).clearCardTx)},
+	{"POST /sandbox/card-transactions/{id}/reverse", cardRoute((*handler).reverseCardTx)},
+	{"POST /sandbox/card-transactions/{id}/expire", cardRoute((*handler).expireCardTx)},
+	{"POST /sandbox/card-transactions/{id}/increment", cardRoute((*handler).incrementCardTx)},
+	{"POST /sandbox/card-transactions/{id}/refund", cardRoute((*handler).refundCardTx)},
 
 	// Webhooks and events (webhooks.go, events.go); 503 unavailable
 	// without Services.Webhooks.

@@ -199,6 +199,33 @@ func (e CardType) Valid() bool {
 	}
 }
 
+// Defines values for CardTransactionStatus.
+const (
+	CardTransactionStatusDeclined CardTransactionStatus = "declined"
+	CardTransactionStatusExpired  CardTransactionStatus = "expired"
+	CardTransactionStatusPending  CardTransactionStatus = "pending"
+	CardTransactionStatusSettled  CardTransactionStatus = "settled"
+	CardTransactionStatusVoided   CardTransactionStatus = "voided"
+)
+
+// Valid indicates whether the value is a known member of the CardTransactionStatus enum.
+func (e CardTransactionStatus) Valid() bool {
+	switch e {
+	case CardTransactionStatusDeclined:
+		return true
+	case CardTransactionStatusExpired:
+		return true
+	case CardTransactionStatusPending:
+		return true
+	case CardTransactionStatusSettled:
+		return true
+	case CardTransactionStatusVoided:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CounterpartyProfileRelationship.
 const (
 	Customer CounterpartyProfileRelationship = "customer"
@@ -2423,7 +2450,7 @@ type Card struct {
 	ExpirationYear  string  `json:"expiration_year"`
 	Id              string  `json:"id"`
 
-	// IndividualControls individual_controls: limits and their billing cycle, stored and validated for shape only (evaluated by a later release); an empty object on disposable cards.
+	// IndividualControls individual_controls: limits, their billing cycle and time zone (IANA, default UTC), with the usage of the windows open now where a card is read (held: authorized, not cleared; used: cleared; balance: left under the limit, null without it); an empty object on disposable cards.
 	IndividualControls    CardControls       `json:"individual_controls"`
 	IndividualMccControls []CardMCCControl   `json:"individual_mcc_controls"`
 	MccGroupControls      []CardGroupControl `json:"mcc_group_controls"`
@@ -2453,43 +2480,101 @@ type CardAddress struct {
 	State        *string `json:"state,omitempty"`
 }
 
-// CardControls individual_controls: limits and their billing cycle, stored and validated for shape only (evaluated by a later release); an empty object on disposable cards.
+// CardControls individual_controls: limits, their billing cycle and time zone (IANA, default UTC), with the usage of the windows open now where a card is read (held: authorized, not cleared; used: cleared; balance: left under the limit, null without it); an empty object on disposable cards.
 type CardControls struct {
-	BillingCycle           *string `json:"billing_cycle,omitempty"`
-	BillingCycleDay        *string `json:"billing_cycle_day,omitempty"`
-	CycleTransactionCount  *int    `json:"cycle_transaction_count,omitempty"`
-	DailyAmountLimit       *int    `json:"daily_amount_limit,omitempty"`
-	DailyTransactionCount  *int    `json:"daily_transaction_count,omitempty"`
-	TransactionAmountLimit *int    `json:"transaction_amount_limit,omitempty"`
+	AmountBalance                *int    `json:"amount_balance,omitempty"`
+	AmountHold                   *int    `json:"amount_hold,omitempty"`
+	AmountUsed                   *int    `json:"amount_used,omitempty"`
+	BillingCycle                 *string `json:"billing_cycle,omitempty"`
+	BillingCycleDay              *string `json:"billing_cycle_day,omitempty"`
+	CycleTransactionCount        *int    `json:"cycle_transaction_count,omitempty"`
+	CycleTransactionCountBalance *int    `json:"cycle_transaction_count_balance,omitempty"`
+	CycleTransactionCountHold    *int    `json:"cycle_transaction_count_hold,omitempty"`
+	CycleTransactionCountUsed    *int    `json:"cycle_transaction_count_used,omitempty"`
+	DailyAmountLimit             *int    `json:"daily_amount_limit,omitempty"`
+	DailyAmountLimitBalance      *int    `json:"daily_amount_limit_balance,omitempty"`
+	DailyAmountLimitHold         *int    `json:"daily_amount_limit_hold,omitempty"`
+	DailyAmountLimitUsed         *int    `json:"daily_amount_limit_used,omitempty"`
+	DailyTransactionCount        *int    `json:"daily_transaction_count,omitempty"`
+	DailyTransactionCountBalance *int    `json:"daily_transaction_count_balance,omitempty"`
+	DailyTransactionCountHold    *int    `json:"daily_transaction_count_hold,omitempty"`
+	DailyTransactionCountUsed    *int    `json:"daily_transaction_count_used,omitempty"`
+	TimeZone                     *string `json:"time_zone,omitempty"`
+	TransactionAmountLimit       *int    `json:"transaction_amount_limit,omitempty"`
 }
 
 // CardGroupControl defines model for CardGroupControl.
 type CardGroupControl struct {
-	Amount                 *int   `json:"amount,omitempty"`
-	CycleTransactionCount  *int   `json:"cycle_transaction_count,omitempty"`
-	DailyAmountLimit       *int   `json:"daily_amount_limit,omitempty"`
-	DailyTransactionCount  *int   `json:"daily_transaction_count,omitempty"`
-	GroupName              string `json:"group_name"`
-	Open                   bool   `json:"open"`
-	TransactionAmountLimit *int   `json:"transaction_amount_limit,omitempty"`
+	Amount                       *int   `json:"amount,omitempty"`
+	AmountBalance                *int   `json:"amount_balance,omitempty"`
+	AmountHold                   *int   `json:"amount_hold,omitempty"`
+	AmountUsed                   *int   `json:"amount_used,omitempty"`
+	CycleTransactionCount        *int   `json:"cycle_transaction_count,omitempty"`
+	CycleTransactionCountBalance *int   `json:"cycle_transaction_count_balance,omitempty"`
+	CycleTransactionCountHold    *int   `json:"cycle_transaction_count_hold,omitempty"`
+	CycleTransactionCountUsed    *int   `json:"cycle_transaction_count_used,omitempty"`
+	DailyAmountLimit             *int   `json:"daily_amount_limit,omitempty"`
+	DailyAmountLimitBalance      *int   `json:"daily_amount_limit_balance,omitempty"`
+	DailyAmountLimitHold         *int   `json:"daily_amount_limit_hold,omitempty"`
+	DailyAmountLimitUsed         *int   `json:"daily_amount_limit_used,omitempty"`
+	DailyTransactionCount        *int   `json:"daily_transaction_count,omitempty"`
+	DailyTransactionCountBalance *int   `json:"daily_transaction_count_balance,omitempty"`
+	DailyTransactionCountHold    *int   `json:"daily_transaction_count_hold,omitempty"`
+	DailyTransactionCountUsed    *int   `json:"daily_transaction_count_used,omitempty"`
+	GroupName                    string `json:"group_name"`
+	Open                         bool   `json:"open"`
+	TransactionAmountLimit       *int   `json:"transaction_amount_limit,omitempty"`
 }
 
 // CardMCCControl defines model for CardMCCControl.
 type CardMCCControl struct {
-	Amount                 *int `json:"amount,omitempty"`
-	CycleTransactionCount  *int `json:"cycle_transaction_count,omitempty"`
-	DailyAmountLimit       *int `json:"daily_amount_limit,omitempty"`
-	DailyTransactionCount  *int `json:"daily_transaction_count,omitempty"`
-	Mcc                    int  `json:"mcc"`
-	Open                   bool `json:"open"`
-	TransactionAmountLimit *int `json:"transaction_amount_limit,omitempty"`
+	Amount                       *int `json:"amount,omitempty"`
+	AmountBalance                *int `json:"amount_balance,omitempty"`
+	AmountHold                   *int `json:"amount_hold,omitempty"`
+	AmountUsed                   *int `json:"amount_used,omitempty"`
+	CycleTransactionCount        *int `json:"cycle_transaction_count,omitempty"`
+	CycleTransactionCountBalance *int `json:"cycle_transaction_count_balance,omitempty"`
+	CycleTransactionCountHold    *int `json:"cycle_transaction_count_hold,omitempty"`
+	CycleTransactionCountUsed    *int `json:"cycle_transaction_count_used,omitempty"`
+	DailyAmountLimit             *int `json:"daily_amount_limit,omitempty"`
+	DailyAmountLimitBalance      *int `json:"daily_amount_limit_balance,omitempty"`
+	DailyAmountLimitHold         *int `json:"daily_amount_limit_hold,omitempty"`
+	DailyAmountLimitUsed         *int `json:"daily_amount_limit_used,omitempty"`
+	DailyTransactionCount        *int `json:"daily_transaction_count,omitempty"`
+	DailyTransactionCountBalance *int `json:"daily_transaction_count_balance,omitempty"`
+	DailyTransactionCountHold    *int `json:"daily_transaction_count_hold,omitempty"`
+	DailyTransactionCountUsed    *int `json:"daily_transaction_count_used,omitempty"`
+	Mcc                          int  `json:"mcc"`
+	Open                         bool `json:"open"`
+	TransactionAmountLimit       *int `json:"transaction_amount_limit,omitempty"`
 }
 
 // CardTransaction defines model for CardTransaction.
 type CardTransaction struct {
-	Id                   *string                `json:"id,omitempty"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	AccountId        string  `json:"account_id"`
+	Amount           int     `json:"amount"`
+	AmountAuthorized int     `json:"amount_authorized"`
+	AmountSettled    int     `json:"amount_settled"`
+	CardId           string  `json:"card_id"`
+	Created          int     `json:"created"`
+	Currency         string  `json:"currency"`
+	DeclineReason    *string `json:"decline_reason"`
+	Events           []struct {
+		Amount int    `json:"amount"`
+		Time   int    `json:"time"`
+		Type   string `json:"type"`
+	} `json:"events"`
+	Id       string `json:"id"`
+	Merchant struct {
+		Country string `json:"country"`
+		Mcc     int    `json:"mcc"`
+		Name    string `json:"name"`
+	} `json:"merchant"`
+	Status CardTransactionStatus `json:"status"`
 }
+
+// CardTransactionStatus defines model for CardTransaction.Status.
+type CardTransactionStatus string
 
 // Cardholder defines model for Cardholder.
 type Cardholder struct {
@@ -5194,6 +5279,99 @@ type DeleteSandboxApiKeysByIdParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// PostSandboxCardTransactionsClearJSONBody defines parameters for PostSandboxCardTransactionsClear.
+type PostSandboxCardTransactionsClearJSONBody struct {
+	Amount   *int    `json:"amount,omitempty"`
+	EntityId *string `json:"entity_id,omitempty"`
+}
+
+// PostSandboxCardTransactionsClearParams defines parameters for PostSandboxCardTransactionsClear.
+type PostSandboxCardTransactionsClearParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostSandboxCardTransactionsExpireJSONBody defines parameters for PostSandboxCardTransactionsExpire.
+type PostSandboxCardTransactionsExpireJSONBody struct {
+	Amount   *int    `json:"amount,omitempty"`
+	EntityId *string `json:"entity_id,omitempty"`
+}
+
+// PostSandboxCardTransactionsExpireParams defines parameters for PostSandboxCardTransactionsExpire.
+type PostSandboxCardTransactionsExpireParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostSandboxCardTransactionsIncrementJSONBody defines parameters for PostSandboxCardTransactionsIncrement.
+type PostSandboxCardTransactionsIncrementJSONBody struct {
+	Amount   *int    `json:"amount,omitempty"`
+	EntityId *string `json:"entity_id,omitempty"`
+}
+
+// PostSandboxCardTransactionsIncrementParams defines parameters for PostSandboxCardTransactionsIncrement.
+type PostSandboxCardTransactionsIncrementParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostSandboxCardTransactionsRefundJSONBody defines parameters for PostSandboxCardTransactionsRefund.
+type PostSandboxCardTransactionsRefundJSONBody struct {
+	Amount   *int    `json:"amount,omitempty"`
+	EntityId *string `json:"entity_id,omitempty"`
+}
+
+// PostSandboxCardTransactionsRefundParams defines parameters for PostSandboxCardTransactionsRefund.
+type PostSandboxCardTransactionsRefundParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostSandboxCardTransactionsReverseJSONBody defines parameters for PostSandboxCardTransactionsReverse.
+type PostSandboxCardTransactionsReverseJSONBody struct {
+	Amount   *int    `json:"amount,omitempty"`
+	EntityId *string `json:"entity_id,omitempty"`
+}
+
+// PostSandboxCardTransactionsReverseParams defines parameters for PostSandboxCardTransactionsReverse.
+type PostSandboxCardTransactionsReverseParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostSandboxCardsAuthorizationsJSONBody defines parameters for PostSandboxCardsAuthorizations.
+type PostSandboxCardsAuthorizationsJSONBody struct {
+	Amount       int     `json:"amount"`
+	Currency     *string `json:"currency,omitempty"`
+	EntityId     *string `json:"entity_id,omitempty"`
+	Mcc          int     `json:"mcc"`
+	MerchantName string  `json:"merchant_name"`
+}
+
+// PostSandboxCardsAuthorizationsParams defines parameters for PostSandboxCardsAuthorizations.
+type PostSandboxCardsAuthorizationsParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
 // GetSandboxChallengeParams defines parameters for GetSandboxChallenge.
 type GetSandboxChallengeParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
@@ -5489,6 +5667,7 @@ type PostVirtualCardsJSONBody struct {
 		CycleTransactionCount  *int                                                         `json:"cycle_transaction_count,omitempty"`
 		DailyAmountLimit       *int                                                         `json:"daily_amount_limit,omitempty"`
 		DailyTransactionCount  *int                                                         `json:"daily_transaction_count,omitempty"`
+		TimeZone               *string                                                      `json:"time_zone,omitempty"`
 		TransactionAmountLimit *int                                                         `json:"transaction_amount_limit,omitempty"`
 	} `json:"individual_controls,omitempty"`
 	IndividualMccControls *[]struct {
@@ -5666,6 +5845,24 @@ type PostSandboxAccountDetailsActivateJSONRequestBody = PostSandboxAccountDetail
 // PostSandboxApiKeysJSONRequestBody defines body for PostSandboxApiKeys for application/json ContentType.
 type PostSandboxApiKeysJSONRequestBody PostSandboxApiKeysJSONBody
 
+// PostSandboxCardTransactionsClearJSONRequestBody defines body for PostSandboxCardTransactionsClear for application/json ContentType.
+type PostSandboxCardTransactionsClearJSONRequestBody PostSandboxCardTransactionsClearJSONBody
+
+// PostSandboxCardTransactionsExpireJSONRequestBody defines body for PostSandboxCardTransactionsExpire for application/json ContentType.
+type PostSandboxCardTransactionsExpireJSONRequestBody PostSandboxCardTransactionsExpireJSONBody
+
+// PostSandboxCardTransactionsIncrementJSONRequestBody defines body for PostSandboxCardTransactionsIncrement for application/json ContentType.
+type PostSandboxCardTransactionsIncrementJSONRequestBody PostSandboxCardTransactionsIncrementJSONBody
+
+// PostSandboxCardTransactionsRefundJSONRequestBody defines body for PostSandboxCardTransactionsRefund for application/json ContentType.
+type PostSandboxCardTransactionsRefundJSONRequestBody PostSandboxCardTransactionsRefundJSONBody
+
+// PostSandboxCardTransactionsReverseJSONRequestBody defines body for PostSandboxCardTransactionsReverse for application/json ContentType.
+type PostSandboxCardTransactionsReverseJSONRequestBody PostSandboxCardTransactionsReverseJSONBody
+
+// PostSandboxCardsAuthorizationsJSONRequestBody defines body for PostSandboxCardsAuthorizations for application/json ContentType.
+type PostSandboxCardsAuthorizationsJSONRequestBody PostSandboxCardsAuthorizationsJSONBody
+
 // PostSandboxChallengeFormdataRequestBody defines body for PostSandboxChallenge for application/x-www-form-urlencoded ContentType.
 type PostSandboxChallengeFormdataRequestBody PostSandboxChallengeFormdataBody
 
@@ -5707,74 +5904,6 @@ type PostTransfersJSONRequestBody PostTransfersJSONBody
 
 // PostVirtualCardsJSONRequestBody defines body for PostVirtualCards for application/json ContentType.
 type PostVirtualCardsJSONRequestBody PostVirtualCardsJSONBody
-
-// Getter for additional properties for CardTransaction. Returns the specified
-// element and whether it was found
-func (a CardTransaction) Get(fieldName string) (value interface{}, found bool) {
-	if a.AdditionalProperties != nil {
-		value, found = a.AdditionalProperties[fieldName]
-	}
-	return
-}
-
-// Setter for additional properties for CardTransaction
-func (a *CardTransaction) Set(fieldName string, value interface{}) {
-	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
-	}
-	a.AdditionalProperties[fieldName] = value
-}
-
-// Override default JSON handling for CardTransaction to handle AdditionalProperties
-func (a *CardTransaction) UnmarshalJSON(b []byte) error {
-	object := make(map[string]json.RawMessage)
-	err := json.Unmarshal(b, &object)
-	if err != nil {
-		return err
-	}
-
-	if raw, found := object["id"]; found {
-		err = json.Unmarshal(raw, &a.Id)
-		if err != nil {
-			return fmt.Errorf("error reading 'id': %w", err)
-		}
-		delete(object, "id")
-	}
-
-	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
-		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
-			err := json.Unmarshal(fieldBuf, &fieldVal)
-			if err != nil {
-				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
-			}
-			a.AdditionalProperties[fieldName] = fieldVal
-		}
-	}
-	return nil
-}
-
-// Override default JSON handling for CardTransaction to handle AdditionalProperties
-func (a CardTransaction) MarshalJSON() ([]byte, error) {
-	var err error
-	object := make(map[string]json.RawMessage)
-
-	if a.Id != nil {
-		object["id"], err = json.Marshal(a.Id)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'id': %w", err)
-		}
-	}
-
-	for fieldName, field := range a.AdditionalProperties {
-		object[fieldName], err = json.Marshal(field)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
-		}
-	}
-	return json.Marshal(object)
-}
 
 // Getter for additional properties for RateLimitError_Details. Returns the specified
 // element and whether it was found
@@ -6513,7 +6642,7 @@ type ClientInterface interface {
 	// Corresponds with POST /cards/{id}/reassign (the `PostCardsReassign` operationId).
 	PostCardsReassign(ctx context.Context, id string, params *PostCardsReassignParams, body PostCardsReassignJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetCardsTransactions List a card's transactions under data.transactions (empty until authorizations are built)
+	// GetCardsTransactions List a card's transactions under data.transactions, oldest first
 	//
 	// Corresponds with GET /cards/{id}/transactions (the `GetCardsTransactions` operationId).
 	GetCardsTransactions(ctx context.Context, id string, params *GetCardsTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7040,6 +7169,90 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /sandbox/api-keys/{id} (the `DeleteSandboxApiKeysById` operationId).
 	DeleteSandboxApiKeysById(ctx context.Context, id string, params *DeleteSandboxApiKeysByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxCardTransactionsClearWithBody Sandbox: the card network clears a pending card transaction for amount (default what is authorized; more is taken from the account at once): settled. Bare card transaction
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/clear (the `PostSandboxCardTransactionsClear` operationId).
+	PostSandboxCardTransactionsClearWithBody(ctx context.Context, id string, params *PostSandboxCardTransactionsClearParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxCardTransactionsClear Sandbox: the card network clears a pending card transaction for amount (default what is authorized; more is taken from the account at once): settled. Bare card transaction
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/clear (the `PostSandboxCardTransactionsClear` operationId).
+	PostSandboxCardTransactionsClear(ctx context.Context, id string, params *PostSandboxCardTransactionsClearParams, body PostSandboxCardTransactionsClearJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxCardTransactionsExpireWithBody Sandbox: the card network expires a pending authorization, releasing its hold (amount is ignored). Bare card transaction
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/expire (the `PostSandboxCardTransactionsExpire` operationId).
+	PostSandboxCardTransactionsExpireWithBody(ctx context.Context, id string, params *PostSandboxCardTransactionsExpireParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxCardTransactionsExpire Sandbox: the card network expires a pending authorization, releasing its hold (amount is ignored). Bare card transaction
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/expire (the `PostSandboxCardTransactionsExpire` operationId).
+	PostSandboxCardTransactionsExpire(ctx context.Context, id string, params *PostSandboxCardTransactionsExpireParams, body PostSandboxCardTransactionsExpireJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxCardTransactionsIncrementWithBody Sandbox: the card network raises a pending authorization by amount (required), checked against the card's controls and the available balance (409 card_increment_declined naming what fired). Bare card transaction
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/increment (the `PostSandboxCardTransactionsIncrement` operationId).
+	PostSandboxCardTransactionsIncrementWithBody(ctx context.Context, id string, params *PostSandboxCardTransactionsIncrementParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxCardTransactionsIncrement Sandbox: the card network raises a pending authorization by amount (required), checked against the card's controls and the available balance (409 card_increment_declined naming what fired). Bare card transaction
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/increment (the `PostSandboxCardTransactionsIncrement` operationId).
+	PostSandboxCardTransactionsIncrement(ctx context.Context, id string, params *PostSandboxCardTransactionsIncrementParams, body PostSandboxCardTransactionsIncrementJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxCardTransactionsRefundWithBody Sandbox: the card network returns amount (default all not yet refunded) of a settled card transaction to the account. Bare card transaction
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/refund (the `PostSandboxCardTransactionsRefund` operationId).
+	PostSandboxCardTransactionsRefundWithBody(ctx context.Context, id string, params *PostSandboxCardTransactionsRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxCardTransactionsRefund Sandbox: the card network returns amount (default all not yet refunded) of a settled card transaction to the account. Bare card transaction
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/refund (the `PostSandboxCardTransactionsRefund` operationId).
+	PostSandboxCardTransactionsRefund(ctx context.Context, id string, params *PostSandboxCardTransactionsRefundParams, body PostSandboxCardTransactionsRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxCardTransactionsReverseWithBody Sandbox: the card network releases amount (default all) of a pending authorization; all of it voids it. Bare card transaction
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/reverse (the `PostSandboxCardTransactionsReverse` operationId).
+	PostSandboxCardTransactionsReverseWithBody(ctx context.Context, id string, params *PostSandboxCardTransactionsReverseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxCardTransactionsReverse Sandbox: the card network releases amount (default all) of a pending authorization; all of it voids it. Bare card transaction
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/reverse (the `PostSandboxCardTransactionsReverse` operationId).
+	PostSandboxCardTransactionsReverse(ctx context.Context, id string, params *PostSandboxCardTransactionsReverseParams, body PostSandboxCardTransactionsReverseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxCardsAuthorizationsWithBody Sandbox: a card purchase on card id, decided by the card's state, controls and the account's available balance: approved places a ledger hold (status pending), declined names what fired in decline_reason. Bare card transaction
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /sandbox/cards/{id}/authorizations (the `PostSandboxCardsAuthorizations` operationId).
+	PostSandboxCardsAuthorizationsWithBody(ctx context.Context, id string, params *PostSandboxCardsAuthorizationsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxCardsAuthorizations Sandbox: a card purchase on card id, decided by the card's state, controls and the account's available balance: approved places a ledger hold (status pending), declined names what fired in decline_reason. Bare card transaction
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /sandbox/cards/{id}/authorizations (the `PostSandboxCardsAuthorizations` operationId).
+	PostSandboxCardsAuthorizations(ctx context.Context, id string, params *PostSandboxCardsAuthorizationsParams, body PostSandboxCardsAuthorizationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSandboxChallenge Sandbox: the 3DS challenge page of an intent action, at its next_action.url (no key: the token is the capability). HTML, self-contained, no script
 	//
@@ -7674,7 +7887,7 @@ func (c *Client) PostCardsReassign(ctx context.Context, id string, params *PostC
 	return c.Client.Do(req)
 }
 
-// GetCardsTransactions List a card's transactions under data.transactions (empty until authorizations are built)
+// GetCardsTransactions List a card's transactions under data.transactions, oldest first
 //
 // Corresponds with GET /cards/{id}/transactions (the `GetCardsTransactions` operationId).
 func (c *Client) GetCardsTransactions(ctx context.Context, id string, params *GetCardsTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9032,6 +9245,210 @@ func (c *Client) PostSandboxApiKeys(ctx context.Context, params *PostSandboxApiK
 // Corresponds with DELETE /sandbox/api-keys/{id} (the `DeleteSandboxApiKeysById` operationId).
 func (c *Client) DeleteSandboxApiKeysById(ctx context.Context, id string, params *DeleteSandboxApiKeysByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteSandboxApiKeysByIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxCardTransactionsClearWithBody Sandbox: the card network clears a pending card transaction for amount (default what is authorized; more is taken from the account at once): settled. Bare card transaction
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/clear (the `PostSandboxCardTransactionsClear` operationId).
+func (c *Client) PostSandboxCardTransactionsClearWithBody(ctx context.Context, id string, params *PostSandboxCardTransactionsClearParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxCardTransactionsClearRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxCardTransactionsClear Sandbox: the card network clears a pending card transaction for amount (default what is authorized; more is taken from the account at once): settled. Bare card transaction
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/clear (the `PostSandboxCardTransactionsClear` operationId).
+func (c *Client) PostSandboxCardTransactionsClear(ctx context.Context, id string, params *PostSandboxCardTransactionsClearParams, body PostSandboxCardTransactionsClearJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxCardTransactionsClearRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxCardTransactionsExpireWithBody Sandbox: the card network expires a pending authorization, releasing its hold (amount is ignored). Bare card transaction
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/expire (the `PostSandboxCardTransactionsExpire` operationId).
+func (c *Client) PostSandboxCardTransactionsExpireWithBody(ctx context.Context, id string, params *PostSandboxCardTransactionsExpireParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxCardTransactionsExpireRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxCardTransactionsExpire Sandbox: the card network expires a pending authorization, releasing its hold (amount is ignored). Bare card transaction
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/expire (the `PostSandboxCardTransactionsExpire` operationId).
+func (c *Client) PostSandboxCardTransactionsExpire(ctx context.Context, id string, params *PostSandboxCardTransactionsExpireParams, body PostSandboxCardTransactionsExpireJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxCardTransactionsExpireRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxCardTransactionsIncrementWithBody Sandbox: the card network raises a pending authorization by amount (required), checked against the card's controls and the available balance (409 card_increment_declined naming what fired). Bare card transaction
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/increment (the `PostSandboxCardTransactionsIncrement` operationId).
+func (c *Client) PostSandboxCardTransactionsIncrementWithBody(ctx context.Context, id string, params *PostSandboxCardTransactionsIncrementParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxCardTransactionsIncrementRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxCardTransactionsIncrement Sandbox: the card network raises a pending authorization by amount (required), checked against the card's controls and the available balance (409 card_increment_declined naming what fired). Bare card transaction
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/increment (the `PostSandboxCardTransactionsIncrement` operationId).
+func (c *Client) PostSandboxCardTransactionsIncrement(ctx context.Context, id string, params *PostSandboxCardTransactionsIncrementParams, body PostSandboxCardTransactionsIncrementJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxCardTransactionsIncrementRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxCardTransactionsRefundWithBody Sandbox: the card network returns amount (default all not yet refunded) of a settled card transaction to the account. Bare card transaction
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/refund (the `PostSandboxCardTransactionsRefund` operationId).
+func (c *Client) PostSandboxCardTransactionsRefundWithBody(ctx context.Context, id string, params *PostSandboxCardTransactionsRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxCardTransactionsRefundRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxCardTransactionsRefund Sandbox: the card network returns amount (default all not yet refunded) of a settled card transaction to the account. Bare card transaction
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/refund (the `PostSandboxCardTransactionsRefund` operationId).
+func (c *Client) PostSandboxCardTransactionsRefund(ctx context.Context, id string, params *PostSandboxCardTransactionsRefundParams, body PostSandboxCardTransactionsRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxCardTransactionsRefundRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxCardTransactionsReverseWithBody Sandbox: the card network releases amount (default all) of a pending authorization; all of it voids it. Bare card transaction
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/reverse (the `PostSandboxCardTransactionsReverse` operationId).
+func (c *Client) PostSandboxCardTransactionsReverseWithBody(ctx context.Context, id string, params *PostSandboxCardTransactionsReverseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxCardTransactionsReverseRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxCardTransactionsReverse Sandbox: the card network releases amount (default all) of a pending authorization; all of it voids it. Bare card transaction
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/reverse (the `PostSandboxCardTransactionsReverse` operationId).
+func (c *Client) PostSandboxCardTransactionsReverse(ctx context.Context, id string, params *PostSandboxCardTransactionsReverseParams, body PostSandboxCardTransactionsReverseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxCardTransactionsReverseRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxCardsAuthorizationsWithBody Sandbox: a card purchase on card id, decided by the card's state, controls and the account's available balance: approved places a ledger hold (status pending), declined names what fired in decline_reason. Bare card transaction
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /sandbox/cards/{id}/authorizations (the `PostSandboxCardsAuthorizations` operationId).
+func (c *Client) PostSandboxCardsAuthorizationsWithBody(ctx context.Context, id string, params *PostSandboxCardsAuthorizationsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxCardsAuthorizationsRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxCardsAuthorizations Sandbox: a card purchase on card id, decided by the card's state, controls and the account's available balance: approved places a ledger hold (status pending), declined names what fired in decline_reason. Bare card transaction
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /sandbox/cards/{id}/authorizations (the `PostSandboxCardsAuthorizations` operationId).
+func (c *Client) PostSandboxCardsAuthorizations(ctx context.Context, id string, params *PostSandboxCardsAuthorizationsParams, body PostSandboxCardsAuthorizationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxCardsAuthorizationsRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -16781,6 +17198,606 @@ func NewDeleteSandboxApiKeysByIdRequest(server string, id string, params *Delete
 	return req, nil
 }
 
+// NewPostSandboxCardTransactionsClearRequest calls the generic PostSandboxCardTransactionsClear builder with application/json body
+func NewPostSandboxCardTransactionsClearRequest(server string, id string, params *PostSandboxCardTransactionsClearParams, body PostSandboxCardTransactionsClearJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSandboxCardTransactionsClearRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostSandboxCardTransactionsClearRequestWithBody constructs an http.Request for the PostSandboxCardTransactionsClear method, with any body, and a specified content type
+func NewPostSandboxCardTransactionsClearRequestWithBody(server string, id string, params *PostSandboxCardTransactionsClearParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/card-transactions/%s/clear", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostSandboxCardTransactionsExpireRequest calls the generic PostSandboxCardTransactionsExpire builder with application/json body
+func NewPostSandboxCardTransactionsExpireRequest(server string, id string, params *PostSandboxCardTransactionsExpireParams, body PostSandboxCardTransactionsExpireJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSandboxCardTransactionsExpireRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostSandboxCardTransactionsExpireRequestWithBody constructs an http.Request for the PostSandboxCardTransactionsExpire method, with any body, and a specified content type
+func NewPostSandboxCardTransactionsExpireRequestWithBody(server string, id string, params *PostSandboxCardTransactionsExpireParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/card-transactions/%s/expire", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostSandboxCardTransactionsIncrementRequest calls the generic PostSandboxCardTransactionsIncrement builder with application/json body
+func NewPostSandboxCardTransactionsIncrementRequest(server string, id string, params *PostSandboxCardTransactionsIncrementParams, body PostSandboxCardTransactionsIncrementJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSandboxCardTransactionsIncrementRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostSandboxCardTransactionsIncrementRequestWithBody constructs an http.Request for the PostSandboxCardTransactionsIncrement method, with any body, and a specified content type
+func NewPostSandboxCardTransactionsIncrementRequestWithBody(server string, id string, params *PostSandboxCardTransactionsIncrementParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/card-transactions/%s/increment", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostSandboxCardTransactionsRefundRequest calls the generic PostSandboxCardTransactionsRefund builder with application/json body
+func NewPostSandboxCardTransactionsRefundRequest(server string, id string, params *PostSandboxCardTransactionsRefundParams, body PostSandboxCardTransactionsRefundJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSandboxCardTransactionsRefundRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostSandboxCardTransactionsRefundRequestWithBody constructs an http.Request for the PostSandboxCardTransactionsRefund method, with any body, and a specified content type
+func NewPostSandboxCardTransactionsRefundRequestWithBody(server string, id string, params *PostSandboxCardTransactionsRefundParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/card-transactions/%s/refund", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostSandboxCardTransactionsReverseRequest calls the generic PostSandboxCardTransactionsReverse builder with application/json body
+func NewPostSandboxCardTransactionsReverseRequest(server string, id string, params *PostSandboxCardTransactionsReverseParams, body PostSandboxCardTransactionsReverseJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSandboxCardTransactionsReverseRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostSandboxCardTransactionsReverseRequestWithBody constructs an http.Request for the PostSandboxCardTransactionsReverse method, with any body, and a specified content type
+func NewPostSandboxCardTransactionsReverseRequestWithBody(server string, id string, params *PostSandboxCardTransactionsReverseParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/card-transactions/%s/reverse", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostSandboxCardsAuthorizationsRequest calls the generic PostSandboxCardsAuthorizations builder with application/json body
+func NewPostSandboxCardsAuthorizationsRequest(server string, id string, params *PostSandboxCardsAuthorizationsParams, body PostSandboxCardsAuthorizationsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSandboxCardsAuthorizationsRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostSandboxCardsAuthorizationsRequestWithBody constructs an http.Request for the PostSandboxCardsAuthorizations method, with any body, and a specified content type
+func NewPostSandboxCardsAuthorizationsRequestWithBody(server string, id string, params *PostSandboxCardsAuthorizationsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/cards/%s/authorizations", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetSandboxChallengeRequest constructs an http.Request for the GetSandboxChallenge method
 func NewGetSandboxChallengeRequest(server string, token string, params *GetSandboxChallengeParams) (*http.Request, error) {
 	var err error
@@ -18511,7 +19528,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /cards/{id}/reassign (the `PostCardsReassign` operationId).
 	PostCardsReassignWithResponse(ctx context.Context, id string, params *PostCardsReassignParams, body PostCardsReassignJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCardsReassignResponse, error)
 
-	// GetCardsTransactionsWithResponse List a card's transactions under data.transactions (empty until authorizations are built)
+	// GetCardsTransactionsWithResponse List a card's transactions under data.transactions, oldest first
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19098,6 +20115,90 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /sandbox/api-keys/{id} (the `DeleteSandboxApiKeysById` operationId).
 	DeleteSandboxApiKeysByIdWithResponse(ctx context.Context, id string, params *DeleteSandboxApiKeysByIdParams, reqEditors ...RequestEditorFn) (*DeleteSandboxApiKeysByIdResponse, error)
+
+	// PostSandboxCardTransactionsClearWithBodyWithResponse Sandbox: the card network clears a pending card transaction for amount (default what is authorized; more is taken from the account at once): settled. Bare card transaction
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/clear (the `PostSandboxCardTransactionsClear` operationId).
+	PostSandboxCardTransactionsClearWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsClearParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsClearResponse, error)
+
+	// PostSandboxCardTransactionsClearWithResponse Sandbox: the card network clears a pending card transaction for amount (default what is authorized; more is taken from the account at once): settled. Bare card transaction
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/clear (the `PostSandboxCardTransactionsClear` operationId).
+	PostSandboxCardTransactionsClearWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsClearParams, body PostSandboxCardTransactionsClearJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsClearResponse, error)
+
+	// PostSandboxCardTransactionsExpireWithBodyWithResponse Sandbox: the card network expires a pending authorization, releasing its hold (amount is ignored). Bare card transaction
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/expire (the `PostSandboxCardTransactionsExpire` operationId).
+	PostSandboxCardTransactionsExpireWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsExpireParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsExpireResponse, error)
+
+	// PostSandboxCardTransactionsExpireWithResponse Sandbox: the card network expires a pending authorization, releasing its hold (amount is ignored). Bare card transaction
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/expire (the `PostSandboxCardTransactionsExpire` operationId).
+	PostSandboxCardTransactionsExpireWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsExpireParams, body PostSandboxCardTransactionsExpireJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsExpireResponse, error)
+
+	// PostSandboxCardTransactionsIncrementWithBodyWithResponse Sandbox: the card network raises a pending authorization by amount (required), checked against the card's controls and the available balance (409 card_increment_declined naming what fired). Bare card transaction
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/increment (the `PostSandboxCardTransactionsIncrement` operationId).
+	PostSandboxCardTransactionsIncrementWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsIncrementParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsIncrementResponse, error)
+
+	// PostSandboxCardTransactionsIncrementWithResponse Sandbox: the card network raises a pending authorization by amount (required), checked against the card's controls and the available balance (409 card_increment_declined naming what fired). Bare card transaction
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/increment (the `PostSandboxCardTransactionsIncrement` operationId).
+	PostSandboxCardTransactionsIncrementWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsIncrementParams, body PostSandboxCardTransactionsIncrementJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsIncrementResponse, error)
+
+	// PostSandboxCardTransactionsRefundWithBodyWithResponse Sandbox: the card network returns amount (default all not yet refunded) of a settled card transaction to the account. Bare card transaction
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/refund (the `PostSandboxCardTransactionsRefund` operationId).
+	PostSandboxCardTransactionsRefundWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsRefundResponse, error)
+
+	// PostSandboxCardTransactionsRefundWithResponse Sandbox: the card network returns amount (default all not yet refunded) of a settled card transaction to the account. Bare card transaction
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/refund (the `PostSandboxCardTransactionsRefund` operationId).
+	PostSandboxCardTransactionsRefundWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsRefundParams, body PostSandboxCardTransactionsRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsRefundResponse, error)
+
+	// PostSandboxCardTransactionsReverseWithBodyWithResponse Sandbox: the card network releases amount (default all) of a pending authorization; all of it voids it. Bare card transaction
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/reverse (the `PostSandboxCardTransactionsReverse` operationId).
+	PostSandboxCardTransactionsReverseWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsReverseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsReverseResponse, error)
+
+	// PostSandboxCardTransactionsReverseWithResponse Sandbox: the card network releases amount (default all) of a pending authorization; all of it voids it. Bare card transaction
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/card-transactions/{id}/reverse (the `PostSandboxCardTransactionsReverse` operationId).
+	PostSandboxCardTransactionsReverseWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsReverseParams, body PostSandboxCardTransactionsReverseJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsReverseResponse, error)
+
+	// PostSandboxCardsAuthorizationsWithBodyWithResponse Sandbox: a card purchase on card id, decided by the card's state, controls and the account's available balance: approved places a ledger hold (status pending), declined names what fired in decline_reason. Bare card transaction
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/cards/{id}/authorizations (the `PostSandboxCardsAuthorizations` operationId).
+	PostSandboxCardsAuthorizationsWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxCardsAuthorizationsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxCardsAuthorizationsResponse, error)
+
+	// PostSandboxCardsAuthorizationsWithResponse Sandbox: a card purchase on card id, decided by the card's state, controls and the account's available balance: approved places a ledger hold (status pending), declined names what fired in decline_reason. Bare card transaction
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/cards/{id}/authorizations (the `PostSandboxCardsAuthorizations` operationId).
+	PostSandboxCardsAuthorizationsWithResponse(ctx context.Context, id string, params *PostSandboxCardsAuthorizationsParams, body PostSandboxCardsAuthorizationsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxCardsAuthorizationsResponse, error)
 
 	// GetSandboxChallengeWithResponse Sandbox: the 3DS challenge page of an intent action, at its next_action.url (no key: the token is the capability). HTML, self-contained, no script
 	//
@@ -29148,6 +30249,952 @@ func (r DeleteSandboxApiKeysByIdResponse) ContentType() string {
 	return ""
 }
 
+// PostSandboxCardTransactionsClearResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxCardTransactionsClear
+type PostSandboxCardTransactionsClearResponse200Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsClearResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxCardTransactionsClear
+type PostSandboxCardTransactionsClearResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsClearResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxCardTransactionsClear
+type PostSandboxCardTransactionsClearResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsClearResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxCardTransactionsClear
+type PostSandboxCardTransactionsClearResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsClearResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxCardTransactionsClear
+type PostSandboxCardTransactionsClearResponse409Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsClearResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxCardTransactionsClear
+type PostSandboxCardTransactionsClearResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsClearResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxCardTransactionsClear
+type PostSandboxCardTransactionsClearResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsClearResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxCardTransactionsClear
+type PostSandboxCardTransactionsClearResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsClearResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxCardTransactionsClear
+type PostSandboxCardTransactionsClearResponse503Headers struct {
+	XRequestId string
+}
+
+type PostSandboxCardTransactionsClearResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CardTransaction
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostSandboxCardTransactionsClearResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxCardTransactionsClearResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxCardTransactionsClearResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxCardTransactionsClearResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxCardTransactionsClearResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxCardTransactionsClearResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxCardTransactionsClearResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxCardTransactionsClearResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxCardTransactionsClearResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSandboxCardTransactionsClearResponse) GetJSON200() *CardTransaction {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSandboxCardTransactionsClearResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSandboxCardTransactionsClearResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostSandboxCardTransactionsClearResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSandboxCardTransactionsClearResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostSandboxCardTransactionsClearResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostSandboxCardTransactionsClearResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostSandboxCardTransactionsClearResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSandboxCardTransactionsClearResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSandboxCardTransactionsClearResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSandboxCardTransactionsClearResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSandboxCardTransactionsClearResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSandboxCardTransactionsClearResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostSandboxCardTransactionsExpireResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxCardTransactionsExpire
+type PostSandboxCardTransactionsExpireResponse200Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsExpireResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxCardTransactionsExpire
+type PostSandboxCardTransactionsExpireResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsExpireResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxCardTransactionsExpire
+type PostSandboxCardTransactionsExpireResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsExpireResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxCardTransactionsExpire
+type PostSandboxCardTransactionsExpireResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsExpireResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxCardTransactionsExpire
+type PostSandboxCardTransactionsExpireResponse409Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsExpireResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxCardTransactionsExpire
+type PostSandboxCardTransactionsExpireResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsExpireResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxCardTransactionsExpire
+type PostSandboxCardTransactionsExpireResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsExpireResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxCardTransactionsExpire
+type PostSandboxCardTransactionsExpireResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsExpireResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxCardTransactionsExpire
+type PostSandboxCardTransactionsExpireResponse503Headers struct {
+	XRequestId string
+}
+
+type PostSandboxCardTransactionsExpireResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CardTransaction
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostSandboxCardTransactionsExpireResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxCardTransactionsExpireResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxCardTransactionsExpireResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxCardTransactionsExpireResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxCardTransactionsExpireResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxCardTransactionsExpireResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxCardTransactionsExpireResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxCardTransactionsExpireResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxCardTransactionsExpireResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSandboxCardTransactionsExpireResponse) GetJSON200() *CardTransaction {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSandboxCardTransactionsExpireResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSandboxCardTransactionsExpireResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostSandboxCardTransactionsExpireResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSandboxCardTransactionsExpireResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostSandboxCardTransactionsExpireResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostSandboxCardTransactionsExpireResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostSandboxCardTransactionsExpireResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSandboxCardTransactionsExpireResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSandboxCardTransactionsExpireResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSandboxCardTransactionsExpireResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSandboxCardTransactionsExpireResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSandboxCardTransactionsExpireResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostSandboxCardTransactionsIncrementResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxCardTransactionsIncrement
+type PostSandboxCardTransactionsIncrementResponse200Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsIncrementResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxCardTransactionsIncrement
+type PostSandboxCardTransactionsIncrementResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsIncrementResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxCardTransactionsIncrement
+type PostSandboxCardTransactionsIncrementResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsIncrementResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxCardTransactionsIncrement
+type PostSandboxCardTransactionsIncrementResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsIncrementResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxCardTransactionsIncrement
+type PostSandboxCardTransactionsIncrementResponse409Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsIncrementResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxCardTransactionsIncrement
+type PostSandboxCardTransactionsIncrementResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsIncrementResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxCardTransactionsIncrement
+type PostSandboxCardTransactionsIncrementResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsIncrementResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxCardTransactionsIncrement
+type PostSandboxCardTransactionsIncrementResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsIncrementResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxCardTransactionsIncrement
+type PostSandboxCardTransactionsIncrementResponse503Headers struct {
+	XRequestId string
+}
+
+type PostSandboxCardTransactionsIncrementResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CardTransaction
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostSandboxCardTransactionsIncrementResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxCardTransactionsIncrementResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxCardTransactionsIncrementResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxCardTransactionsIncrementResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxCardTransactionsIncrementResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxCardTransactionsIncrementResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxCardTransactionsIncrementResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxCardTransactionsIncrementResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxCardTransactionsIncrementResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSandboxCardTransactionsIncrementResponse) GetJSON200() *CardTransaction {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSandboxCardTransactionsIncrementResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSandboxCardTransactionsIncrementResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostSandboxCardTransactionsIncrementResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSandboxCardTransactionsIncrementResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostSandboxCardTransactionsIncrementResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostSandboxCardTransactionsIncrementResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostSandboxCardTransactionsIncrementResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSandboxCardTransactionsIncrementResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSandboxCardTransactionsIncrementResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSandboxCardTransactionsIncrementResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSandboxCardTransactionsIncrementResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSandboxCardTransactionsIncrementResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostSandboxCardTransactionsRefundResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxCardTransactionsRefund
+type PostSandboxCardTransactionsRefundResponse200Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsRefundResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxCardTransactionsRefund
+type PostSandboxCardTransactionsRefundResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsRefundResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxCardTransactionsRefund
+type PostSandboxCardTransactionsRefundResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsRefundResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxCardTransactionsRefund
+type PostSandboxCardTransactionsRefundResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsRefundResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxCardTransactionsRefund
+type PostSandboxCardTransactionsRefundResponse409Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsRefundResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxCardTransactionsRefund
+type PostSandboxCardTransactionsRefundResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsRefundResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxCardTransactionsRefund
+type PostSandboxCardTransactionsRefundResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsRefundResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxCardTransactionsRefund
+type PostSandboxCardTransactionsRefundResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsRefundResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxCardTransactionsRefund
+type PostSandboxCardTransactionsRefundResponse503Headers struct {
+	XRequestId string
+}
+
+type PostSandboxCardTransactionsRefundResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CardTransaction
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostSandboxCardTransactionsRefundResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxCardTransactionsRefundResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxCardTransactionsRefundResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxCardTransactionsRefundResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxCardTransactionsRefundResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxCardTransactionsRefundResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxCardTransactionsRefundResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxCardTransactionsRefundResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxCardTransactionsRefundResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSandboxCardTransactionsRefundResponse) GetJSON200() *CardTransaction {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSandboxCardTransactionsRefundResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSandboxCardTransactionsRefundResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostSandboxCardTransactionsRefundResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSandboxCardTransactionsRefundResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostSandboxCardTransactionsRefundResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostSandboxCardTransactionsRefundResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostSandboxCardTransactionsRefundResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSandboxCardTransactionsRefundResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSandboxCardTransactionsRefundResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSandboxCardTransactionsRefundResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSandboxCardTransactionsRefundResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSandboxCardTransactionsRefundResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostSandboxCardTransactionsReverseResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxCardTransactionsReverse
+type PostSandboxCardTransactionsReverseResponse200Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsReverseResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxCardTransactionsReverse
+type PostSandboxCardTransactionsReverseResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsReverseResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxCardTransactionsReverse
+type PostSandboxCardTransactionsReverseResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsReverseResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxCardTransactionsReverse
+type PostSandboxCardTransactionsReverseResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsReverseResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxCardTransactionsReverse
+type PostSandboxCardTransactionsReverseResponse409Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsReverseResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxCardTransactionsReverse
+type PostSandboxCardTransactionsReverseResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsReverseResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxCardTransactionsReverse
+type PostSandboxCardTransactionsReverseResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsReverseResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxCardTransactionsReverse
+type PostSandboxCardTransactionsReverseResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardTransactionsReverseResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxCardTransactionsReverse
+type PostSandboxCardTransactionsReverseResponse503Headers struct {
+	XRequestId string
+}
+
+type PostSandboxCardTransactionsReverseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CardTransaction
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostSandboxCardTransactionsReverseResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxCardTransactionsReverseResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxCardTransactionsReverseResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxCardTransactionsReverseResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxCardTransactionsReverseResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxCardTransactionsReverseResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxCardTransactionsReverseResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxCardTransactionsReverseResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxCardTransactionsReverseResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSandboxCardTransactionsReverseResponse) GetJSON200() *CardTransaction {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSandboxCardTransactionsReverseResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSandboxCardTransactionsReverseResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostSandboxCardTransactionsReverseResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSandboxCardTransactionsReverseResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostSandboxCardTransactionsReverseResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostSandboxCardTransactionsReverseResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostSandboxCardTransactionsReverseResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSandboxCardTransactionsReverseResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSandboxCardTransactionsReverseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSandboxCardTransactionsReverseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSandboxCardTransactionsReverseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSandboxCardTransactionsReverseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostSandboxCardsAuthorizationsResponse201Headers the declared response headers of an HTTP 201 response for PostSandboxCardsAuthorizations
+type PostSandboxCardsAuthorizationsResponse201Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardsAuthorizationsResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxCardsAuthorizations
+type PostSandboxCardsAuthorizationsResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardsAuthorizationsResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxCardsAuthorizations
+type PostSandboxCardsAuthorizationsResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardsAuthorizationsResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxCardsAuthorizations
+type PostSandboxCardsAuthorizationsResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardsAuthorizationsResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxCardsAuthorizations
+type PostSandboxCardsAuthorizationsResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardsAuthorizationsResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxCardsAuthorizations
+type PostSandboxCardsAuthorizationsResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardsAuthorizationsResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxCardsAuthorizations
+type PostSandboxCardsAuthorizationsResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxCardsAuthorizationsResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxCardsAuthorizations
+type PostSandboxCardsAuthorizationsResponse503Headers struct {
+	XRequestId string
+}
+
+type PostSandboxCardsAuthorizationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *CardTransaction
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostSandboxCardsAuthorizationsResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxCardsAuthorizationsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxCardsAuthorizationsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxCardsAuthorizationsResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxCardsAuthorizationsResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxCardsAuthorizationsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxCardsAuthorizationsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxCardsAuthorizationsResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostSandboxCardsAuthorizationsResponse) GetJSON201() *CardTransaction {
+	return r.JSON201
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSandboxCardsAuthorizationsResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSandboxCardsAuthorizationsResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostSandboxCardsAuthorizationsResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostSandboxCardsAuthorizationsResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostSandboxCardsAuthorizationsResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostSandboxCardsAuthorizationsResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSandboxCardsAuthorizationsResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSandboxCardsAuthorizationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSandboxCardsAuthorizationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSandboxCardsAuthorizationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSandboxCardsAuthorizationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetSandboxChallengeResponse200Headers the declared response headers of an HTTP 200 response for GetSandboxChallenge
 type GetSandboxChallengeResponse200Headers struct {
 	ContentSecurityPolicy *string
@@ -32116,7 +34163,7 @@ func (c *ClientWithResponses) PostCardsReassignWithResponse(ctx context.Context,
 	return ParsePostCardsReassignResponse(rsp)
 }
 
-// GetCardsTransactionsWithResponse List a card's transactions under data.transactions (empty until authorizations are built)
+// GetCardsTransactionsWithResponse List a card's transactions under data.transactions, oldest first
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -33206,6 +35253,162 @@ func (c *ClientWithResponses) DeleteSandboxApiKeysByIdWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseDeleteSandboxApiKeysByIdResponse(rsp)
+}
+
+// PostSandboxCardTransactionsClearWithBodyWithResponse Sandbox: the card network clears a pending card transaction for amount (default what is authorized; more is taken from the account at once): settled. Bare card transaction
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/clear (the `PostSandboxCardTransactionsClear` operationId).
+func (c *ClientWithResponses) PostSandboxCardTransactionsClearWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsClearParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsClearResponse, error) {
+	rsp, err := c.PostSandboxCardTransactionsClearWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxCardTransactionsClearResponse(rsp)
+}
+
+// PostSandboxCardTransactionsClearWithResponse Sandbox: the card network clears a pending card transaction for amount (default what is authorized; more is taken from the account at once): settled. Bare card transaction
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/clear (the `PostSandboxCardTransactionsClear` operationId).
+func (c *ClientWithResponses) PostSandboxCardTransactionsClearWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsClearParams, body PostSandboxCardTransactionsClearJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsClearResponse, error) {
+	rsp, err := c.PostSandboxCardTransactionsClear(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxCardTransactionsClearResponse(rsp)
+}
+
+// PostSandboxCardTransactionsExpireWithBodyWithResponse Sandbox: the card network expires a pending authorization, releasing its hold (amount is ignored). Bare card transaction
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/expire (the `PostSandboxCardTransactionsExpire` operationId).
+func (c *ClientWithResponses) PostSandboxCardTransactionsExpireWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsExpireParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsExpireResponse, error) {
+	rsp, err := c.PostSandboxCardTransactionsExpireWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxCardTransactionsExpireResponse(rsp)
+}
+
+// PostSandboxCardTransactionsExpireWithResponse Sandbox: the card network expires a pending authorization, releasing its hold (amount is ignored). Bare card transaction
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/expire (the `PostSandboxCardTransactionsExpire` operationId).
+func (c *ClientWithResponses) PostSandboxCardTransactionsExpireWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsExpireParams, body PostSandboxCardTransactionsExpireJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsExpireResponse, error) {
+	rsp, err := c.PostSandboxCardTransactionsExpire(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxCardTransactionsExpireResponse(rsp)
+}
+
+// PostSandboxCardTransactionsIncrementWithBodyWithResponse Sandbox: the card network raises a pending authorization by amount (required), checked against the card's controls and the available balance (409 card_increment_declined naming what fired). Bare card transaction
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/increment (the `PostSandboxCardTransactionsIncrement` operationId).
+func (c *ClientWithResponses) PostSandboxCardTransactionsIncrementWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsIncrementParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsIncrementResponse, error) {
+	rsp, err := c.PostSandboxCardTransactionsIncrementWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxCardTransactionsIncrementResponse(rsp)
+}
+
+// PostSandboxCardTransactionsIncrementWithResponse Sandbox: the card network raises a pending authorization by amount (required), checked against the card's controls and the available balance (409 card_increment_declined naming what fired). Bare card transaction
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/increment (the `PostSandboxCardTransactionsIncrement` operationId).
+func (c *ClientWithResponses) PostSandboxCardTransactionsIncrementWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsIncrementParams, body PostSandboxCardTransactionsIncrementJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsIncrementResponse, error) {
+	rsp, err := c.PostSandboxCardTransactionsIncrement(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxCardTransactionsIncrementResponse(rsp)
+}
+
+// PostSandboxCardTransactionsRefundWithBodyWithResponse Sandbox: the card network returns amount (default all not yet refunded) of a settled card transaction to the account. Bare card transaction
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/refund (the `PostSandboxCardTransactionsRefund` operationId).
+func (c *ClientWithResponses) PostSandboxCardTransactionsRefundWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsRefundResponse, error) {
+	rsp, err := c.PostSandboxCardTransactionsRefundWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxCardTransactionsRefundResponse(rsp)
+}
+
+// PostSandboxCardTransactionsRefundWithResponse Sandbox: the card network returns amount (default all not yet refunded) of a settled card transaction to the account. Bare card transaction
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/refund (the `PostSandboxCardTransactionsRefund` operationId).
+func (c *ClientWithResponses) PostSandboxCardTransactionsRefundWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsRefundParams, body PostSandboxCardTransactionsRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsRefundResponse, error) {
+	rsp, err := c.PostSandboxCardTransactionsRefund(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxCardTransactionsRefundResponse(rsp)
+}
+
+// PostSandboxCardTransactionsReverseWithBodyWithResponse Sandbox: the card network releases amount (default all) of a pending authorization; all of it voids it. Bare card transaction
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/reverse (the `PostSandboxCardTransactionsReverse` operationId).
+func (c *ClientWithResponses) PostSandboxCardTransactionsReverseWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsReverseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsReverseResponse, error) {
+	rsp, err := c.PostSandboxCardTransactionsReverseWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxCardTransactionsReverseResponse(rsp)
+}
+
+// PostSandboxCardTransactionsReverseWithResponse Sandbox: the card network releases amount (default all) of a pending authorization; all of it voids it. Bare card transaction
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/card-transactions/{id}/reverse (the `PostSandboxCardTransactionsReverse` operationId).
+func (c *ClientWithResponses) PostSandboxCardTransactionsReverseWithResponse(ctx context.Context, id string, params *PostSandboxCardTransactionsReverseParams, body PostSandboxCardTransactionsReverseJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxCardTransactionsReverseResponse, error) {
+	rsp, err := c.PostSandboxCardTransactionsReverse(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxCardTransactionsReverseResponse(rsp)
+}
+
+// PostSandboxCardsAuthorizationsWithBodyWithResponse Sandbox: a card purchase on card id, decided by the card's state, controls and the account's available balance: approved places a ledger hold (status pending), declined names what fired in decline_reason. Bare card transaction
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/cards/{id}/authorizations (the `PostSandboxCardsAuthorizations` operationId).
+func (c *ClientWithResponses) PostSandboxCardsAuthorizationsWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxCardsAuthorizationsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxCardsAuthorizationsResponse, error) {
+	rsp, err := c.PostSandboxCardsAuthorizationsWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxCardsAuthorizationsResponse(rsp)
+}
+
+// PostSandboxCardsAuthorizationsWithResponse Sandbox: a card purchase on card id, decided by the card's state, controls and the account's available balance: approved places a ledger hold (status pending), declined names what fired in decline_reason. Bare card transaction
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/cards/{id}/authorizations (the `PostSandboxCardsAuthorizations` operationId).
+func (c *ClientWithResponses) PostSandboxCardsAuthorizationsWithResponse(ctx context.Context, id string, params *PostSandboxCardsAuthorizationsParams, body PostSandboxCardsAuthorizationsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxCardsAuthorizationsResponse, error) {
+	rsp, err := c.PostSandboxCardsAuthorizations(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxCardsAuthorizationsResponse(rsp)
 }
 
 // GetSandboxChallengeWithResponse Sandbox: the 3DS challenge page of an intent action, at its next_action.url (no key: the token is the capability). HTML, self-contained, no script
@@ -43779,6 +45982,1039 @@ func ParseDeleteSandboxApiKeysByIdResponse(rsp *http.Response) (*DeleteSandboxAp
 			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostSandboxCardTransactionsClearResponse parses an HTTP response from a PostSandboxCardTransactionsClearWithResponse call
+func ParsePostSandboxCardTransactionsClearResponse(rsp *http.Response) (*PostSandboxCardTransactionsClearResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSandboxCardTransactionsClearResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CardTransaction
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostSandboxCardTransactionsClearResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxCardTransactionsClearResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxCardTransactionsClearResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxCardTransactionsClearResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxCardTransactionsClearResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxCardTransactionsClearResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxCardTransactionsClearResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxCardTransactionsClearResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxCardTransactionsClearResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostSandboxCardTransactionsExpireResponse parses an HTTP response from a PostSandboxCardTransactionsExpireWithResponse call
+func ParsePostSandboxCardTransactionsExpireResponse(rsp *http.Response) (*PostSandboxCardTransactionsExpireResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSandboxCardTransactionsExpireResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CardTransaction
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostSandboxCardTransactionsExpireResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxCardTransactionsExpireResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxCardTransactionsExpireResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxCardTransactionsExpireResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxCardTransactionsExpireResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxCardTransactionsExpireResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxCardTransactionsExpireResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxCardTransactionsExpireResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxCardTransactionsExpireResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostSandboxCardTransactionsIncrementResponse parses an HTTP response from a PostSandboxCardTransactionsIncrementWithResponse call
+func ParsePostSandboxCardTransactionsIncrementResponse(rsp *http.Response) (*PostSandboxCardTransactionsIncrementResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSandboxCardTransactionsIncrementResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CardTransaction
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostSandboxCardTransactionsIncrementResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxCardTransactionsIncrementResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxCardTransactionsIncrementResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxCardTransactionsIncrementResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxCardTransactionsIncrementResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxCardTransactionsIncrementResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxCardTransactionsIncrementResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxCardTransactionsIncrementResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxCardTransactionsIncrementResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostSandboxCardTransactionsRefundResponse parses an HTTP response from a PostSandboxCardTransactionsRefundWithResponse call
+func ParsePostSandboxCardTransactionsRefundResponse(rsp *http.Response) (*PostSandboxCardTransactionsRefundResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSandboxCardTransactionsRefundResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CardTransaction
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostSandboxCardTransactionsRefundResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxCardTransactionsRefundResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxCardTransactionsRefundResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxCardTransactionsRefundResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxCardTransactionsRefundResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxCardTransactionsRefundResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxCardTransactionsRefundResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxCardTransactionsRefundResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxCardTransactionsRefundResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostSandboxCardTransactionsReverseResponse parses an HTTP response from a PostSandboxCardTransactionsReverseWithResponse call
+func ParsePostSandboxCardTransactionsReverseResponse(rsp *http.Response) (*PostSandboxCardTransactionsReverseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSandboxCardTransactionsReverseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CardTransaction
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostSandboxCardTransactionsReverseResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxCardTransactionsReverseResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxCardTransactionsReverseResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxCardTransactionsReverseResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxCardTransactionsReverseResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxCardTransactionsReverseResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxCardTransactionsReverseResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxCardTransactionsReverseResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxCardTransactionsReverseResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostSandboxCardsAuthorizationsResponse parses an HTTP response from a PostSandboxCardsAuthorizationsWithResponse call
+func ParsePostSandboxCardsAuthorizationsResponse(rsp *http.Response) (*PostSandboxCardsAuthorizationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSandboxCardsAuthorizationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest CardTransaction
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostSandboxCardsAuthorizationsResponse201Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxCardsAuthorizationsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxCardsAuthorizationsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxCardsAuthorizationsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxCardsAuthorizationsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxCardsAuthorizationsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxCardsAuthorizationsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxCardsAuthorizationsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
