@@ -50,17 +50,20 @@ func (s *Service) sendJob(track *sync.WaitGroup) storage.DueJob {
 		actx := context.WithoutCancel(ctx) // an attempt in flight finishes (bounded by AttemptTimeout)
 		var err error
 		for _, it := range items {
-			if !s.claim(it.ID) {
-				continue
-			}
+			// A slot first, then the claim: a delivery claimed while its
+			// runner waited for a slot would be skipped by a Drain and then
+			// dropped when the runner's ctx ends (TestConcurrentRunners).
 			select {
 			case s.sem <- struct{}{}:
 			case <-ctx.Done():
-				s.release(it.ID)
 				err = ctx.Err()
 			}
 			if err != nil {
 				break
+			}
+			if !s.claim(it.ID) {
+				<-s.sem
+				continue
 			}
 			round.Add(1)
 			if track != nil {
