@@ -295,7 +295,8 @@ func (h *handler) idempotent(x *exchange, r *http.Request, key string, fn handle
 	hash := requestHash(r, x.body)
 	now := h.clock.Now()
 	rec, err := storage.View(ctx, h.db, func(tx storage.Tx) (*idemRecord, error) {
-		return h.getIdem(tx, k, hash, now)
+		rec, _, err := h.getIdem(tx, k, hash, now)
+		return rec, err
 	})
 	if err != nil {
 		h.writeError(x, r, err)

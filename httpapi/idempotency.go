@@ -122,43 +122,41 @@ func checkIdemKey(key string) error {
 
 // getIdem reads the live record of k: nil when there is none or it has
 // expired at now (a reused key then starts afresh and its record is
-// replaced). A record for another request is errIdemMismatch.
-func (h *handler) getIdem(tx storage.Tx, k []byte, hash string, now time.Time) (*idemRecord, error) {
-	var rec idemRecord
-	err := storage.GetJSON(tx, bucketIdem, k, &rec)
+// replaced; stale is the expired record's expiry, 0 when there was none,
+// for putIdem to take off the queue). A record for another request is
+// errIdemMismatch.
+func (h *handler) getIdem(tx storage.Tx, k []byte, hash string, now time.Time) (rec *idemRecord, stale int64, err error) {
+	var r idemRecord
+	err = storage.GetJSON(tx, bucketIdem, k, &r)
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
-		return nil, nil
+		return nil, 0, nil
 	case err != nil:
-		return nil, err
-	case rec.Expires <= now.UnixMilli():
-		return nil, nil
+		return nil, 0, err
+	case r.Expires <= now.UnixMilli():
+		return nil, r.Expires, nil
 	}
-	got, body, err := h.outcome(&rec, k)
+	got, body, err := h.outcome(&r, k)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if got != hash {
-		return nil, errIdemMismatch
+		return nil, 0, errIdemMismatch
 	}
-	rec.Body = body
-	return &rec, nil
+	r.Body = body
+	return &r, 0, nil
 }
 
-// putIdem writes rec, a new record (nil) started at now when there is
-// none, its expiry queued in the same transaction, and returns the record
-// and the bytes it wrote.
-func (h *handler) putIdem(tx storage.Tx, k []byte, hash string, now time.Time, rec *idemRecord, fill func(*idemRecord)) (*idemRecord, []byte, error) {
+// putIdem writes rec, or a new record (nil) started at now, its expiry
+// queued in the same transaction and the expiry stale of the expired
+// record it replaces (getIdem's; 0 for none) taken off the queue, and
+// returns the record and the bytes it wrote.
+func (h *handler) putIdem(tx storage.Tx, k []byte, hash string, now time.Time, rec *idemRecord, stale int64, fill func(*idemRecord)) (*idemRecord, []byte, error) {
 	if rec == nil {
-		// An expired record in the way takes its queued expiry with it.
-		var old idemRecord
-		switch err := storage.GetJSON(tx, bucketIdem, k, &old); {
-		case err == nil:
-			if err := storage.Unschedule(tx, idemDueKind, old.Expires, string(k)); err != nil {
+		if stale != 0 {
+			if err := storage.Unschedule(tx, idemDueKind, stale, string(k)); err != nil {
 				return nil, nil, err
 			}
-		case !errors.Is(err, storage.ErrNotFound):
-			return nil, nil, err
 		}
 		rec = &idemRecord{Created: now.UnixMilli(), Expires: now.Add(h.idemTTL).UnixMilli()}
 		if err := storage.Schedule(tx, idemDueKind, rec.Expires, string(k)); err != nil {
@@ -187,6 +185,7 @@ type idemRun struct {
 	hash     string
 	now      time.Time
 	rec      *idemRecord // as the current step's transaction read it
+	stale    int64       // and the expiry of an expired record it found
 	replayed bool
 	// wrote and raw are the record as the last committed step wrote it and
 	// its bytes: completing finds them unchanged and need not decode them.
@@ -195,11 +194,11 @@ type idemRun struct {
 }
 
 func (r *idemRun) Replay(tx storage.Tx, step int, name string) ([]byte, bool, error) {
-	rec, err := r.h.getIdem(tx, r.k, r.hash, r.now)
+	rec, stale, err := r.h.getIdem(tx, r.k, r.hash, r.now)
 	if err != nil {
 		return nil, false, err
 	}
-	r.rec = rec
+	r.rec, r.stale = rec, stale
 	switch {
 	case rec != nil && rec.Done: // completed by a request elsewhere meanwhile
 		return nil, false, errIdemBusy
@@ -225,7 +224,7 @@ func (r *idemRun) Record(tx storage.Tx, step int, name string, result []byte) er
 		// nothing to bind this one to.
 		return errIdemBusy
 	}
-	rec, raw, err := r.h.putIdem(tx, r.k, r.hash, r.now, r.rec, func(rec *idemRecord) {
+	rec, raw, err := r.h.putIdem(tx, r.k, r.hash, r.now, r.rec, r.stale, func(rec *idemRecord) {
 		rec.Steps = append(rec.Steps, idemStep{Name: name, Result: r.h.sealStep(result, r.k, step)})
 	})
 	r.wrote, r.raw = rec, raw // a re-run of the step overwrites them
@@ -271,6 +270,7 @@ func (h *handler) complete(ctx context.Context, run *idemRun, status int, body [
 	k, hash, now := run.k, run.hash, run.now
 	return h.db.Update(ctx, func(tx storage.Tx) error {
 		var rec *idemRecord
+		var stale int64
 		if run.raw != nil {
 			// The record as this request's last write left it, the common
 			// case, is not decoded again.
@@ -285,11 +285,11 @@ func (h *handler) complete(ctx context.Context, run *idemRun, status int, body [
 		}
 		if rec == nil {
 			var err error
-			if rec, err = h.getIdem(tx, k, hash, now); err != nil || (rec != nil && rec.Done) {
+			if rec, stale, err = h.getIdem(tx, k, hash, now); err != nil || (rec != nil && rec.Done) {
 				return err
 			}
 		}
-		_, _, err := h.putIdem(tx, k, hash, now, rec, func(rec *idemRecord) {
+		_, _, err := h.putIdem(tx, k, hash, now, rec, stale, func(rec *idemRecord) {
 			rec.Done, rec.Status, rec.Body, rec.Steps = true, status, body, nil
 		})
 		return err
