@@ -31,20 +31,7 @@ func (h *handler) createVirtualCard(x *exchange, r *http.Request) error {
 
 func (h *handler) createCard(x *exchange, r *http.Request,
 	create func(context.Context, corebank.Caller, cards.NewCard) (*cards.Card, error)) error {
-	var req cards.NewCard
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	requested, err := entityParam(r, req.EntityID)
-	if err != nil {
-		return err
-	}
-	req.EntityID = requested
-	c, err := create(r.Context(), x.caller(), req)
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusCreated, "card created", c)
+	return created(x, r, "card created", func(q *cards.NewCard) *string { return &q.EntityID }, create)
 }
 
 func (h *handler) getCard(x *exchange, r *http.Request) error {

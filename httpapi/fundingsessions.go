@@ -21,20 +21,7 @@ func sessionRoute(fn handlerFunc) handlerFunc {
 // unique_reference of that owner answers 409 duplicate_reference with the
 // original session under data.
 func (h *handler) createFundingSession(x *exchange, r *http.Request) error {
-	var req funding.NewSession
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	requested, err := entityParam(r, req.EntityID)
-	if err != nil {
-		return err
-	}
-	req.EntityID = requested
-	s, err := h.sessions.CreateSession(r.Context(), x.caller(), req)
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusCreated, "funding session created", s)
+	return created(x, r, "funding session created", func(q *funding.NewSession) *string { return &q.EntityID }, h.sessions.CreateSession)
 }
 
 func (h *handler) getFundingSession(x *exchange, r *http.Request) error {

@@ -14,20 +14,7 @@ var errNoOutage = corebank.E(corebank.KindConflict, "fx_outage_not_simulated",
 // corridor quote; the account must lie in the tree of entity_id), else for
 // entity_id (an indicative quote).
 func (h *handler) createQuote(x *exchange, r *http.Request) error {
-	var req payments.NewQuote
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	requested, err := entityParam(r, req.EntityID)
-	if err != nil {
-		return err
-	}
-	req.EntityID = requested
-	q, err := h.pay.CreateQuote(r.Context(), x.caller(), req)
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusCreated, "fx quote created", q)
+	return created(x, r, "fx quote created", func(q *payments.NewQuote) *string { return &q.EntityID }, h.pay.CreateQuote)
 }
 
 func (h *handler) getQuote(x *exchange, r *http.Request) error {

@@ -370,6 +370,29 @@ func ok[T any](w http.ResponseWriter, status int, message string, data T) error 
 	return nil
 }
 
+// created serves a create route: the body decoded strictly into a Req,
+// its entity_id (the field entity points at) merged with the query's,
+// create run as the caller, and the result answered 201 in the envelope
+// with message.
+func created[Req, T any](x *exchange, r *http.Request, message string, entity func(*Req) *string,
+	create func(context.Context, corebank.Caller, Req) (T, error)) error {
+	var req Req
+	if err := decodeJSON(x.body, &req); err != nil {
+		return err
+	}
+	e := entity(&req)
+	requested, err := entityParam(r, *e)
+	if err != nil {
+		return err
+	}
+	*e = requested
+	v, err := create(r.Context(), x.caller(), req)
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusCreated, message, v)
+}
+
 type envelope[T any] struct {
 	Status  string `json:"status"`
 	Message string `json:"message"`

@@ -12,20 +12,7 @@ import (
 // envelope; when requires_action is true the client sends the cardholder
 // to next_action.url.
 func (h *handler) createIntentAction(x *exchange, r *http.Request) error {
-	var req acquiring.Confirmation
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	requested, err := entityParam(r, req.EntityID)
-	if err != nil {
-		return err
-	}
-	req.EntityID = requested
-	a, err := h.acq.Confirm(r.Context(), x.caller(), req)
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusCreated, "intent action created", a)
+	return created(x, r, "intent action created", func(q *acquiring.Confirmation) *string { return &q.EntityID }, h.acq.Confirm)
 }
 
 func (h *handler) getIntentAction(x *exchange, r *http.Request) error {

@@ -24,20 +24,7 @@ func acqRoute(fn handlerFunc) handlerFunc {
 // the action. A reference the account already used answers 409
 // duplicate_reference with the original under data.
 func (h *handler) createPaymentIntent(x *exchange, r *http.Request) error {
-	var req acquiring.NewIntent
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	requested, err := entityParam(r, req.EntityID)
-	if err != nil {
-		return err
-	}
-	req.EntityID = requested
-	in, err := h.acq.CreateIntent(r.Context(), x.caller(), req)
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusCreated, "payment intent created", in)
+	return created(x, r, "payment intent created", func(q *acquiring.NewIntent) *string { return &q.EntityID }, h.acq.CreateIntent)
 }
 
 func (h *handler) getPaymentIntent(x *exchange, r *http.Request) error {

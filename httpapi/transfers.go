@@ -14,20 +14,7 @@ import (
 // one. Duplicate unique_reference answers 409 duplicate_reference with the
 // original transfer under data.
 func (h *handler) createTransfer(x *exchange, r *http.Request) error {
-	var req payments.NewTransfer
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	requested, err := entityParam(r, req.EntityID)
-	if err != nil {
-		return err
-	}
-	req.EntityID = requested
-	t, err := h.pay.CreateTransfer(r.Context(), x.caller(), req)
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusCreated, "transfer created", t)
+	return created(x, r, "transfer created", func(q *payments.NewTransfer) *string { return &q.EntityID }, h.pay.CreateTransfer)
 }
 
 func (h *handler) getTransfer(x *exchange, r *http.Request) error {
