@@ -35,15 +35,7 @@ func (h *handler) createCard(x *exchange, r *http.Request,
 }
 
 func (h *handler) getCard(x *exchange, r *http.Request) error {
-	requested, err := queryEntityID(r)
-	if err != nil {
-		return err
-	}
-	c, err := h.cards.Get(r.Context(), x.caller(), requested, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "card retrieved", c)
+	return fetched(x, r, "card retrieved", h.cards.Get)
 }
 
 // freezeReq is the optional body of POST /cards/{id}/freeze: status

@@ -9,15 +9,7 @@ import (
 )
 
 func (h *handler) getDispute(x *exchange, r *http.Request) error {
-	requested, err := queryEntityID(r)
-	if err != nil {
-		return err
-	}
-	d, err := h.acq.GetDispute(r.Context(), x.caller(), requested, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "dispute retrieved", d)
+	return fetched(x, r, "dispute retrieved", h.acq.GetDispute)
 }
 
 // listDisputes lists one entity's disputes, oldest first, under

@@ -25,15 +25,7 @@ func (h *handler) createFundingSession(x *exchange, r *http.Request) error {
 }
 
 func (h *handler) getFundingSession(x *exchange, r *http.Request) error {
-	requested, err := queryEntityID(r)
-	if err != nil {
-		return err
-	}
-	s, err := h.sessions.GetSession(r.Context(), x.caller(), requested, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "funding session retrieved", s)
+	return fetched(x, r, "funding session retrieved", h.sessions.GetSession)
 }
 
 // patchFundingSession validates a completed e-Transfer: no body but an

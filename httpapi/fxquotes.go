@@ -18,15 +18,7 @@ func (h *handler) createQuote(x *exchange, r *http.Request) error {
 }
 
 func (h *handler) getQuote(x *exchange, r *http.Request) error {
-	requested, err := queryEntityID(r)
-	if err != nil {
-		return err
-	}
-	quote, err := h.pay.GetQuote(r.Context(), x.caller(), requested, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "fx quote retrieved", quote)
+	return fetched(x, r, "fx quote retrieved", h.pay.GetQuote)
 }
 
 type outageReq struct {

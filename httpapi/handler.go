@@ -393,6 +393,22 @@ func created[Req, T any](x *exchange, r *http.Request, message string, entity fu
 	return ok(x, http.StatusCreated, message, v)
 }
 
+// fetched serves a get-one route: the object the path's {id} names, for
+// the caller, within the query's entity_id, answered 200 in the envelope
+// with message.
+func fetched[T any](x *exchange, r *http.Request, message string,
+	get func(ctx context.Context, c corebank.Caller, entityID, id string) (T, error)) error {
+	requested, err := queryEntityID(r)
+	if err != nil {
+		return err
+	}
+	v, err := get(r.Context(), x.caller(), requested, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusOK, message, v)
+}
+
 type envelope[T any] struct {
 	Status  string `json:"status"`
 	Message string `json:"message"`

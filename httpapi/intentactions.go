@@ -16,15 +16,7 @@ func (h *handler) createIntentAction(x *exchange, r *http.Request) error {
 }
 
 func (h *handler) getIntentAction(x *exchange, r *http.Request) error {
-	requested, err := queryEntityID(r)
-	if err != nil {
-		return err
-	}
-	a, err := h.acq.GetAction(r.Context(), x.caller(), requested, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "intent action retrieved", a)
+	return fetched(x, r, "intent action retrieved", h.acq.GetAction)
 }
 
 // listIntentActions lists one entity's actions, oldest first, under

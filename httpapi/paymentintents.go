@@ -28,15 +28,7 @@ func (h *handler) createPaymentIntent(x *exchange, r *http.Request) error {
 }
 
 func (h *handler) getPaymentIntent(x *exchange, r *http.Request) error {
-	requested, err := queryEntityID(r)
-	if err != nil {
-		return err
-	}
-	in, err := h.acq.GetIntent(r.Context(), x.caller(), requested, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "payment intent retrieved", in)
+	return fetched(x, r, "payment intent retrieved", h.acq.GetIntent)
 }
 
 type cancelIntentReq struct {

@@ -33,15 +33,7 @@ func (h *handler) createRefund(x *exchange, r *http.Request) error {
 }
 
 func (h *handler) getRefund(x *exchange, r *http.Request) error {
-	requested, err := queryEntityID(r)
-	if err != nil {
-		return err
-	}
-	rf, err := h.acq.GetRefund(r.Context(), x.caller(), requested, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "refund retrieved", rf)
+	return fetched(x, r, "refund retrieved", h.acq.GetRefund)
 }
 
 // listRefunds lists one entity's refunds, oldest first, under data.items,

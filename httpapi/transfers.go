@@ -18,15 +18,7 @@ func (h *handler) createTransfer(x *exchange, r *http.Request) error {
 }
 
 func (h *handler) getTransfer(x *exchange, r *http.Request) error {
-	requested, err := queryEntityID(r)
-	if err != nil {
-		return err
-	}
-	t, err := h.pay.GetTransfer(r.Context(), x.caller(), requested, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "transfer retrieved", t)
+	return fetched(x, r, "transfer retrieved", h.pay.GetTransfer)
 }
 
 var transferStatuses = map[string]bool{payments.StatusPending: true, payments.StatusProcessing: true,
