@@ -189,7 +189,7 @@ func (s *Service) Authorize(ctx context.Context, caller corebank.Caller, entityI
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Transaction, error) {
-		c, err := s.cardFor(tx, caller, entityID, id)
+		c, err := s.loadCard(tx, caller, entityID, id, s.decoded.get)
 		if err != nil {
 			return nil, err
 		}
@@ -202,7 +202,7 @@ func (s *Service) Authorize(ctx context.Context, caller corebank.Caller, entityI
 			Merchant: Merchant{Name: in.MerchantName, MCC: *in.MCC}, Created: ms,
 			Events: []TxEvent{{Type: EventAuthorization, Amount: in.Amount, Time: ms}}}, EntityID: c.EntityID}
 		reason := c.decline(now)
-		var counted []string
+		var counted []tally
 		if reason == "" {
 			if reason, counted, err = s.check(tx, c, *in.MCC, now, in.Amount, 1, in.Amount); err != nil {
 				return nil, err
@@ -218,12 +218,12 @@ func (s *Service) Authorize(ctx context.Context, caller corebank.Caller, entityI
 			case err != nil:
 				return nil, err
 			default:
-				t.HoldID, t.AmountAuthorized, t.Counted = h.ID, in.Amount, counted
+				t.HoldID, t.AmountAuthorized, t.Counted = h.ID, in.Amount, keys(counted)
 				t.ExpiresAt = now.Add(s.o.AuthExpiry).UnixMilli()
 				if err := storage.Schedule(tx, dueAuth, t.ExpiresAt, t.ID); err != nil {
 					return nil, err
 				}
-				if err := count(tx, counted, in.Amount, 0, 1, 0); err != nil {
+				if err := apply(tx, counted, in.Amount, 0, 1, 0); err != nil {
 					return nil, err
 				}
 			}

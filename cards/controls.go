@@ -1,7 +1,6 @@
 package cards
 
 import (
-	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
@@ -79,7 +78,13 @@ type counter struct {
 }
 
 func (c counter) amount() int64 { return c.AmountHold + c.AmountUsed }
-func (c counter) count() int64  { return c.CountHold + c.CountUsed }
+
+// add is c with hold and used amounts moved by dh and du, held and used
+// counts by ch and cu.
+func (c counter) add(dh, du, ch, cu int64) counter {
+	return counter{c.AmountHold + dh, c.AmountUsed + du, c.CountHold + ch, c.CountUsed + cu}
+}
+func (c counter) count() int64 { return c.CountHold + c.CountUsed }
 
 // weekdays parses billing_cycle_day for a weekly cycle.
 var weekdays = map[string]time.Weekday{"sunday": time.Sunday, "monday": time.Monday, "tuesday": time.Tuesday,
@@ -198,26 +203,21 @@ func (r *record) controlsFor(mcc int) []control {
 func counterKey(card, scope, window string) []byte { return storage.Key("u", card, scope, window) }
 
 func getCounter(tx storage.Tx, key []byte) (counter, error) {
-	var c counter
 	raw, err := tx.Get(index, key)
 	if errors.Is(err, storage.ErrNotFound) {
-		return c, nil
+		return counter{}, nil
 	}
 	if err != nil {
-		return c, err
+		return counter{}, err
 	}
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return c, storage.ErrCorrupt
-	}
-	return c, nil
+	return parseCounter(raw)
 }
 
 func putCounter(tx storage.Tx, key []byte, c counter) error {
 	if c == (counter{}) {
 		return tx.Delete(index, key)
 	}
-	raw, _ := json.Marshal(c) // four integers: cannot fail
-	return tx.Put(index, key, raw)
+	return tx.Put(index, key, appendCounter(nil, c))
 }
 
 // exceeds names the limit of ctl that adding amount and n transactions
@@ -242,14 +242,21 @@ func (ctl *control) exceeds(amount, n, total int64, day, cycle counter) string {
 	return ""
 }
 
+// tally is a counter as check read it, under its key.
+type tally struct {
+	key string
+	c   counter
+}
+
 // check evaluates the card's controls at mcc for adding amount and n
 // transactions to the windows open at (the authorization's time), total
 // being the transaction's whole amount: the decline reason
-// ("<control>.<limit>") of the first that fires, or "" and the counter
-// keys the transaction is counted in.
-func (s *Service) check(tx storage.Tx, r *record, mcc int, at time.Time, amount, n, total int64) (string, []string, error) {
+// ("<control>.<limit>") of the first that fires, or "" and the counters
+// the transaction is counted in, as read (apply moves them without
+// reading them again).
+func (s *Service) check(tx storage.Tx, r *record, mcc int, at time.Time, amount, n, total int64) (string, []tally, error) {
 	w := r.IndividualControls.windowsAt(at)
-	var keys []string
+	var ts []tally
 	for _, ctl := range r.controlsFor(mcc) {
 		dk, ck := counterKey(r.ID, ctl.scope, "d"+w.day), counterKey(r.ID, ctl.scope, "c"+w.cycle)
 		day, err := getCounter(tx, dk)
@@ -263,9 +270,28 @@ func (s *Service) check(tx storage.Tx, r *record, mcc int, at time.Time, amount,
 		if what := ctl.exceeds(amount, n, total, day, cycle); what != "" {
 			return ctl.name + "." + what, nil, nil
 		}
-		keys = append(keys, string(dk), string(ck))
+		ts = append(ts, tally{string(dk), day}, tally{string(ck), cycle})
 	}
-	return "", keys, nil
+	return "", ts, nil
+}
+
+// keys are the counter keys of ts.
+func keys(ts []tally) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.key
+	}
+	return out
+}
+
+// apply moves the counters check read, as count does.
+func apply(tx storage.Tx, ts []tally, dh, du, ch, cu int64) error {
+	for _, t := range ts {
+		if err := putCounter(tx, []byte(t.key), t.c.add(dh, du, ch, cu)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // count applies a change to the counters of keys: hold and used amounts
@@ -276,11 +302,7 @@ func count(tx storage.Tx, keys []string, dh, du, ch, cu int64) error {
 		if err != nil {
 			return err
 		}
-		c.AmountHold += dh
-		c.AmountUsed += du
-		c.CountHold += ch
-		c.CountUsed += cu
-		if err := putCounter(tx, []byte(k), c); err != nil {
+		if err := putCounter(tx, []byte(k), c.add(dh, du, ch, cu)); err != nil {
 			return err
 		}
 	}
