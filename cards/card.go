@@ -242,6 +242,8 @@ type Service struct {
 	o      Options
 	// digits draws the random digits of a card number (tests replace it).
 	digits func(n int) string
+	// decoded is what authorizations read cards through.
+	decoded decodedCards
 }
 
 // NewService returns the card service over db, on the accounts of led,
@@ -329,6 +331,10 @@ func getCard(tx storage.Tx, id string) (*record, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeCard(raw)
+}
+
+func decodeCard(raw []byte) (*record, error) {
 	r := new(record)
 	if err := json.Unmarshal(raw, r); err != nil {
 		return nil, storage.ErrCorrupt

@@ -234,8 +234,14 @@ func openOr(b *bool) *bool {
 
 // cardFor loads card id for caller narrowed to entityID.
 func (s *Service) cardFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*record, error) {
+	return s.loadCard(tx, caller, entityID, id, getCard)
+}
+
+// loadCard is cardFor reading the card with get.
+func (s *Service) loadCard(tx storage.Tx, caller corebank.Caller, entityID, id string,
+	get func(storage.Tx, string) (*record, error)) (*record, error) {
 	return scope.Load(tx, s.o.Tree, caller, entityID, ErrCardNotFound, func() (*record, string, error) {
-		r, err := getCard(tx, id)
+		r, err := get(tx, id)
 		if err != nil {
 			return nil, "", err
 		}
