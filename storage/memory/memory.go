@@ -342,7 +342,7 @@ type DB struct {
 	mu      sync.RWMutex
 	buckets map[storage.Bucket]*bucket
 
-	wmu     sync.Mutex // serializes Updates and guards the fields below
+	wmu     fifo       // serializes Updates and guards the fields below
 	arena   []byte     // free tail of the current record block (see block)
 	items   []item     // current item slab (see newItem)
 	spare   []*older   // older lists compaction freed, for reuse
@@ -360,11 +360,25 @@ type DB struct {
 	closed atomic.Bool
 }
 
+// fifo is a lock granted in the order it was asked for. Updates queue on it
+// rather than on a sync.Mutex, which lets a running goroutine take the
+// lock again ahead of those already waiting (for up to a millisecond
+// before it turns fair): under 16 concurrent writers that left a few of
+// them waiting for many others' transactions, and put the p99 of a card
+// authorization (cards BenchmarkAuthorize/concurrent16) at over 2 ms while
+// its median was 30 µs. A channel's blocked senders are served in order,
+// and a receive hands the slot straight to the first of them.
+type fifo chan struct{}
+
+func (f fifo) Lock()   { f <- struct{}{} }
+func (f fifo) Unlock() { <-f }
+
 // New returns an empty in-memory database.
 func New() *DB {
 	return &DB{
 		buckets: make(map[storage.Bucket]*bucket),
 		pins:    make(map[uint64]int),
+		wmu:     make(fifo, 1),
 	}
 }
 
