@@ -43,6 +43,20 @@ func readCursor(tx storage.Tx) (string, error) {
 func (s *Service) ingest(ctx context.Context) (int, error) {
 	s.ingestMu.Lock()
 	defer s.ingestMu.Unlock()
+	// Most commits append no event, and each wakes the dispatcher: look in
+	// a read transaction first so that they do not each cost a write one
+	// (which queues behind, and delays, the requests' own).
+	fresh, err := storage.View(ctx, s.db, func(tx storage.Tx) (bool, error) {
+		cursor, err := readCursor(tx)
+		if err != nil {
+			return false, err
+		}
+		evs, err := s.outbox.EventsTx(tx, cursor, 1)
+		return len(evs) > 0, err
+	})
+	if err != nil || !fresh {
+		return 0, err
+	}
 	total := 0
 	for {
 		now := s.clock.Now()
