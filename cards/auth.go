@@ -53,6 +53,8 @@ type TxEvent struct {
 	Type   string `json:"type"`
 	Amount int64  `json:"amount"`
 	Time   int64  `json:"time"`
+	// DeclineReason names what refused an increment_declined event.
+	DeclineReason *string `json:"decline_reason,omitempty"`
 }
 
 // Transaction is a card transaction (an authorization and what followed).

@@ -68,6 +68,19 @@
 // when the card's state, the controls of the windows it was counted in
 // and the available balance allow; Refund returns part or all of a
 // settled amount from card clearing and takes it off the used amounts.
+//
+// An increment belongs to the transaction it raises: it adds to the
+// amounts counted, never to the transaction counts. A declined increment
+// is answered 409 card_increment_declined and recorded on the
+// transaction as an increment_declined event with its decline_reason. The
+// part of a clearing above the authorization is an increment the network
+// did not ask for: it must pass the same controls and the available
+// balance, or the clearing is refused (409 card_clearing_declined) and
+// nothing changes. A real issuer must accept a forced clearing and then
+// dispute it; the sandbox refuses it instead, so that used plus held never
+// passes a control's limit, which is what a card program's controls
+// promise its cardholders. Refunds are events of the transaction they
+// return, not card transactions of their own.
 // A ledger hold has a fixed amount, so lowering or raising one voids it
 // and places another. Clear and Reverse work whatever the card's state:
 // they finish what was approved.

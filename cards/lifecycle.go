@@ -2,7 +2,6 @@ package cards
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/corebank/corebank"
@@ -32,6 +31,10 @@ var (
 	// ErrIncrementDeclined is returned when an increment would pass a
 	// control or the available balance; its message names which.
 	ErrIncrementDeclined = corebank.E(corebank.KindConflict, "card_increment_declined", "the increment was declined")
+	// ErrClearingDeclined is returned when the part of a clearing above
+	// the authorization would pass a control or the available balance;
+	// its message names which. Nothing changes.
+	ErrClearingDeclined = corebank.E(corebank.KindConflict, "card_clearing_declined", "the clearing above the authorized amount was declined")
 )
 
 // held is what the transaction's current hold still reserves.
@@ -131,19 +134,37 @@ func (s *Service) unschedule(tx storage.Tx, t *txRecord) error {
 }
 
 // Clear settles a pending card transaction for amount (0: what is
-// authorized; more than authorized is a clearing larger than the
-// authorization, taken from the account at once). The hold is released,
-// the amount moves to card clearing, and the counters it was counted in
-// move from held to used. Works whatever the card's state now.
+// authorized). The hold is released, the amount moves to card clearing,
+// and the counters it was counted in move from held to used. Works
+// whatever the card's state now.
+//
+// A clearing larger than the authorization takes the excess from the
+// account at once. The excess is an increment the network did not ask
+// for: it must fit the controls the authorization was counted under (in
+// the windows it was counted in) and the available balance, or the
+// clearing is refused and nothing changes. So used plus held never passes
+// a limit, which a card program's controls promise.
 //
 // Errors: ErrTransactionNotFound; ErrTransactionState unless pending; a
-// validation error on amount; ledger.ErrInsufficientFunds when the part
-// above the authorization is not available.
+// validation error on amount; ErrClearingDeclined naming what fired.
 func (s *Service) Clear(ctx context.Context, caller corebank.Caller, entityID, id string, amount int64) (*Transaction, error) {
 	return s.lifecycle(ctx, caller, entityID, id, amount, TxPending, func(tx storage.Tx, now time.Time, t *txRecord) error {
 		held := t.held()
 		if amount == 0 {
 			amount = held
+		}
+		if amount > held {
+			c, err := getCard(tx, t.CardID)
+			if err != nil {
+				return err
+			}
+			reason, err := s.allow(tx, c, t, amount-held, amount)
+			if err != nil {
+				return err
+			}
+			if reason != "" {
+				return ErrClearingDeclined.With("clearing above the authorization declined: " + reason)
+			}
 		}
 		if _, err := s.led.PostHoldTx(tx, now, t.HoldID, min(amount, held)); err != nil {
 			return err
@@ -160,6 +181,25 @@ func (s *Service) Clear(ctx context.Context, caller corebank.Caller, entityID, i
 		t.event(EventClearing, amount, now)
 		return s.unschedule(tx, t)
 	})
+}
+
+// allow decides adding amount to pending transaction t of card c, total
+// being the transaction's whole amount after it: the reason a control
+// (under the windows t was counted in) or the account's available balance
+// refuses it, or "".
+func (s *Service) allow(tx storage.Tx, c *record, t *txRecord, amount, total int64) (string, error) {
+	reason, _, err := s.check(tx, c, t.Merchant.MCC, time.UnixMilli(t.Created), amount, 0, total)
+	if err != nil || reason != "" {
+		return reason, err
+	}
+	bal, err := s.led.BalanceTx(tx, t.AccountID)
+	if err != nil {
+		return "", err
+	}
+	if bal.Available() < amount {
+		return DeclineInsufficientFunds, nil
+	}
+	return "", nil
 }
 
 // Reverse releases amount (0: all) of a pending authorization: a full
@@ -233,7 +273,11 @@ func (s *Service) DueJobs() []storage.DueJob {
 
 // Increment raises a pending authorization by amount (required), if the
 // card is still usable, the controls it was counted under allow it and
-// the account has it available.
+// the account has it available. An increment is part of the same card
+// transaction, so it adds to the amounts counted, never to the counts.
+// A declined increment is recorded on the transaction as an
+// increment_declined event naming what fired, and answered as
+// ErrIncrementDeclined; the authorization stands as it was.
 //
 // Errors: as Clear; a validation error when amount is 0;
 // ErrIncrementDeclined naming what fired.
@@ -241,28 +285,26 @@ func (s *Service) Increment(ctx context.Context, caller corebank.Caller, entityI
 	if amount == 0 {
 		return nil, corebank.InvalidField("amount", "is required")
 	}
-	return s.lifecycle(ctx, caller, entityID, id, amount, TxPending, func(tx storage.Tx, now time.Time, t *txRecord) error {
+	var declined string
+	t, err := s.lifecycle(ctx, caller, entityID, id, amount, TxPending, func(tx storage.Tx, now time.Time, t *txRecord) error {
+		declined = ""
 		c, err := getCard(tx, t.CardID)
 		if err != nil {
 			return err
 		}
 		reason := c.decline(now)
 		if reason == "" {
-			reason, _, err = s.check(tx, c, t.Merchant.MCC, time.UnixMilli(t.Created), amount, 0, t.held()+amount)
-			if err != nil {
-				return err
-			}
-		}
-		if reason == "" {
-			err = s.rehold(tx, now, t, t.held()+amount)
-			if errors.Is(err, ledger.ErrInsufficientFunds) {
-				reason = DeclineInsufficientFunds
-			} else if err != nil {
+			if reason, err = s.allow(tx, c, t, amount, t.held()+amount); err != nil {
 				return err
 			}
 		}
 		if reason != "" {
-			return ErrIncrementDeclined.With("increment declined: " + reason)
+			declined = reason
+			t.Events = append(t.Events, TxEvent{Type: EventIncDeclined, Amount: amount, Time: now.UnixMilli(), DeclineReason: &reason})
+			return nil
+		}
+		if err := s.rehold(tx, now, t, t.held()+amount); err != nil {
+			return err
 		}
 		if err := count(tx, t.Counted, amount, 0, 0, 0); err != nil {
 			return err
@@ -271,6 +313,10 @@ func (s *Service) Increment(ctx context.Context, caller corebank.Caller, entityI
 		t.event(EventIncrement, amount, now)
 		return nil
 	})
+	if err == nil && declined != "" {
+		return nil, ErrIncrementDeclined.With("increment declined: " + declined)
+	}
+	return t, err
 }
 
 // Refund returns amount (0: all not yet refunded) of a settled card

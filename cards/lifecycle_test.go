@@ -1,6 +1,8 @@
 package cards_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,5 +128,56 @@ func TestReleaseKeepsItsWindow(t *testing.T) {
 	tx, _ := b.Cards.Authorize(ctx, root, "", v.ID, auth(1, 5812))
 	if tx.DeclineReason == nil || *tx.DeclineReason != "individual_controls.daily_amount_limit" {
 		t.Errorf("today's limit freed by yesterday's release: %+v", tx)
+	}
+}
+
+// The part of a clearing above the authorization, and an increment, must
+// fit the controls and the available balance. A refused clearing changes
+// nothing; a declined increment is recorded on the transaction.
+func TestExcessClearingAndDeclinedIncrement(t *testing.T) {
+	b := corebanktest.New(t)
+	root := corebank.As(b.Root.EntityID)
+	acct := b.FundedAccount("USD", 3000)
+	limit := int64(1500)
+	in := virtual(acct.ID)
+	in.IndividualControls = &cards.Controls{DailyAmountLimit: &limit}
+	v, _ := b.Cards.CreateVirtual(ctx, root, in)
+	tx, _ := b.Cards.Authorize(ctx, root, "", v.ID, auth(1000, 5812))
+	before, _ := b.Cards.ListTransactions(ctx, root, "", v.ID)
+	balBefore, _ := b.Ledger.GetBalance(ctx, acct.ID)
+	reason := func(err error) string {
+		var e *corebank.Error
+		if !errors.As(err, &e) {
+			return ""
+		}
+		return e.Code + ": " + e.Message
+	}
+	if _, err := b.Cards.Clear(ctx, root, "", tx.ID, 1501); !strings.Contains(reason(err), "card_clearing_declined: clearing above the authorization declined: individual_controls.daily_amount_limit") {
+		t.Errorf("clearing past the daily limit: %v", err)
+	}
+	if _, err := b.Cards.Increment(ctx, root, "", tx.ID, 501); !strings.Contains(reason(err), "card_increment_declined: increment declined: individual_controls.daily_amount_limit") {
+		t.Errorf("increment past the daily limit: %v", err)
+	}
+	after, _ := b.Cards.ListTransactions(ctx, root, "", v.ID)
+	balAfter, _ := b.Ledger.GetBalance(ctx, acct.ID)
+	want := before[0]
+	why := "individual_controls.daily_amount_limit"
+	want.Events = append(want.Events, cards.TxEvent{Type: cards.EventIncDeclined, Amount: 501, Time: want.Created, DeclineReason: &why})
+	if d := cmp.Diff([]cards.Transaction{want}, after); d != "" || balAfter != balBefore {
+		t.Errorf("declines changed the transaction beyond the declined event (-want +got):\n%s\nbalance %+v -> %+v", d, balBefore, balAfter)
+	}
+
+	// Within the limit but past the balance: 1000 held, 2000 more available.
+	limit2 := int64(10000)
+	in.IndividualControls = &cards.Controls{DailyAmountLimit: &limit2}
+	w, _ := b.Cards.CreateVirtual(ctx, root, in)
+	tx2, _ := b.Cards.Authorize(ctx, root, "", w.ID, auth(500, 5812))
+	if _, err := b.Cards.Clear(ctx, root, "", tx2.ID, 2501); !strings.Contains(reason(err), "insufficient_funds") {
+		t.Errorf("clearing past the balance: %v", err)
+	}
+	got, err := b.Cards.Clear(ctx, root, "", tx2.ID, 2000)
+	bal, _ := b.Ledger.GetBalance(ctx, acct.ID)
+	if err != nil || got.AmountSettled != 2000 || bal.Available() != 0 {
+		t.Errorf("clearing 1500 above the authorization with 1500 available: %+v %v, available %d", got, err, bal.Available())
 	}
 }

@@ -56,7 +56,7 @@ func TestPropertyLimits(t *testing.T) {
 			what = fmt.Sprintf("authorize %d at %d", a.Amount, *a.MCC)
 			_, err = b.Cards.Authorize(ctx, root, "", card, a)
 		case op == 3:
-			a := rng.Int64N(pick.AmountAuthorized + 1)
+			a := rng.Int64N(pick.AmountAuthorized + 500) // some larger than authorized
 			what = fmt.Sprintf("clear %s %d", pick.ID, a)
 			_, err = b.Cards.Clear(ctx, root, "", pick.ID, a)
 		case op == 4:

@@ -158,8 +158,17 @@ func TestCardAuthorization(t *testing.T) {
 	if bad.Status != 422 || bad.details()["amount"] == nil {
 		t.Errorf("invalid: %d %s", bad.Status, bad.Body)
 	}
+	inc := e.do("POST", "/sandbox/card-transactions/"+ok.str("id")+"/increment", e.key, map[string]any{"amount": 500})
+	if inc.Status != 409 || !strings.Contains(inc.Raw, "insufficient_funds") {
+		t.Errorf("increment past the balance: %d %s", inc.Status, inc.Body)
+	}
 	list := e.must(200, "GET", "/cards/"+id+"/transactions", e.key, nil)
-	if n := len(list.data()["transactions"].([]any)); n != 2 {
-		t.Errorf("%d transactions, want 2: %s", n, list.Body)
+	txs := list.data()["transactions"].([]any)
+	if n := len(txs); n != 2 {
+		t.Fatalf("%d transactions, want 2: %s", n, list.Body)
+	}
+	evs := txs[0].(map[string]any)["events"].([]any)
+	if last := evs[len(evs)-1].(map[string]any); last["type"] != "increment_declined" || last["decline_reason"] != "insufficient_funds" {
+		t.Errorf("declined increment not recorded: %v", evs)
 	}
 }

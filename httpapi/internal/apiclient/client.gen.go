@@ -2560,9 +2560,14 @@ type CardTransaction struct {
 	Currency         string  `json:"currency"`
 	DeclineReason    *string `json:"decline_reason"`
 	Events           []struct {
-		Amount int    `json:"amount"`
-		Time   int    `json:"time"`
-		Type   string `json:"type"`
+		Amount int `json:"amount"`
+
+		// DeclineReason What refused an increment_declined event (a control's "<control>.<limit>", or insufficient_funds, card_frozen, card_deleted, card_expired).
+		DeclineReason *string `json:"decline_reason,omitempty"`
+		Time          int     `json:"time"`
+
+		// Type authorization, clearing, reversal, expiration, increment, increment_declined or refund
+		Type string `json:"type"`
 	} `json:"events"`
 	Id       string `json:"id"`
 	Merchant struct {
