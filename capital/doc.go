@@ -1,0 +1,2 @@
+// Package capital offers fixed-return deposits and share offerings.
+package capital
