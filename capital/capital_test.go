@@ -349,7 +349,7 @@ func TestReservation(t *testing.T) {
 		Type: capital.TypeShareOffering, Currency: "USD", Amount: 812, RequestedAmount: ptr(int64(812)), AllocatedShares: ptr(int64(8)),
 		OfferPrice: ptr(int64(100)), BrokerageFee: ptr(int64(8)), CrossDealFee: ptr(int64(4)), TotalDebit: 812,
 		Status: capital.OrderReserved, ReservationExpiresAt: corebanktest.Start.Add(15 * time.Minute).UnixMilli(),
-		Agreements: []capital.Agreement{}, Created: corebanktest.Start.UnixMilli()}
+		Created: corebanktest.Start.UnixMilli()}
 	if diff := cmp.Diff(&want, first); diff != "" {
 		t.Fatalf("order (-want +got)\n%s", diff)
 	}
