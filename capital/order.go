@@ -42,7 +42,8 @@ func quoteShares(t *ShareTerms, n int64) shareQuote {
 // fees together do not exceed amount.
 func sharesFor(t *ShareTerms, amount, limit int64) shareQuote {
 	unit := decimal.NewFromInt(t.OfferPrice).Mul(one.Add(t.BrokerageFeeRate).Add(t.CrossDealFeeRate))
-	n := min(decimal.NewFromInt(amount).Div(unit).Floor().IntPart()+1, limit, amount/t.OfferPrice)
+	// Fees are rounded down, so n shares cost at most 2 less than n × unit.
+	n := min(decimal.NewFromInt(amount).Div(unit).Floor().IntPart()+2, limit, amount/t.OfferPrice)
 	for n > 0 && quoteShares(t, n).total() > amount {
 		n--
 	}
