@@ -21,12 +21,8 @@ const (
 	dueRecover = "capital.recover"
 )
 
-// fee is floor(value × rate).
-func fee(value int64, rate decimal.Decimal) int64 {
-	return decimal.NewFromInt(value).Mul(rate).Floor().IntPart()
-}
-
-// shareQuote is what n shares of t cost: their value and each fee.
+// shareQuote is what n shares of t cost: their value and each fee
+// (floor(value × rate), as a penalty or withholding is taken).
 type shareQuote struct {
 	shares, value, brokerage, crossDeal int64
 }
@@ -35,7 +31,7 @@ func (q shareQuote) total() int64 { return q.value + q.brokerage + q.crossDeal }
 
 func quoteShares(t *ShareTerms, n int64) shareQuote {
 	v := n * t.OfferPrice
-	return shareQuote{shares: n, value: v, brokerage: fee(v, t.BrokerageFeeRate), crossDeal: fee(v, t.CrossDealFeeRate)}
+	return shareQuote{shares: n, value: v, brokerage: floorShare(v, t.BrokerageFeeRate), crossDeal: floorShare(v, t.CrossDealFeeRate)}
 }
 
 // sharesFor is the most whole shares of t, at most limit, whose value and
