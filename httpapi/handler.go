@@ -15,6 +15,7 @@ import (
 	"github.com/benbjohnson/clock"
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/acquiring"
+	"github.com/corebank/corebank/capital"
 	"github.com/corebank/corebank/cards"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/funding"
@@ -46,6 +47,7 @@ type handler struct {
 	sessions *funding.SessionService
 	acq      *acquiring.Service
 	cards    *cards.Service
+	capital  *capital.Service
 	pay      *payments.Service
 	wh       *webhooks.Service
 
