@@ -1,5 +1,5 @@
 // Package bank wires every corebank service over one store the way the
-// bundled server does: the ledger, entities, funding, payments, acquiring, cards and webhooks,
+// bundled server does: the ledger, entities, funding, payments, acquiring, cards, capital and webhooks,
 // one due-work queue running all their jobs in a fixed order, the store's
 // migrations, and the REST API as an http.Handler. examples/server is flags
 // around New; corebanktest is New over memory with a mock clock.
@@ -30,6 +30,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/acquiring"
+	"github.com/corebank/corebank/capital"
 	"github.com/corebank/corebank/cards"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/funding"
@@ -94,7 +95,10 @@ type Options struct {
 	// refund delay.
 	Acquiring acquiring.Options
 	// Cards are the issued cards' BIN and creation limit (-card-create-limit).
-	Cards    cards.Options
+	Cards cards.Options
+	// Capital are the capital products' reservation, recovery and
+	// settlement delays (and a test's failure hook).
+	Capital  capital.Options
 	Webhooks webhooks.Options
 	HTTP     httpapi.Options
 }
@@ -114,7 +118,9 @@ type Bank struct {
 	// Acquiring runs payment intents and intent actions.
 	Acquiring *acquiring.Service
 	// Cards issues virtual and disposable cards.
-	Cards    *cards.Service
+	Cards *cards.Service
+	// Capital sells fixed-return deposits and share offerings.
+	Capital  *capital.Service
 	Webhooks *webhooks.Service
 	// Due runs every service's due work on one queue; RunDue runs it.
 	Due *storage.Due
@@ -211,6 +217,10 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	co.Clock, co.IDs, co.Tree, co.NumberKey = o.Clock, o.IDs, entities.Gate{}, cardIndexKey
 	b.Cards = cards.NewService(b.DB, b.Ledger, cardSealer, &co)
 
+	cpo := o.Capital
+	cpo.Clock, cpo.IDs, cpo.Tree, cpo.Directory = o.Clock, o.IDs, entities.Gate{}, entities.Gate{}
+	b.Capital = capital.NewService(b.DB, b.Ledger, &cpo)
+
 	wo := o.Webhooks
 	wo.Clock, wo.IDs, wo.Env, wo.Tree, wo.Logger = o.Clock, o.IDs, o.Env, b.Entities, o.Logger
 	b.Webhooks = webhooks.NewService(db, webhooks.LedgerOutbox(b.Ledger), sealer, &wo)
@@ -219,7 +229,9 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	// (hold timeouts and account details expiry, inflow settlement,
 	// funding sessions' payer answers, settlement and expiry, quote
 	// expiry, payout progress, unanswered 3DS challenges, the sandbox acquirer's
-	// answers to refunds), then the webhooks, so the events those
+	// answers to refunds, card authorizations, then capital: confirmation
+	// recovery, reservation expiry, accrual, maturity, settlement, refunds
+	// and lock ends), then the webhooks, so the events those
 	// changes appended go out in the same run, then idempotency expiry.
 	b.Due = storage.NewDue(b.DB, o.Clock, 0)
 	b.Due.Add(b.Ledger.DueJobs()...)
@@ -228,6 +240,7 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	b.Due.Add(b.Payments.DueJobs()...)
 	b.Due.Add(b.Acquiring.DueJobs()...)
 	b.Due.Add(b.Cards.DueJobs()...)
+	b.Due.Add(b.Capital.DueJobs()...)
 	b.Due.Add(b.Webhooks.DueJobs()...)
 	b.Due.Add(httpapi.DueJobs()...)
 
@@ -266,6 +279,7 @@ func (b *Bank) Migrate(ctx context.Context) (int, error) {
 	ms = append(ms, b.Payments.Migrations()...)
 	ms = append(ms, b.Acquiring.Migrations()...)
 	ms = append(ms, b.Cards.Migrations()...)
+	ms = append(ms, b.Capital.Migrations()...)
 	ms = append(ms, b.Webhooks.Migrations()...)
 	ms = append(ms, httpapi.Migrations()...)
 	return storage.Migrate(ctx, b.DB, ms...)

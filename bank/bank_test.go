@@ -33,6 +33,8 @@ func TestDueOrder(t *testing.T) {
 		"funding.inflow", "funding.session",
 		"payments.quote", "payments.transfer",
 		"acquiring.challenge", "acquiring.refund", "acquiring.dispute", "acquiring.evidence", "cards.authorization",
+		"capital.recover", "capital.expire", "capital.accrual", "capital.maturity", "capital.settle",
+		"capital.refund", "capital.lock",
 		"webhooks.expire", "webhooks.sweep", "webhooks.attempt",
 		"httpapi.idempotency",
 	}

@@ -22,6 +22,3 @@ var (
 	// it) or RECOVERY_REQUIRED (the recovery job has not completed it yet).
 	ErrAlreadyProcessing = corebank.E(corebank.KindConflict, "error_transfer_already_processing", "the order's confirmation is still being processed")
 )
-
-// errNotBuilt is what a method not built yet returns.
-var errNotBuilt = corebank.E(corebank.KindUnavailable, "not_implemented", "not built yet")

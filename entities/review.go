@@ -192,3 +192,14 @@ func (s *Service) CanOpenAccount(tx storage.Tx, entityID string) error {
 func (s *Service) CanMoveMoney(tx storage.Tx, entityID string) error {
 	return Gate{}.CanMoveMoney(tx, entityID)
 }
+
+// EntityProfileTx returns entity id's type and status (capital.Directory:
+// product eligibility and inactive owners); an unknown id is
+// ErrEntityNotFound.
+func (Gate) EntityProfileTx(tx storage.Tx, id string) (typ, status string, err error) {
+	rec, err := getEntity(tx, id)
+	if err != nil {
+		return "", "", err
+	}
+	return rec.Type, rec.Status, nil
+}
