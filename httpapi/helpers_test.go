@@ -82,12 +82,15 @@ type env struct {
 	acq      *acquiring.Service
 	cards    *cards.Service
 	capital  *capital.Service
-	wh       *webhooks.Service
-	db       storage.Backend
-	root     string // root entity ID
-	key      string // root full-access key
-	roKey    string // root read-only key
-	jobs     atomic.Int64
+	// afterDebit, when set, runs between a capital confirmation's debit
+	// and its capital account (capital.Options.AfterDebit).
+	afterDebit atomic.Pointer[func(orderID string) error]
+	wh         *webhooks.Service
+	db         storage.Backend
+	root       string // root entity ID
+	key        string // root full-access key
+	roKey      string // root read-only key
+	jobs       atomic.Int64
 }
 
 type envOpt func(*httpapi.Options)
@@ -137,7 +140,13 @@ func build(t testing.TB, db storage.Backend, seed int64, opts ...envOpt) *env {
 		Receiver: fund, Tree: e.ent})
 	e.acq = acquiring.NewService(e.db, e.led, &acquiring.Options{Clock: e.clock, IDs: ids, Tree: e.ent, Keys: e.ent})
 	e.cards = cards.NewService(e.db, e.led, sealer, &cards.Options{Clock: e.clock, IDs: ids, Tree: e.ent, NumberKey: []byte("test number key")})
-	e.capital = capital.NewService(e.db, e.led, &capital.Options{Clock: e.clock, IDs: ids, Tree: e.ent})
+	e.capital = capital.NewService(e.db, e.led, &capital.Options{Clock: e.clock, IDs: ids, Tree: e.ent,
+		AfterDebit: func(id string) error {
+			if f := e.afterDebit.Load(); f != nil {
+				return (*f)(id)
+			}
+			return nil
+		}})
 	e.wh = webhooks.NewService(e.db, webhooks.LedgerOutbox(e.led), sealer, &webhooks.Options{Clock: e.clock,
 		IDs: ids, Env: webhooks.EnvSandbox, Tree: e.ent})
 	o := &httpapi.Options{Env: httpapi.EnvSandbox, FakeClock: e.clock,
