@@ -310,15 +310,15 @@ func TestOrderValidation(t *testing.T) {
 		"AmountOnFixed": {capital.NewOrder{ProductID: p.ID, AccountID: usd.ID, Principal: ptr(int64(20_000)), WaiveEarlyWithdrawal: ptr(false), Amount: ptr(int64(5)), Affirmations: affirm(p)}, []string{"amount"}},
 		"PrincipalOnShares": {capital.NewOrder{ProductID: share.ID, AccountID: usd.ID, Principal: ptr(int64(20_000)), Amount: ptr(int64(500))},
 			[]string{"principal"}},
-		"TooLittle":  {capital.NewOrder{ProductID: share.ID, AccountID: usd.ID, Amount: ptr(int64(100))}, []string{"amount"}},
-		"Currency":   {capital.NewOrder{ProductID: p.ID, AccountID: eur.ID, Principal: ptr(int64(20_000)), WaiveEarlyWithdrawal: ptr(false), Affirmations: affirm(p)}, []string{"account_id"}},
-		"Missing":    {capital.NewOrder{ProductID: p.ID, AccountID: usd.ID, Principal: ptr(int64(20_000)), WaiveEarlyWithdrawal: ptr(false)}, []string{"affirmations"}},
-		"Unknown":    {capital.NewOrder{ProductID: p.ID, AccountID: usd.ID, Principal: ptr(int64(20_000)), WaiveEarlyWithdrawal: ptr(false), Affirmations: []capital.Affirmation{{DocumentID: "nope", Version: 2}}}, []string{"affirmations", "affirmations.0.document_id"}},
-		"Stale":      {capital.NewOrder{ProductID: p.ID, AccountID: usd.ID, Principal: ptr(int64(20_000)), WaiveEarlyWithdrawal: ptr(false), Affirmations: []capital.Affirmation{{DocumentID: doc.ID, Version: 1}}}, []string{"affirmations.0.version"}},
-		"Duplicate":  {capital.NewOrder{ProductID: p.ID, AccountID: usd.ID, Principal: ptr(int64(20_000)), WaiveEarlyWithdrawal: ptr(false), Affirmations: []capital.Affirmation{{doc.ID, 2}, {doc.ID, 2}}}, []string{"affirmations.1.document_id"}},
-		"NoProduct":  {capital.NewOrder{AccountID: usd.ID}, []string{"product_id"}},
-		"NoAccount":  {capital.NewOrder{ProductID: p.ID}, []string{"account_id"}},
-		"Negative":   {capital.NewOrder{ProductID: p.ID, AccountID: usd.ID, Principal: ptr(int64(-1))}, []string{"principal"}},
+		"TooLittle": {capital.NewOrder{ProductID: share.ID, AccountID: usd.ID, Amount: ptr(int64(100))}, []string{"amount"}},
+		"Currency":  {capital.NewOrder{ProductID: p.ID, AccountID: eur.ID, Principal: ptr(int64(20_000)), WaiveEarlyWithdrawal: ptr(false), Affirmations: affirm(p)}, []string{"account_id"}},
+		"Missing":   {capital.NewOrder{ProductID: p.ID, AccountID: usd.ID, Principal: ptr(int64(20_000)), WaiveEarlyWithdrawal: ptr(false)}, []string{"affirmations"}},
+		"Unknown":   {capital.NewOrder{ProductID: p.ID, AccountID: usd.ID, Principal: ptr(int64(20_000)), WaiveEarlyWithdrawal: ptr(false), Affirmations: []capital.Affirmation{{DocumentID: "nope", Version: 2}}}, []string{"affirmations", "affirmations.0.document_id"}},
+		"Stale":     {capital.NewOrder{ProductID: p.ID, AccountID: usd.ID, Principal: ptr(int64(20_000)), WaiveEarlyWithdrawal: ptr(false), Affirmations: []capital.Affirmation{{DocumentID: doc.ID, Version: 1}}}, []string{"affirmations.0.version"}},
+		"Duplicate": {capital.NewOrder{ProductID: p.ID, AccountID: usd.ID, Principal: ptr(int64(20_000)), WaiveEarlyWithdrawal: ptr(false), Affirmations: []capital.Affirmation{{doc.ID, 2}, {doc.ID, 2}}}, []string{"affirmations.1.document_id"}},
+		"NoProduct": {capital.NewOrder{AccountID: usd.ID}, []string{"product_id"}},
+		"NoAccount": {capital.NewOrder{ProductID: p.ID}, []string{"account_id"}},
+		"Negative":  {capital.NewOrder{ProductID: p.ID, AccountID: usd.ID, Principal: ptr(int64(-1))}, []string{"principal"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := e.Capital.CreateOrder(ctx, e.root, tc.in)
@@ -349,7 +349,7 @@ func TestReservation(t *testing.T) {
 		Type: capital.TypeShareOffering, Currency: "USD", Amount: 812, RequestedAmount: ptr(int64(812)), AllocatedShares: ptr(int64(8)),
 		OfferPrice: ptr(int64(100)), BrokerageFee: ptr(int64(8)), CrossDealFee: ptr(int64(4)), TotalDebit: 812,
 		Status: capital.OrderReserved, ReservationExpiresAt: corebanktest.Start.Add(15 * time.Minute).UnixMilli(),
-		Agreements: []capital.Agreement{}, Created: corebanktest.Start.UnixMilli()}
+		Created: corebanktest.Start.UnixMilli()}
 	if diff := cmp.Diff(&want, first); diff != "" {
 		t.Fatalf("order (-want +got)\n%s", diff)
 	}

@@ -261,12 +261,8 @@ func (s *Service) saveOrder(tx storage.Tx, now time.Time, o *orderRecord) (*Orde
 // keeps the agreements.
 func (s *Service) orderView(tx storage.Tx, now time.Time, o *orderRecord, detail bool) (*Order, error) {
 	v := o.Order
-	if detail {
-		if v.Agreements == nil {
-			v.Agreements = []Agreement{}
-		}
-	} else {
-		v.Agreements = nil
+	if !detail || len(v.Agreements) == 0 {
+		v.Agreements = nil // omitted: a JSON [] would read back as nil
 	}
 	if o.CapitalAccountID != "" {
 		a, err := getAccount(tx, o.CapitalAccountID)

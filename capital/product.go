@@ -239,12 +239,8 @@ func (r *productRecord) view(now time.Time, detail bool) Product {
 			p.Inventory.Status, p.Orderable = InventorySoldOut, false
 		}
 	}
-	if detail {
-		if p.Documents == nil {
-			p.Documents = []Document{}
-		}
-	} else {
-		p.Documents = nil
+	if !detail || len(p.Documents) == 0 {
+		p.Documents = nil // omitted: a JSON [] would read back as nil
 	}
 	return p
 }

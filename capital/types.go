@@ -138,7 +138,7 @@ type Inventory struct {
 // of FixedTerms and ShareTerms is set, by Type. Documents is set on
 // detail answers only (nil in lists, so omitted). Orderable says whether
 // an order may be placed now: active, within the sale window, and for a
-// share offering not sold out.
+// share offering not sold out. Documents is omitted when there are none.
 type Product struct {
 	ID                  string   `json:"id"`
 	Type                string   `json:"type"`
@@ -244,7 +244,8 @@ type Agreement struct {
 // total_debit of a share offering). Fields of the other product type are
 // null. CapitalAccount is null until the order is APPROVED, then the
 // capital account as of the answer (it has id and status). Agreements is
-// set on detail answers only.
+// set on detail answers only, and omitted when the product has no
+// documents.
 type Order struct {
 	ID                   string      `json:"id"`
 	EntityID             string      `json:"entity_id"`
