@@ -554,9 +554,9 @@ func TestCapitalShareOffering(t *testing.T) {
 			if h == nil {
 				t.Fatalf("%s, order %d: no holding", when, i)
 			}
+			st := h["status"].(map[string]any)
 			got := map[string]any{"allocated_shares": h["allocated_shares"], "shares_purchased": h["shares_purchased"],
-				"unallocated_value": h["unallocated_value"],
-				"state":             h["status"].(map[string]any)["state"], "refund_status": h["status"].(map[string]any)["refund_status"]}
+				"unallocated_value": h["unallocated_value"], "state": st["state"], "refund_status": st["refund_status"]}
 			want := map[string]any{"allocated_shares": float64(wantShares[i]), "shares_purchased": float64(bought[i]),
 				"unallocated_value": float64((bought[i] - wantShares[i]) * 1000), "state": state, "refund_status": refundStatus}
 			if diff := cmp.Diff(want, got); diff != "" {
