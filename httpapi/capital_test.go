@@ -589,3 +589,28 @@ func TestCapitalShareOffering(t *testing.T) {
 		}
 	}
 }
+
+// TestCapitalGolden pins the whole shape of the capital answers: a product
+// with its documents, an order reserved, confirmed and withdrawn, the
+// preview, the portfolio and the transactions.
+func TestCapitalGolden(t *testing.T) {
+	e := newEnvSeeded(t, 16)
+	product := e.must(201, "POST", "/sandbox/products", e.key, depositProduct())
+	golden(t, "capital_product_create", product)
+	acct := e.account(e.key, "", "USD")
+	e.fund(e.key, acct, depositFunds)
+	order := e.must(201, "POST", "/product-orders", e.key, map[string]any{"product_id": product.Body["id"], "account_id": acct,
+		"principal": depositPrincipal, "waive_early_withdrawal": false, "affirmations": affirmAll(product.Body)})
+	golden(t, "capital_order_create", order)
+	id := order.str("data", "id")
+	golden(t, "capital_order_confirm", e.must(200, "POST", "/product-orders/"+id+"/confirm", e.key, map[string]any{"secondary_id": "ext-1"}))
+	e.advanceDays(2)
+	golden(t, "capital_product_list", e.must(200, "GET", "/products", e.key, nil))
+	golden(t, "capital_order_get", e.must(200, "GET", "/product-orders/"+id, e.key, nil))
+	golden(t, "capital_portfolio", e.must(200, "GET", "/capital-portfolio", e.key, nil))
+	e.advanceDays(5)
+	golden(t, "capital_withdrawal_preview", e.must(200, "GET", "/product-orders/"+id+"/withdrawal/preview", e.key, nil))
+	golden(t, "capital_withdrawal", e.must(200, "POST", "/product-orders/"+id+"/withdrawal", e.key, nil))
+	golden(t, "capital_transactions", e.must(200, "GET", "/product-orders/"+id+"/transactions?limit=3", e.key, nil))
+	golden(t, "capital_error_invalid_for_state", e.must(400, "POST", "/product-orders/"+id+"/withdrawal", e.key, nil))
+}
