@@ -18,14 +18,8 @@ func (h *handler) createProductOrder(x *exchange, r *http.Request) error {
 // without agreements.
 func (h *handler) listProductOrders(x *exchange, r *http.Request) error {
 	q := newQuery(r.URL.RawQuery)
-	f := capital.OrderFilter{Status: q.str("status"), Type: q.str("type")}
-	filters := map[string]string{}
-	if f.Status != "" {
-		filters["status"] = f.Status
-	}
-	if f.Type != "" {
-		filters["type"] = f.Type
-	}
+	filters := capitalFilters(q, "status", "type")
+	f := capital.OrderFilter{Status: filters["status"], Type: filters["type"]}
 	return capitalPage(h, x, q, "product-orders", "product orders retrieved", filters,
 		func(requested string, opts corebank.ListOptions) (*corebank.Page[capital.Order], string, error) {
 			p, err := h.capital.ListOrders(r.Context(), x.caller(), requested, f, opts)
@@ -47,7 +41,7 @@ func (h *handler) getProductOrder(x *exchange, r *http.Request) error {
 // as it stands when it was already.
 func (h *handler) confirmProductOrder(x *exchange, r *http.Request) error {
 	var req capital.Confirmation
-	return orderMove(x, r, &req, &req.EntityID, "product order confirmed",
+	return moved(x, r, &req, &req.EntityID, "product order confirmed",
 		func(ctx context.Context, c corebank.Caller, entity, id string) (*capital.Order, error) {
 			return h.capital.Confirm(ctx, c, entity, id, req)
 		})
@@ -63,17 +57,7 @@ func (h *handler) previewWithdrawal(x *exchange, r *http.Request) error {
 // ({entity_id?}) and answers the order with it, 200 in the envelope.
 func (h *handler) withdrawProductOrder(x *exchange, r *http.Request) error {
 	var req entityOnly
-	return orderMove(x, r, &req, &req.EntityID, "withdrawal initiated", h.capital.Withdraw)
-}
-
-// orderMove answers 200 with the order run leaves, in an envelope.
-func orderMove(x *exchange, r *http.Request, req any, entity *string, message string,
-	run func(ctx context.Context, c corebank.Caller, entityID, id string) (*capital.Order, error)) error {
-	o, err := onPathObject(x, r, req, entity, run)
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, message, o)
+	return moved(x, r, &req, &req.EntityID, "withdrawal initiated", h.capital.Withdraw)
 }
 
 // listCapitalTransactions lists the capital transactions of an order's

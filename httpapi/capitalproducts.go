@@ -41,18 +41,24 @@ func capitalPage[T any](h *handler, x *exchange, q *query, name, message string,
 	return nil
 }
 
+// capitalFilters reads a capital list's own filters, names, from q: those
+// given, by name (the service checks their values).
+func capitalFilters(q *query, names ...string) map[string]string {
+	filters := map[string]string{}
+	for _, n := range names {
+		if v := q.str(n); v != "" {
+			filters[n] = v
+		}
+	}
+	return filters
+}
+
 // listProducts lists the products entity_id's entity may order (filters
 // type, currency), without documents.
 func (h *handler) listProducts(x *exchange, r *http.Request) error {
 	q := newQuery(r.URL.RawQuery)
-	f := capital.ProductFilter{Type: q.str("type"), Currency: q.str("currency")}
-	filters := map[string]string{}
-	if f.Type != "" {
-		filters["type"] = f.Type
-	}
-	if f.Currency != "" {
-		filters["currency"] = f.Currency
-	}
+	filters := capitalFilters(q, "type", "currency")
+	f := capital.ProductFilter{Type: filters["type"], Currency: filters["currency"]}
 	return capitalPage(h, x, q, "products", "products retrieved", filters,
 		func(requested string, opts corebank.ListOptions) (*corebank.Page[capital.Product], string, error) {
 			p, err := h.capital.ListProducts(r.Context(), x.caller(), requested, f, opts)

@@ -45,12 +45,7 @@ type allotReq struct {
 // bare product.
 func (h *handler) allotProduct(x *exchange, r *http.Request) error {
 	var req allotReq
-	return simulated(x, r, &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*capital.Product, error) {
-		if req.AllottedShares == nil {
-			return nil, corebank.InvalidField("allotted_shares", "is required")
-		}
-		return h.capital.Allot(ctx, c, entity, id, *req.AllottedShares)
-	})
+	return productWith(x, r, &req, &req.EntityID, "allotted_shares", &req.AllottedShares, h.capital.Allot)
 }
 
 // priceReq is the body of POST /sandbox/products/{id}/price.
@@ -63,11 +58,19 @@ type priceReq struct {
 // the bare product.
 func (h *handler) priceProduct(x *exchange, r *http.Request) error {
 	var req priceReq
-	return simulated(x, r, &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*capital.Product, error) {
-		if req.Price == nil {
-			return nil, corebank.InvalidField("price", "is required")
+	return productWith(x, r, &req, &req.EntityID, "price", &req.Price, h.capital.SetPrice)
+}
+
+// productWith serves a sandbox product move whose body req carries one
+// required integer (at n once decoded, field by its JSON name) beside
+// entity_id: 200 with the bare product run leaves.
+func productWith(x *exchange, r *http.Request, req any, entity *string, field string, n **int64,
+	run func(ctx context.Context, c corebank.Caller, entityID, id string, n int64) (*capital.Product, error)) error {
+	return simulated(x, r, req, entity, func(ctx context.Context, c corebank.Caller, entity, id string) (*capital.Product, error) {
+		if *n == nil {
+			return nil, corebank.InvalidField(field, "is required")
 		}
-		return h.capital.SetPrice(ctx, c, entity, id, *req.Price)
+		return run(ctx, c, entity, id, **n)
 	})
 }
 

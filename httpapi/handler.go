@@ -411,6 +411,19 @@ func fetched[T any](x *exchange, r *http.Request, message string,
 	return ok(x, http.StatusOK, message, v)
 }
 
+// moved serves a move of the object the path's {id} names: the body
+// decoded strictly into req, its entity_id (*entity, a field of req)
+// merged with the query's, and what run leaves answered 200 in the
+// envelope with message.
+func moved[T any](x *exchange, r *http.Request, req any, entity *string, message string,
+	run func(ctx context.Context, c corebank.Caller, entityID, id string) (T, error)) error {
+	v, err := onPathObject(x, r, req, entity, run)
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusOK, message, v)
+}
+
 type envelope[T any] struct {
 	Status  string `json:"status"`
 	Message string `json:"message"`
