@@ -21,12 +21,8 @@ const (
 	dueRecover = "capital.recover"
 )
 
-// fee is floor(value × rate).
-func fee(value int64, rate decimal.Decimal) int64 {
-	return decimal.NewFromInt(value).Mul(rate).Floor().IntPart()
-}
-
-// shareQuote is what n shares of t cost: their value and each fee.
+// shareQuote is what n shares of t cost: their value and each fee
+// (floor(value × rate), as a penalty or withholding is taken).
 type shareQuote struct {
 	shares, value, brokerage, crossDeal int64
 }
@@ -35,14 +31,15 @@ func (q shareQuote) total() int64 { return q.value + q.brokerage + q.crossDeal }
 
 func quoteShares(t *ShareTerms, n int64) shareQuote {
 	v := n * t.OfferPrice
-	return shareQuote{shares: n, value: v, brokerage: fee(v, t.BrokerageFeeRate), crossDeal: fee(v, t.CrossDealFeeRate)}
+	return shareQuote{shares: n, value: v, brokerage: floorShare(v, t.BrokerageFeeRate), crossDeal: floorShare(v, t.CrossDealFeeRate)}
 }
 
 // sharesFor is the most whole shares of t, at most limit, whose value and
 // fees together do not exceed amount.
 func sharesFor(t *ShareTerms, amount, limit int64) shareQuote {
 	unit := decimal.NewFromInt(t.OfferPrice).Mul(one.Add(t.BrokerageFeeRate).Add(t.CrossDealFeeRate))
-	n := min(decimal.NewFromInt(amount).Div(unit).Floor().IntPart()+1, limit, amount/t.OfferPrice)
+	// Fees are rounded down, so n shares cost at most 2 less than n × unit.
+	n := min(decimal.NewFromInt(amount).Div(unit).Floor().IntPart()+2, limit, amount/t.OfferPrice)
 	for n > 0 && quoteShares(t, n).total() > amount {
 		n--
 	}

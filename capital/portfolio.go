@@ -69,25 +69,13 @@ func (s *Service) Portfolio(ctx context.Context, caller corebank.Caller, entityI
 		}
 		out := &Portfolio{Totals: []PortfolioTotal{}, Holdings: []Account{}}
 		totals := map[string]*PortfolioTotal{}
-		prefix := storage.Prefix("ae", entity)
-		var ids []string
-		if err := tx.Scan(bucket, storage.ScanOptions{Prefix: prefix}, func(k, _ []byte) error {
-			ids = append(ids, string(k[len(prefix):]))
-			return nil
-		}); err != nil {
-			return nil, err
-		}
-		for _, id := range ids {
-			a, err := getAccount(tx, id)
-			if err != nil {
-				return nil, err
-			}
+		err = accountsUnder(tx, storage.Prefix("ae", entity), func(a *accountRecord) error {
 			if f.Currency != "" && a.Currency != f.Currency || !slices.Contains(portfolioStates, a.Status.State) {
-				continue
+				return nil
 			}
 			v, err := s.accountView(tx, now, a)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			out.Holdings = append(out.Holdings, *v)
 			t := totals[a.Currency]
@@ -105,6 +93,10 @@ func (s *Service) Portfolio(ctx context.Context, caller corebank.Caller, entityI
 					t.MarketValue += *v.MarketValue
 				}
 			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 		for _, t := range totals {
 			out.Totals = append(out.Totals, *t)

@@ -43,25 +43,7 @@ func (a *accountRecord) setAllocation(q shareQuote) {
 
 // holdings calls fn on every holding of product id, in confirmation order.
 func holdings(tx storage.Tx, id string, fn func(a *accountRecord) error) error {
-	var ids []string
-	prefix := storage.Prefix("ph", id)
-	err := tx.Scan(bucket, storage.ScanOptions{Prefix: prefix}, func(k, _ []byte) error {
-		ids = append(ids, string(k[len(prefix):]))
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, aid := range ids {
-		a, err := getAccount(tx, aid)
-		if err != nil {
-			return err
-		}
-		if err := fn(a); err != nil {
-			return err
-		}
-	}
-	return nil
+	return accountsUnder(tx, storage.Prefix("ph", id), fn)
 }
 
 // Allot makes the final allotment of share offering id (sandbox):

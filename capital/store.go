@@ -59,7 +59,6 @@ type orderRecord struct {
 	// DebitedAt is when the funding account was debited (the account's
 	// start), 0 before.
 	DebitedAt int64 `json:"debited_at,omitempty"`
-	// ProductTerms snapshot: the withdrawal rules of a fixed return.
 }
 
 // accountRecord is a stored capital account. AccruedInterest, MarketPrice
@@ -75,10 +74,10 @@ type accountRecord struct {
 	Waived          bool   `json:"waived,omitempty"`
 	AccrualEnd      int64  `json:"accrual_end,omitempty"`
 	PostedDays      int    `json:"posted_days,omitempty"`
-	// WithdrawnDays is the days elapsed when withdrawn (accrual stops
-	// there); -1 while not withdrawn.
-	WithdrawnDays int   `json:"withdrawn_days,omitempty"`
+	// Withdrawn is set by a withdrawal, with the days elapsed then
+	// (accrual stops there) and the payout's figures.
 	Withdrawn     bool  `json:"withdrawn,omitempty"`
+	WithdrawnDays int   `json:"withdrawn_days,omitempty"`
 	PayGross      int64 `json:"pay_gross,omitempty"`
 	PayPenalty    int64 `json:"pay_penalty,omitempty"`
 	PayWithheld   int64 `json:"pay_withheld,omitempty"`
@@ -98,50 +97,66 @@ func entityHoldingKey(entity, acct string) []byte {
 }
 func transactionKey(acct, id string) []byte { return storage.Key("t", acct, id) }
 
-// get reads the JSON record under key into v, answering notFound when
-// absent.
-func get(tx storage.Tx, key []byte, v any, notFound error) error {
-	err := storage.GetJSON(tx, bucket, key, v)
+// load reads the JSON record under key, answering notFound when absent.
+func load[T any](tx storage.Tx, key []byte, notFound error) (*T, error) {
+	var v T
+	err := storage.GetJSON(tx, bucket, key, &v)
 	if errors.Is(err, storage.ErrNotFound) {
-		return notFound
+		return nil, notFound
 	}
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
 }
 
 func getProduct(tx storage.Tx, id string) (*productRecord, error) {
-	var r productRecord
-	if err := get(tx, productKey(id), &r, ErrProductNotFound); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return load[productRecord](tx, productKey(id), ErrProductNotFound)
+}
+
+func getOrder(tx storage.Tx, id string) (*orderRecord, error) {
+	return load[orderRecord](tx, orderKey(id), ErrOrderNotFound)
+}
+
+// getAccount reads capital account id, which an order or index names: its
+// absence is corruption, not a caller's mistake.
+func getAccount(tx storage.Tx, id string) (*accountRecord, error) {
+	return load[accountRecord](tx, accountKey(id), fmt.Errorf("capital: account %s missing: %w", id, storage.ErrCorrupt))
 }
 
 func putProduct(tx storage.Tx, r *productRecord) error {
 	return storage.PutJSON(tx, bucket, productKey(r.ID), r)
 }
 
-func getOrder(tx storage.Tx, id string) (*orderRecord, error) {
-	var r orderRecord
-	if err := get(tx, orderKey(id), &r, ErrOrderNotFound); err != nil {
-		return nil, err
-	}
-	return &r, nil
-}
-
 func putOrder(tx storage.Tx, r *orderRecord) error {
 	return storage.PutJSON(tx, bucket, orderKey(r.ID), r)
 }
 
-func getAccount(tx storage.Tx, id string) (*accountRecord, error) {
-	var r accountRecord
-	if err := get(tx, accountKey(id), &r, fmt.Errorf("capital: account %s missing", id)); err != nil {
-		return nil, err
-	}
-	return &r, nil
-}
-
 func putAccount(tx storage.Tx, r *accountRecord) error {
 	return storage.PutJSON(tx, bucket, accountKey(r.ID), r)
+}
+
+// accountsUnder calls fn on every capital account an index names below
+// prefix ("ph/<product>/", "ae/<entity>/"), in key order.
+func accountsUnder(tx storage.Tx, prefix []byte, fn func(a *accountRecord) error) error {
+	var ids []string
+	err := tx.Scan(bucket, storage.ScanOptions{Prefix: prefix}, func(k, _ []byte) error {
+		ids = append(ids, string(k[len(prefix):]))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		a, err := getAccount(tx, id)
+		if err != nil {
+			return err
+		}
+		if err := fn(a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addTransaction stores a capital transaction of account a.
