@@ -485,7 +485,8 @@ func TestCapitalConfirmRecovery(t *testing.T) {
 }
 
 // TestCapitalShareOffering: an offering sold out by three orders of 33,
-// 33 and 34 shares is listed as not orderable; a final allotment of 50
+// 33 and 40 shares (allocated down to the 34 left) is listed as not
+// orderable; a final allotment of 50
 // shares gives 16.5, 16.5 and 17 rounded down, the one share left to the
 // earlier of the two largest remainders (17, 16, 17), refunds each
 // order's unallotted shares at the offer price to its funding account, and
@@ -499,13 +500,19 @@ func TestCapitalShareOffering(t *testing.T) {
 	pid := offering["id"].(string)
 	const funds = 100_000
 	var accts, orders []string
-	for _, shares := range []int64{33, 33, 34} {
+	// The third asks for 40 shares and is allocated down to the 34 left.
+	for i, asked := range []int64{33, 33, 40} {
+		shares := []int64{33, 33, 34}[i]
 		acct := e.account(e.key, "", "USD")
 		e.fund(e.key, acct, funds)
 		o := e.must(201, "POST", "/product-orders", e.key, map[string]any{"product_id": pid, "account_id": acct,
-			"amount": shares * 1000, "affirmations": []any{}}).data()
-		if num(t, o, "allocated_shares") != shares || num(t, o, "total_debit") != shares*1000 {
-			t.Fatalf("order of %d shares: %v", shares, o)
+			"amount": asked * 1000, "affirmations": []any{}}).data()
+		got := map[string]any{"requested_amount": o["requested_amount"], "allocated_shares": o["allocated_shares"],
+			"total_debit": o["total_debit"], "amount": o["amount"]}
+		want := map[string]any{"requested_amount": float64(asked * 1000), "allocated_shares": float64(shares),
+			"total_debit": float64(shares * 1000), "amount": float64(shares * 1000)}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("order %d (-want +got):\n%s", i, diff)
 		}
 		e.must(200, "POST", "/product-orders/"+o["id"].(string)+"/confirm", e.key, nil)
 		accts, orders = append(accts, acct), append(orders, o["id"].(string))
