@@ -621,3 +621,35 @@ func TestCapitalGolden(t *testing.T) {
 	golden(t, "capital_transactions", e.must(200, "GET", "/product-orders/"+id+"/transactions?limit=3", e.key, nil))
 	golden(t, "capital_error_invalid_for_state", e.must(400, "POST", "/product-orders/"+id+"/withdrawal", e.key, nil))
 }
+
+// TestCapitalProductDeactivate: a product answers with its documents until
+// deactivated; then GET /products/{id} is 404 and GET /products leaves it
+// out.
+func TestCapitalProductDeactivate(t *testing.T) {
+	e := newEnv(t)
+	id := e.must(201, "POST", "/sandbox/products", e.key, depositProduct()).str("id")
+	got := e.must(200, "GET", "/products/"+id, e.key, nil).data()
+	if docs, _ := got["documents"].([]any); len(docs) != 1 || got["status"] != "active" || got["orderable"] != true {
+		t.Fatalf("product: %v", got)
+	}
+	listed := func() bool {
+		for _, p := range e.must(200, "GET", "/products", e.key, nil).Body["data"].([]any) {
+			if p.(map[string]any)["id"] == id {
+				return true
+			}
+		}
+		return false
+	}
+	if !listed() {
+		t.Fatal("an active product is not listed")
+	}
+	if d := e.must(200, "POST", "/sandbox/products/"+id+"/deactivate", e.key, nil); d.str("status") != "inactive" {
+		t.Errorf("deactivate: %s", d.Raw)
+	}
+	if r := e.do("GET", "/products/"+id, e.key, nil); r.Status != http.StatusNotFound || r.code() != "not_found" {
+		t.Errorf("GET an inactive product: %d %s", r.Status, r.Raw)
+	}
+	if listed() {
+		t.Error("an inactive product is listed")
+	}
+}
