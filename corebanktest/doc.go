@@ -31,7 +31,10 @@
 // uses, so its balance and events are real. SettledSession opens a funding
 // session on an account and settles it as the sandbox simulate route does.
 // LastEvent finds the newest
-// event of a type, as GET /events lists them.
+// event of a type, as GET /events lists them. FixedReturnProduct and
+// ShareOffering create capital products of the root as POST
+// /sandbox/products does, and ApprovedOrder orders one on a root account
+// and confirms it, affirming its documents, in one call.
 //
 // Cleanup is registered with t.Cleanup: the background work stops (the
 // webhook dispatcher finishes the attempts in flight), the servers close,

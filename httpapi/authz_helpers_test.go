@@ -40,13 +40,20 @@ const (
 	kCardClear    = "card_clear"      // another, to clear
 	kCardExpire   = "card_expire"     // another, to expire
 	kCardSettled  = "card_settled"    // a settled card transaction of kCard, 100
+	kProduct      = "product"         // a USD 30-day deposit of kEntity, withdrawable at once, no documents
+	kShareProduct = "share_product"   // a USD share offering of kEntity with one LOCKED holding (kShareOrder)
+	kSpareProduct = "spare_product"   // another deposit, to deactivate
+	kOrder        = "product_order"   // an APPROVED order of kProduct on kAccount, 1000
+	kOpenOrder    = "open_order"      // a RESERVED order of kProduct on kAccount, 1000, to confirm
+	kShareOrder   = "share_order"     // an APPROVED order of kShareProduct on kAccount, 1000
 )
 
 // authzKinds lists the kinds; a kind's index makes its missing ID.
 var authzKinds = []string{kEntity, kAccount, kSpareAccount, kDetails, kCounterparty, kPayment, kEURDetail,
 	kQuote, kTransfer, kWebhook, kEvent, kReady, kPerson, kDocument, kSubmission, kAPIKey, kSession, kETransfer,
 	kIntent, kOpenIntent, kAction, kChallenge, kDisputable, kDispute, kRefund, kCard,
-	kCardAuth, kCardClear, kCardExpire, kCardSettled}
+	kCardAuth, kCardClear, kCardExpire, kCardSettled,
+	kProduct, kShareProduct, kSpareProduct, kOrder, kOpenOrder, kShareOrder}
 
 // authzMissingID is a well-formed ULID that names no object, one per kind so
 // that a request naming several missing objects still tells them apart.
@@ -171,6 +178,37 @@ func (e *hookEnv) authzPopulate(s *authzSide) {
 			map[string]any{"amount": 100, "mcc": 5812, "merchant_name": "Cafe"}).str("id")
 	}
 	e.must(200, "POST", "/sandbox/card-transactions/"+s.ids[kCardSettled]+"/clear", s.key, nil)
+
+	s.ids[kProduct] = e.must(201, "POST", "/sandbox/products", s.key, authzDeposit("Authz deposit "+s.name)).str("id")
+	s.ids[kSpareProduct] = e.must(201, "POST", "/sandbox/products", s.key, authzDeposit("Authz spare "+s.name)).str("id")
+	s.ids[kShareProduct] = e.must(201, "POST", "/sandbox/products", s.key, authzOffering("Authz offering "+s.name)).str("id")
+	s.ids[kOrder] = e.must(201, "POST", "/product-orders", s.key, authzOrderBody(s.ids[kProduct], s.ids[kAccount])).str("data", "id")
+	e.must(200, "POST", "/product-orders/"+s.ids[kOrder]+"/confirm", s.key, nil)
+	s.ids[kOpenOrder] = e.must(201, "POST", "/product-orders", s.key, authzOrderBody(s.ids[kProduct], s.ids[kAccount])).str("data", "id")
+	s.ids[kShareOrder] = e.must(201, "POST", "/product-orders", s.key, map[string]any{"product_id": s.ids[kShareProduct],
+		"account_id": s.ids[kAccount], "amount": 1000, "affirmations": []any{}}).str("data", "id")
+	e.must(200, "POST", "/product-orders/"+s.ids[kShareOrder]+"/confirm", s.key, nil)
+}
+
+// authzDeposit is a USD 30-day deposit product withdrawable from day 0,
+// without documents.
+func authzDeposit(name string) map[string]any {
+	return map[string]any{"type": "FIXED_RETURN", "display_name": name, "description": "<p>Authz</p>", "currency": "USD",
+		"tenor_days": 30, "annual_rate": "0.05", "min_principal": 100, "max_principal": 1_000_000,
+		"early_withdrawal_enabled": true, "early_withdrawal_penalty_rate": "0.5", "early_withdrawal_min_days": 0, "lock_in_days": 0}
+}
+
+// authzOffering is a USD share offering at 100 a share, 1000 shares,
+// without fees or documents.
+func authzOffering(name string) map[string]any {
+	return map[string]any{"type": "SHARE_OFFERING", "display_name": name, "description": "<p>Authz</p>", "currency": "USD",
+		"offer_price": 100, "inventory_shares": 1000, "brokerage_fee_rate": "0", "cross_deal_fee_rate": "0", "lock_days": 30}
+}
+
+// authzOrderBody orders 1000 of deposit product on account.
+func authzOrderBody(product, account string) map[string]any {
+	return map[string]any{"product_id": product, "account_id": account, "principal": 1000,
+		"waive_early_withdrawal": false, "affirmations": []any{}}
 }
 
 // cardBody is a valid USD card of account (virtual or disposable).

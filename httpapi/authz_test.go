@@ -306,6 +306,37 @@ func authzRoutes(e *hookEnv) map[string]authzRoute {
 		"POST /sandbox/challenge/{token}": {build: authzGet("/sandbox/challenge/%s", kChallenge),
 			noObject: "the challenge form needs no key: the token in its path is the capability, and names no entity"},
 
+		"GET /products": {build: authzGet("/products?currency=USD"), entity: entQuery},
+		// The owner's entity sees its own product; B naming A's must get
+		// the 404 of a missing one.
+		"GET /products/{id}": {build: authzGet("/products/%s", kProduct), slots: []authzSlot{authzPathID(kProduct)}, entity: entQuery},
+		"POST /product-orders": {build: authzSend("/product-orders", func(s *authzSide) map[string]any {
+			return authzOrderBody(s.ids[kProduct], s.ids[kAccount])
+		}), slots: []authzSlot{{name: "body.product_id", kind: kProduct}, {name: "body.account_id", kind: kAccount}}, entity: entBoth},
+		"GET /product-orders":      {build: authzGet("/product-orders?type=FIXED_RETURN"), entity: entQuery},
+		"GET /product-orders/{id}": {build: authzGet("/product-orders/%s", kOrder), slots: []authzSlot{authzPathID(kOrder)}, entity: entQuery},
+		"POST /product-orders/{id}/confirm": {build: authzSend("/product-orders/%s/confirm",
+			authzFixed(map[string]any{"secondary_id": "authz"}), kOpenOrder), slots: []authzSlot{authzPathID(kOpenOrder)}, entity: entBoth},
+		"GET /product-orders/{id}/withdrawal/preview": {build: authzGet("/product-orders/%s/withdrawal/preview", kOrder),
+			slots: []authzSlot{authzPathID(kOrder)}, entity: entQuery},
+		"POST /product-orders/{id}/withdrawal": {build: authzGet("/product-orders/%s/withdrawal", kOrder),
+			slots: []authzSlot{authzPathID(kOrder)}, entity: entBoth, last: true},
+		"GET /product-orders/{id}/transactions": {build: authzGet("/product-orders/%s/transactions", kOrder),
+			slots: []authzSlot{authzPathID(kOrder)}, entity: entQuery},
+		"GET /capital-portfolio": {build: authzGet("/capital-portfolio?currency=USD"), entity: entQuery},
+		"POST /sandbox/products": {build: authzSend("/sandbox/products", func(*authzSide) map[string]any {
+			return authzDeposit(authzFresh("Authz product "))
+		}), entity: entBoth},
+		"POST /sandbox/products/{id}/allotment": {build: authzSend("/sandbox/products/%s/allotment",
+			authzFixed(map[string]any{"allotted_shares": 5}), kShareProduct), slots: []authzSlot{authzPathID(kShareProduct)},
+			entity: entBoth, last: true},
+		"POST /sandbox/products/{id}/unlock": {build: authzGet("/sandbox/products/%s/unlock", kShareProduct),
+			slots: []authzSlot{authzPathID(kShareProduct)}, entity: entBoth, last: true},
+		"POST /sandbox/products/{id}/price": {build: authzSend("/sandbox/products/%s/price",
+			authzFixed(map[string]any{"price": 120}), kShareProduct), slots: []authzSlot{authzPathID(kShareProduct)}, entity: entBoth},
+		"POST /sandbox/products/{id}/deactivate": {build: authzGet("/sandbox/products/%s/deactivate", kSpareProduct),
+			slots: []authzSlot{authzPathID(kSpareProduct)}, entity: entBoth, last: true},
+
 		"POST /entity-webhooks":     {build: authzSend("/entity-webhooks", func(*authzSide) map[string]any { return e.hookBody() }), entity: entBody},
 		"GET /entity-webhooks":      {build: authzGet("/entity-webhooks"), entity: entQuery},
 		"GET /entity-webhooks/{id}": {build: authzGet("/entity-webhooks/%s", kWebhook), slots: []authzSlot{authzPathID(kWebhook)}, entity: entQuery},
@@ -639,7 +670,9 @@ func authzState(e *hookEnv, a *authzSide) map[string]string {
 		"/fx-quotes/" + a.ids[kQuote], "/transfers?limit=100",
 		"/entity-webhooks?limit=100", "/entity-webhooks/" + a.ids[kWebhook],
 		"/entity-webhooks/" + a.ids[kWebhook] + "/deliveries?limit=100",
-		"/events?limit=100", "/sandbox/clock"}
+		"/events?limit=100", "/sandbox/clock",
+		"/products?limit=100", "/product-orders?limit=100", "/product-orders/" + a.ids[kOrder],
+		"/product-orders/" + a.ids[kOrder] + "/transactions?limit=100", "/capital-portfolio"}
 	out := map[string]string{}
 	for _, p := range paths {
 		r := e.do("GET", p, a.key, nil)

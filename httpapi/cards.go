@@ -47,14 +47,14 @@ type freezeReq struct {
 
 func (h *handler) freezeCard(x *exchange, r *http.Request) error {
 	var req freezeReq
-	return cardMove(x, r, &req, &req.EntityID, "card frozen", func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Card, error) {
+	return moved(x, r, &req, &req.EntityID, "card frozen", func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Card, error) {
 		return h.cards.Freeze(ctx, c, entity, id, req.Status)
 	})
 }
 
 func (h *handler) unfreezeCard(x *exchange, r *http.Request) error {
 	var req entityOnly
-	return cardMove(x, r, &req, &req.EntityID, "card unfrozen", h.cards.Unfreeze)
+	return moved(x, r, &req, &req.EntityID, "card unfrozen", h.cards.Unfreeze)
 }
 
 type reassignReq struct {
@@ -64,24 +64,14 @@ type reassignReq struct {
 
 func (h *handler) reassignCard(x *exchange, r *http.Request) error {
 	var req reassignReq
-	return cardMove(x, r, &req, &req.EntityID, "card reassigned", func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Card, error) {
+	return moved(x, r, &req, &req.EntityID, "card reassigned", func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Card, error) {
 		return h.cards.Reassign(ctx, c, entity, id, req.AccountID)
 	})
 }
 
 func (h *handler) deleteCard(x *exchange, r *http.Request) error {
 	var req entityOnly
-	return cardMove(x, r, &req, &req.EntityID, "card deleted", h.cards.Delete)
-}
-
-// cardMove answers 200 with the card run leaves, in an envelope.
-func cardMove(x *exchange, r *http.Request, req any, entity *string, message string,
-	run func(ctx context.Context, c corebank.Caller, entityID, id string) (*cards.Card, error)) error {
-	c, err := onPathObject(x, r, req, entity, run)
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, message, c)
+	return moved(x, r, &req, &req.EntityID, "card deleted", h.cards.Delete)
 }
 
 // cardsList is GET /cards's data: the page under cards.

@@ -103,8 +103,14 @@ type scopedList struct {
 // entity_id, which it records in filters (the caller's entity when
 // absent), then limit and the cursor (see listPage).
 func (h *handler) readScopedList(x *exchange, q *query, name string, filters map[string]string) (scopedList, error) {
+	return h.readScopedListOf(x, q, name, filters, corebank.DefaultLimit)
+}
+
+// readScopedListOf is readScopedList for a list whose limit defaults to
+// def.
+func (h *handler) readScopedListOf(x *exchange, q *query, name string, filters map[string]string, def int) (scopedList, error) {
 	l := scopedList{requested: q.str("entity_id")}
-	limit := q.limit()
+	limit := q.limitOr(def)
 	if err := q.err(); err != nil {
 		return l, err
 	}

@@ -79,6 +79,24 @@
 //	POST   /cards/{id}/reassign      200  data: card ({account_id}: same entity and currency)
 //	DELETE /cards/{id}               200  data: card (deleted: true; soft, leaves GET /cards)
 //	GET    /cards/{id}/transactions  200  data: {transactions: []} (empty until authorizations)
+//	GET    /products/{id}            200  data: product with its documents (404 when
+//	                                      inactive, hidden from or ineligible for the entity)
+//	POST   /product-orders           201  data: order, RESERVED for 15 minutes; no money moves
+//	GET    /product-orders/{id}      200  data: order with agreements and capital_account
+//	POST   /product-orders/{id}/confirm 200 data: order, APPROVED with capital_account ({entity_id?,
+//	                                      secondary_id?}; an approved one as it is); 400
+//	                                      error_operation_invalid_for_state when EXPIRED or
+//	                                      REJECTED, 409 error_transfer_already_processing while
+//	                                      CONFIRMING or RECOVERY_REQUIRED
+//	GET    /product-orders/{id}/withdrawal/preview 200 data: {principal, gross_interest,
+//	                                      penalty_rate, penalty_amount, total_deductions,
+//	                                      net_payout, days_elapsed, capital_account_id, entity_id}
+//	POST   /product-orders/{id}/withdrawal 200 data: order with capital_account
+//	                                      (EARLY_LIQUIDATING or CLOSING); each refusal SPEC.md
+//	                                      lists is 400 error_operation_invalid_for_state
+//	GET    /capital-portfolio        200  data: {totals: [{currency, principal, accrued_interest,
+//	                                      market_value}], holdings: [capital account]}
+//	                                      (filters entity_id, currency)
 //	POST   /entity-webhooks          201  data: webhook with its secret (shown once)
 //	GET|PATCH|DELETE /entity-webhooks/{id} 200 data: webhook (never the secret)
 //	POST   /entity-webhooks/{id}/test 200 data: the test delivery and its outcome
@@ -123,6 +141,12 @@
 //	                      payment_intent_id; next_cursor is cursor's alias
 //	GET /disputes:        the same form and filters (reference: the disputed
 //	                      payment's), and payment_intent_action_id
+//	GET /products         filters type, currency, entity_id (the entity
+//	                      whose eligibility decides); limit defaults to 25
+//	GET /product-orders   filters status, type; limit defaults to 25
+//	GET /product-orders/{id}/transactions the capital transactions of the
+//	                      order's capital account, oldest first; limit
+//	                      defaults to 25
 //
 //	{"status": "success", "message": "...", "data": [...],
 //	 "meta": {"pagination": {"limit", "total_count", "has_next", "has_previous",
@@ -155,6 +179,15 @@
 //	                                               200 the dispute
 //	POST   /sandbox/refunds/{id}/simulate {outcome: successful|failed, status_reason?, entity_id?}
 //	                                               200 the refund
+//	POST   /sandbox/products {CONTRACT.md's product fields, entity_id?}
+//	                                               201 the product with its documents
+//	POST   /sandbox/products/{id}/allotment {allotted_shares, entity_id?}
+//	                                               200 the product (share offerings: final
+//	                                               allotment over its LOCKED holdings)
+//	POST   /sandbox/products/{id}/unlock {entity_id?}  200 the product (its lock ends now)
+//	POST   /sandbox/products/{id}/price {price, entity_id?} 200 the product (market price
+//	                                               per share, smallest units)
+//	POST   /sandbox/products/{id}/deactivate {entity_id?} 200 the product (inactive)
 //
 // A funding-session duplicate unique_reference (per entity) is 409
 // duplicate_reference with the original session under data. PATCH

@@ -15,6 +15,7 @@ import (
 	"github.com/benbjohnson/clock"
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/acquiring"
+	"github.com/corebank/corebank/capital"
 	"github.com/corebank/corebank/cards"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/funding"
@@ -46,6 +47,7 @@ type handler struct {
 	sessions *funding.SessionService
 	acq      *acquiring.Service
 	cards    *cards.Service
+	capital  *capital.Service
 	pay      *payments.Service
 	wh       *webhooks.Service
 
@@ -403,6 +405,19 @@ func fetched[T any](x *exchange, r *http.Request, message string,
 		return err
 	}
 	v, err := get(r.Context(), x.caller(), requested, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return ok(x, http.StatusOK, message, v)
+}
+
+// moved serves a move of the object the path's {id} names: the body
+// decoded strictly into req, its entity_id (*entity, a field of req)
+// merged with the query's, and what run leaves answered 200 in the
+// envelope with message.
+func moved[T any](x *exchange, r *http.Request, req any, entity *string, message string,
+	run func(ctx context.Context, c corebank.Caller, entityID, id string) (T, error)) error {
+	v, err := onPathObject(x, r, req, entity, run)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/benbjohnson/clock"
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/acquiring"
+	"github.com/corebank/corebank/capital"
 	"github.com/corebank/corebank/cards"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/funding"
@@ -80,12 +81,16 @@ type env struct {
 	pay      *payments.Service
 	acq      *acquiring.Service
 	cards    *cards.Service
-	wh       *webhooks.Service
-	db       storage.Backend
-	root     string // root entity ID
-	key      string // root full-access key
-	roKey    string // root read-only key
-	jobs     atomic.Int64
+	capital  *capital.Service
+	// afterDebit, when set, runs between a capital confirmation's debit
+	// and its capital account (capital.Options.AfterDebit).
+	afterDebit atomic.Pointer[func(orderID string) error]
+	wh         *webhooks.Service
+	db         storage.Backend
+	root       string // root entity ID
+	key        string // root full-access key
+	roKey      string // root read-only key
+	jobs       atomic.Int64
 }
 
 type envOpt func(*httpapi.Options)
@@ -135,6 +140,13 @@ func build(t testing.TB, db storage.Backend, seed int64, opts ...envOpt) *env {
 		Receiver: fund, Tree: e.ent})
 	e.acq = acquiring.NewService(e.db, e.led, &acquiring.Options{Clock: e.clock, IDs: ids, Tree: e.ent, Keys: e.ent})
 	e.cards = cards.NewService(e.db, e.led, sealer, &cards.Options{Clock: e.clock, IDs: ids, Tree: e.ent, NumberKey: []byte("test number key")})
+	e.capital = capital.NewService(e.db, e.led, &capital.Options{Clock: e.clock, IDs: ids, Tree: e.ent,
+		AfterDebit: func(id string) error {
+			if f := e.afterDebit.Load(); f != nil {
+				return (*f)(id)
+			}
+			return nil
+		}})
 	e.wh = webhooks.NewService(e.db, webhooks.LedgerOutbox(e.led), sealer, &webhooks.Options{Clock: e.clock,
 		IDs: ids, Env: webhooks.EnvSandbox, Tree: e.ent})
 	o := &httpapi.Options{Env: httpapi.EnvSandbox, FakeClock: e.clock,
@@ -154,14 +166,17 @@ func build(t testing.TB, db storage.Backend, seed int64, opts ...envOpt) *env {
 			if _, err := e.pay.RunDue(ctx, now); err != nil {
 				return err
 			}
-			_, err := e.acq.RunDue(ctx, now)
+			if _, err := e.acq.RunDue(ctx, now); err != nil {
+				return err
+			}
+			_, err := e.capital.RunDue(ctx, now)
 			return err
 		}}
 	for _, f := range opts {
 		f(o)
 	}
 	e.h = httpapi.New(httpapi.Services{DB: e.db, Ledger: e.led, Entities: e.ent, Funding: e.funding.svc,
-		FundingSessions: e.sessions, Payments: e.pay, Webhooks: e.wh, Acquiring: e.acq, Cards: e.cards}, o)
+		FundingSessions: e.sessions, Payments: e.pay, Webhooks: e.wh, Acquiring: e.acq, Cards: e.cards, Capital: e.capital}, o)
 	return e
 }
 

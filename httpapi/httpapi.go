@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/corebank/corebank/acquiring"
+	"github.com/corebank/corebank/capital"
 	"github.com/corebank/corebank/cards"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/funding"
@@ -44,6 +45,10 @@ type Services struct {
 	// /virtual-cards, /cards). It may be nil: those routes stay mounted
 	// and answer 503 unavailable.
 	Cards *cards.Service
+	// Capital serves the capital routes (/products, /product-orders,
+	// /capital-portfolio and /sandbox/products). It may be nil: those
+	// routes stay mounted and answer 503 unavailable.
+	Capital *capital.Service
 }
 
 // New returns the REST API over svc as an http.Handler that can be mounted
@@ -60,6 +65,7 @@ func New(svc Services, opt *Options) http.Handler {
 	h.wh = svc.Webhooks
 	h.acq = svc.Acquiring
 	h.cards = svc.Cards
+	h.capital = svc.Capital
 	ent := svc.Entities
 	h.auth = func(ctx context.Context, secret string) (corebank.Caller, error) {
 		k, err := ent.AuthenticatePrincipal(ctx, secret)

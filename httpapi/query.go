@@ -93,13 +93,17 @@ func (q *query) boolean(name string, def bool) bool {
 }
 
 // limit reads `limit` (1-100, default corebank.DefaultLimit).
-func (q *query) limit() int {
+func (q *query) limit() int { return q.limitOr(corebank.DefaultLimit) }
+
+// limitOr reads `limit` (1-100, default def: SPEC.md gives capital lists
+// 25).
+func (q *query) limitOr(def int) int {
 	if !q.has("limit") {
-		return corebank.DefaultLimit
+		return def
 	}
 	n, ok := q.integer("limit", true, 1, corebank.MaxLimit)
 	if !ok {
-		return corebank.DefaultLimit
+		return def
 	}
 	return int(n)
 }

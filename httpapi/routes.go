@@ -111,6 +111,24 @@ var routes = []route{
 	{"POST /sandbox/card-transactions/{id}/increment", cardRoute((*handler).incrementCardTx)},
 	{"POST /sandbox/card-transactions/{id}/refund", cardRoute((*handler).refundCardTx)},
 
+	// Capital (capitalproducts.go, capitalorders.go, capitalportfolio.go,
+	// capitalsandbox.go); 503 unavailable without Services.Capital.
+	{"GET /products", capitalRoute((*handler).listProducts)},
+	{"GET /products/{id}", capitalRoute((*handler).getProduct)},
+	{"POST /product-orders", capitalRoute((*handler).createProductOrder)},
+	{"GET /product-orders", capitalRoute((*handler).listProductOrders)},
+	{"GET /product-orders/{id}", capitalRoute((*handler).getProductOrder)},
+	{"POST /product-orders/{id}/confirm", capitalRoute((*handler).confirmProductOrder)},
+	{"GET /product-orders/{id}/withdrawal/preview", capitalRoute((*handler).previewWithdrawal)},
+	{"POST /product-orders/{id}/withdrawal", capitalRoute((*handler).withdrawProductOrder)},
+	{"GET /product-orders/{id}/transactions", capitalRoute((*handler).listCapitalTransactions)},
+	{"GET /capital-portfolio", capitalRoute((*handler).getCapitalPortfolio)},
+	{"POST /sandbox/products", capitalRoute((*handler).createProduct)},
+	{"POST /sandbox/products/{id}/allotment", capitalRoute((*handler).allotProduct)},
+	{"POST /sandbox/products/{id}/unlock", capitalRoute((*handler).unlockProduct)},
+	{"POST /sandbox/products/{id}/price", capitalRoute((*handler).priceProduct)},
+	{"POST /sandbox/products/{id}/deactivate", capitalRoute((*handler).deactivateProduct)},
+
 	// Webhooks and events (webhooks.go, events.go); 503 unavailable
 	// without Services.Webhooks.
 	{"POST /entity-webhooks", (*handler).createWebhook},

@@ -165,6 +165,9 @@ func newHookEnvDB(t *testing.T, raw storage.Backend, run bool, opts ...envOpt) *
 			if _, err := e.acq.RunDue(ctx, now); err != nil {
 				return err
 			}
+			if _, err := e.capital.RunDue(ctx, now); err != nil {
+				return err
+			}
 			_, err := wh.RunDue(ctx, now)
 			return err
 		}}
@@ -172,7 +175,7 @@ func newHookEnvDB(t *testing.T, raw storage.Backend, run bool, opts ...envOpt) *
 		f(o)
 	}
 	e.h = httpapi.New(httpapi.Services{DB: hooked, Ledger: e.led, Entities: e.ent, Funding: e.funding.svc,
-		FundingSessions: e.sessions, Payments: e.pay, Webhooks: wh, Acquiring: e.acq, Cards: e.cards}, o)
+		FundingSessions: e.sessions, Payments: e.pay, Webhooks: wh, Acquiring: e.acq, Cards: e.cards, Capital: e.capital}, o)
 	if run {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})

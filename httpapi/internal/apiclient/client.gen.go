@@ -157,6 +157,135 @@ func (e AuthErrorErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for CapitalAccountType.
+const (
+	CapitalAccountTypeFIXEDRETURN   CapitalAccountType = "FIXED_RETURN"
+	CapitalAccountTypeSHAREOFFERING CapitalAccountType = "SHARE_OFFERING"
+)
+
+// Valid indicates whether the value is a known member of the CapitalAccountType enum.
+func (e CapitalAccountType) Valid() bool {
+	switch e {
+	case CapitalAccountTypeFIXEDRETURN:
+		return true
+	case CapitalAccountTypeSHAREOFFERING:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CapitalAccountStatusPayoutStatus.
+const (
+	CapitalAccountStatusPayoutStatusCompleted CapitalAccountStatusPayoutStatus = "completed"
+	CapitalAccountStatusPayoutStatusFailed    CapitalAccountStatusPayoutStatus = "failed"
+	CapitalAccountStatusPayoutStatusPending   CapitalAccountStatusPayoutStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the CapitalAccountStatusPayoutStatus enum.
+func (e CapitalAccountStatusPayoutStatus) Valid() bool {
+	switch e {
+	case CapitalAccountStatusPayoutStatusCompleted:
+		return true
+	case CapitalAccountStatusPayoutStatusFailed:
+		return true
+	case CapitalAccountStatusPayoutStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CapitalAccountStatusRefundStatus.
+const (
+	CapitalAccountStatusRefundStatusCompleted CapitalAccountStatusRefundStatus = "completed"
+	CapitalAccountStatusRefundStatusFailed    CapitalAccountStatusRefundStatus = "failed"
+	CapitalAccountStatusRefundStatusPending   CapitalAccountStatusRefundStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the CapitalAccountStatusRefundStatus enum.
+func (e CapitalAccountStatusRefundStatus) Valid() bool {
+	switch e {
+	case CapitalAccountStatusRefundStatusCompleted:
+		return true
+	case CapitalAccountStatusRefundStatusFailed:
+		return true
+	case CapitalAccountStatusRefundStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CapitalAccountStatusState.
+const (
+	ACTIVE             CapitalAccountStatusState = "ACTIVE"
+	ALLOTMENTADJUSTED  CapitalAccountStatusState = "ALLOTMENT_ADJUSTED"
+	ALLOTMENTCONFIRMED CapitalAccountStatusState = "ALLOTMENT_CONFIRMED"
+	CLOSED             CapitalAccountStatusState = "CLOSED"
+	CLOSING            CapitalAccountStatusState = "CLOSING"
+	EARLYLIQUIDATING   CapitalAccountStatusState = "EARLY_LIQUIDATING"
+	LOCKED             CapitalAccountStatusState = "LOCKED"
+	MATURED            CapitalAccountStatusState = "MATURED"
+	TRANSFERABLE       CapitalAccountStatusState = "TRANSFERABLE"
+)
+
+// Valid indicates whether the value is a known member of the CapitalAccountStatusState enum.
+func (e CapitalAccountStatusState) Valid() bool {
+	switch e {
+	case ACTIVE:
+		return true
+	case ALLOTMENTADJUSTED:
+		return true
+	case ALLOTMENTCONFIRMED:
+		return true
+	case CLOSED:
+		return true
+	case CLOSING:
+		return true
+	case EARLYLIQUIDATING:
+		return true
+	case LOCKED:
+		return true
+	case MATURED:
+		return true
+	case TRANSFERABLE:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CapitalTransactionEventType.
+const (
+	DAILYACCRUAL CapitalTransactionEventType = "DAILY_ACCRUAL"
+	PAYOUT       CapitalTransactionEventType = "PAYOUT"
+	PENALTY      CapitalTransactionEventType = "PENALTY"
+	PURCHASE     CapitalTransactionEventType = "PURCHASE"
+	REFUND       CapitalTransactionEventType = "REFUND"
+	WITHHOLDING  CapitalTransactionEventType = "WITHHOLDING"
+)
+
+// Valid indicates whether the value is a known member of the CapitalTransactionEventType enum.
+func (e CapitalTransactionEventType) Valid() bool {
+	switch e {
+	case DAILYACCRUAL:
+		return true
+	case PAYOUT:
+		return true
+	case PENALTY:
+		return true
+	case PURCHASE:
+		return true
+	case REFUND:
+		return true
+	case WITHHOLDING:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CardStatus.
 const (
 	CardStatusActive  CardStatus = "active"
@@ -736,6 +865,60 @@ func (e IntentActionParamsPaymentTypeDataAuthModel) Valid() bool {
 	}
 }
 
+// Defines values for NewProductEligibleEntityTypes.
+const (
+	NewProductEligibleEntityTypesBusiness   NewProductEligibleEntityTypes = "business"
+	NewProductEligibleEntityTypesIndividual NewProductEligibleEntityTypes = "individual"
+)
+
+// Valid indicates whether the value is a known member of the NewProductEligibleEntityTypes enum.
+func (e NewProductEligibleEntityTypes) Valid() bool {
+	switch e {
+	case NewProductEligibleEntityTypesBusiness:
+		return true
+	case NewProductEligibleEntityTypesIndividual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NewProductType.
+const (
+	NewProductTypeFIXEDRETURN   NewProductType = "FIXED_RETURN"
+	NewProductTypeSHAREOFFERING NewProductType = "SHARE_OFFERING"
+)
+
+// Valid indicates whether the value is a known member of the NewProductType enum.
+func (e NewProductType) Valid() bool {
+	switch e {
+	case NewProductTypeFIXEDRETURN:
+		return true
+	case NewProductTypeSHAREOFFERING:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NewProductVisibility.
+const (
+	NewProductVisibilityHidden NewProductVisibility = "hidden"
+	NewProductVisibilityPublic NewProductVisibility = "public"
+)
+
+// Valid indicates whether the value is a known member of the NewProductVisibility enum.
+func (e NewProductVisibility) Valid() bool {
+	switch e {
+	case NewProductVisibilityHidden:
+		return true
+	case NewProductVisibilityPublic:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentDetailPaymentMethod.
 const (
 	PaymentDetailPaymentMethodBankTransfer       PaymentDetailPaymentMethod = "bank-transfer"
@@ -799,6 +982,204 @@ func (e ProbeStatus) Valid() bool {
 	case Ok:
 		return true
 	case Ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProductDayCountBasis.
+const (
+	N360 ProductDayCountBasis = 360
+	N365 ProductDayCountBasis = 365
+)
+
+// Valid indicates whether the value is a known member of the ProductDayCountBasis enum.
+func (e ProductDayCountBasis) Valid() bool {
+	switch e {
+	case N360:
+		return true
+	case N365:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProductEligibleEntityTypes.
+const (
+	ProductEligibleEntityTypesBusiness   ProductEligibleEntityTypes = "business"
+	ProductEligibleEntityTypesIndividual ProductEligibleEntityTypes = "individual"
+)
+
+// Valid indicates whether the value is a known member of the ProductEligibleEntityTypes enum.
+func (e ProductEligibleEntityTypes) Valid() bool {
+	switch e {
+	case ProductEligibleEntityTypesBusiness:
+		return true
+	case ProductEligibleEntityTypesIndividual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProductInventoryStatus.
+const (
+	Available ProductInventoryStatus = "available"
+	SoldOut   ProductInventoryStatus = "sold_out"
+)
+
+// Valid indicates whether the value is a known member of the ProductInventoryStatus enum.
+func (e ProductInventoryStatus) Valid() bool {
+	switch e {
+	case Available:
+		return true
+	case SoldOut:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProductStatus.
+const (
+	ProductStatusActive   ProductStatus = "active"
+	ProductStatusInactive ProductStatus = "inactive"
+)
+
+// Valid indicates whether the value is a known member of the ProductStatus enum.
+func (e ProductStatus) Valid() bool {
+	switch e {
+	case ProductStatusActive:
+		return true
+	case ProductStatusInactive:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProductTenorDays.
+const (
+	N180 ProductTenorDays = 180
+	N30  ProductTenorDays = 30
+	N60  ProductTenorDays = 60
+	N7   ProductTenorDays = 7
+	N90  ProductTenorDays = 90
+)
+
+// Valid indicates whether the value is a known member of the ProductTenorDays enum.
+func (e ProductTenorDays) Valid() bool {
+	switch e {
+	case N180:
+		return true
+	case N30:
+		return true
+	case N60:
+		return true
+	case N7:
+		return true
+	case N90:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProductType.
+const (
+	ProductTypeFIXEDRETURN   ProductType = "FIXED_RETURN"
+	ProductTypeSHAREOFFERING ProductType = "SHARE_OFFERING"
+)
+
+// Valid indicates whether the value is a known member of the ProductType enum.
+func (e ProductType) Valid() bool {
+	switch e {
+	case ProductTypeFIXEDRETURN:
+		return true
+	case ProductTypeSHAREOFFERING:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProductVisibility.
+const (
+	ProductVisibilityHidden ProductVisibility = "hidden"
+	ProductVisibilityPublic ProductVisibility = "public"
+)
+
+// Valid indicates whether the value is a known member of the ProductVisibility enum.
+func (e ProductVisibility) Valid() bool {
+	switch e {
+	case ProductVisibilityHidden:
+		return true
+	case ProductVisibilityPublic:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProductOrderAgreementsActionType.
+const (
+	Affirmed ProductOrderAgreementsActionType = "affirmed"
+)
+
+// Valid indicates whether the value is a known member of the ProductOrderAgreementsActionType enum.
+func (e ProductOrderAgreementsActionType) Valid() bool {
+	switch e {
+	case Affirmed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProductOrderStatus.
+const (
+	ProductOrderStatusAPPROVED         ProductOrderStatus = "APPROVED"
+	ProductOrderStatusCONFIRMING       ProductOrderStatus = "CONFIRMING"
+	ProductOrderStatusEXPIRED          ProductOrderStatus = "EXPIRED"
+	ProductOrderStatusRECOVERYREQUIRED ProductOrderStatus = "RECOVERY_REQUIRED"
+	ProductOrderStatusREJECTED         ProductOrderStatus = "REJECTED"
+	ProductOrderStatusRESERVED         ProductOrderStatus = "RESERVED"
+)
+
+// Valid indicates whether the value is a known member of the ProductOrderStatus enum.
+func (e ProductOrderStatus) Valid() bool {
+	switch e {
+	case ProductOrderStatusAPPROVED:
+		return true
+	case ProductOrderStatusCONFIRMING:
+		return true
+	case ProductOrderStatusEXPIRED:
+		return true
+	case ProductOrderStatusRECOVERYREQUIRED:
+		return true
+	case ProductOrderStatusREJECTED:
+		return true
+	case ProductOrderStatusRESERVED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProductOrderType.
+const (
+	ProductOrderTypeFIXEDRETURN   ProductOrderType = "FIXED_RETURN"
+	ProductOrderTypeSHAREOFFERING ProductOrderType = "SHARE_OFFERING"
+)
+
+// Valid indicates whether the value is a known member of the ProductOrderType enum.
+func (e ProductOrderType) Valid() bool {
+	switch e {
+	case ProductOrderTypeFIXEDRETURN:
+		return true
+	case ProductOrderTypeSHAREOFFERING:
 		return true
 	default:
 		return false
@@ -1102,6 +1483,21 @@ const (
 func (e PatchBusinessEntitiesById200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case PatchBusinessEntitiesById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetCapitalPortfolio200JSONResponseBodyStatus.
+const (
+	GetCapitalPortfolio200JSONResponseBodyStatusSuccess GetCapitalPortfolio200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetCapitalPortfolio200JSONResponseBodyStatus enum.
+func (e GetCapitalPortfolio200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetCapitalPortfolio200JSONResponseBodyStatusSuccess:
 		return true
 	default:
 		return false
@@ -1912,6 +2308,207 @@ func (e PatchPaymentIntentsById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetProductOrdersParamsStatus.
+const (
+	GetProductOrdersParamsStatusAPPROVED         GetProductOrdersParamsStatus = "APPROVED"
+	GetProductOrdersParamsStatusCONFIRMING       GetProductOrdersParamsStatus = "CONFIRMING"
+	GetProductOrdersParamsStatusEXPIRED          GetProductOrdersParamsStatus = "EXPIRED"
+	GetProductOrdersParamsStatusRECOVERYREQUIRED GetProductOrdersParamsStatus = "RECOVERY_REQUIRED"
+	GetProductOrdersParamsStatusREJECTED         GetProductOrdersParamsStatus = "REJECTED"
+	GetProductOrdersParamsStatusRESERVED         GetProductOrdersParamsStatus = "RESERVED"
+)
+
+// Valid indicates whether the value is a known member of the GetProductOrdersParamsStatus enum.
+func (e GetProductOrdersParamsStatus) Valid() bool {
+	switch e {
+	case GetProductOrdersParamsStatusAPPROVED:
+		return true
+	case GetProductOrdersParamsStatusCONFIRMING:
+		return true
+	case GetProductOrdersParamsStatusEXPIRED:
+		return true
+	case GetProductOrdersParamsStatusRECOVERYREQUIRED:
+		return true
+	case GetProductOrdersParamsStatusREJECTED:
+		return true
+	case GetProductOrdersParamsStatusRESERVED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetProductOrdersParamsType.
+const (
+	GetProductOrdersParamsTypeFIXEDRETURN   GetProductOrdersParamsType = "FIXED_RETURN"
+	GetProductOrdersParamsTypeSHAREOFFERING GetProductOrdersParamsType = "SHARE_OFFERING"
+)
+
+// Valid indicates whether the value is a known member of the GetProductOrdersParamsType enum.
+func (e GetProductOrdersParamsType) Valid() bool {
+	switch e {
+	case GetProductOrdersParamsTypeFIXEDRETURN:
+		return true
+	case GetProductOrdersParamsTypeSHAREOFFERING:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetProductOrders200JSONResponseBodyStatus.
+const (
+	GetProductOrders200JSONResponseBodyStatusSuccess GetProductOrders200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetProductOrders200JSONResponseBodyStatus enum.
+func (e GetProductOrders200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetProductOrders200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostProductOrders201JSONResponseBodyStatus.
+const (
+	PostProductOrders201JSONResponseBodyStatusSuccess PostProductOrders201JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the PostProductOrders201JSONResponseBodyStatus enum.
+func (e PostProductOrders201JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PostProductOrders201JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetProductOrdersById200JSONResponseBodyStatus.
+const (
+	GetProductOrdersById200JSONResponseBodyStatusSuccess GetProductOrdersById200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetProductOrdersById200JSONResponseBodyStatus enum.
+func (e GetProductOrdersById200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetProductOrdersById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostProductOrdersConfirm200JSONResponseBodyStatus.
+const (
+	PostProductOrdersConfirm200JSONResponseBodyStatusSuccess PostProductOrdersConfirm200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the PostProductOrdersConfirm200JSONResponseBodyStatus enum.
+func (e PostProductOrdersConfirm200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PostProductOrdersConfirm200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetProductOrdersTransactions200JSONResponseBodyStatus.
+const (
+	GetProductOrdersTransactions200JSONResponseBodyStatusSuccess GetProductOrdersTransactions200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetProductOrdersTransactions200JSONResponseBodyStatus enum.
+func (e GetProductOrdersTransactions200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetProductOrdersTransactions200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostProductOrdersWithdrawal200JSONResponseBodyStatus.
+const (
+	PostProductOrdersWithdrawal200JSONResponseBodyStatusSuccess PostProductOrdersWithdrawal200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the PostProductOrdersWithdrawal200JSONResponseBodyStatus enum.
+func (e PostProductOrdersWithdrawal200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case PostProductOrdersWithdrawal200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetProductOrdersWithdrawalPreview200JSONResponseBodyStatus.
+const (
+	GetProductOrdersWithdrawalPreview200JSONResponseBodyStatusSuccess GetProductOrdersWithdrawalPreview200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetProductOrdersWithdrawalPreview200JSONResponseBodyStatus enum.
+func (e GetProductOrdersWithdrawalPreview200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetProductOrdersWithdrawalPreview200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetProductsParamsType.
+const (
+	GetProductsParamsTypeFIXEDRETURN   GetProductsParamsType = "FIXED_RETURN"
+	GetProductsParamsTypeSHAREOFFERING GetProductsParamsType = "SHARE_OFFERING"
+)
+
+// Valid indicates whether the value is a known member of the GetProductsParamsType enum.
+func (e GetProductsParamsType) Valid() bool {
+	switch e {
+	case GetProductsParamsTypeFIXEDRETURN:
+		return true
+	case GetProductsParamsTypeSHAREOFFERING:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetProducts200JSONResponseBodyStatus.
+const (
+	GetProducts200JSONResponseBodyStatusSuccess GetProducts200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetProducts200JSONResponseBodyStatus enum.
+func (e GetProducts200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetProducts200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetProductsById200JSONResponseBodyStatus.
+const (
+	GetProductsById200JSONResponseBodyStatusSuccess GetProductsById200JSONResponseBodyStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the GetProductsById200JSONResponseBodyStatus enum.
+func (e GetProductsById200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetProductsById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetRefunds200JSONResponseBodyStatus.
 const (
 	GetRefunds200JSONResponseBodyStatusSuccess GetRefunds200JSONResponseBodyStatus = "success"
@@ -2433,6 +3030,110 @@ type AuthError struct {
 
 // AuthErrorErrorCode defines model for AuthError.Error.Code.
 type AuthErrorErrorCode string
+
+// CapitalAccount A capital account (a holding): the fixed return fields or the share offering fields, by type.
+type CapitalAccount struct {
+	// AccruedInterest computed on read, bounded by the tenor
+	AccruedInterest *int `json:"accrued_interest,omitempty"`
+	AllocatedShares *int `json:"allocated_shares,omitempty"`
+	AllocatedValue  *int `json:"allocated_value,omitempty"`
+
+	// AnnualRate a decimal string, such as "0.10"
+	AnnualRate    *string `json:"annual_rate,omitempty"`
+	AverageCost   *int    `json:"average_cost,omitempty"`
+	BrokerageFee  *int    `json:"brokerage_fee,omitempty"`
+	CostBasis     *int    `json:"cost_basis,omitempty"`
+	Created       int     `json:"created"`
+	CrossDealFee  *int    `json:"cross_deal_fee,omitempty"`
+	Currency      string  `json:"currency"`
+	DayCountBasis *int    `json:"day_count_basis,omitempty"`
+	DueInterest   *int    `json:"due_interest,omitempty"`
+
+	// EarlyWithdrawalAt Unix milliseconds, or null
+	EarlyWithdrawalAt *int   `json:"early_withdrawal_at,omitempty"`
+	EntityId          string `json:"entity_id"`
+	GrossInterest     *int   `json:"gross_interest,omitempty"`
+	GrossPayout       *int   `json:"gross_payout,omitempty"`
+	Id                string `json:"id"`
+	LockExpiresAt     *int   `json:"lock_expires_at,omitempty"`
+	MarketPrice       *int   `json:"market_price,omitempty"`
+	MarketValue       *int   `json:"market_value,omitempty"`
+
+	// MaturityAt a business day in UTC
+	MaturityAt      *int    `json:"maturity_at,omitempty"`
+	OfferPrice      *int    `json:"offer_price,omitempty"`
+	OrderId         string  `json:"order_id"`
+	PayoutAmount    *int    `json:"payout_amount,omitempty"`
+	Principal       *int    `json:"principal,omitempty"`
+	ProductId       string  `json:"product_id"`
+	ProjectedPayout *int    `json:"projected_payout,omitempty"`
+	SecondaryId     *string `json:"secondary_id"`
+
+	// SettlementAt Unix milliseconds, or null
+	SettlementAt     *int                 `json:"settlement_at,omitempty"`
+	SharesPurchased  *int                 `json:"shares_purchased,omitempty"`
+	StartAt          *int                 `json:"start_at,omitempty"`
+	Status           CapitalAccountStatus `json:"status"`
+	TenorDays        *int                 `json:"tenor_days,omitempty"`
+	TotalDebit       *int                 `json:"total_debit,omitempty"`
+	TotalDeductions  *int                 `json:"total_deductions,omitempty"`
+	Type             CapitalAccountType   `json:"type"`
+	UnallocatedValue *int                 `json:"unallocated_value,omitempty"`
+	Updated          int                  `json:"updated"`
+}
+
+// CapitalAccountType defines model for CapitalAccount.Type.
+type CapitalAccountType string
+
+// CapitalAccountStatus defines model for CapitalAccountStatus.
+type CapitalAccountStatus struct {
+	// PayoutStatus fixed return; null while no payout has begun
+	PayoutStatus *CapitalAccountStatusPayoutStatus `json:"payout_status,omitempty"`
+
+	// RefundStatus share offering; null while no refund has begun
+	RefundStatus *CapitalAccountStatusRefundStatus `json:"refund_status,omitempty"`
+	State        CapitalAccountStatusState         `json:"state"`
+}
+
+// CapitalAccountStatusPayoutStatus fixed return; null while no payout has begun
+type CapitalAccountStatusPayoutStatus string
+
+// CapitalAccountStatusRefundStatus share offering; null while no refund has begun
+type CapitalAccountStatusRefundStatus string
+
+// CapitalAccountStatusState defines model for CapitalAccountStatus.State.
+type CapitalAccountStatusState string
+
+// CapitalPortfolio defines model for CapitalPortfolio.
+type CapitalPortfolio struct {
+	Holdings []CapitalAccount `json:"holdings"`
+	Totals   []struct {
+		AccruedInterest int    `json:"accrued_interest"`
+		Currency        string `json:"currency"`
+
+		// MarketValue market value of the share holdings that have a price
+		MarketValue int `json:"market_value"`
+		Principal   int `json:"principal"`
+	} `json:"totals"`
+}
+
+// CapitalTransaction defines model for CapitalTransaction.
+type CapitalTransaction struct {
+	// AccrualDate YYYY-MM-DD, DAILY_ACCRUAL only
+	AccrualDate         *string                     `json:"accrual_date"`
+	Amount              int                         `json:"amount"`
+	CapitalAccountId    string                      `json:"capital_account_id"`
+	Created             int                         `json:"created"`
+	EntityId            string                      `json:"entity_id"`
+	EventType           CapitalTransactionEventType `json:"event_type"`
+	Id                  string                      `json:"id"`
+	PlacementFee        *int                        `json:"placement_fee"`
+	VehicleExpenses     *int                        `json:"vehicle_expenses"`
+	VehicleFundedAmount *int                        `json:"vehicle_funded_amount"`
+}
+
+// CapitalTransactionEventType defines model for CapitalTransaction.EventType.
+type CapitalTransactionEventType string
 
 // Card An issued card (SPEC.md "Card"). States: active; blocked (freeze, reversible by unfreeze); fraud (freeze with status fraud, final).
 type Card struct {
@@ -3144,6 +3845,121 @@ type ListMeta struct {
 	Pagination     Pagination              `json:"pagination"`
 }
 
+// NewProduct defines model for NewProduct.
+type NewProduct struct {
+	// AnnualRate a decimal string ("0.10"); a JSON number is accepted too
+	AnnualRate *NewProduct_AnnualRate `json:"annual_rate,omitempty"`
+
+	// BrokerageFeeRate a decimal string ("0.10"); a JSON number is accepted too
+	BrokerageFeeRate *NewProduct_BrokerageFeeRate `json:"brokerage_fee_rate,omitempty"`
+
+	// CrossDealFeeRate a decimal string ("0.10"); a JSON number is accepted too
+	CrossDealFeeRate *NewProduct_CrossDealFeeRate `json:"cross_deal_fee_rate,omitempty"`
+	Currency         string                       `json:"currency"`
+
+	// Description HTML
+	Description *string `json:"description,omitempty"`
+	DisplayName string  `json:"display_name"`
+	Documents   *[]struct {
+		Title   string `json:"title"`
+		Url     string `json:"url"`
+		Version *int   `json:"version,omitempty"`
+	} `json:"documents,omitempty"`
+	EarlyWithdrawalEnabled *bool `json:"early_withdrawal_enabled,omitempty"`
+	EarlyWithdrawalMinDays *int  `json:"early_withdrawal_min_days,omitempty"`
+
+	// EarlyWithdrawalPenaltyRate a decimal string ("0.10"); a JSON number is accepted too
+	EarlyWithdrawalPenaltyRate *NewProduct_EarlyWithdrawalPenaltyRate `json:"early_withdrawal_penalty_rate,omitempty"`
+	EligibleEntityTypes        *[]NewProductEligibleEntityTypes       `json:"eligible_entity_types,omitempty"`
+
+	// EntityId the owner (default the caller's entity)
+	EntityId          *string `json:"entity_id,omitempty"`
+	ExternallyManaged *bool   `json:"externally_managed,omitempty"`
+	InventoryShares   *int    `json:"inventory_shares,omitempty"`
+	LockDays          *int    `json:"lock_days,omitempty"`
+	LockInDays        *int    `json:"lock_in_days,omitempty"`
+	MaxPrincipal      *int    `json:"max_principal,omitempty"`
+	MinPrincipal      *int    `json:"min_principal,omitempty"`
+	OfferPrice        *int    `json:"offer_price,omitempty"`
+	PrincipalBands    *[]int  `json:"principal_bands,omitempty"`
+
+	// SaleEndsAt Unix milliseconds, or null
+	SaleEndsAt *int `json:"sale_ends_at,omitempty"`
+
+	// SaleStartsAt Unix milliseconds, or null
+	SaleStartsAt *int                  `json:"sale_starts_at,omitempty"`
+	TenorDays    *int                  `json:"tenor_days,omitempty"`
+	Type         NewProductType        `json:"type"`
+	Visibility   *NewProductVisibility `json:"visibility,omitempty"`
+
+	// WithholdingRate a decimal string ("0.10"); a JSON number is accepted too
+	WithholdingRate *NewProduct_WithholdingRate `json:"withholding_rate,omitempty"`
+}
+
+// NewProductAnnualRate0 defines model for NewProduct.AnnualRate.0.
+type NewProductAnnualRate0 = string
+
+// NewProductAnnualRate1 defines model for NewProduct.AnnualRate.1.
+type NewProductAnnualRate1 = float32
+
+// NewProduct_AnnualRate a decimal string ("0.10"); a JSON number is accepted too
+type NewProduct_AnnualRate struct {
+	union json.RawMessage
+}
+
+// NewProductBrokerageFeeRate0 defines model for NewProduct.BrokerageFeeRate.0.
+type NewProductBrokerageFeeRate0 = string
+
+// NewProductBrokerageFeeRate1 defines model for NewProduct.BrokerageFeeRate.1.
+type NewProductBrokerageFeeRate1 = float32
+
+// NewProduct_BrokerageFeeRate a decimal string ("0.10"); a JSON number is accepted too
+type NewProduct_BrokerageFeeRate struct {
+	union json.RawMessage
+}
+
+// NewProductCrossDealFeeRate0 defines model for NewProduct.CrossDealFeeRate.0.
+type NewProductCrossDealFeeRate0 = string
+
+// NewProductCrossDealFeeRate1 defines model for NewProduct.CrossDealFeeRate.1.
+type NewProductCrossDealFeeRate1 = float32
+
+// NewProduct_CrossDealFeeRate a decimal string ("0.10"); a JSON number is accepted too
+type NewProduct_CrossDealFeeRate struct {
+	union json.RawMessage
+}
+
+// NewProductEarlyWithdrawalPenaltyRate0 defines model for NewProduct.EarlyWithdrawalPenaltyRate.0.
+type NewProductEarlyWithdrawalPenaltyRate0 = string
+
+// NewProductEarlyWithdrawalPenaltyRate1 defines model for NewProduct.EarlyWithdrawalPenaltyRate.1.
+type NewProductEarlyWithdrawalPenaltyRate1 = float32
+
+// NewProduct_EarlyWithdrawalPenaltyRate a decimal string ("0.10"); a JSON number is accepted too
+type NewProduct_EarlyWithdrawalPenaltyRate struct {
+	union json.RawMessage
+}
+
+// NewProductEligibleEntityTypes defines model for NewProduct.EligibleEntityTypes.
+type NewProductEligibleEntityTypes string
+
+// NewProductType defines model for NewProduct.Type.
+type NewProductType string
+
+// NewProductVisibility defines model for NewProduct.Visibility.
+type NewProductVisibility string
+
+// NewProductWithholdingRate0 defines model for NewProduct.WithholdingRate.0.
+type NewProductWithholdingRate0 = string
+
+// NewProductWithholdingRate1 defines model for NewProduct.WithholdingRate.1.
+type NewProductWithholdingRate1 = float32
+
+// NewProduct_WithholdingRate a decimal string ("0.10"); a JSON number is accepted too
+type NewProduct_WithholdingRate struct {
+	union json.RawMessage
+}
+
 // OnboardingSubmission defines model for OnboardingSubmission.
 type OnboardingSubmission struct {
 	EntityId     string `json:"entity_id"`
@@ -3221,6 +4037,170 @@ type Probe struct {
 
 // ProbeStatus defines model for Probe.Status.
 type ProbeStatus string
+
+// Product A capital product: FIXED_RETURN (a deposit for a tenor at an annual rate) or SHARE_OFFERING (whole shares at an offer price). The terms of the other type are absent.
+type Product struct {
+	// AnnualRate a decimal string, such as "0.10"
+	AnnualRate *string `json:"annual_rate,omitempty"`
+
+	// BrokerageFeeRate a decimal string, such as "0.10"
+	BrokerageFeeRate *string `json:"brokerage_fee_rate,omitempty"`
+	Created          int     `json:"created"`
+
+	// CrossDealFeeRate a decimal string, such as "0.10"
+	CrossDealFeeRate *string               `json:"cross_deal_fee_rate,omitempty"`
+	Currency         string                `json:"currency"`
+	DayCountBasis    *ProductDayCountBasis `json:"day_count_basis,omitempty"`
+
+	// Description HTML
+	Description string `json:"description"`
+	DisplayName string `json:"display_name"`
+
+	// Documents GET /products/{id} and creation only; lists never carry documents
+	Documents              *[]ProductDocument `json:"documents,omitempty"`
+	EarlyWithdrawalEnabled *bool              `json:"early_withdrawal_enabled,omitempty"`
+	EarlyWithdrawalMinDays *int               `json:"early_withdrawal_min_days,omitempty"`
+
+	// EarlyWithdrawalPenaltyRate a decimal string, such as "0.10"
+	EarlyWithdrawalPenaltyRate *string `json:"early_withdrawal_penalty_rate,omitempty"`
+
+	// EligibleEntityTypes empty: every entity type
+	EligibleEntityTypes []ProductEligibleEntityTypes `json:"eligible_entity_types"`
+	ExternallyManaged   bool                         `json:"externally_managed"`
+	Id                  string                       `json:"id"`
+
+	// Inventory share offerings: shares left to order; null for fixed return
+	Inventory *struct {
+		Quantity int                    `json:"quantity"`
+		Status   ProductInventoryStatus `json:"status"`
+	} `json:"inventory"`
+
+	// InventoryShares whole shares offered in all
+	InventoryShares *int `json:"inventory_shares,omitempty"`
+	LockDays        *int `json:"lock_days,omitempty"`
+	LockInDays      *int `json:"lock_in_days,omitempty"`
+
+	// MarketPrice share offerings: the last market price per share set; absent before one
+	MarketPrice *int `json:"market_price,omitempty"`
+
+	// MaxPrincipal 0: no maximum
+	MaxPrincipal *int `json:"max_principal,omitempty"`
+	MinPrincipal *int `json:"min_principal,omitempty"`
+
+	// OfferPrice smallest units per share
+	OfferPrice *int `json:"offer_price,omitempty"`
+
+	// Orderable false for a sold-out share offering or outside the sale window
+	Orderable     bool   `json:"orderable"`
+	OwnerEntityId string `json:"owner_entity_id"`
+
+	// PrincipalBands when set, the principal must equal one band
+	PrincipalBands *[]int `json:"principal_bands,omitempty"`
+
+	// SaleEndsAt Unix milliseconds, or null
+	SaleEndsAt *int `json:"sale_ends_at"`
+
+	// SaleStartsAt Unix milliseconds, or null
+	SaleStartsAt *int              `json:"sale_starts_at"`
+	Status       ProductStatus     `json:"status"`
+	TenorDays    *ProductTenorDays `json:"tenor_days,omitempty"`
+	Type         ProductType       `json:"type"`
+	Visibility   ProductVisibility `json:"visibility"`
+
+	// WithholdingRate a decimal string, such as "0.10"
+	WithholdingRate *string `json:"withholding_rate,omitempty"`
+}
+
+// ProductDayCountBasis defines model for Product.DayCountBasis.
+type ProductDayCountBasis int
+
+// ProductEligibleEntityTypes defines model for Product.EligibleEntityTypes.
+type ProductEligibleEntityTypes string
+
+// ProductInventoryStatus defines model for Product.Inventory.Status.
+type ProductInventoryStatus string
+
+// ProductStatus defines model for Product.Status.
+type ProductStatus string
+
+// ProductTenorDays defines model for Product.TenorDays.
+type ProductTenorDays int
+
+// ProductType defines model for Product.Type.
+type ProductType string
+
+// ProductVisibility defines model for Product.Visibility.
+type ProductVisibility string
+
+// ProductDocument A document of a product; an order affirms each by id and version.
+type ProductDocument struct {
+	Id      string `json:"id"`
+	Title   string `json:"title"`
+	Url     string `json:"url"`
+	Version int    `json:"version"`
+}
+
+// ProductOrder defines model for ProductOrder.
+type ProductOrder struct {
+	// AccountId the funding account
+	AccountId string `json:"account_id"`
+
+	// Agreements detail responses: each document as affirmed
+	Agreements *[]struct {
+		ActionType ProductOrderAgreementsActionType `json:"action_type"`
+		ActionedAt int                              `json:"actioned_at"`
+		DocumentId string                           `json:"document_id"`
+		Title      string                           `json:"title"`
+		Url        string                           `json:"url"`
+		Version    int                              `json:"version"`
+	} `json:"agreements,omitempty"`
+
+	// AllocatedShares share offering: the shares reserved; null for fixed return
+	AllocatedShares *int `json:"allocated_shares"`
+
+	// Amount the reserved debit: principal (fixed return) or total_debit (share offering)
+	Amount       int  `json:"amount"`
+	BrokerageFee *int `json:"brokerage_fee"`
+
+	// CapitalAccount the capital account as of the answer; null until the order is APPROVED
+	CapitalAccount *CapitalAccount `json:"capital_account"`
+
+	// ConfirmedAt Unix milliseconds, or null
+	ConfirmedAt  *int   `json:"confirmed_at"`
+	Created      int    `json:"created"`
+	CrossDealFee *int   `json:"cross_deal_fee"`
+	Currency     string `json:"currency"`
+	EntityId     string `json:"entity_id"`
+
+	// ExpiredAt Unix milliseconds, or null
+	ExpiredAt  *int   `json:"expired_at"`
+	Id         string `json:"id"`
+	OfferPrice *int   `json:"offer_price"`
+	Principal  *int   `json:"principal"`
+	ProductId  string `json:"product_id"`
+	Reference  string `json:"reference"`
+
+	// RejectedAt Unix milliseconds, or null
+	RejectedAt *int `json:"rejected_at"`
+
+	// RequestedAmount share offering: the amount asked to spend
+	RequestedAmount      *int               `json:"requested_amount"`
+	ReservationExpiresAt int                `json:"reservation_expires_at"`
+	Status               ProductOrderStatus `json:"status"`
+	StatusReason         *string            `json:"status_reason"`
+	TotalDebit           int                `json:"total_debit"`
+	Type                 ProductOrderType   `json:"type"`
+	WaiveEarlyWithdrawal *bool              `json:"waive_early_withdrawal"`
+}
+
+// ProductOrderAgreementsActionType defines model for ProductOrder.Agreements.ActionType.
+type ProductOrderAgreementsActionType string
+
+// ProductOrderStatus defines model for ProductOrder.Status.
+type ProductOrderStatus string
+
+// ProductOrderType defines model for ProductOrder.Type.
+type ProductOrderType string
 
 // RateLimitError A 429: retry_after, limit_type, current_count and limit under details (CONTRACT.md) and at the top level.
 type RateLimitError struct {
@@ -3453,6 +4433,27 @@ type WebhookDelivery struct {
 
 // WebhookTest defines model for WebhookTest.
 type WebhookTest = WebhookDelivery
+
+// WithdrawalPreview defines model for WithdrawalPreview.
+type WithdrawalPreview struct {
+	CapitalAccountId string `json:"capital_account_id"`
+
+	// DaysElapsed the tenor at or after maturity
+	DaysElapsed   int    `json:"days_elapsed"`
+	EntityId      string `json:"entity_id"`
+	GrossInterest int    `json:"gross_interest"`
+
+	// NetPayout principal + gross_interest − penalty_amount − total_deductions
+	NetPayout int `json:"net_payout"`
+
+	// PenaltyAmount floor(gross_interest × penalty_rate)
+	PenaltyAmount int `json:"penalty_amount"`
+
+	// PenaltyRate a decimal string; "0" at or after maturity
+	PenaltyRate     string `json:"penalty_rate"`
+	Principal       int    `json:"principal"`
+	TotalDeductions int    `json:"total_deductions"`
+}
 
 // RequestId defines model for RequestId.
 type RequestId = string
@@ -3918,6 +4919,18 @@ type PatchBusinessEntitiesByIdBodyOperatingAddress struct {
 
 // PatchBusinessEntitiesById200JSONResponseBodyStatus defines parameters for PatchBusinessEntitiesById.
 type PatchBusinessEntitiesById200JSONResponseBodyStatus string
+
+// GetCapitalPortfolioParams defines parameters for GetCapitalPortfolio.
+type GetCapitalPortfolioParams struct {
+	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Currency *string `form:"currency,omitempty" json:"currency,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetCapitalPortfolio200JSONResponseBodyStatus defines parameters for GetCapitalPortfolio.
+type GetCapitalPortfolio200JSONResponseBodyStatus string
 
 // GetCardsParams defines parameters for GetCards.
 type GetCardsParams struct {
@@ -5188,6 +6201,181 @@ type PatchPaymentIntentsByIdJSONBodyAction string
 // PatchPaymentIntentsById200JSONResponseBodyStatus defines parameters for PatchPaymentIntentsById.
 type PatchPaymentIntentsById200JSONResponseBodyStatus string
 
+// GetProductOrdersParams defines parameters for GetProductOrders.
+type GetProductOrdersParams struct {
+	Status   *GetProductOrdersParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Type     *GetProductOrdersParamsType   `form:"type,omitempty" json:"type,omitempty"`
+	EntityId *string                       `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// Limit 1-100, default 25
+	Limit      *int    `form:"limit,omitempty" json:"limit,omitempty"`
+	Cursor     *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+	PrevCursor *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+
+	// PreCursor alias of prev_cursor
+	PreCursor *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetProductOrdersParamsStatus defines parameters for GetProductOrders.
+type GetProductOrdersParamsStatus string
+
+// GetProductOrdersParamsType defines parameters for GetProductOrders.
+type GetProductOrdersParamsType string
+
+// GetProductOrders200JSONResponseBodyStatus defines parameters for GetProductOrders.
+type GetProductOrders200JSONResponseBodyStatus string
+
+// PostProductOrdersJSONBody defines parameters for PostProductOrders.
+type PostProductOrdersJSONBody struct {
+	// AccountId the funding account; its currency must be the product's
+	AccountId string `json:"account_id"`
+
+	// Affirmations one per document of the product, at its current version
+	Affirmations *[]struct {
+		DocumentId string `json:"document_id"`
+		Version    int    `json:"version"`
+	} `json:"affirmations,omitempty"`
+
+	// Amount SHARE_OFFERING only: the amount to spend
+	Amount   *int    `json:"amount,omitempty"`
+	EntityId *string `json:"entity_id,omitempty"`
+
+	// Principal FIXED_RETURN only: within min and max, or one of the bands
+	Principal *int   `json:"principal,omitempty"`
+	ProductId string `json:"product_id"`
+
+	// WaiveEarlyWithdrawal FIXED_RETURN only, required: waives early withdrawal for the whole tenor (write-once)
+	WaiveEarlyWithdrawal *bool `json:"waive_early_withdrawal,omitempty"`
+}
+
+// PostProductOrdersParams defines parameters for PostProductOrders.
+type PostProductOrdersParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostProductOrders201JSONResponseBodyStatus defines parameters for PostProductOrders.
+type PostProductOrders201JSONResponseBodyStatus string
+
+// GetProductOrdersByIdParams defines parameters for GetProductOrdersById.
+type GetProductOrdersByIdParams struct {
+	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetProductOrdersById200JSONResponseBodyStatus defines parameters for GetProductOrdersById.
+type GetProductOrdersById200JSONResponseBodyStatus string
+
+// PostProductOrdersConfirmJSONBody defines parameters for PostProductOrdersConfirm.
+type PostProductOrdersConfirmJSONBody struct {
+	EntityId *string `json:"entity_id,omitempty"`
+
+	// SecondaryId an identifier of the caller's for the capital account
+	SecondaryId *string `json:"secondary_id,omitempty"`
+}
+
+// PostProductOrdersConfirmParams defines parameters for PostProductOrdersConfirm.
+type PostProductOrdersConfirmParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostProductOrdersConfirm200JSONResponseBodyStatus defines parameters for PostProductOrdersConfirm.
+type PostProductOrdersConfirm200JSONResponseBodyStatus string
+
+// GetProductOrdersTransactionsParams defines parameters for GetProductOrdersTransactions.
+type GetProductOrdersTransactionsParams struct {
+	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// Limit 1-100, default 25
+	Limit      *int    `form:"limit,omitempty" json:"limit,omitempty"`
+	Cursor     *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+	PrevCursor *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+
+	// PreCursor alias of prev_cursor
+	PreCursor *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetProductOrdersTransactions200JSONResponseBodyStatus defines parameters for GetProductOrdersTransactions.
+type GetProductOrdersTransactions200JSONResponseBodyStatus string
+
+// PostProductOrdersWithdrawalJSONBody defines parameters for PostProductOrdersWithdrawal.
+type PostProductOrdersWithdrawalJSONBody struct {
+	EntityId *string `json:"entity_id,omitempty"`
+}
+
+// PostProductOrdersWithdrawalParams defines parameters for PostProductOrdersWithdrawal.
+type PostProductOrdersWithdrawalParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostProductOrdersWithdrawal200JSONResponseBodyStatus defines parameters for PostProductOrdersWithdrawal.
+type PostProductOrdersWithdrawal200JSONResponseBodyStatus string
+
+// GetProductOrdersWithdrawalPreviewParams defines parameters for GetProductOrdersWithdrawalPreview.
+type GetProductOrdersWithdrawalPreviewParams struct {
+	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetProductOrdersWithdrawalPreview200JSONResponseBodyStatus defines parameters for GetProductOrdersWithdrawalPreview.
+type GetProductOrdersWithdrawalPreview200JSONResponseBodyStatus string
+
+// GetProductsParams defines parameters for GetProducts.
+type GetProductsParams struct {
+	Type     *GetProductsParamsType `form:"type,omitempty" json:"type,omitempty"`
+	Currency *string                `form:"currency,omitempty" json:"currency,omitempty"`
+	EntityId *string                `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// Limit 1-100, default 25
+	Limit      *int    `form:"limit,omitempty" json:"limit,omitempty"`
+	Cursor     *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+	PrevCursor *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+
+	// PreCursor alias of prev_cursor
+	PreCursor *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetProductsParamsType defines parameters for GetProducts.
+type GetProductsParamsType string
+
+// GetProducts200JSONResponseBodyStatus defines parameters for GetProducts.
+type GetProducts200JSONResponseBodyStatus string
+
+// GetProductsByIdParams defines parameters for GetProductsById.
+type GetProductsByIdParams struct {
+	EntityId *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetProductsById200JSONResponseBodyStatus defines parameters for GetProductsById.
+type GetProductsById200JSONResponseBodyStatus string
+
 // GetReadyzParams defines parameters for GetReadyz.
 type GetReadyzParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
@@ -5566,6 +6754,73 @@ type PostSandboxIntentActionsSimulateParams struct {
 // PostSandboxIntentActionsSimulateJSONBodyOutcome defines parameters for PostSandboxIntentActionsSimulate.
 type PostSandboxIntentActionsSimulateJSONBodyOutcome string
 
+// PostSandboxProductsParams defines parameters for PostSandboxProducts.
+type PostSandboxProductsParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostSandboxProductsAllotmentJSONBody defines parameters for PostSandboxProductsAllotment.
+type PostSandboxProductsAllotmentJSONBody struct {
+	AllottedShares int     `json:"allotted_shares"`
+	EntityId       *string `json:"entity_id,omitempty"`
+}
+
+// PostSandboxProductsAllotmentParams defines parameters for PostSandboxProductsAllotment.
+type PostSandboxProductsAllotmentParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostSandboxProductsDeactivateJSONBody defines parameters for PostSandboxProductsDeactivate.
+type PostSandboxProductsDeactivateJSONBody struct {
+	EntityId *string `json:"entity_id,omitempty"`
+}
+
+// PostSandboxProductsDeactivateParams defines parameters for PostSandboxProductsDeactivate.
+type PostSandboxProductsDeactivateParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostSandboxProductsPriceJSONBody defines parameters for PostSandboxProductsPrice.
+type PostSandboxProductsPriceJSONBody struct {
+	EntityId *string `json:"entity_id,omitempty"`
+	Price    int     `json:"price"`
+}
+
+// PostSandboxProductsPriceParams defines parameters for PostSandboxProductsPrice.
+type PostSandboxProductsPriceParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// PostSandboxProductsUnlockJSONBody defines parameters for PostSandboxProductsUnlock.
+type PostSandboxProductsUnlockJSONBody struct {
+	EntityId *string `json:"entity_id,omitempty"`
+}
+
+// PostSandboxProductsUnlockParams defines parameters for PostSandboxProductsUnlock.
+type PostSandboxProductsUnlockParams struct {
+	EntityId       *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
 // PostSandboxRefundsSimulateJSONBody defines parameters for PostSandboxRefundsSimulate.
 type PostSandboxRefundsSimulateJSONBody struct {
 	EntityId     *string                                   `json:"entity_id,omitempty"`
@@ -5841,6 +7096,15 @@ type PostPaymentIntentsJSONRequestBody PostPaymentIntentsJSONBody
 // PatchPaymentIntentsByIdJSONRequestBody defines body for PatchPaymentIntentsById for application/json ContentType.
 type PatchPaymentIntentsByIdJSONRequestBody PatchPaymentIntentsByIdJSONBody
 
+// PostProductOrdersJSONRequestBody defines body for PostProductOrders for application/json ContentType.
+type PostProductOrdersJSONRequestBody PostProductOrdersJSONBody
+
+// PostProductOrdersConfirmJSONRequestBody defines body for PostProductOrdersConfirm for application/json ContentType.
+type PostProductOrdersConfirmJSONRequestBody PostProductOrdersConfirmJSONBody
+
+// PostProductOrdersWithdrawalJSONRequestBody defines body for PostProductOrdersWithdrawal for application/json ContentType.
+type PostProductOrdersWithdrawalJSONRequestBody PostProductOrdersWithdrawalJSONBody
+
 // PostRefundsJSONRequestBody defines body for PostRefunds for application/json ContentType.
 type PostRefundsJSONRequestBody PostRefundsJSONBody
 
@@ -5897,6 +7161,21 @@ type PostSandboxIntentActionsDisputeJSONRequestBody PostSandboxIntentActionsDisp
 
 // PostSandboxIntentActionsSimulateJSONRequestBody defines body for PostSandboxIntentActionsSimulate for application/json ContentType.
 type PostSandboxIntentActionsSimulateJSONRequestBody PostSandboxIntentActionsSimulateJSONBody
+
+// PostSandboxProductsJSONRequestBody defines body for PostSandboxProducts for application/json ContentType.
+type PostSandboxProductsJSONRequestBody = NewProduct
+
+// PostSandboxProductsAllotmentJSONRequestBody defines body for PostSandboxProductsAllotment for application/json ContentType.
+type PostSandboxProductsAllotmentJSONRequestBody PostSandboxProductsAllotmentJSONBody
+
+// PostSandboxProductsDeactivateJSONRequestBody defines body for PostSandboxProductsDeactivate for application/json ContentType.
+type PostSandboxProductsDeactivateJSONRequestBody PostSandboxProductsDeactivateJSONBody
+
+// PostSandboxProductsPriceJSONRequestBody defines body for PostSandboxProductsPrice for application/json ContentType.
+type PostSandboxProductsPriceJSONRequestBody PostSandboxProductsPriceJSONBody
+
+// PostSandboxProductsUnlockJSONRequestBody defines body for PostSandboxProductsUnlock for application/json ContentType.
+type PostSandboxProductsUnlockJSONRequestBody PostSandboxProductsUnlockJSONBody
 
 // PostSandboxRefundsSimulateJSONRequestBody defines body for PostSandboxRefundsSimulate for application/json ContentType.
 type PostSandboxRefundsSimulateJSONRequestBody PostSandboxRefundsSimulateJSONBody
@@ -6100,6 +7379,316 @@ func (a GetFundingSessions200JSONResponseBody_Meta_FiltersApplied) MarshalJSON()
 		}
 	}
 	return json.Marshal(object)
+}
+
+// AsNewProductAnnualRate0 returns the union data inside the NewProduct_AnnualRate as a NewProductAnnualRate0
+func (t NewProduct_AnnualRate) AsNewProductAnnualRate0() (NewProductAnnualRate0, error) {
+	var body NewProductAnnualRate0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNewProductAnnualRate0 overwrites any union data inside the NewProduct_AnnualRate as the provided NewProductAnnualRate0
+func (t *NewProduct_AnnualRate) FromNewProductAnnualRate0(v NewProductAnnualRate0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNewProductAnnualRate0 performs a merge with any union data inside the NewProduct_AnnualRate, using the provided NewProductAnnualRate0
+func (t *NewProduct_AnnualRate) MergeNewProductAnnualRate0(v NewProductAnnualRate0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNewProductAnnualRate1 returns the union data inside the NewProduct_AnnualRate as a NewProductAnnualRate1
+func (t NewProduct_AnnualRate) AsNewProductAnnualRate1() (NewProductAnnualRate1, error) {
+	var body NewProductAnnualRate1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNewProductAnnualRate1 overwrites any union data inside the NewProduct_AnnualRate as the provided NewProductAnnualRate1
+func (t *NewProduct_AnnualRate) FromNewProductAnnualRate1(v NewProductAnnualRate1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNewProductAnnualRate1 performs a merge with any union data inside the NewProduct_AnnualRate, using the provided NewProductAnnualRate1
+func (t *NewProduct_AnnualRate) MergeNewProductAnnualRate1(v NewProductAnnualRate1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t NewProduct_AnnualRate) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *NewProduct_AnnualRate) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsNewProductBrokerageFeeRate0 returns the union data inside the NewProduct_BrokerageFeeRate as a NewProductBrokerageFeeRate0
+func (t NewProduct_BrokerageFeeRate) AsNewProductBrokerageFeeRate0() (NewProductBrokerageFeeRate0, error) {
+	var body NewProductBrokerageFeeRate0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNewProductBrokerageFeeRate0 overwrites any union data inside the NewProduct_BrokerageFeeRate as the provided NewProductBrokerageFeeRate0
+func (t *NewProduct_BrokerageFeeRate) FromNewProductBrokerageFeeRate0(v NewProductBrokerageFeeRate0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNewProductBrokerageFeeRate0 performs a merge with any union data inside the NewProduct_BrokerageFeeRate, using the provided NewProductBrokerageFeeRate0
+func (t *NewProduct_BrokerageFeeRate) MergeNewProductBrokerageFeeRate0(v NewProductBrokerageFeeRate0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNewProductBrokerageFeeRate1 returns the union data inside the NewProduct_BrokerageFeeRate as a NewProductBrokerageFeeRate1
+func (t NewProduct_BrokerageFeeRate) AsNewProductBrokerageFeeRate1() (NewProductBrokerageFeeRate1, error) {
+	var body NewProductBrokerageFeeRate1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNewProductBrokerageFeeRate1 overwrites any union data inside the NewProduct_BrokerageFeeRate as the provided NewProductBrokerageFeeRate1
+func (t *NewProduct_BrokerageFeeRate) FromNewProductBrokerageFeeRate1(v NewProductBrokerageFeeRate1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNewProductBrokerageFeeRate1 performs a merge with any union data inside the NewProduct_BrokerageFeeRate, using the provided NewProductBrokerageFeeRate1
+func (t *NewProduct_BrokerageFeeRate) MergeNewProductBrokerageFeeRate1(v NewProductBrokerageFeeRate1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t NewProduct_BrokerageFeeRate) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *NewProduct_BrokerageFeeRate) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsNewProductCrossDealFeeRate0 returns the union data inside the NewProduct_CrossDealFeeRate as a NewProductCrossDealFeeRate0
+func (t NewProduct_CrossDealFeeRate) AsNewProductCrossDealFeeRate0() (NewProductCrossDealFeeRate0, error) {
+	var body NewProductCrossDealFeeRate0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNewProductCrossDealFeeRate0 overwrites any union data inside the NewProduct_CrossDealFeeRate as the provided NewProductCrossDealFeeRate0
+func (t *NewProduct_CrossDealFeeRate) FromNewProductCrossDealFeeRate0(v NewProductCrossDealFeeRate0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNewProductCrossDealFeeRate0 performs a merge with any union data inside the NewProduct_CrossDealFeeRate, using the provided NewProductCrossDealFeeRate0
+func (t *NewProduct_CrossDealFeeRate) MergeNewProductCrossDealFeeRate0(v NewProductCrossDealFeeRate0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNewProductCrossDealFeeRate1 returns the union data inside the NewProduct_CrossDealFeeRate as a NewProductCrossDealFeeRate1
+func (t NewProduct_CrossDealFeeRate) AsNewProductCrossDealFeeRate1() (NewProductCrossDealFeeRate1, error) {
+	var body NewProductCrossDealFeeRate1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNewProductCrossDealFeeRate1 overwrites any union data inside the NewProduct_CrossDealFeeRate as the provided NewProductCrossDealFeeRate1
+func (t *NewProduct_CrossDealFeeRate) FromNewProductCrossDealFeeRate1(v NewProductCrossDealFeeRate1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNewProductCrossDealFeeRate1 performs a merge with any union data inside the NewProduct_CrossDealFeeRate, using the provided NewProductCrossDealFeeRate1
+func (t *NewProduct_CrossDealFeeRate) MergeNewProductCrossDealFeeRate1(v NewProductCrossDealFeeRate1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t NewProduct_CrossDealFeeRate) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *NewProduct_CrossDealFeeRate) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsNewProductEarlyWithdrawalPenaltyRate0 returns the union data inside the NewProduct_EarlyWithdrawalPenaltyRate as a NewProductEarlyWithdrawalPenaltyRate0
+func (t NewProduct_EarlyWithdrawalPenaltyRate) AsNewProductEarlyWithdrawalPenaltyRate0() (NewProductEarlyWithdrawalPenaltyRate0, error) {
+	var body NewProductEarlyWithdrawalPenaltyRate0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNewProductEarlyWithdrawalPenaltyRate0 overwrites any union data inside the NewProduct_EarlyWithdrawalPenaltyRate as the provided NewProductEarlyWithdrawalPenaltyRate0
+func (t *NewProduct_EarlyWithdrawalPenaltyRate) FromNewProductEarlyWithdrawalPenaltyRate0(v NewProductEarlyWithdrawalPenaltyRate0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNewProductEarlyWithdrawalPenaltyRate0 performs a merge with any union data inside the NewProduct_EarlyWithdrawalPenaltyRate, using the provided NewProductEarlyWithdrawalPenaltyRate0
+func (t *NewProduct_EarlyWithdrawalPenaltyRate) MergeNewProductEarlyWithdrawalPenaltyRate0(v NewProductEarlyWithdrawalPenaltyRate0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNewProductEarlyWithdrawalPenaltyRate1 returns the union data inside the NewProduct_EarlyWithdrawalPenaltyRate as a NewProductEarlyWithdrawalPenaltyRate1
+func (t NewProduct_EarlyWithdrawalPenaltyRate) AsNewProductEarlyWithdrawalPenaltyRate1() (NewProductEarlyWithdrawalPenaltyRate1, error) {
+	var body NewProductEarlyWithdrawalPenaltyRate1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNewProductEarlyWithdrawalPenaltyRate1 overwrites any union data inside the NewProduct_EarlyWithdrawalPenaltyRate as the provided NewProductEarlyWithdrawalPenaltyRate1
+func (t *NewProduct_EarlyWithdrawalPenaltyRate) FromNewProductEarlyWithdrawalPenaltyRate1(v NewProductEarlyWithdrawalPenaltyRate1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNewProductEarlyWithdrawalPenaltyRate1 performs a merge with any union data inside the NewProduct_EarlyWithdrawalPenaltyRate, using the provided NewProductEarlyWithdrawalPenaltyRate1
+func (t *NewProduct_EarlyWithdrawalPenaltyRate) MergeNewProductEarlyWithdrawalPenaltyRate1(v NewProductEarlyWithdrawalPenaltyRate1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t NewProduct_EarlyWithdrawalPenaltyRate) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *NewProduct_EarlyWithdrawalPenaltyRate) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsNewProductWithholdingRate0 returns the union data inside the NewProduct_WithholdingRate as a NewProductWithholdingRate0
+func (t NewProduct_WithholdingRate) AsNewProductWithholdingRate0() (NewProductWithholdingRate0, error) {
+	var body NewProductWithholdingRate0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNewProductWithholdingRate0 overwrites any union data inside the NewProduct_WithholdingRate as the provided NewProductWithholdingRate0
+func (t *NewProduct_WithholdingRate) FromNewProductWithholdingRate0(v NewProductWithholdingRate0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNewProductWithholdingRate0 performs a merge with any union data inside the NewProduct_WithholdingRate, using the provided NewProductWithholdingRate0
+func (t *NewProduct_WithholdingRate) MergeNewProductWithholdingRate0(v NewProductWithholdingRate0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNewProductWithholdingRate1 returns the union data inside the NewProduct_WithholdingRate as a NewProductWithholdingRate1
+func (t NewProduct_WithholdingRate) AsNewProductWithholdingRate1() (NewProductWithholdingRate1, error) {
+	var body NewProductWithholdingRate1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNewProductWithholdingRate1 overwrites any union data inside the NewProduct_WithholdingRate as the provided NewProductWithholdingRate1
+func (t *NewProduct_WithholdingRate) FromNewProductWithholdingRate1(v NewProductWithholdingRate1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNewProductWithholdingRate1 performs a merge with any union data inside the NewProduct_WithholdingRate, using the provided NewProductWithholdingRate1
+func (t *NewProduct_WithholdingRate) MergeNewProductWithholdingRate1(v NewProductWithholdingRate1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t NewProduct_WithholdingRate) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *NewProduct_WithholdingRate) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }
 
 // AsPostDisposableCardsJSONBodyExpirationMonth0 returns the union data inside the PostDisposableCardsJSONBody_ExpirationMonth as a PostDisposableCardsJSONBodyExpirationMonth0
@@ -6594,6 +8183,11 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /business-entities/{id} (the `PatchBusinessEntitiesById` operationId).
 	PatchBusinessEntitiesById(ctx context.Context, id string, params *PatchBusinessEntitiesByIdParams, body PatchBusinessEntitiesByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCapitalPortfolio entity_id's capital holdings that are still open (fixed return ACTIVE, MATURED, EARLY_LIQUIDATING, CLOSING; share offerings LOCKED, ALLOTMENT_ADJUSTED, ALLOTMENT_CONFIRMED, TRANSFERABLE) and totals per currency, accrued at the time of the request
+	//
+	// Corresponds with GET /capital-portfolio (the `GetCapitalPortfolio` operationId).
+	GetCapitalPortfolio(ctx context.Context, params *GetCapitalPortfolioParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetCards List the entity's cards but deleted ones, oldest first, under data.cards
 	//
@@ -7113,6 +8707,78 @@ type ClientInterface interface {
 	// Corresponds with PATCH /payment-intents/{id} (the `PatchPaymentIntentsById` operationId).
 	PatchPaymentIntentsById(ctx context.Context, id string, params *PatchPaymentIntentsByIdParams, body PatchPaymentIntentsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetProductOrders List entity_id's product orders, oldest first
+	//
+	// Corresponds with GET /product-orders (the `GetProductOrders` operationId).
+	GetProductOrders(ctx context.Context, params *GetProductOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostProductOrdersWithBody Order a product: reserves the principal (fixed return) or the shares (share offering, allocated down to what remains) for 15 minutes; no money moves until confirm
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /product-orders (the `PostProductOrders` operationId).
+	PostProductOrdersWithBody(ctx context.Context, params *PostProductOrdersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostProductOrders Order a product: reserves the principal (fixed return) or the shares (share offering, allocated down to what remains) for 15 minutes; no money moves until confirm
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /product-orders (the `PostProductOrders` operationId).
+	PostProductOrders(ctx context.Context, params *PostProductOrdersParams, body PostProductOrdersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetProductOrdersById Get a product order with its capital account summary and its agreements (each document as affirmed)
+	//
+	// Corresponds with GET /product-orders/{id} (the `GetProductOrdersById` operationId).
+	GetProductOrdersById(ctx context.Context, id string, params *GetProductOrdersByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostProductOrdersConfirmWithBody Confirm a RESERVED order: debits the funding account once and opens the capital account with its PURCHASE transaction (APPROVED). A retry answers the order as it stands and never debits twice; 409 error_transfer_already_processing while the order is CONFIRMING or RECOVERY_REQUIRED
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /product-orders/{id}/confirm (the `PostProductOrdersConfirm` operationId).
+	PostProductOrdersConfirmWithBody(ctx context.Context, id string, params *PostProductOrdersConfirmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostProductOrdersConfirm Confirm a RESERVED order: debits the funding account once and opens the capital account with its PURCHASE transaction (APPROVED). A retry answers the order as it stands and never debits twice; 409 error_transfer_already_processing while the order is CONFIRMING or RECOVERY_REQUIRED
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /product-orders/{id}/confirm (the `PostProductOrdersConfirm` operationId).
+	PostProductOrdersConfirm(ctx context.Context, id string, params *PostProductOrdersConfirmParams, body PostProductOrdersConfirmJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetProductOrdersTransactions List the capital transactions of the order's capital account, oldest first (empty until APPROVED)
+	//
+	// Corresponds with GET /product-orders/{id}/transactions (the `GetProductOrdersTransactions` operationId).
+	GetProductOrdersTransactions(ctx context.Context, id string, params *GetProductOrdersTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostProductOrdersWithdrawalWithBody Withdraw a fixed return order's capital account: before maturity EARLY_LIQUIDATING with the penalty, at or after it CLOSING without; a settlement job pays the funding account and closes it. 400 error_operation_invalid_for_state for a locked, disabled, too early, share offering, already withdrawing or closed account, or an ACTIVE one at or after maturity
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /product-orders/{id}/withdrawal (the `PostProductOrdersWithdrawal` operationId).
+	PostProductOrdersWithdrawalWithBody(ctx context.Context, id string, params *PostProductOrdersWithdrawalParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostProductOrdersWithdrawal Withdraw a fixed return order's capital account: before maturity EARLY_LIQUIDATING with the penalty, at or after it CLOSING without; a settlement job pays the funding account and closes it. 400 error_operation_invalid_for_state for a locked, disabled, too early, share offering, already withdrawing or closed account, or an ACTIVE one at or after maturity
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /product-orders/{id}/withdrawal (the `PostProductOrdersWithdrawal` operationId).
+	PostProductOrdersWithdrawal(ctx context.Context, id string, params *PostProductOrdersWithdrawalParams, body PostProductOrdersWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetProductOrdersWithdrawalPreview Preview withdrawing a fixed return order's capital account now: the figures POST withdrawal would use. Read-only
+	//
+	// Corresponds with GET /product-orders/{id}/withdrawal/preview (the `GetProductOrdersWithdrawalPreview` operationId).
+	GetProductOrdersWithdrawalPreview(ctx context.Context, id string, params *GetProductOrdersWithdrawalPreviewParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetProducts List the products open to entity_id's entity (default the caller's), oldest first: hidden, ineligible, inactive-owner products and share offerings with nothing left are left out; sold-out offerings are listed with orderable false. No documents in lists
+	//
+	// Corresponds with GET /products (the `GetProducts` operationId).
+	GetProducts(ctx context.Context, params *GetProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetProductsById Get a product with its documents; 404 when it is inactive, hidden from or not eligible for entity_id's entity, or misconfigured
+	//
+	// Corresponds with GET /products/{id} (the `GetProductsById` operationId).
+	GetProductsById(ctx context.Context, id string, params *GetProductsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetReadyz Readiness: the store answers a read in time (no key)
 	//
 	// Corresponds with GET /readyz (the `GetReadyz` operationId).
@@ -7413,6 +9079,76 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /sandbox/intent-actions/{id}/simulate (the `PostSandboxIntentActionsSimulate` operationId).
 	PostSandboxIntentActionsSimulate(ctx context.Context, id string, params *PostSandboxIntentActionsSimulateParams, body PostSandboxIntentActionsSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxProductsWithBody Sandbox: create a capital product (CONTRACT.md) owned by entity_id's entity. Bare product with its documents
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /sandbox/products (the `PostSandboxProducts` operationId).
+	PostSandboxProductsWithBody(ctx context.Context, params *PostSandboxProductsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxProducts Sandbox: create a capital product (CONTRACT.md) owned by entity_id's entity. Bare product with its documents
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /sandbox/products (the `PostSandboxProducts` operationId).
+	PostSandboxProducts(ctx context.Context, params *PostSandboxProductsParams, body PostSandboxProductsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxProductsAllotmentWithBody Sandbox: the final allotment of a share offering: allotted_shares shared pro rata (rounded down, the remainder by largest remainder, ties to the earlier order) over its LOCKED holdings; what is not allotted is refunded to each funding account. Bare product
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /sandbox/products/{id}/allotment (the `PostSandboxProductsAllotment` operationId).
+	PostSandboxProductsAllotmentWithBody(ctx context.Context, id string, params *PostSandboxProductsAllotmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxProductsAllotment Sandbox: the final allotment of a share offering: allotted_shares shared pro rata (rounded down, the remainder by largest remainder, ties to the earlier order) over its LOCKED holdings; what is not allotted is refunded to each funding account. Bare product
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /sandbox/products/{id}/allotment (the `PostSandboxProductsAllotment` operationId).
+	PostSandboxProductsAllotment(ctx context.Context, id string, params *PostSandboxProductsAllotmentParams, body PostSandboxProductsAllotmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxProductsDeactivateWithBody Sandbox: deactivate a product: it leaves GET /products and answers 404 to GET /products/{id}; orders not yet confirmed can no longer be. Bare product
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /sandbox/products/{id}/deactivate (the `PostSandboxProductsDeactivate` operationId).
+	PostSandboxProductsDeactivateWithBody(ctx context.Context, id string, params *PostSandboxProductsDeactivateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxProductsDeactivate Sandbox: deactivate a product: it leaves GET /products and answers 404 to GET /products/{id}; orders not yet confirmed can no longer be. Bare product
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /sandbox/products/{id}/deactivate (the `PostSandboxProductsDeactivate` operationId).
+	PostSandboxProductsDeactivate(ctx context.Context, id string, params *PostSandboxProductsDeactivateParams, body PostSandboxProductsDeactivateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxProductsPriceWithBody Sandbox: set a share offering's market price per share (smallest units); holdings show market_value from then on. Bare product
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /sandbox/products/{id}/price (the `PostSandboxProductsPrice` operationId).
+	PostSandboxProductsPriceWithBody(ctx context.Context, id string, params *PostSandboxProductsPriceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxProductsPrice Sandbox: set a share offering's market price per share (smallest units); holdings show market_value from then on. Bare product
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /sandbox/products/{id}/price (the `PostSandboxProductsPrice` operationId).
+	PostSandboxProductsPrice(ctx context.Context, id string, params *PostSandboxProductsPriceParams, body PostSandboxProductsPriceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxProductsUnlockWithBody Sandbox: end a share offering's lock now: its allotted holdings become TRANSFERABLE. Bare product
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /sandbox/products/{id}/unlock (the `PostSandboxProductsUnlock` operationId).
+	PostSandboxProductsUnlockWithBody(ctx context.Context, id string, params *PostSandboxProductsUnlockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSandboxProductsUnlock Sandbox: end a share offering's lock now: its allotted holdings become TRANSFERABLE. Bare product
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /sandbox/products/{id}/unlock (the `PostSandboxProductsUnlock` operationId).
+	PostSandboxProductsUnlock(ctx context.Context, id string, params *PostSandboxProductsUnlockParams, body PostSandboxProductsUnlockJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostSandboxRefundsSimulateWithBody Sandbox: the acquirer answers a pending refund: successful (the hold posts, payment_refund.completed) or failed (status_reason, default refund_declined; the amount is refundable again, payment_refund.failed). Bare refund
 	//
@@ -7750,6 +9486,21 @@ func (c *Client) PatchBusinessEntitiesByIdWithBody(ctx context.Context, id strin
 // Corresponds with PATCH /business-entities/{id} (the `PatchBusinessEntitiesById` operationId).
 func (c *Client) PatchBusinessEntitiesById(ctx context.Context, id string, params *PatchBusinessEntitiesByIdParams, body PatchBusinessEntitiesByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPatchBusinessEntitiesByIdRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCapitalPortfolio entity_id's capital holdings that are still open (fixed return ACTIVE, MATURED, EARLY_LIQUIDATING, CLOSING; share offerings LOCKED, ALLOTMENT_ADJUSTED, ALLOTMENT_CONFIRMED, TRANSFERABLE) and totals per currency, accrued at the time of the request
+//
+// Corresponds with GET /capital-portfolio (the `GetCapitalPortfolio` operationId).
+func (c *Client) GetCapitalPortfolio(ctx context.Context, params *GetCapitalPortfolioParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCapitalPortfolioRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9098,6 +10849,198 @@ func (c *Client) PatchPaymentIntentsById(ctx context.Context, id string, params 
 	return c.Client.Do(req)
 }
 
+// GetProductOrders List entity_id's product orders, oldest first
+//
+// Corresponds with GET /product-orders (the `GetProductOrders` operationId).
+func (c *Client) GetProductOrders(ctx context.Context, params *GetProductOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetProductOrdersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostProductOrdersWithBody Order a product: reserves the principal (fixed return) or the shares (share offering, allocated down to what remains) for 15 minutes; no money moves until confirm
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /product-orders (the `PostProductOrders` operationId).
+func (c *Client) PostProductOrdersWithBody(ctx context.Context, params *PostProductOrdersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostProductOrdersRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostProductOrders Order a product: reserves the principal (fixed return) or the shares (share offering, allocated down to what remains) for 15 minutes; no money moves until confirm
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /product-orders (the `PostProductOrders` operationId).
+func (c *Client) PostProductOrders(ctx context.Context, params *PostProductOrdersParams, body PostProductOrdersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostProductOrdersRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetProductOrdersById Get a product order with its capital account summary and its agreements (each document as affirmed)
+//
+// Corresponds with GET /product-orders/{id} (the `GetProductOrdersById` operationId).
+func (c *Client) GetProductOrdersById(ctx context.Context, id string, params *GetProductOrdersByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetProductOrdersByIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostProductOrdersConfirmWithBody Confirm a RESERVED order: debits the funding account once and opens the capital account with its PURCHASE transaction (APPROVED). A retry answers the order as it stands and never debits twice; 409 error_transfer_already_processing while the order is CONFIRMING or RECOVERY_REQUIRED
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /product-orders/{id}/confirm (the `PostProductOrdersConfirm` operationId).
+func (c *Client) PostProductOrdersConfirmWithBody(ctx context.Context, id string, params *PostProductOrdersConfirmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostProductOrdersConfirmRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostProductOrdersConfirm Confirm a RESERVED order: debits the funding account once and opens the capital account with its PURCHASE transaction (APPROVED). A retry answers the order as it stands and never debits twice; 409 error_transfer_already_processing while the order is CONFIRMING or RECOVERY_REQUIRED
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /product-orders/{id}/confirm (the `PostProductOrdersConfirm` operationId).
+func (c *Client) PostProductOrdersConfirm(ctx context.Context, id string, params *PostProductOrdersConfirmParams, body PostProductOrdersConfirmJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostProductOrdersConfirmRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetProductOrdersTransactions List the capital transactions of the order's capital account, oldest first (empty until APPROVED)
+//
+// Corresponds with GET /product-orders/{id}/transactions (the `GetProductOrdersTransactions` operationId).
+func (c *Client) GetProductOrdersTransactions(ctx context.Context, id string, params *GetProductOrdersTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetProductOrdersTransactionsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostProductOrdersWithdrawalWithBody Withdraw a fixed return order's capital account: before maturity EARLY_LIQUIDATING with the penalty, at or after it CLOSING without; a settlement job pays the funding account and closes it. 400 error_operation_invalid_for_state for a locked, disabled, too early, share offering, already withdrawing or closed account, or an ACTIVE one at or after maturity
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /product-orders/{id}/withdrawal (the `PostProductOrdersWithdrawal` operationId).
+func (c *Client) PostProductOrdersWithdrawalWithBody(ctx context.Context, id string, params *PostProductOrdersWithdrawalParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostProductOrdersWithdrawalRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostProductOrdersWithdrawal Withdraw a fixed return order's capital account: before maturity EARLY_LIQUIDATING with the penalty, at or after it CLOSING without; a settlement job pays the funding account and closes it. 400 error_operation_invalid_for_state for a locked, disabled, too early, share offering, already withdrawing or closed account, or an ACTIVE one at or after maturity
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /product-orders/{id}/withdrawal (the `PostProductOrdersWithdrawal` operationId).
+func (c *Client) PostProductOrdersWithdrawal(ctx context.Context, id string, params *PostProductOrdersWithdrawalParams, body PostProductOrdersWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostProductOrdersWithdrawalRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetProductOrdersWithdrawalPreview Preview withdrawing a fixed return order's capital account now: the figures POST withdrawal would use. Read-only
+//
+// Corresponds with GET /product-orders/{id}/withdrawal/preview (the `GetProductOrdersWithdrawalPreview` operationId).
+func (c *Client) GetProductOrdersWithdrawalPreview(ctx context.Context, id string, params *GetProductOrdersWithdrawalPreviewParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetProductOrdersWithdrawalPreviewRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetProducts List the products open to entity_id's entity (default the caller's), oldest first: hidden, ineligible, inactive-owner products and share offerings with nothing left are left out; sold-out offerings are listed with orderable false. No documents in lists
+//
+// Corresponds with GET /products (the `GetProducts` operationId).
+func (c *Client) GetProducts(ctx context.Context, params *GetProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetProductsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetProductsById Get a product with its documents; 404 when it is inactive, hidden from or not eligible for entity_id's entity, or misconfigured
+//
+// Corresponds with GET /products/{id} (the `GetProductsById` operationId).
+func (c *Client) GetProductsById(ctx context.Context, id string, params *GetProductsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetProductsByIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetReadyz Readiness: the store answers a read in time (no key)
 //
 // Corresponds with GET /readyz (the `GetReadyz` operationId).
@@ -9839,6 +11782,176 @@ func (c *Client) PostSandboxIntentActionsSimulateWithBody(ctx context.Context, i
 // Corresponds with POST /sandbox/intent-actions/{id}/simulate (the `PostSandboxIntentActionsSimulate` operationId).
 func (c *Client) PostSandboxIntentActionsSimulate(ctx context.Context, id string, params *PostSandboxIntentActionsSimulateParams, body PostSandboxIntentActionsSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostSandboxIntentActionsSimulateRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxProductsWithBody Sandbox: create a capital product (CONTRACT.md) owned by entity_id's entity. Bare product with its documents
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /sandbox/products (the `PostSandboxProducts` operationId).
+func (c *Client) PostSandboxProductsWithBody(ctx context.Context, params *PostSandboxProductsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxProductsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxProducts Sandbox: create a capital product (CONTRACT.md) owned by entity_id's entity. Bare product with its documents
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /sandbox/products (the `PostSandboxProducts` operationId).
+func (c *Client) PostSandboxProducts(ctx context.Context, params *PostSandboxProductsParams, body PostSandboxProductsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxProductsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxProductsAllotmentWithBody Sandbox: the final allotment of a share offering: allotted_shares shared pro rata (rounded down, the remainder by largest remainder, ties to the earlier order) over its LOCKED holdings; what is not allotted is refunded to each funding account. Bare product
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /sandbox/products/{id}/allotment (the `PostSandboxProductsAllotment` operationId).
+func (c *Client) PostSandboxProductsAllotmentWithBody(ctx context.Context, id string, params *PostSandboxProductsAllotmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxProductsAllotmentRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxProductsAllotment Sandbox: the final allotment of a share offering: allotted_shares shared pro rata (rounded down, the remainder by largest remainder, ties to the earlier order) over its LOCKED holdings; what is not allotted is refunded to each funding account. Bare product
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /sandbox/products/{id}/allotment (the `PostSandboxProductsAllotment` operationId).
+func (c *Client) PostSandboxProductsAllotment(ctx context.Context, id string, params *PostSandboxProductsAllotmentParams, body PostSandboxProductsAllotmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxProductsAllotmentRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxProductsDeactivateWithBody Sandbox: deactivate a product: it leaves GET /products and answers 404 to GET /products/{id}; orders not yet confirmed can no longer be. Bare product
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /sandbox/products/{id}/deactivate (the `PostSandboxProductsDeactivate` operationId).
+func (c *Client) PostSandboxProductsDeactivateWithBody(ctx context.Context, id string, params *PostSandboxProductsDeactivateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxProductsDeactivateRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxProductsDeactivate Sandbox: deactivate a product: it leaves GET /products and answers 404 to GET /products/{id}; orders not yet confirmed can no longer be. Bare product
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /sandbox/products/{id}/deactivate (the `PostSandboxProductsDeactivate` operationId).
+func (c *Client) PostSandboxProductsDeactivate(ctx context.Context, id string, params *PostSandboxProductsDeactivateParams, body PostSandboxProductsDeactivateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxProductsDeactivateRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxProductsPriceWithBody Sandbox: set a share offering's market price per share (smallest units); holdings show market_value from then on. Bare product
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /sandbox/products/{id}/price (the `PostSandboxProductsPrice` operationId).
+func (c *Client) PostSandboxProductsPriceWithBody(ctx context.Context, id string, params *PostSandboxProductsPriceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxProductsPriceRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxProductsPrice Sandbox: set a share offering's market price per share (smallest units); holdings show market_value from then on. Bare product
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /sandbox/products/{id}/price (the `PostSandboxProductsPrice` operationId).
+func (c *Client) PostSandboxProductsPrice(ctx context.Context, id string, params *PostSandboxProductsPriceParams, body PostSandboxProductsPriceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxProductsPriceRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxProductsUnlockWithBody Sandbox: end a share offering's lock now: its allotted holdings become TRANSFERABLE. Bare product
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /sandbox/products/{id}/unlock (the `PostSandboxProductsUnlock` operationId).
+func (c *Client) PostSandboxProductsUnlockWithBody(ctx context.Context, id string, params *PostSandboxProductsUnlockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxProductsUnlockRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSandboxProductsUnlock Sandbox: end a share offering's lock now: its allotted holdings become TRANSFERABLE. Bare product
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /sandbox/products/{id}/unlock (the `PostSandboxProductsUnlock` operationId).
+func (c *Client) PostSandboxProductsUnlock(ctx context.Context, id string, params *PostSandboxProductsUnlockParams, body PostSandboxProductsUnlockJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSandboxProductsUnlockRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11116,6 +13229,87 @@ func NewPatchBusinessEntitiesByIdRequestWithBody(server string, id string, param
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetCapitalPortfolioRequest constructs an http.Request for the GetCapitalPortfolio method
+func NewGetCapitalPortfolioRequest(server string, params *GetCapitalPortfolioParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/capital-portfolio")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Currency != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "currency", *params.Currency, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -16615,6 +18809,933 @@ func NewPatchPaymentIntentsByIdRequestWithBody(server string, id string, params 
 	return req, nil
 }
 
+// NewGetProductOrdersRequest constructs an http.Request for the GetProductOrders method
+func NewGetProductOrdersRequest(server string, params *GetProductOrdersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/product-orders")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PrevCursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "prev_cursor", *params.PrevCursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PreCursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pre_cursor", *params.PreCursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostProductOrdersRequest calls the generic PostProductOrders builder with application/json body
+func NewPostProductOrdersRequest(server string, params *PostProductOrdersParams, body PostProductOrdersJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostProductOrdersRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostProductOrdersRequestWithBody constructs an http.Request for the PostProductOrders method, with any body, and a specified content type
+func NewPostProductOrdersRequestWithBody(server string, params *PostProductOrdersParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/product-orders")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetProductOrdersByIdRequest constructs an http.Request for the GetProductOrdersById method
+func NewGetProductOrdersByIdRequest(server string, id string, params *GetProductOrdersByIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/product-orders/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostProductOrdersConfirmRequest calls the generic PostProductOrdersConfirm builder with application/json body
+func NewPostProductOrdersConfirmRequest(server string, id string, params *PostProductOrdersConfirmParams, body PostProductOrdersConfirmJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostProductOrdersConfirmRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostProductOrdersConfirmRequestWithBody constructs an http.Request for the PostProductOrdersConfirm method, with any body, and a specified content type
+func NewPostProductOrdersConfirmRequestWithBody(server string, id string, params *PostProductOrdersConfirmParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/product-orders/%s/confirm", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetProductOrdersTransactionsRequest constructs an http.Request for the GetProductOrdersTransactions method
+func NewGetProductOrdersTransactionsRequest(server string, id string, params *GetProductOrdersTransactionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/product-orders/%s/transactions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PrevCursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "prev_cursor", *params.PrevCursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PreCursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pre_cursor", *params.PreCursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostProductOrdersWithdrawalRequest calls the generic PostProductOrdersWithdrawal builder with application/json body
+func NewPostProductOrdersWithdrawalRequest(server string, id string, params *PostProductOrdersWithdrawalParams, body PostProductOrdersWithdrawalJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostProductOrdersWithdrawalRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostProductOrdersWithdrawalRequestWithBody constructs an http.Request for the PostProductOrdersWithdrawal method, with any body, and a specified content type
+func NewPostProductOrdersWithdrawalRequestWithBody(server string, id string, params *PostProductOrdersWithdrawalParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/product-orders/%s/withdrawal", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetProductOrdersWithdrawalPreviewRequest constructs an http.Request for the GetProductOrdersWithdrawalPreview method
+func NewGetProductOrdersWithdrawalPreviewRequest(server string, id string, params *GetProductOrdersWithdrawalPreviewParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/product-orders/%s/withdrawal/preview", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetProductsRequest constructs an http.Request for the GetProducts method
+func NewGetProductsRequest(server string, params *GetProductsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/products")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Currency != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "currency", *params.Currency, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PrevCursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "prev_cursor", *params.PrevCursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PreCursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pre_cursor", *params.PreCursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetProductsByIdRequest constructs an http.Request for the GetProductsById method
+func NewGetProductsByIdRequest(server string, id string, params *GetProductsByIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/products/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetReadyzRequest constructs an http.Request for the GetReadyz method
 func NewGetReadyzRequest(server string, params *GetReadyzParams) (*http.Request, error) {
 	var err error
@@ -18738,6 +21859,499 @@ func NewPostSandboxIntentActionsSimulateRequestWithBody(server string, id string
 	return req, nil
 }
 
+// NewPostSandboxProductsRequest calls the generic PostSandboxProducts builder with application/json body
+func NewPostSandboxProductsRequest(server string, params *PostSandboxProductsParams, body PostSandboxProductsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSandboxProductsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostSandboxProductsRequestWithBody constructs an http.Request for the PostSandboxProducts method, with any body, and a specified content type
+func NewPostSandboxProductsRequestWithBody(server string, params *PostSandboxProductsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/products")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostSandboxProductsAllotmentRequest calls the generic PostSandboxProductsAllotment builder with application/json body
+func NewPostSandboxProductsAllotmentRequest(server string, id string, params *PostSandboxProductsAllotmentParams, body PostSandboxProductsAllotmentJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSandboxProductsAllotmentRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostSandboxProductsAllotmentRequestWithBody constructs an http.Request for the PostSandboxProductsAllotment method, with any body, and a specified content type
+func NewPostSandboxProductsAllotmentRequestWithBody(server string, id string, params *PostSandboxProductsAllotmentParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/products/%s/allotment", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostSandboxProductsDeactivateRequest calls the generic PostSandboxProductsDeactivate builder with application/json body
+func NewPostSandboxProductsDeactivateRequest(server string, id string, params *PostSandboxProductsDeactivateParams, body PostSandboxProductsDeactivateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSandboxProductsDeactivateRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostSandboxProductsDeactivateRequestWithBody constructs an http.Request for the PostSandboxProductsDeactivate method, with any body, and a specified content type
+func NewPostSandboxProductsDeactivateRequestWithBody(server string, id string, params *PostSandboxProductsDeactivateParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/products/%s/deactivate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostSandboxProductsPriceRequest calls the generic PostSandboxProductsPrice builder with application/json body
+func NewPostSandboxProductsPriceRequest(server string, id string, params *PostSandboxProductsPriceParams, body PostSandboxProductsPriceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSandboxProductsPriceRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostSandboxProductsPriceRequestWithBody constructs an http.Request for the PostSandboxProductsPrice method, with any body, and a specified content type
+func NewPostSandboxProductsPriceRequestWithBody(server string, id string, params *PostSandboxProductsPriceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/products/%s/price", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostSandboxProductsUnlockRequest calls the generic PostSandboxProductsUnlock builder with application/json body
+func NewPostSandboxProductsUnlockRequest(server string, id string, params *PostSandboxProductsUnlockParams, body PostSandboxProductsUnlockJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSandboxProductsUnlockRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostSandboxProductsUnlockRequestWithBody constructs an http.Request for the PostSandboxProductsUnlock method, with any body, and a specified content type
+func NewPostSandboxProductsUnlockRequestWithBody(server string, id string, params *PostSandboxProductsUnlockParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/products/%s/unlock", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EntityId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entity_id", *params.EntityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewPostSandboxRefundsSimulateRequest calls the generic PostSandboxRefundsSimulate builder with application/json body
 func NewPostSandboxRefundsSimulateRequest(server string, id string, params *PostSandboxRefundsSimulateParams, body PostSandboxRefundsSimulateJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -19477,6 +23091,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /business-entities/{id} (the `PatchBusinessEntitiesById` operationId).
 	PatchBusinessEntitiesByIdWithResponse(ctx context.Context, id string, params *PatchBusinessEntitiesByIdParams, body PatchBusinessEntitiesByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchBusinessEntitiesByIdResponse, error)
 
+	// GetCapitalPortfolioWithResponse entity_id's capital holdings that are still open (fixed return ACTIVE, MATURED, EARLY_LIQUIDATING, CLOSING; share offerings LOCKED, ALLOTMENT_ADJUSTED, ALLOTMENT_CONFIRMED, TRANSFERABLE) and totals per currency, accrued at the time of the request
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /capital-portfolio (the `GetCapitalPortfolio` operationId).
+	GetCapitalPortfolioWithResponse(ctx context.Context, params *GetCapitalPortfolioParams, reqEditors ...RequestEditorFn) (*GetCapitalPortfolioResponse, error)
+
 	// GetCardsWithResponse List the entity's cards but deleted ones, oldest first, under data.cards
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -20051,6 +23672,90 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /payment-intents/{id} (the `PatchPaymentIntentsById` operationId).
 	PatchPaymentIntentsByIdWithResponse(ctx context.Context, id string, params *PatchPaymentIntentsByIdParams, body PatchPaymentIntentsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPaymentIntentsByIdResponse, error)
 
+	// GetProductOrdersWithResponse List entity_id's product orders, oldest first
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /product-orders (the `GetProductOrders` operationId).
+	GetProductOrdersWithResponse(ctx context.Context, params *GetProductOrdersParams, reqEditors ...RequestEditorFn) (*GetProductOrdersResponse, error)
+
+	// PostProductOrdersWithBodyWithResponse Order a product: reserves the principal (fixed return) or the shares (share offering, allocated down to what remains) for 15 minutes; no money moves until confirm
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /product-orders (the `PostProductOrders` operationId).
+	PostProductOrdersWithBodyWithResponse(ctx context.Context, params *PostProductOrdersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProductOrdersResponse, error)
+
+	// PostProductOrdersWithResponse Order a product: reserves the principal (fixed return) or the shares (share offering, allocated down to what remains) for 15 minutes; no money moves until confirm
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /product-orders (the `PostProductOrders` operationId).
+	PostProductOrdersWithResponse(ctx context.Context, params *PostProductOrdersParams, body PostProductOrdersJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProductOrdersResponse, error)
+
+	// GetProductOrdersByIdWithResponse Get a product order with its capital account summary and its agreements (each document as affirmed)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /product-orders/{id} (the `GetProductOrdersById` operationId).
+	GetProductOrdersByIdWithResponse(ctx context.Context, id string, params *GetProductOrdersByIdParams, reqEditors ...RequestEditorFn) (*GetProductOrdersByIdResponse, error)
+
+	// PostProductOrdersConfirmWithBodyWithResponse Confirm a RESERVED order: debits the funding account once and opens the capital account with its PURCHASE transaction (APPROVED). A retry answers the order as it stands and never debits twice; 409 error_transfer_already_processing while the order is CONFIRMING or RECOVERY_REQUIRED
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /product-orders/{id}/confirm (the `PostProductOrdersConfirm` operationId).
+	PostProductOrdersConfirmWithBodyWithResponse(ctx context.Context, id string, params *PostProductOrdersConfirmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProductOrdersConfirmResponse, error)
+
+	// PostProductOrdersConfirmWithResponse Confirm a RESERVED order: debits the funding account once and opens the capital account with its PURCHASE transaction (APPROVED). A retry answers the order as it stands and never debits twice; 409 error_transfer_already_processing while the order is CONFIRMING or RECOVERY_REQUIRED
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /product-orders/{id}/confirm (the `PostProductOrdersConfirm` operationId).
+	PostProductOrdersConfirmWithResponse(ctx context.Context, id string, params *PostProductOrdersConfirmParams, body PostProductOrdersConfirmJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProductOrdersConfirmResponse, error)
+
+	// GetProductOrdersTransactionsWithResponse List the capital transactions of the order's capital account, oldest first (empty until APPROVED)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /product-orders/{id}/transactions (the `GetProductOrdersTransactions` operationId).
+	GetProductOrdersTransactionsWithResponse(ctx context.Context, id string, params *GetProductOrdersTransactionsParams, reqEditors ...RequestEditorFn) (*GetProductOrdersTransactionsResponse, error)
+
+	// PostProductOrdersWithdrawalWithBodyWithResponse Withdraw a fixed return order's capital account: before maturity EARLY_LIQUIDATING with the penalty, at or after it CLOSING without; a settlement job pays the funding account and closes it. 400 error_operation_invalid_for_state for a locked, disabled, too early, share offering, already withdrawing or closed account, or an ACTIVE one at or after maturity
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /product-orders/{id}/withdrawal (the `PostProductOrdersWithdrawal` operationId).
+	PostProductOrdersWithdrawalWithBodyWithResponse(ctx context.Context, id string, params *PostProductOrdersWithdrawalParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProductOrdersWithdrawalResponse, error)
+
+	// PostProductOrdersWithdrawalWithResponse Withdraw a fixed return order's capital account: before maturity EARLY_LIQUIDATING with the penalty, at or after it CLOSING without; a settlement job pays the funding account and closes it. 400 error_operation_invalid_for_state for a locked, disabled, too early, share offering, already withdrawing or closed account, or an ACTIVE one at or after maturity
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /product-orders/{id}/withdrawal (the `PostProductOrdersWithdrawal` operationId).
+	PostProductOrdersWithdrawalWithResponse(ctx context.Context, id string, params *PostProductOrdersWithdrawalParams, body PostProductOrdersWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProductOrdersWithdrawalResponse, error)
+
+	// GetProductOrdersWithdrawalPreviewWithResponse Preview withdrawing a fixed return order's capital account now: the figures POST withdrawal would use. Read-only
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /product-orders/{id}/withdrawal/preview (the `GetProductOrdersWithdrawalPreview` operationId).
+	GetProductOrdersWithdrawalPreviewWithResponse(ctx context.Context, id string, params *GetProductOrdersWithdrawalPreviewParams, reqEditors ...RequestEditorFn) (*GetProductOrdersWithdrawalPreviewResponse, error)
+
+	// GetProductsWithResponse List the products open to entity_id's entity (default the caller's), oldest first: hidden, ineligible, inactive-owner products and share offerings with nothing left are left out; sold-out offerings are listed with orderable false. No documents in lists
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /products (the `GetProducts` operationId).
+	GetProductsWithResponse(ctx context.Context, params *GetProductsParams, reqEditors ...RequestEditorFn) (*GetProductsResponse, error)
+
+	// GetProductsByIdWithResponse Get a product with its documents; 404 when it is inactive, hidden from or not eligible for entity_id's entity, or misconfigured
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /products/{id} (the `GetProductsById` operationId).
+	GetProductsByIdWithResponse(ctx context.Context, id string, params *GetProductsByIdParams, reqEditors ...RequestEditorFn) (*GetProductsByIdResponse, error)
+
 	// GetReadyzWithResponse Readiness: the store answers a read in time (no key)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -20365,6 +24070,76 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /sandbox/intent-actions/{id}/simulate (the `PostSandboxIntentActionsSimulate` operationId).
 	PostSandboxIntentActionsSimulateWithResponse(ctx context.Context, id string, params *PostSandboxIntentActionsSimulateParams, body PostSandboxIntentActionsSimulateJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxIntentActionsSimulateResponse, error)
+
+	// PostSandboxProductsWithBodyWithResponse Sandbox: create a capital product (CONTRACT.md) owned by entity_id's entity. Bare product with its documents
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/products (the `PostSandboxProducts` operationId).
+	PostSandboxProductsWithBodyWithResponse(ctx context.Context, params *PostSandboxProductsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxProductsResponse, error)
+
+	// PostSandboxProductsWithResponse Sandbox: create a capital product (CONTRACT.md) owned by entity_id's entity. Bare product with its documents
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/products (the `PostSandboxProducts` operationId).
+	PostSandboxProductsWithResponse(ctx context.Context, params *PostSandboxProductsParams, body PostSandboxProductsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxProductsResponse, error)
+
+	// PostSandboxProductsAllotmentWithBodyWithResponse Sandbox: the final allotment of a share offering: allotted_shares shared pro rata (rounded down, the remainder by largest remainder, ties to the earlier order) over its LOCKED holdings; what is not allotted is refunded to each funding account. Bare product
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/products/{id}/allotment (the `PostSandboxProductsAllotment` operationId).
+	PostSandboxProductsAllotmentWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxProductsAllotmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxProductsAllotmentResponse, error)
+
+	// PostSandboxProductsAllotmentWithResponse Sandbox: the final allotment of a share offering: allotted_shares shared pro rata (rounded down, the remainder by largest remainder, ties to the earlier order) over its LOCKED holdings; what is not allotted is refunded to each funding account. Bare product
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/products/{id}/allotment (the `PostSandboxProductsAllotment` operationId).
+	PostSandboxProductsAllotmentWithResponse(ctx context.Context, id string, params *PostSandboxProductsAllotmentParams, body PostSandboxProductsAllotmentJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxProductsAllotmentResponse, error)
+
+	// PostSandboxProductsDeactivateWithBodyWithResponse Sandbox: deactivate a product: it leaves GET /products and answers 404 to GET /products/{id}; orders not yet confirmed can no longer be. Bare product
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/products/{id}/deactivate (the `PostSandboxProductsDeactivate` operationId).
+	PostSandboxProductsDeactivateWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxProductsDeactivateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxProductsDeactivateResponse, error)
+
+	// PostSandboxProductsDeactivateWithResponse Sandbox: deactivate a product: it leaves GET /products and answers 404 to GET /products/{id}; orders not yet confirmed can no longer be. Bare product
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/products/{id}/deactivate (the `PostSandboxProductsDeactivate` operationId).
+	PostSandboxProductsDeactivateWithResponse(ctx context.Context, id string, params *PostSandboxProductsDeactivateParams, body PostSandboxProductsDeactivateJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxProductsDeactivateResponse, error)
+
+	// PostSandboxProductsPriceWithBodyWithResponse Sandbox: set a share offering's market price per share (smallest units); holdings show market_value from then on. Bare product
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/products/{id}/price (the `PostSandboxProductsPrice` operationId).
+	PostSandboxProductsPriceWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxProductsPriceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxProductsPriceResponse, error)
+
+	// PostSandboxProductsPriceWithResponse Sandbox: set a share offering's market price per share (smallest units); holdings show market_value from then on. Bare product
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/products/{id}/price (the `PostSandboxProductsPrice` operationId).
+	PostSandboxProductsPriceWithResponse(ctx context.Context, id string, params *PostSandboxProductsPriceParams, body PostSandboxProductsPriceJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxProductsPriceResponse, error)
+
+	// PostSandboxProductsUnlockWithBodyWithResponse Sandbox: end a share offering's lock now: its allotted holdings become TRANSFERABLE. Bare product
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/products/{id}/unlock (the `PostSandboxProductsUnlock` operationId).
+	PostSandboxProductsUnlockWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxProductsUnlockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxProductsUnlockResponse, error)
+
+	// PostSandboxProductsUnlockWithResponse Sandbox: end a share offering's lock now: its allotted holdings become TRANSFERABLE. Bare product
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/products/{id}/unlock (the `PostSandboxProductsUnlock` operationId).
+	PostSandboxProductsUnlockWithResponse(ctx context.Context, id string, params *PostSandboxProductsUnlockParams, body PostSandboxProductsUnlockJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxProductsUnlockResponse, error)
 
 	// PostSandboxRefundsSimulateWithBodyWithResponse Sandbox: the acquirer answers a pending refund: successful (the hold posts, payment_refund.completed) or failed (status_reason, default refund_declined; the amount is refundable again, payment_refund.failed). Bare refund
 	//
@@ -21838,6 +25613,132 @@ func (r PatchBusinessEntitiesByIdResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PatchBusinessEntitiesByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCapitalPortfolioResponse200Headers the declared response headers of an HTTP 200 response for GetCapitalPortfolio
+type GetCapitalPortfolioResponse200Headers struct {
+	XRequestId string
+}
+
+// GetCapitalPortfolioResponse401Headers the declared response headers of an HTTP 401 response for GetCapitalPortfolio
+type GetCapitalPortfolioResponse401Headers struct {
+	XRequestId string
+}
+
+// GetCapitalPortfolioResponse404Headers the declared response headers of an HTTP 404 response for GetCapitalPortfolio
+type GetCapitalPortfolioResponse404Headers struct {
+	XRequestId string
+}
+
+// GetCapitalPortfolioResponse422Headers the declared response headers of an HTTP 422 response for GetCapitalPortfolio
+type GetCapitalPortfolioResponse422Headers struct {
+	XRequestId string
+}
+
+// GetCapitalPortfolioResponse500Headers the declared response headers of an HTTP 500 response for GetCapitalPortfolio
+type GetCapitalPortfolioResponse500Headers struct {
+	XRequestId string
+}
+
+// GetCapitalPortfolioResponse503Headers the declared response headers of an HTTP 503 response for GetCapitalPortfolio
+type GetCapitalPortfolioResponse503Headers struct {
+	XRequestId string
+}
+
+type GetCapitalPortfolioResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data    CapitalPortfolio                             `json:"data"`
+		Message string                                       `json:"message"`
+		Status  GetCapitalPortfolio200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCapitalPortfolioResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCapitalPortfolioResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetCapitalPortfolioResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetCapitalPortfolioResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetCapitalPortfolioResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCapitalPortfolioResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCapitalPortfolioResponse) GetJSON200() *struct {
+	Data    CapitalPortfolio                             `json:"data"`
+	Message string                                       `json:"message"`
+	Status  GetCapitalPortfolio200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCapitalPortfolioResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCapitalPortfolioResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetCapitalPortfolioResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCapitalPortfolioResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCapitalPortfolioResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCapitalPortfolioResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCapitalPortfolioResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCapitalPortfolioResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCapitalPortfolioResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -29344,6 +33245,1330 @@ func (r PatchPaymentIntentsByIdResponse) ContentType() string {
 	return ""
 }
 
+// GetProductOrdersResponse200Headers the declared response headers of an HTTP 200 response for GetProductOrders
+type GetProductOrdersResponse200Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersResponse401Headers the declared response headers of an HTTP 401 response for GetProductOrders
+type GetProductOrdersResponse401Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersResponse404Headers the declared response headers of an HTTP 404 response for GetProductOrders
+type GetProductOrdersResponse404Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersResponse422Headers the declared response headers of an HTTP 422 response for GetProductOrders
+type GetProductOrdersResponse422Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersResponse500Headers the declared response headers of an HTTP 500 response for GetProductOrders
+type GetProductOrdersResponse500Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersResponse503Headers the declared response headers of an HTTP 503 response for GetProductOrders
+type GetProductOrdersResponse503Headers struct {
+	XRequestId string
+}
+
+type GetProductOrdersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data    []ProductOrder                            `json:"data"`
+		Message string                                    `json:"message"`
+		Meta    ListMeta                                  `json:"meta"`
+		Status  GetProductOrders200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetProductOrdersResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetProductOrdersResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetProductOrdersResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetProductOrdersResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetProductOrdersResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetProductOrdersResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetProductOrdersResponse) GetJSON200() *struct {
+	Data    []ProductOrder                            `json:"data"`
+	Message string                                    `json:"message"`
+	Meta    ListMeta                                  `json:"meta"`
+	Status  GetProductOrders200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetProductOrdersResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetProductOrdersResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetProductOrdersResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetProductOrdersResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetProductOrdersResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetProductOrdersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetProductOrdersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetProductOrdersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetProductOrdersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostProductOrdersResponse201Headers the declared response headers of an HTTP 201 response for PostProductOrders
+type PostProductOrdersResponse201Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersResponse400Headers the declared response headers of an HTTP 400 response for PostProductOrders
+type PostProductOrdersResponse400Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersResponse401Headers the declared response headers of an HTTP 401 response for PostProductOrders
+type PostProductOrdersResponse401Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersResponse403Headers the declared response headers of an HTTP 403 response for PostProductOrders
+type PostProductOrdersResponse403Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersResponse404Headers the declared response headers of an HTTP 404 response for PostProductOrders
+type PostProductOrdersResponse404Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersResponse409Headers the declared response headers of an HTTP 409 response for PostProductOrders
+type PostProductOrdersResponse409Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersResponse413Headers the declared response headers of an HTTP 413 response for PostProductOrders
+type PostProductOrdersResponse413Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersResponse422Headers the declared response headers of an HTTP 422 response for PostProductOrders
+type PostProductOrdersResponse422Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersResponse500Headers the declared response headers of an HTTP 500 response for PostProductOrders
+type PostProductOrdersResponse500Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersResponse503Headers the declared response headers of an HTTP 503 response for PostProductOrders
+type PostProductOrdersResponse503Headers struct {
+	XRequestId string
+}
+
+type PostProductOrdersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		Data    ProductOrder                               `json:"data"`
+		Message string                                     `json:"message"`
+		Status  PostProductOrders201JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *E400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostProductOrdersResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostProductOrdersResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostProductOrdersResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostProductOrdersResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostProductOrdersResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostProductOrdersResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostProductOrdersResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostProductOrdersResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostProductOrdersResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostProductOrdersResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostProductOrdersResponse) GetJSON201() *struct {
+	Data    ProductOrder                               `json:"data"`
+	Message string                                     `json:"message"`
+	Status  PostProductOrders201JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostProductOrdersResponse) GetJSON400() *E400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostProductOrdersResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostProductOrdersResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostProductOrdersResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostProductOrdersResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostProductOrdersResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostProductOrdersResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostProductOrdersResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostProductOrdersResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostProductOrdersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostProductOrdersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostProductOrdersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostProductOrdersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetProductOrdersByIdResponse200Headers the declared response headers of an HTTP 200 response for GetProductOrdersById
+type GetProductOrdersByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersByIdResponse401Headers the declared response headers of an HTTP 401 response for GetProductOrdersById
+type GetProductOrdersByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersByIdResponse404Headers the declared response headers of an HTTP 404 response for GetProductOrdersById
+type GetProductOrdersByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersByIdResponse422Headers the declared response headers of an HTTP 422 response for GetProductOrdersById
+type GetProductOrdersByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersByIdResponse500Headers the declared response headers of an HTTP 500 response for GetProductOrdersById
+type GetProductOrdersByIdResponse500Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersByIdResponse503Headers the declared response headers of an HTTP 503 response for GetProductOrdersById
+type GetProductOrdersByIdResponse503Headers struct {
+	XRequestId string
+}
+
+type GetProductOrdersByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data    ProductOrder                                  `json:"data"`
+		Message string                                        `json:"message"`
+		Status  GetProductOrdersById200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetProductOrdersByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetProductOrdersByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetProductOrdersByIdResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetProductOrdersByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetProductOrdersByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetProductOrdersByIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetProductOrdersByIdResponse) GetJSON200() *struct {
+	Data    ProductOrder                                  `json:"data"`
+	Message string                                        `json:"message"`
+	Status  GetProductOrdersById200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetProductOrdersByIdResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetProductOrdersByIdResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetProductOrdersByIdResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetProductOrdersByIdResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetProductOrdersByIdResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetProductOrdersByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetProductOrdersByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetProductOrdersByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetProductOrdersByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostProductOrdersConfirmResponse200Headers the declared response headers of an HTTP 200 response for PostProductOrdersConfirm
+type PostProductOrdersConfirmResponse200Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersConfirmResponse400Headers the declared response headers of an HTTP 400 response for PostProductOrdersConfirm
+type PostProductOrdersConfirmResponse400Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersConfirmResponse401Headers the declared response headers of an HTTP 401 response for PostProductOrdersConfirm
+type PostProductOrdersConfirmResponse401Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersConfirmResponse403Headers the declared response headers of an HTTP 403 response for PostProductOrdersConfirm
+type PostProductOrdersConfirmResponse403Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersConfirmResponse404Headers the declared response headers of an HTTP 404 response for PostProductOrdersConfirm
+type PostProductOrdersConfirmResponse404Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersConfirmResponse409Headers the declared response headers of an HTTP 409 response for PostProductOrdersConfirm
+type PostProductOrdersConfirmResponse409Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersConfirmResponse413Headers the declared response headers of an HTTP 413 response for PostProductOrdersConfirm
+type PostProductOrdersConfirmResponse413Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersConfirmResponse422Headers the declared response headers of an HTTP 422 response for PostProductOrdersConfirm
+type PostProductOrdersConfirmResponse422Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersConfirmResponse500Headers the declared response headers of an HTTP 500 response for PostProductOrdersConfirm
+type PostProductOrdersConfirmResponse500Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersConfirmResponse503Headers the declared response headers of an HTTP 503 response for PostProductOrdersConfirm
+type PostProductOrdersConfirmResponse503Headers struct {
+	XRequestId string
+}
+
+type PostProductOrdersConfirmResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data    ProductOrder                                      `json:"data"`
+		Message string                                            `json:"message"`
+		Status  PostProductOrdersConfirm200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *E400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostProductOrdersConfirmResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostProductOrdersConfirmResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostProductOrdersConfirmResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostProductOrdersConfirmResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostProductOrdersConfirmResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostProductOrdersConfirmResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostProductOrdersConfirmResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostProductOrdersConfirmResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostProductOrdersConfirmResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostProductOrdersConfirmResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostProductOrdersConfirmResponse) GetJSON200() *struct {
+	Data    ProductOrder                                      `json:"data"`
+	Message string                                            `json:"message"`
+	Status  PostProductOrdersConfirm200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostProductOrdersConfirmResponse) GetJSON400() *E400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostProductOrdersConfirmResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostProductOrdersConfirmResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostProductOrdersConfirmResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostProductOrdersConfirmResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostProductOrdersConfirmResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostProductOrdersConfirmResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostProductOrdersConfirmResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostProductOrdersConfirmResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostProductOrdersConfirmResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostProductOrdersConfirmResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostProductOrdersConfirmResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostProductOrdersConfirmResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetProductOrdersTransactionsResponse200Headers the declared response headers of an HTTP 200 response for GetProductOrdersTransactions
+type GetProductOrdersTransactionsResponse200Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersTransactionsResponse401Headers the declared response headers of an HTTP 401 response for GetProductOrdersTransactions
+type GetProductOrdersTransactionsResponse401Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersTransactionsResponse404Headers the declared response headers of an HTTP 404 response for GetProductOrdersTransactions
+type GetProductOrdersTransactionsResponse404Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersTransactionsResponse422Headers the declared response headers of an HTTP 422 response for GetProductOrdersTransactions
+type GetProductOrdersTransactionsResponse422Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersTransactionsResponse500Headers the declared response headers of an HTTP 500 response for GetProductOrdersTransactions
+type GetProductOrdersTransactionsResponse500Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersTransactionsResponse503Headers the declared response headers of an HTTP 503 response for GetProductOrdersTransactions
+type GetProductOrdersTransactionsResponse503Headers struct {
+	XRequestId string
+}
+
+type GetProductOrdersTransactionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data    []CapitalTransaction                                  `json:"data"`
+		Message string                                                `json:"message"`
+		Meta    ListMeta                                              `json:"meta"`
+		Status  GetProductOrdersTransactions200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetProductOrdersTransactionsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetProductOrdersTransactionsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetProductOrdersTransactionsResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetProductOrdersTransactionsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetProductOrdersTransactionsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetProductOrdersTransactionsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetProductOrdersTransactionsResponse) GetJSON200() *struct {
+	Data    []CapitalTransaction                                  `json:"data"`
+	Message string                                                `json:"message"`
+	Meta    ListMeta                                              `json:"meta"`
+	Status  GetProductOrdersTransactions200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetProductOrdersTransactionsResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetProductOrdersTransactionsResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetProductOrdersTransactionsResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetProductOrdersTransactionsResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetProductOrdersTransactionsResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetProductOrdersTransactionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetProductOrdersTransactionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetProductOrdersTransactionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetProductOrdersTransactionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostProductOrdersWithdrawalResponse200Headers the declared response headers of an HTTP 200 response for PostProductOrdersWithdrawal
+type PostProductOrdersWithdrawalResponse200Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersWithdrawalResponse400Headers the declared response headers of an HTTP 400 response for PostProductOrdersWithdrawal
+type PostProductOrdersWithdrawalResponse400Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersWithdrawalResponse401Headers the declared response headers of an HTTP 401 response for PostProductOrdersWithdrawal
+type PostProductOrdersWithdrawalResponse401Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersWithdrawalResponse403Headers the declared response headers of an HTTP 403 response for PostProductOrdersWithdrawal
+type PostProductOrdersWithdrawalResponse403Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersWithdrawalResponse404Headers the declared response headers of an HTTP 404 response for PostProductOrdersWithdrawal
+type PostProductOrdersWithdrawalResponse404Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersWithdrawalResponse409Headers the declared response headers of an HTTP 409 response for PostProductOrdersWithdrawal
+type PostProductOrdersWithdrawalResponse409Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersWithdrawalResponse413Headers the declared response headers of an HTTP 413 response for PostProductOrdersWithdrawal
+type PostProductOrdersWithdrawalResponse413Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersWithdrawalResponse422Headers the declared response headers of an HTTP 422 response for PostProductOrdersWithdrawal
+type PostProductOrdersWithdrawalResponse422Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersWithdrawalResponse500Headers the declared response headers of an HTTP 500 response for PostProductOrdersWithdrawal
+type PostProductOrdersWithdrawalResponse500Headers struct {
+	XRequestId string
+}
+
+// PostProductOrdersWithdrawalResponse503Headers the declared response headers of an HTTP 503 response for PostProductOrdersWithdrawal
+type PostProductOrdersWithdrawalResponse503Headers struct {
+	XRequestId string
+}
+
+type PostProductOrdersWithdrawalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data    ProductOrder                                         `json:"data"`
+		Message string                                               `json:"message"`
+		Status  PostProductOrdersWithdrawal200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *E400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostProductOrdersWithdrawalResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostProductOrdersWithdrawalResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostProductOrdersWithdrawalResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostProductOrdersWithdrawalResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostProductOrdersWithdrawalResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostProductOrdersWithdrawalResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostProductOrdersWithdrawalResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostProductOrdersWithdrawalResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostProductOrdersWithdrawalResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostProductOrdersWithdrawalResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostProductOrdersWithdrawalResponse) GetJSON200() *struct {
+	Data    ProductOrder                                         `json:"data"`
+	Message string                                               `json:"message"`
+	Status  PostProductOrdersWithdrawal200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostProductOrdersWithdrawalResponse) GetJSON400() *E400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostProductOrdersWithdrawalResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostProductOrdersWithdrawalResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostProductOrdersWithdrawalResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostProductOrdersWithdrawalResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostProductOrdersWithdrawalResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostProductOrdersWithdrawalResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostProductOrdersWithdrawalResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostProductOrdersWithdrawalResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostProductOrdersWithdrawalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostProductOrdersWithdrawalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostProductOrdersWithdrawalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostProductOrdersWithdrawalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetProductOrdersWithdrawalPreviewResponse200Headers the declared response headers of an HTTP 200 response for GetProductOrdersWithdrawalPreview
+type GetProductOrdersWithdrawalPreviewResponse200Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersWithdrawalPreviewResponse400Headers the declared response headers of an HTTP 400 response for GetProductOrdersWithdrawalPreview
+type GetProductOrdersWithdrawalPreviewResponse400Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersWithdrawalPreviewResponse401Headers the declared response headers of an HTTP 401 response for GetProductOrdersWithdrawalPreview
+type GetProductOrdersWithdrawalPreviewResponse401Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersWithdrawalPreviewResponse404Headers the declared response headers of an HTTP 404 response for GetProductOrdersWithdrawalPreview
+type GetProductOrdersWithdrawalPreviewResponse404Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersWithdrawalPreviewResponse422Headers the declared response headers of an HTTP 422 response for GetProductOrdersWithdrawalPreview
+type GetProductOrdersWithdrawalPreviewResponse422Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersWithdrawalPreviewResponse500Headers the declared response headers of an HTTP 500 response for GetProductOrdersWithdrawalPreview
+type GetProductOrdersWithdrawalPreviewResponse500Headers struct {
+	XRequestId string
+}
+
+// GetProductOrdersWithdrawalPreviewResponse503Headers the declared response headers of an HTTP 503 response for GetProductOrdersWithdrawalPreview
+type GetProductOrdersWithdrawalPreviewResponse503Headers struct {
+	XRequestId string
+}
+
+type GetProductOrdersWithdrawalPreviewResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data    WithdrawalPreview                                          `json:"data"`
+		Message string                                                     `json:"message"`
+		Status  GetProductOrdersWithdrawalPreview200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *E400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetProductOrdersWithdrawalPreviewResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetProductOrdersWithdrawalPreviewResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetProductOrdersWithdrawalPreviewResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetProductOrdersWithdrawalPreviewResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetProductOrdersWithdrawalPreviewResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetProductOrdersWithdrawalPreviewResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetProductOrdersWithdrawalPreviewResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetProductOrdersWithdrawalPreviewResponse) GetJSON200() *struct {
+	Data    WithdrawalPreview                                          `json:"data"`
+	Message string                                                     `json:"message"`
+	Status  GetProductOrdersWithdrawalPreview200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetProductOrdersWithdrawalPreviewResponse) GetJSON400() *E400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetProductOrdersWithdrawalPreviewResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetProductOrdersWithdrawalPreviewResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetProductOrdersWithdrawalPreviewResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetProductOrdersWithdrawalPreviewResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetProductOrdersWithdrawalPreviewResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetProductOrdersWithdrawalPreviewResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetProductOrdersWithdrawalPreviewResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetProductOrdersWithdrawalPreviewResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetProductOrdersWithdrawalPreviewResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetProductsResponse200Headers the declared response headers of an HTTP 200 response for GetProducts
+type GetProductsResponse200Headers struct {
+	XRequestId string
+}
+
+// GetProductsResponse401Headers the declared response headers of an HTTP 401 response for GetProducts
+type GetProductsResponse401Headers struct {
+	XRequestId string
+}
+
+// GetProductsResponse404Headers the declared response headers of an HTTP 404 response for GetProducts
+type GetProductsResponse404Headers struct {
+	XRequestId string
+}
+
+// GetProductsResponse422Headers the declared response headers of an HTTP 422 response for GetProducts
+type GetProductsResponse422Headers struct {
+	XRequestId string
+}
+
+// GetProductsResponse500Headers the declared response headers of an HTTP 500 response for GetProducts
+type GetProductsResponse500Headers struct {
+	XRequestId string
+}
+
+// GetProductsResponse503Headers the declared response headers of an HTTP 503 response for GetProducts
+type GetProductsResponse503Headers struct {
+	XRequestId string
+}
+
+type GetProductsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data    []Product                            `json:"data"`
+		Message string                               `json:"message"`
+		Meta    ListMeta                             `json:"meta"`
+		Status  GetProducts200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetProductsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetProductsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetProductsResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetProductsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetProductsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetProductsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetProductsResponse) GetJSON200() *struct {
+	Data    []Product                            `json:"data"`
+	Message string                               `json:"message"`
+	Meta    ListMeta                             `json:"meta"`
+	Status  GetProducts200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetProductsResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetProductsResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetProductsResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetProductsResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetProductsResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetProductsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetProductsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetProductsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetProductsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetProductsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetProductsById
+type GetProductsByIdResponse200Headers struct {
+	XRequestId string
+}
+
+// GetProductsByIdResponse401Headers the declared response headers of an HTTP 401 response for GetProductsById
+type GetProductsByIdResponse401Headers struct {
+	XRequestId string
+}
+
+// GetProductsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetProductsById
+type GetProductsByIdResponse404Headers struct {
+	XRequestId string
+}
+
+// GetProductsByIdResponse422Headers the declared response headers of an HTTP 422 response for GetProductsById
+type GetProductsByIdResponse422Headers struct {
+	XRequestId string
+}
+
+// GetProductsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetProductsById
+type GetProductsByIdResponse500Headers struct {
+	XRequestId string
+}
+
+// GetProductsByIdResponse503Headers the declared response headers of an HTTP 503 response for GetProductsById
+type GetProductsByIdResponse503Headers struct {
+	XRequestId string
+}
+
+type GetProductsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A capital product: FIXED_RETURN (a deposit for a tenor at an annual rate) or SHARE_OFFERING (whole shares at an offer price). The terms of the other type are absent.
+		Data    Product                                  `json:"data"`
+		Message string                                   `json:"message"`
+		Status  GetProductsById200JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetProductsByIdResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetProductsByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetProductsByIdResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetProductsByIdResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetProductsByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetProductsByIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetProductsByIdResponse) GetJSON200() *struct {
+	// Data A capital product: FIXED_RETURN (a deposit for a tenor at an annual rate) or SHARE_OFFERING (whole shares at an offer price). The terms of the other type are absent.
+	Data    Product                                  `json:"data"`
+	Message string                                   `json:"message"`
+	Status  GetProductsById200JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetProductsByIdResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetProductsByIdResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetProductsByIdResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetProductsByIdResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetProductsByIdResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetProductsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetProductsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetProductsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetProductsByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetReadyzResponse200Headers the declared response headers of an HTTP 200 response for GetReadyz
 type GetReadyzResponse200Headers struct {
 	XRequestId string
@@ -32929,6 +38154,876 @@ func (r PostSandboxIntentActionsSimulateResponse) ContentType() string {
 	return ""
 }
 
+// PostSandboxProductsResponse201Headers the declared response headers of an HTTP 201 response for PostSandboxProducts
+type PostSandboxProductsResponse201Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsResponse400Headers the declared response headers of an HTTP 400 response for PostSandboxProducts
+type PostSandboxProductsResponse400Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxProducts
+type PostSandboxProductsResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxProducts
+type PostSandboxProductsResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxProducts
+type PostSandboxProductsResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxProducts
+type PostSandboxProductsResponse409Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxProducts
+type PostSandboxProductsResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxProducts
+type PostSandboxProductsResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxProducts
+type PostSandboxProductsResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxProducts
+type PostSandboxProductsResponse503Headers struct {
+	XRequestId string
+}
+
+type PostSandboxProductsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Product
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *E400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostSandboxProductsResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostSandboxProductsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxProductsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxProductsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxProductsResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxProductsResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxProductsResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxProductsResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxProductsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxProductsResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostSandboxProductsResponse) GetJSON201() *Product {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostSandboxProductsResponse) GetJSON400() *E400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSandboxProductsResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSandboxProductsResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostSandboxProductsResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSandboxProductsResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostSandboxProductsResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostSandboxProductsResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostSandboxProductsResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSandboxProductsResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSandboxProductsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSandboxProductsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSandboxProductsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSandboxProductsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostSandboxProductsAllotmentResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxProductsAllotment
+type PostSandboxProductsAllotmentResponse200Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsAllotmentResponse400Headers the declared response headers of an HTTP 400 response for PostSandboxProductsAllotment
+type PostSandboxProductsAllotmentResponse400Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsAllotmentResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxProductsAllotment
+type PostSandboxProductsAllotmentResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsAllotmentResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxProductsAllotment
+type PostSandboxProductsAllotmentResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsAllotmentResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxProductsAllotment
+type PostSandboxProductsAllotmentResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsAllotmentResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxProductsAllotment
+type PostSandboxProductsAllotmentResponse409Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsAllotmentResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxProductsAllotment
+type PostSandboxProductsAllotmentResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsAllotmentResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxProductsAllotment
+type PostSandboxProductsAllotmentResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsAllotmentResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxProductsAllotment
+type PostSandboxProductsAllotmentResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsAllotmentResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxProductsAllotment
+type PostSandboxProductsAllotmentResponse503Headers struct {
+	XRequestId string
+}
+
+type PostSandboxProductsAllotmentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Product
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *E400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostSandboxProductsAllotmentResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostSandboxProductsAllotmentResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxProductsAllotmentResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxProductsAllotmentResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxProductsAllotmentResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxProductsAllotmentResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxProductsAllotmentResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxProductsAllotmentResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxProductsAllotmentResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxProductsAllotmentResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSandboxProductsAllotmentResponse) GetJSON200() *Product {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostSandboxProductsAllotmentResponse) GetJSON400() *E400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSandboxProductsAllotmentResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSandboxProductsAllotmentResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostSandboxProductsAllotmentResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSandboxProductsAllotmentResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostSandboxProductsAllotmentResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostSandboxProductsAllotmentResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostSandboxProductsAllotmentResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSandboxProductsAllotmentResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSandboxProductsAllotmentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSandboxProductsAllotmentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSandboxProductsAllotmentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSandboxProductsAllotmentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostSandboxProductsDeactivateResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxProductsDeactivate
+type PostSandboxProductsDeactivateResponse200Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsDeactivateResponse400Headers the declared response headers of an HTTP 400 response for PostSandboxProductsDeactivate
+type PostSandboxProductsDeactivateResponse400Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsDeactivateResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxProductsDeactivate
+type PostSandboxProductsDeactivateResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsDeactivateResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxProductsDeactivate
+type PostSandboxProductsDeactivateResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsDeactivateResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxProductsDeactivate
+type PostSandboxProductsDeactivateResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsDeactivateResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxProductsDeactivate
+type PostSandboxProductsDeactivateResponse409Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsDeactivateResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxProductsDeactivate
+type PostSandboxProductsDeactivateResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsDeactivateResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxProductsDeactivate
+type PostSandboxProductsDeactivateResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsDeactivateResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxProductsDeactivate
+type PostSandboxProductsDeactivateResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsDeactivateResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxProductsDeactivate
+type PostSandboxProductsDeactivateResponse503Headers struct {
+	XRequestId string
+}
+
+type PostSandboxProductsDeactivateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Product
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *E400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostSandboxProductsDeactivateResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostSandboxProductsDeactivateResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxProductsDeactivateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxProductsDeactivateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxProductsDeactivateResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxProductsDeactivateResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxProductsDeactivateResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxProductsDeactivateResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxProductsDeactivateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxProductsDeactivateResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSandboxProductsDeactivateResponse) GetJSON200() *Product {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostSandboxProductsDeactivateResponse) GetJSON400() *E400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSandboxProductsDeactivateResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSandboxProductsDeactivateResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostSandboxProductsDeactivateResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSandboxProductsDeactivateResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostSandboxProductsDeactivateResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostSandboxProductsDeactivateResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostSandboxProductsDeactivateResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSandboxProductsDeactivateResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSandboxProductsDeactivateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSandboxProductsDeactivateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSandboxProductsDeactivateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSandboxProductsDeactivateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostSandboxProductsPriceResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxProductsPrice
+type PostSandboxProductsPriceResponse200Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsPriceResponse400Headers the declared response headers of an HTTP 400 response for PostSandboxProductsPrice
+type PostSandboxProductsPriceResponse400Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsPriceResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxProductsPrice
+type PostSandboxProductsPriceResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsPriceResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxProductsPrice
+type PostSandboxProductsPriceResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsPriceResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxProductsPrice
+type PostSandboxProductsPriceResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsPriceResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxProductsPrice
+type PostSandboxProductsPriceResponse409Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsPriceResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxProductsPrice
+type PostSandboxProductsPriceResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsPriceResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxProductsPrice
+type PostSandboxProductsPriceResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsPriceResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxProductsPrice
+type PostSandboxProductsPriceResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsPriceResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxProductsPrice
+type PostSandboxProductsPriceResponse503Headers struct {
+	XRequestId string
+}
+
+type PostSandboxProductsPriceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Product
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *E400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostSandboxProductsPriceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostSandboxProductsPriceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxProductsPriceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxProductsPriceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxProductsPriceResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxProductsPriceResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxProductsPriceResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxProductsPriceResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxProductsPriceResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxProductsPriceResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSandboxProductsPriceResponse) GetJSON200() *Product {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostSandboxProductsPriceResponse) GetJSON400() *E400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSandboxProductsPriceResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSandboxProductsPriceResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostSandboxProductsPriceResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSandboxProductsPriceResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostSandboxProductsPriceResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostSandboxProductsPriceResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostSandboxProductsPriceResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSandboxProductsPriceResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSandboxProductsPriceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSandboxProductsPriceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSandboxProductsPriceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSandboxProductsPriceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostSandboxProductsUnlockResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxProductsUnlock
+type PostSandboxProductsUnlockResponse200Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsUnlockResponse400Headers the declared response headers of an HTTP 400 response for PostSandboxProductsUnlock
+type PostSandboxProductsUnlockResponse400Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsUnlockResponse401Headers the declared response headers of an HTTP 401 response for PostSandboxProductsUnlock
+type PostSandboxProductsUnlockResponse401Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsUnlockResponse403Headers the declared response headers of an HTTP 403 response for PostSandboxProductsUnlock
+type PostSandboxProductsUnlockResponse403Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsUnlockResponse404Headers the declared response headers of an HTTP 404 response for PostSandboxProductsUnlock
+type PostSandboxProductsUnlockResponse404Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsUnlockResponse409Headers the declared response headers of an HTTP 409 response for PostSandboxProductsUnlock
+type PostSandboxProductsUnlockResponse409Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsUnlockResponse413Headers the declared response headers of an HTTP 413 response for PostSandboxProductsUnlock
+type PostSandboxProductsUnlockResponse413Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsUnlockResponse422Headers the declared response headers of an HTTP 422 response for PostSandboxProductsUnlock
+type PostSandboxProductsUnlockResponse422Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsUnlockResponse500Headers the declared response headers of an HTTP 500 response for PostSandboxProductsUnlock
+type PostSandboxProductsUnlockResponse500Headers struct {
+	XRequestId string
+}
+
+// PostSandboxProductsUnlockResponse503Headers the declared response headers of an HTTP 503 response for PostSandboxProductsUnlock
+type PostSandboxProductsUnlockResponse503Headers struct {
+	XRequestId string
+}
+
+type PostSandboxProductsUnlockResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Product
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *E400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *E500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostSandboxProductsUnlockResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostSandboxProductsUnlockResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSandboxProductsUnlockResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostSandboxProductsUnlockResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostSandboxProductsUnlockResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostSandboxProductsUnlockResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostSandboxProductsUnlockResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostSandboxProductsUnlockResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostSandboxProductsUnlockResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostSandboxProductsUnlockResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSandboxProductsUnlockResponse) GetJSON200() *Product {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostSandboxProductsUnlockResponse) GetJSON400() *E400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSandboxProductsUnlockResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSandboxProductsUnlockResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostSandboxProductsUnlockResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSandboxProductsUnlockResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostSandboxProductsUnlockResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostSandboxProductsUnlockResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostSandboxProductsUnlockResponse) GetJSON500() *E500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSandboxProductsUnlockResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSandboxProductsUnlockResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSandboxProductsUnlockResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSandboxProductsUnlockResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSandboxProductsUnlockResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostSandboxRefundsSimulateResponse200Headers the declared response headers of an HTTP 200 response for PostSandboxRefundsSimulate
 type PostSandboxRefundsSimulateResponse200Headers struct {
 	XRequestId string
@@ -34064,6 +40159,19 @@ func (c *ClientWithResponses) PatchBusinessEntitiesByIdWithResponse(ctx context.
 	return ParsePatchBusinessEntitiesByIdResponse(rsp)
 }
 
+// GetCapitalPortfolioWithResponse entity_id's capital holdings that are still open (fixed return ACTIVE, MATURED, EARLY_LIQUIDATING, CLOSING; share offerings LOCKED, ALLOTMENT_ADJUSTED, ALLOTMENT_CONFIRMED, TRANSFERABLE) and totals per currency, accrued at the time of the request
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /capital-portfolio (the `GetCapitalPortfolio` operationId).
+func (c *ClientWithResponses) GetCapitalPortfolioWithResponse(ctx context.Context, params *GetCapitalPortfolioParams, reqEditors ...RequestEditorFn) (*GetCapitalPortfolioResponse, error) {
+	rsp, err := c.GetCapitalPortfolio(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCapitalPortfolioResponse(rsp)
+}
+
 // GetCardsWithResponse List the entity's cards but deleted ones, oldest first, under data.cards
 //
 // Returns a wrapper object for the known response body format(s).
@@ -35130,6 +41238,162 @@ func (c *ClientWithResponses) PatchPaymentIntentsByIdWithResponse(ctx context.Co
 	return ParsePatchPaymentIntentsByIdResponse(rsp)
 }
 
+// GetProductOrdersWithResponse List entity_id's product orders, oldest first
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /product-orders (the `GetProductOrders` operationId).
+func (c *ClientWithResponses) GetProductOrdersWithResponse(ctx context.Context, params *GetProductOrdersParams, reqEditors ...RequestEditorFn) (*GetProductOrdersResponse, error) {
+	rsp, err := c.GetProductOrders(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetProductOrdersResponse(rsp)
+}
+
+// PostProductOrdersWithBodyWithResponse Order a product: reserves the principal (fixed return) or the shares (share offering, allocated down to what remains) for 15 minutes; no money moves until confirm
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /product-orders (the `PostProductOrders` operationId).
+func (c *ClientWithResponses) PostProductOrdersWithBodyWithResponse(ctx context.Context, params *PostProductOrdersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProductOrdersResponse, error) {
+	rsp, err := c.PostProductOrdersWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostProductOrdersResponse(rsp)
+}
+
+// PostProductOrdersWithResponse Order a product: reserves the principal (fixed return) or the shares (share offering, allocated down to what remains) for 15 minutes; no money moves until confirm
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /product-orders (the `PostProductOrders` operationId).
+func (c *ClientWithResponses) PostProductOrdersWithResponse(ctx context.Context, params *PostProductOrdersParams, body PostProductOrdersJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProductOrdersResponse, error) {
+	rsp, err := c.PostProductOrders(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostProductOrdersResponse(rsp)
+}
+
+// GetProductOrdersByIdWithResponse Get a product order with its capital account summary and its agreements (each document as affirmed)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /product-orders/{id} (the `GetProductOrdersById` operationId).
+func (c *ClientWithResponses) GetProductOrdersByIdWithResponse(ctx context.Context, id string, params *GetProductOrdersByIdParams, reqEditors ...RequestEditorFn) (*GetProductOrdersByIdResponse, error) {
+	rsp, err := c.GetProductOrdersById(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetProductOrdersByIdResponse(rsp)
+}
+
+// PostProductOrdersConfirmWithBodyWithResponse Confirm a RESERVED order: debits the funding account once and opens the capital account with its PURCHASE transaction (APPROVED). A retry answers the order as it stands and never debits twice; 409 error_transfer_already_processing while the order is CONFIRMING or RECOVERY_REQUIRED
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /product-orders/{id}/confirm (the `PostProductOrdersConfirm` operationId).
+func (c *ClientWithResponses) PostProductOrdersConfirmWithBodyWithResponse(ctx context.Context, id string, params *PostProductOrdersConfirmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProductOrdersConfirmResponse, error) {
+	rsp, err := c.PostProductOrdersConfirmWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostProductOrdersConfirmResponse(rsp)
+}
+
+// PostProductOrdersConfirmWithResponse Confirm a RESERVED order: debits the funding account once and opens the capital account with its PURCHASE transaction (APPROVED). A retry answers the order as it stands and never debits twice; 409 error_transfer_already_processing while the order is CONFIRMING or RECOVERY_REQUIRED
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /product-orders/{id}/confirm (the `PostProductOrdersConfirm` operationId).
+func (c *ClientWithResponses) PostProductOrdersConfirmWithResponse(ctx context.Context, id string, params *PostProductOrdersConfirmParams, body PostProductOrdersConfirmJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProductOrdersConfirmResponse, error) {
+	rsp, err := c.PostProductOrdersConfirm(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostProductOrdersConfirmResponse(rsp)
+}
+
+// GetProductOrdersTransactionsWithResponse List the capital transactions of the order's capital account, oldest first (empty until APPROVED)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /product-orders/{id}/transactions (the `GetProductOrdersTransactions` operationId).
+func (c *ClientWithResponses) GetProductOrdersTransactionsWithResponse(ctx context.Context, id string, params *GetProductOrdersTransactionsParams, reqEditors ...RequestEditorFn) (*GetProductOrdersTransactionsResponse, error) {
+	rsp, err := c.GetProductOrdersTransactions(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetProductOrdersTransactionsResponse(rsp)
+}
+
+// PostProductOrdersWithdrawalWithBodyWithResponse Withdraw a fixed return order's capital account: before maturity EARLY_LIQUIDATING with the penalty, at or after it CLOSING without; a settlement job pays the funding account and closes it. 400 error_operation_invalid_for_state for a locked, disabled, too early, share offering, already withdrawing or closed account, or an ACTIVE one at or after maturity
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /product-orders/{id}/withdrawal (the `PostProductOrdersWithdrawal` operationId).
+func (c *ClientWithResponses) PostProductOrdersWithdrawalWithBodyWithResponse(ctx context.Context, id string, params *PostProductOrdersWithdrawalParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProductOrdersWithdrawalResponse, error) {
+	rsp, err := c.PostProductOrdersWithdrawalWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostProductOrdersWithdrawalResponse(rsp)
+}
+
+// PostProductOrdersWithdrawalWithResponse Withdraw a fixed return order's capital account: before maturity EARLY_LIQUIDATING with the penalty, at or after it CLOSING without; a settlement job pays the funding account and closes it. 400 error_operation_invalid_for_state for a locked, disabled, too early, share offering, already withdrawing or closed account, or an ACTIVE one at or after maturity
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /product-orders/{id}/withdrawal (the `PostProductOrdersWithdrawal` operationId).
+func (c *ClientWithResponses) PostProductOrdersWithdrawalWithResponse(ctx context.Context, id string, params *PostProductOrdersWithdrawalParams, body PostProductOrdersWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProductOrdersWithdrawalResponse, error) {
+	rsp, err := c.PostProductOrdersWithdrawal(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostProductOrdersWithdrawalResponse(rsp)
+}
+
+// GetProductOrdersWithdrawalPreviewWithResponse Preview withdrawing a fixed return order's capital account now: the figures POST withdrawal would use. Read-only
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /product-orders/{id}/withdrawal/preview (the `GetProductOrdersWithdrawalPreview` operationId).
+func (c *ClientWithResponses) GetProductOrdersWithdrawalPreviewWithResponse(ctx context.Context, id string, params *GetProductOrdersWithdrawalPreviewParams, reqEditors ...RequestEditorFn) (*GetProductOrdersWithdrawalPreviewResponse, error) {
+	rsp, err := c.GetProductOrdersWithdrawalPreview(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetProductOrdersWithdrawalPreviewResponse(rsp)
+}
+
+// GetProductsWithResponse List the products open to entity_id's entity (default the caller's), oldest first: hidden, ineligible, inactive-owner products and share offerings with nothing left are left out; sold-out offerings are listed with orderable false. No documents in lists
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /products (the `GetProducts` operationId).
+func (c *ClientWithResponses) GetProductsWithResponse(ctx context.Context, params *GetProductsParams, reqEditors ...RequestEditorFn) (*GetProductsResponse, error) {
+	rsp, err := c.GetProducts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetProductsResponse(rsp)
+}
+
+// GetProductsByIdWithResponse Get a product with its documents; 404 when it is inactive, hidden from or not eligible for entity_id's entity, or misconfigured
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /products/{id} (the `GetProductsById` operationId).
+func (c *ClientWithResponses) GetProductsByIdWithResponse(ctx context.Context, id string, params *GetProductsByIdParams, reqEditors ...RequestEditorFn) (*GetProductsByIdResponse, error) {
+	rsp, err := c.GetProductsById(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetProductsByIdResponse(rsp)
+}
+
 // GetReadyzWithResponse Readiness: the store answers a read in time (no key)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -35713,6 +41977,136 @@ func (c *ClientWithResponses) PostSandboxIntentActionsSimulateWithResponse(ctx c
 		return nil, err
 	}
 	return ParsePostSandboxIntentActionsSimulateResponse(rsp)
+}
+
+// PostSandboxProductsWithBodyWithResponse Sandbox: create a capital product (CONTRACT.md) owned by entity_id's entity. Bare product with its documents
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/products (the `PostSandboxProducts` operationId).
+func (c *ClientWithResponses) PostSandboxProductsWithBodyWithResponse(ctx context.Context, params *PostSandboxProductsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxProductsResponse, error) {
+	rsp, err := c.PostSandboxProductsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxProductsResponse(rsp)
+}
+
+// PostSandboxProductsWithResponse Sandbox: create a capital product (CONTRACT.md) owned by entity_id's entity. Bare product with its documents
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/products (the `PostSandboxProducts` operationId).
+func (c *ClientWithResponses) PostSandboxProductsWithResponse(ctx context.Context, params *PostSandboxProductsParams, body PostSandboxProductsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxProductsResponse, error) {
+	rsp, err := c.PostSandboxProducts(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxProductsResponse(rsp)
+}
+
+// PostSandboxProductsAllotmentWithBodyWithResponse Sandbox: the final allotment of a share offering: allotted_shares shared pro rata (rounded down, the remainder by largest remainder, ties to the earlier order) over its LOCKED holdings; what is not allotted is refunded to each funding account. Bare product
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/products/{id}/allotment (the `PostSandboxProductsAllotment` operationId).
+func (c *ClientWithResponses) PostSandboxProductsAllotmentWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxProductsAllotmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxProductsAllotmentResponse, error) {
+	rsp, err := c.PostSandboxProductsAllotmentWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxProductsAllotmentResponse(rsp)
+}
+
+// PostSandboxProductsAllotmentWithResponse Sandbox: the final allotment of a share offering: allotted_shares shared pro rata (rounded down, the remainder by largest remainder, ties to the earlier order) over its LOCKED holdings; what is not allotted is refunded to each funding account. Bare product
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/products/{id}/allotment (the `PostSandboxProductsAllotment` operationId).
+func (c *ClientWithResponses) PostSandboxProductsAllotmentWithResponse(ctx context.Context, id string, params *PostSandboxProductsAllotmentParams, body PostSandboxProductsAllotmentJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxProductsAllotmentResponse, error) {
+	rsp, err := c.PostSandboxProductsAllotment(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxProductsAllotmentResponse(rsp)
+}
+
+// PostSandboxProductsDeactivateWithBodyWithResponse Sandbox: deactivate a product: it leaves GET /products and answers 404 to GET /products/{id}; orders not yet confirmed can no longer be. Bare product
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/products/{id}/deactivate (the `PostSandboxProductsDeactivate` operationId).
+func (c *ClientWithResponses) PostSandboxProductsDeactivateWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxProductsDeactivateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxProductsDeactivateResponse, error) {
+	rsp, err := c.PostSandboxProductsDeactivateWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxProductsDeactivateResponse(rsp)
+}
+
+// PostSandboxProductsDeactivateWithResponse Sandbox: deactivate a product: it leaves GET /products and answers 404 to GET /products/{id}; orders not yet confirmed can no longer be. Bare product
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/products/{id}/deactivate (the `PostSandboxProductsDeactivate` operationId).
+func (c *ClientWithResponses) PostSandboxProductsDeactivateWithResponse(ctx context.Context, id string, params *PostSandboxProductsDeactivateParams, body PostSandboxProductsDeactivateJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxProductsDeactivateResponse, error) {
+	rsp, err := c.PostSandboxProductsDeactivate(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxProductsDeactivateResponse(rsp)
+}
+
+// PostSandboxProductsPriceWithBodyWithResponse Sandbox: set a share offering's market price per share (smallest units); holdings show market_value from then on. Bare product
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/products/{id}/price (the `PostSandboxProductsPrice` operationId).
+func (c *ClientWithResponses) PostSandboxProductsPriceWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxProductsPriceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxProductsPriceResponse, error) {
+	rsp, err := c.PostSandboxProductsPriceWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxProductsPriceResponse(rsp)
+}
+
+// PostSandboxProductsPriceWithResponse Sandbox: set a share offering's market price per share (smallest units); holdings show market_value from then on. Bare product
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/products/{id}/price (the `PostSandboxProductsPrice` operationId).
+func (c *ClientWithResponses) PostSandboxProductsPriceWithResponse(ctx context.Context, id string, params *PostSandboxProductsPriceParams, body PostSandboxProductsPriceJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxProductsPriceResponse, error) {
+	rsp, err := c.PostSandboxProductsPrice(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxProductsPriceResponse(rsp)
+}
+
+// PostSandboxProductsUnlockWithBodyWithResponse Sandbox: end a share offering's lock now: its allotted holdings become TRANSFERABLE. Bare product
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/products/{id}/unlock (the `PostSandboxProductsUnlock` operationId).
+func (c *ClientWithResponses) PostSandboxProductsUnlockWithBodyWithResponse(ctx context.Context, id string, params *PostSandboxProductsUnlockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSandboxProductsUnlockResponse, error) {
+	rsp, err := c.PostSandboxProductsUnlockWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxProductsUnlockResponse(rsp)
+}
+
+// PostSandboxProductsUnlockWithResponse Sandbox: end a share offering's lock now: its allotted holdings become TRANSFERABLE. Bare product
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/products/{id}/unlock (the `PostSandboxProductsUnlock` operationId).
+func (c *ClientWithResponses) PostSandboxProductsUnlockWithResponse(ctx context.Context, id string, params *PostSandboxProductsUnlockParams, body PostSandboxProductsUnlockJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSandboxProductsUnlockResponse, error) {
+	rsp, err := c.PostSandboxProductsUnlock(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSandboxProductsUnlockResponse(rsp)
 }
 
 // PostSandboxRefundsSimulateWithBodyWithResponse Sandbox: the acquirer answers a pending refund: successful (the hold posts, payment_refund.completed) or failed (status_reason, default refund_declined; the amount is refundable again, payment_refund.failed). Bare refund
@@ -37288,6 +43682,134 @@ func ParsePatchBusinessEntitiesByIdResponse(rsp *http.Response) (*PatchBusinessE
 			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCapitalPortfolioResponse parses an HTTP response from a GetCapitalPortfolioWithResponse call
+func ParseGetCapitalPortfolioResponse(rsp *http.Response) (*GetCapitalPortfolioResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCapitalPortfolioResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data    CapitalPortfolio                             `json:"data"`
+			Message string                                       `json:"message"`
+			Status  GetCapitalPortfolio200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCapitalPortfolioResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetCapitalPortfolioResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetCapitalPortfolioResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetCapitalPortfolioResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetCapitalPortfolioResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCapitalPortfolioResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -45039,6 +51561,1383 @@ func ParsePatchPaymentIntentsByIdResponse(rsp *http.Response) (*PatchPaymentInte
 	return response, nil
 }
 
+// ParseGetProductOrdersResponse parses an HTTP response from a GetProductOrdersWithResponse call
+func ParseGetProductOrdersResponse(rsp *http.Response) (*GetProductOrdersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetProductOrdersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data    []ProductOrder                            `json:"data"`
+			Message string                                    `json:"message"`
+			Meta    ListMeta                                  `json:"meta"`
+			Status  GetProductOrders200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetProductOrdersResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetProductOrdersResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetProductOrdersResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetProductOrdersResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetProductOrdersResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetProductOrdersResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostProductOrdersResponse parses an HTTP response from a PostProductOrdersWithResponse call
+func ParsePostProductOrdersResponse(rsp *http.Response) (*PostProductOrdersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostProductOrdersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			Data    ProductOrder                               `json:"data"`
+			Message string                                     `json:"message"`
+			Status  PostProductOrders201JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest E400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostProductOrdersResponse201Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostProductOrdersResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostProductOrdersResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostProductOrdersResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostProductOrdersResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostProductOrdersResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostProductOrdersResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostProductOrdersResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostProductOrdersResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostProductOrdersResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetProductOrdersByIdResponse parses an HTTP response from a GetProductOrdersByIdWithResponse call
+func ParseGetProductOrdersByIdResponse(rsp *http.Response) (*GetProductOrdersByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetProductOrdersByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data    ProductOrder                                  `json:"data"`
+			Message string                                        `json:"message"`
+			Status  GetProductOrdersById200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetProductOrdersByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetProductOrdersByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetProductOrdersByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetProductOrdersByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetProductOrdersByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetProductOrdersByIdResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostProductOrdersConfirmResponse parses an HTTP response from a PostProductOrdersConfirmWithResponse call
+func ParsePostProductOrdersConfirmResponse(rsp *http.Response) (*PostProductOrdersConfirmResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostProductOrdersConfirmResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data    ProductOrder                                      `json:"data"`
+			Message string                                            `json:"message"`
+			Status  PostProductOrdersConfirm200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest E400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostProductOrdersConfirmResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostProductOrdersConfirmResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostProductOrdersConfirmResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostProductOrdersConfirmResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostProductOrdersConfirmResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostProductOrdersConfirmResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostProductOrdersConfirmResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostProductOrdersConfirmResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostProductOrdersConfirmResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostProductOrdersConfirmResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetProductOrdersTransactionsResponse parses an HTTP response from a GetProductOrdersTransactionsWithResponse call
+func ParseGetProductOrdersTransactionsResponse(rsp *http.Response) (*GetProductOrdersTransactionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetProductOrdersTransactionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data    []CapitalTransaction                                  `json:"data"`
+			Message string                                                `json:"message"`
+			Meta    ListMeta                                              `json:"meta"`
+			Status  GetProductOrdersTransactions200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetProductOrdersTransactionsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetProductOrdersTransactionsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetProductOrdersTransactionsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetProductOrdersTransactionsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetProductOrdersTransactionsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetProductOrdersTransactionsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostProductOrdersWithdrawalResponse parses an HTTP response from a PostProductOrdersWithdrawalWithResponse call
+func ParsePostProductOrdersWithdrawalResponse(rsp *http.Response) (*PostProductOrdersWithdrawalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostProductOrdersWithdrawalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data    ProductOrder                                         `json:"data"`
+			Message string                                               `json:"message"`
+			Status  PostProductOrdersWithdrawal200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest E400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostProductOrdersWithdrawalResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostProductOrdersWithdrawalResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostProductOrdersWithdrawalResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostProductOrdersWithdrawalResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostProductOrdersWithdrawalResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostProductOrdersWithdrawalResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostProductOrdersWithdrawalResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostProductOrdersWithdrawalResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostProductOrdersWithdrawalResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostProductOrdersWithdrawalResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetProductOrdersWithdrawalPreviewResponse parses an HTTP response from a GetProductOrdersWithdrawalPreviewWithResponse call
+func ParseGetProductOrdersWithdrawalPreviewResponse(rsp *http.Response) (*GetProductOrdersWithdrawalPreviewResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetProductOrdersWithdrawalPreviewResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data    WithdrawalPreview                                          `json:"data"`
+			Message string                                                     `json:"message"`
+			Status  GetProductOrdersWithdrawalPreview200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest E400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetProductOrdersWithdrawalPreviewResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetProductOrdersWithdrawalPreviewResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetProductOrdersWithdrawalPreviewResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetProductOrdersWithdrawalPreviewResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetProductOrdersWithdrawalPreviewResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetProductOrdersWithdrawalPreviewResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetProductOrdersWithdrawalPreviewResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetProductsResponse parses an HTTP response from a GetProductsWithResponse call
+func ParseGetProductsResponse(rsp *http.Response) (*GetProductsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetProductsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data    []Product                            `json:"data"`
+			Message string                               `json:"message"`
+			Meta    ListMeta                             `json:"meta"`
+			Status  GetProducts200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetProductsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetProductsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetProductsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetProductsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetProductsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetProductsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetProductsByIdResponse parses an HTTP response from a GetProductsByIdWithResponse call
+func ParseGetProductsByIdResponse(rsp *http.Response) (*GetProductsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetProductsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A capital product: FIXED_RETURN (a deposit for a tenor at an annual rate) or SHARE_OFFERING (whole shares at an offer price). The terms of the other type are absent.
+			Data    Product                                  `json:"data"`
+			Message string                                   `json:"message"`
+			Status  GetProductsById200JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetProductsByIdResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetProductsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetProductsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetProductsByIdResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetProductsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetProductsByIdResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetReadyzResponse parses an HTTP response from a GetReadyzWithResponse call
 func ParseGetReadyzResponse(rsp *http.Response) (*GetReadyzResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -49005,6 +56904,966 @@ func ParsePostSandboxIntentActionsSimulateResponse(rsp *http.Response) (*PostSan
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers PostSandboxIntentActionsSimulateResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostSandboxProductsResponse parses an HTTP response from a PostSandboxProductsWithResponse call
+func ParsePostSandboxProductsResponse(rsp *http.Response) (*PostSandboxProductsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSandboxProductsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Product
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest E400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostSandboxProductsResponse201Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostSandboxProductsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxProductsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxProductsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxProductsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxProductsResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxProductsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxProductsResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxProductsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxProductsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostSandboxProductsAllotmentResponse parses an HTTP response from a PostSandboxProductsAllotmentWithResponse call
+func ParsePostSandboxProductsAllotmentResponse(rsp *http.Response) (*PostSandboxProductsAllotmentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSandboxProductsAllotmentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Product
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest E400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostSandboxProductsAllotmentResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostSandboxProductsAllotmentResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxProductsAllotmentResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxProductsAllotmentResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxProductsAllotmentResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxProductsAllotmentResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxProductsAllotmentResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxProductsAllotmentResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxProductsAllotmentResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxProductsAllotmentResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostSandboxProductsDeactivateResponse parses an HTTP response from a PostSandboxProductsDeactivateWithResponse call
+func ParsePostSandboxProductsDeactivateResponse(rsp *http.Response) (*PostSandboxProductsDeactivateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSandboxProductsDeactivateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Product
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest E400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostSandboxProductsDeactivateResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostSandboxProductsDeactivateResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxProductsDeactivateResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxProductsDeactivateResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxProductsDeactivateResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxProductsDeactivateResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxProductsDeactivateResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxProductsDeactivateResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxProductsDeactivateResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxProductsDeactivateResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostSandboxProductsPriceResponse parses an HTTP response from a PostSandboxProductsPriceWithResponse call
+func ParsePostSandboxProductsPriceResponse(rsp *http.Response) (*PostSandboxProductsPriceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSandboxProductsPriceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Product
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest E400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostSandboxProductsPriceResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostSandboxProductsPriceResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxProductsPriceResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxProductsPriceResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxProductsPriceResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxProductsPriceResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxProductsPriceResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxProductsPriceResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxProductsPriceResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxProductsPriceResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostSandboxProductsUnlockResponse parses an HTTP response from a PostSandboxProductsUnlockWithResponse call
+func ParsePostSandboxProductsUnlockResponse(rsp *http.Response) (*PostSandboxProductsUnlockResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSandboxProductsUnlockResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Product
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest E400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest E500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostSandboxProductsUnlockResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostSandboxProductsUnlockResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostSandboxProductsUnlockResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostSandboxProductsUnlockResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostSandboxProductsUnlockResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostSandboxProductsUnlockResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostSandboxProductsUnlockResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostSandboxProductsUnlockResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostSandboxProductsUnlockResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostSandboxProductsUnlockResponse503Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
