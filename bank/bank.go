@@ -264,6 +264,7 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 		Webhooks:        b.Webhooks,
 		Acquiring:       b.Acquiring,
 		Cards:           b.Cards,
+		Capital:         b.Capital,
 	}, &ho)
 	return b, nil
 }

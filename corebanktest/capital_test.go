@@ -53,4 +53,11 @@ func TestCapitalHelpers(t *testing.T) {
 	if diff := cmp.Diff(int64(2_777), got.CapitalAccount.AccruedInterest); diff != "" {
 		t.Errorf("accrued after 10 days (-want +got):\n%s", diff)
 	}
+
+	// The bank's HTTP API serves the same order (bank.New mounts capital).
+	var answer capital.Order
+	b.Call(200, "GET", "/product-orders/"+o.ID, nil, &answer)
+	if answer.ID != o.ID || answer.CapitalAccount == nil || answer.CapitalAccount.AccruedInterest != 2_777 {
+		t.Errorf("GET /product-orders/%s: %+v", o.ID, answer)
+	}
 }
