@@ -272,6 +272,20 @@ func wrap(ctx context.Context, err error) error {
 	return fmt.Errorf("storage/postgres: %w", err)
 }
 
+// Empty reports whether the store holds no key at all: a server checks it
+// before it makes a new sealing key for a store.
+func (d *DB) Empty(ctx context.Context) (bool, error) {
+	if err := d.enter(); err != nil {
+		return false, err
+	}
+	defer d.leave()
+	var empty bool
+	if err := d.pool.QueryRow(ctx, d.q.empty).Scan(&empty); err != nil {
+		return false, wrap(ctx, err)
+	}
+	return empty, nil
+}
+
 // Retries returns how many times Updates re-ran their function after a
 // serialization failure or a deadlock since Open.
 func (d *DB) Retries() uint64 { return d.retried.Load() }

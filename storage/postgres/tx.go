@@ -25,8 +25,8 @@ const (
 // bounds a batch has, so each shape is one statement that pgx prepares once
 // per connection.
 type queries struct {
-	get, put, del string
-	scan          map[scanShape]string
+	get, put, del, empty string
+	scan                 map[scanShape]string
 }
 
 type scanShape struct {
@@ -41,8 +41,9 @@ func newQueries(table string) queries {
 		get: `SELECT value FROM ` + kv + ` WHERE bucket = $1 AND key = $2`,
 		put: `INSERT INTO ` + kv + ` (bucket, key, value) VALUES ($1, $2, $3)
 			ON CONFLICT (bucket, key) DO UPDATE SET value = EXCLUDED.value`,
-		del:  `DELETE FROM ` + kv + ` WHERE bucket = $1 AND key = $2`,
-		scan: map[scanShape]string{},
+		del:   `DELETE FROM ` + kv + ` WHERE bucket = $1 AND key = $2`,
+		empty: `SELECT NOT EXISTS (SELECT 1 FROM ` + kv + `)`,
+		scan:  map[scanShape]string{},
 	}
 	for _, reverse := range []bool{false, true} {
 		for _, lower := range []string{"", ">=", ">"} {

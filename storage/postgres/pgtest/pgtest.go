@@ -54,17 +54,24 @@ var (
 	dbSeq    atomic.Int64
 )
 
-// Main runs the tests of m and then stops the cluster, if one started, and
-// removes its directory. Call it from TestMain.
-func Main(m *testing.M) {
+// Main runs the tests of m, stops the cluster if one started, removes its
+// directory and exits with the tests' code. Call it from TestMain.
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain that has more to do after the tests: it
+// returns the code instead of exiting.
+func Run(m *testing.M) int {
 	mainUsed.Store(true)
 	code := m.Run()
 	if shared != nil {
 		if err := shared.stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "pgtest:", err)
+			if code == 0 {
+				code = 1
+			}
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // DSN returns the URL of a new, empty database on the package's cluster,
@@ -76,10 +83,10 @@ func Main(m *testing.M) {
 func DSN(tb testing.TB) string {
 	tb.Helper()
 	if !mainUsed.Load() {
-		tb.Fatal("pgtest: call pgtest.Main(m) from the package's TestMain, so the cluster stops when the tests end")
+		tb.Fatal("pgtest: call pgtest.Main(m) (or Run) from the package's TestMain, so the cluster stops when the tests end")
 	}
 	once.Do(func() {
-		bin, ok := findBin()
+		bin, ok := findBin(debianBins)
 		if !ok {
 			missing = true
 			return
@@ -107,15 +114,19 @@ func DSN(tb testing.TB) string {
 	return shared.dsn(name)
 }
 
-// findBin returns the directory holding initdb and postgres.
-func findBin() (string, bool) {
+// debianBins is where Debian's postgresql package installs the binaries.
+const debianBins = "/usr/lib/postgresql/*/bin"
+
+// findBin returns the directory holding initdb and postgres: on PATH, or
+// else the newest version matching glob.
+func findBin(glob string) (string, bool) {
 	if p, err := exec.LookPath("initdb"); err == nil {
 		dir := filepath.Dir(p)
 		if _, err := os.Stat(filepath.Join(dir, "postgres")); err == nil {
 			return dir, true
 		}
 	}
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	dirs, _ := filepath.Glob(glob)
 	slices.SortFunc(dirs, func(a, b string) int { return version(b) - version(a) })
 	for _, dir := range dirs {
 		if _, err := os.Stat(filepath.Join(dir, "initdb")); err == nil {
