@@ -21,16 +21,45 @@
 //
 // # Transactions
 //
-// Update runs its function in a SERIALIZABLE transaction, so concurrent
-// Updates on any number of nodes behave as if run one at a time. When
+// Update runs its function in a SERIALIZABLE transaction (shared with
+// other Updates of the same DB, see Group commit), so concurrent Updates
+// on any number of nodes behave as if run one at a time. When
 // PostgreSQL cannot keep that promise for a transaction it aborts it with a
 // serialization failure (SQLSTATE 40001) or a deadlock (40P01), and Update
-// runs the function again in a new transaction, after a jittered backoff
+// runs the functions again in a new transaction, after a jittered backoff
 // that doubles from half a millisecond up to 50 ms, at most Options.Retries
 // times (30 by default). This is the seam's rerun rule (storage/doc.go):
 // only the run that commits counts. View runs in a REPEATABLE READ, READ
 // ONLY transaction: one snapshot, which never blocks writers and is never
 // aborted.
+//
+// # Group commit
+//
+// Concurrent Updates of one DB share transactions, as storage/bolt's share
+// commits: an Update queues, and a leader takes up to Options.Group (16)
+// queued Updates and hands one SERIALIZABLE transaction to each caller in
+// turn, so every function still runs on its own goroutine, sees the writes
+// of those before it, and the group commits once. Each function of a group
+// runs after a savepoint, sent with its first statement in the same round
+// trip; one that returns an error, panics or calls runtime.Goexit is rolled
+// back to it alone, and its outcome stands once the transaction commits
+// (it was decided on the state the commit makes real). A serialization
+// failure anywhere re-runs the whole group. Isolation is unchanged: the
+// group is one serializable transaction, its functions in queue order.
+//
+// One leader runs at a time by default (Options.Leaders), so a node's
+// Updates never conflict with each other: on a key every Update writes (a
+// hot account) separate transactions abort each other whole, over and
+// over, where a group runs them one after another. Measured on this
+// project's 2-core machine with PostgreSQL 15 (BenchmarkUpdate, and the
+// ledger's TestConcurrentMovements with 16 writers over 12 accounts):
+// grouped, 16 callers on one counter commit ~3,300-3,500 Updates/s with no
+// retries, against ~1,150-1,600/s and 1.2-1.4 retries per Update each in
+// its own transaction, where a bounded retry budget was also seen to run
+// out; the ledger test makes 920-975 movements in 2 s grouped against
+// 55-154. Updates on disjoint keys lose: ~2,500-3,200/s grouped against
+// ~6,100-8,800/s for 16 separate transactions at once, which Options
+// (Group 1, Leaders up to PoolSize) restores for such a load.
 //
 // Each Get, Put and Delete is one statement in the transaction, so reads
 // see the transaction's own writes. A Scan is a keyset range query on the

@@ -43,6 +43,22 @@ type Options struct {
 	// StatementTimeout bounds each statement on the server
 	// (statement_timeout). Zero leaves the server's setting.
 	StatementTimeout time.Duration
+	// Group is the most Updates that share one transaction. Concurrent
+	// Updates queue, and each leader takes up to Group of them, runs their
+	// functions one after another in one SERIALIZABLE transaction (each
+	// after a savepoint, so that one that fails is undone alone) and
+	// commits them together: Updates of one node never conflict with each
+	// other in a group, and share its commit. Zero means 16; 1 gives every
+	// Update its own transaction.
+	Group int
+	// Leaders is the most group transactions a DB runs at once, each on
+	// its own connection. Zero means 1: a node's groups then never conflict
+	// with each other, where concurrent ones writing a hot key (an account
+	// every payment posts to) abort each other whole, over and over, and
+	// can exhaust their retries (BenchmarkUpdate). More suits Updates that
+	// seldom share keys. It is at most PoolSize; the other connections serve
+	// Views.
+	Leaders int
 	// Retries is how many times Update re-runs its function after a
 	// serialization failure (SQLSTATE 40001) or a deadlock (40P01), each
 	// after a jittered, doubling backoff. Zero means 30; negative means
@@ -54,6 +70,8 @@ const (
 	defaultTable    = "corebank_kv"
 	defaultPoolSize = 20
 	defaultRetries  = 30
+	defaultGroup    = 16
+	defaultLeaders  = 1
 
 	// backoffBase and backoffMax bound the sleep before a retry: attempt n
 	// sleeps a uniformly random time up to min(backoffMax, backoffBase<<n).
@@ -75,6 +93,13 @@ type DB struct {
 	active sync.WaitGroup // Views and Updates running
 
 	retried atomic.Uint64 // runs retried after a serialization failure, for tests and benchmarks
+	commits atomic.Uint64 // transactions Update committed, for tests and benchmarks
+
+	// The group commit's (commit.go).
+	group, maxLeaders int
+	qmu               sync.Mutex
+	queue             []*call // Updates waiting for a group
+	leaders           int     // groups running
 }
 
 // Open connects to the database named by dsn (a postgres:// URL or a
@@ -95,6 +120,13 @@ func Open(ctx context.Context, dsn string, opt *Options) (*DB, error) {
 	if o.PoolSize <= 0 {
 		o.PoolSize = defaultPoolSize
 	}
+	if o.Group <= 0 {
+		o.Group = defaultGroup
+	}
+	if o.Leaders <= 0 {
+		o.Leaders = defaultLeaders
+	}
+	o.Leaders = min(o.Leaders, o.PoolSize)
 	switch {
 	case o.Retries == 0:
 		o.Retries = defaultRetries
@@ -113,7 +145,7 @@ func Open(ctx context.Context, dsn string, opt *Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage/postgres: %w", err)
 	}
-	d := &DB{pool: pool, q: newQueries(o.Table), retries: o.Retries}
+	d := &DB{pool: pool, q: newQueries(o.Table), retries: o.Retries, group: o.Group, maxLeaders: o.Leaders}
 	if err := d.migrate(ctx, o.Table); err != nil {
 		pool.Close()
 		return nil, err
@@ -169,70 +201,6 @@ func (d *DB) View(ctx context.Context, fn func(storage.Tx) error) error {
 	t := &tx{ctx: ctx, q: &d.q, ptx: ptx}
 	defer func() { t.done = true }()
 	return fn(t)
-}
-
-// Update runs fn in a SERIALIZABLE transaction and commits iff fn returns
-// nil. When a statement or the commit fails with a serialization failure
-// or a deadlock, the transaction is rolled back and fn runs again in a new
-// one, up to Options.Retries times with a jittered backoff; the error
-// after the last wraps ErrRetriesExhausted and the database's error. If fn
-// returns an error or panics, nothing it wrote is kept and the error is
-// returned (the panic re-raised). Update returns storage.ErrClosed after
-// Close and ctx.Err() if ctx is done before it commits.
-func (d *DB) Update(ctx context.Context, fn func(storage.Tx) error) error {
-	if err := d.enter(); err != nil {
-		return err
-	}
-	defer d.leave()
-	for attempt := 0; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		err, retry := d.try(ctx, fn)
-		if !retry {
-			return err
-		}
-		if attempt >= d.retries {
-			return fmt.Errorf("%w after %d runs: %w", ErrRetriesExhausted, attempt+1, err)
-		}
-		d.retried.Add(1)
-		if err := sleep(ctx, backoff(attempt)); err != nil {
-			return err
-		}
-	}
-}
-
-// try runs fn once in its own transaction. retry reports a serialization
-// failure or deadlock in any statement or the commit: whatever fn decided
-// then rests on reads the database has disowned, so its error does not
-// count and fn runs again.
-func (d *DB) try(ctx context.Context, fn func(storage.Tx) error) (err error, retry bool) {
-	ptx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
-	if err != nil {
-		return wrap(ctx, err), false
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			_ = ptx.Rollback(context.Background())
-		}
-	}()
-	t := &tx{ctx: ctx, q: &d.q, ptx: ptx, writable: true}
-	err = func() error {
-		defer func() { t.done = true }()
-		return fn(t)
-	}()
-	if t.conflict != nil {
-		return t.conflict, true
-	}
-	if err != nil {
-		return err, false
-	}
-	committed = true
-	if err := ptx.Commit(ctx); err != nil {
-		return wrap(ctx, err), retryable(err)
-	}
-	return nil, false
 }
 
 // retryable reports a serialization failure or a deadlock.

@@ -86,6 +86,57 @@ type tx struct {
 	// conflict is the first serialization failure or deadlock a statement
 	// met: the transaction is lost, and Update runs the function again.
 	conflict error
+	// broken is the first other error a statement met: the transaction
+	// cannot go on past it (a group rolls back to the function's savepoint).
+	broken error
+	// savepoint is set for a function of a group: its first statement goes
+	// to the server after a SAVEPOINT, in the same round trip, and
+	// savepointed records that it went.
+	savepoint, savepointed bool
+}
+
+// query runs one statement of the transaction, after the pending
+// savepoint if there is one.
+func (t *tx) query(sql string, args ...any) (pgx.Rows, error) {
+	if !t.savepoint {
+		return t.ptx.Query(t.ctx, sql, args...)
+	}
+	t.savepoint, t.savepointed = false, true
+	b := &pgx.Batch{}
+	b.Queue("SAVEPOINT g")
+	b.Queue(sql, args...)
+	br := t.ptx.SendBatch(t.ctx, b)
+	if _, err := br.Exec(); err != nil {
+		_ = br.Close()
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		_ = br.Close()
+		return nil, err
+	}
+	return &batchRows{Rows: rows, br: br}, nil
+}
+
+// batchRows closes the batch its rows came from with them.
+type batchRows struct {
+	pgx.Rows
+	br pgx.BatchResults
+}
+
+func (r *batchRows) Close() {
+	r.Rows.Close()
+	_ = r.br.Close()
+}
+
+// exec runs one statement that returns no rows.
+func (t *tx) exec(sql string, args ...any) error {
+	rows, err := t.query(sql, args...)
+	if err != nil {
+		return err
+	}
+	rows.Close()
+	return rows.Err()
 }
 
 // batch is one Scan's rows: keys and values sharing arena. Each Scan has
@@ -99,8 +150,13 @@ type batch struct {
 
 // fail records a statement's error and returns it wrapped.
 func (t *tx) fail(err error) error {
-	if t.conflict == nil && retryable(err) {
-		t.conflict = err
+	switch {
+	case retryable(err):
+		if t.conflict == nil {
+			t.conflict = err
+		}
+	case t.broken == nil:
+		t.broken = err
 	}
 	return wrap(t.ctx, err)
 }
@@ -110,12 +166,20 @@ func (t *tx) Get(b storage.Bucket, key []byte) ([]byte, error) {
 	if t.done {
 		return nil, storage.ErrTxDone
 	}
-	var v []byte
-	err := t.ptx.QueryRow(t.ctx, t.q.get, string(b), key).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
+	rows, err := t.query(t.q.get, string(b), key)
+	if err != nil {
+		return nil, t.fail(err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, t.fail(err)
+		}
 		return nil, storage.ErrNotFound
 	}
-	if err != nil {
+	v := []byte{}
+	if err := rows.Scan(&v); err != nil {
 		return nil, t.fail(err)
 	}
 	if v == nil {
@@ -132,7 +196,7 @@ func (t *tx) Put(b storage.Bucket, key, value []byte) error {
 	if value == nil {
 		value = []byte{} // nil would be NULL
 	}
-	if _, err := t.ptx.Exec(t.ctx, t.q.put, string(b), key, value); err != nil {
+	if err := t.exec(t.q.put, string(b), key, value); err != nil {
 		return t.fail(err)
 	}
 	return nil
@@ -146,7 +210,7 @@ func (t *tx) Delete(b storage.Bucket, key []byte) error {
 		}
 		return err
 	}
-	if _, err := t.ptx.Exec(t.ctx, t.q.del, string(b), key); err != nil {
+	if err := t.exec(t.q.del, string(b), key); err != nil {
 		return t.fail(err)
 	}
 	return nil
@@ -229,7 +293,7 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 // connection serves one statement at a time, and fn may run others) and
 // returns how many it read.
 func (t *tx) fetch(bt *batch, sql string, args []any) (int, error) {
-	rows, err := t.ptx.Query(t.ctx, sql, args...)
+	rows, err := t.query(sql, args...)
 	if err != nil {
 		return 0, t.fail(err)
 	}
