@@ -44,13 +44,10 @@ type call struct {
 // panic re-raised). Update returns storage.ErrClosed after Close and
 // ctx.Err() if ctx is done before its function runs.
 func (d *DB) Update(ctx context.Context, fn func(storage.Tx) error) error {
-	if err := d.enter(); err != nil {
+	if err := d.enter(ctx); err != nil {
 		return err
 	}
 	defer d.leave()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	c := &call{ctx: ctx, fn: fn, wake: make(chan *tx, 1), ran: make(chan struct{}, 1)}
 	d.qmu.Lock()
 	d.queue = append(d.queue, c)

@@ -168,12 +168,16 @@ func (d *DB) Close() error {
 	return nil
 }
 
-// enter admits a call unless the DB is closed; leave must follow.
-func (d *DB) enter() error {
+// enter admits a call unless the DB is closed (storage.ErrClosed) or ctx
+// is done (its error); leave must follow an admitted call.
+func (d *DB) enter(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed.Load() {
 		return storage.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	d.active.Add(1)
 	return nil
@@ -186,13 +190,10 @@ func (d *DB) leave() { d.active.Done() }
 // returns storage.ErrClosed after Close, ctx.Err() if ctx is already done,
 // and otherwise fn's error or the database's. A panic in fn propagates.
 func (d *DB) View(ctx context.Context, fn func(storage.Tx) error) error {
-	if err := d.enter(); err != nil {
+	if err := d.enter(ctx); err != nil {
 		return err
 	}
 	defer d.leave()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	ptx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return wrap(ctx, err)
@@ -243,7 +244,7 @@ func wrap(ctx context.Context, err error) error {
 // Empty reports whether the store holds no key at all: a server checks it
 // before it makes a new sealing key for a store.
 func (d *DB) Empty(ctx context.Context) (bool, error) {
-	if err := d.enter(); err != nil {
+	if err := d.enter(ctx); err != nil {
 		return false, err
 	}
 	defer d.leave()
