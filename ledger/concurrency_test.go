@@ -29,7 +29,7 @@ func TestConcurrentMovements(t *testing.T) {
 	for _, backend := range []struct {
 		name string
 		open func(testing.TB) storage.Backend
-	}{{"memory", newMemory}, {"bolt", openBolt}} {
+	}{{"memory", newMemory}, {"bolt", openBolt}, {"postgres", openPostgres}} {
 		t.Run(backend.name, func(t *testing.T) {
 			testConcurrent(t, backend.open(t))
 		})

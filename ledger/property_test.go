@@ -91,7 +91,8 @@ func (hc *historyCheck) check(t *testing.T, s *ledger.Service, acct string, want
 	}
 }
 
-// TestPropertyInvariants runs the property test on memory and on bolt. On
+// TestPropertyInvariants runs the property test on memory, bolt and
+// PostgreSQL (whose every read is a round trip, hence fewer steps). On
 // bolt the log is folded into the bbolt file every 16 KiB (about every 40
 // steps), so reads keep crossing checkpoints: a quarter of the memory
 // run's steps make about 60 folds, as many as the full count made at 64
@@ -101,7 +102,7 @@ func TestPropertyInvariants(t *testing.T) {
 		name  string
 		open  func(testing.TB) storage.Backend
 		steps int
-	}{{"memory", newMemory, *propSteps}, {"bolt", openBoltCheckpointing, *propSteps / 4}} {
+	}{{"memory", newMemory, *propSteps}, {"bolt", openBoltCheckpointing, *propSteps / 4}, {"postgres", openPostgres, *propSteps / 4}} {
 		t.Run(backend.name, func(t *testing.T) {
 			testProperty(t, newEnvOn(t, backend.open(t), nil), backend.steps)
 		})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/corebank/corebank/payments"
@@ -15,26 +16,32 @@ import (
 
 // config is the parsed command line.
 type config struct {
-	addr            string
-	dbPath          string
-	memory          bool
-	env             string
-	fakeClock       bool
-	clockStart      time.Time
-	bootstrapOut    string
-	issueRootKeys   string
-	webhookCA       *x509.CertPool
-	cardCreateLimit int
-	secretKeyFile   string
-	fees            payments.FeeSchedule
-	logFormat       string
-	metricsAddr     string
+	addr   string
+	dbPath string
+	memory bool
+	// dsn is the PostgreSQL URL the store is on (from -db or
+	// DATABASE_URL), empty for bolt and memory; the db* fields tune it.
+	dsn                string
+	dbPool             int
+	dbStatementTimeout time.Duration
+	dbRetries          int
+	env                string
+	fakeClock          bool
+	clockStart         time.Time
+	bootstrapOut       string
+	issueRootKeys      string
+	webhookCA          *x509.CertPool
+	cardCreateLimit    int
+	secretKeyFile      string
+	fees               payments.FeeSchedule
+	logFormat          string
+	metricsAddr        string
 }
 
 // usage opens -h: what the server is, then three ways to run it.
 const usage = `corebank server serves corebank's REST API (accounts, entities, payments,
 webhooks and, in the sandbox, the /sandbox/* simulation routes) over a bbolt
-file or memory. On a store without a root entity it creates one with a
+file, memory, or a PostgreSQL database that several servers may share. On a store without a root entity it creates one with a
 full-access and a read-only API key and writes them to -bootstrap-out; on a
 store that has one, -issue-root-keys mints new keys. GET /healthz and
 /readyz need no key, every request is logged with its X-Request-Id, and
@@ -68,7 +75,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		feeSchedule string
 	)
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "listen address")
-	fs.StringVar(&c.dbPath, "db", "corebank.db", "bbolt file; the store survives restarts")
+	fs.StringVar(&c.dbPath, "db", "corebank.db", "bbolt file; the store survives restarts. A postgres:// or postgresql:// URL selects PostgreSQL instead, which several servers may share (DATABASE_URL is used when -db is not given)")
 	fs.BoolVar(&c.memory, "memory", false, "in-memory store instead of bbolt")
 	fs.StringVar(&c.env, "env", "sandbox", "sandbox or production; /sandbox/* routes exist only in sandbox")
 	fs.BoolVar(&c.fakeClock, "fake-clock", false, "sandbox only: time moves only through POST /sandbox/clock/advance; webhook timestamps follow it, so receivers verify against it (GET /sandbox/clock)")
@@ -77,10 +84,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.issueRootKeys, "issue-root-keys", "", "issue a new full-access and read-only API key for the root entity and write them, in the bootstrap file's form, to this file (recovers lost bootstrap keys; existing keys keep working)")
 	fs.StringVar(&webhookCA, "webhook-ca", "", "PEM file of extra CAs trusted for webhook deliveries")
 	fs.IntVar(&c.cardCreateLimit, "card-create-limit", 20, "card creations allowed per entity per rolling hour")
-	fs.StringVar(&c.secretKeyFile, "secret-key-file", "", "file holding the 32-byte key that seals secrets at rest (default <db>.key; env COREBANK_SECRET_KEY overrides; -env production needs a file outside the store's folder, or the env)")
+	fs.StringVar(&c.secretKeyFile, "secret-key-file", "", "file holding the 32-byte key that seals secrets at rest (default <db>.key; env COREBANK_SECRET_KEY overrides; -env production needs a file outside the store's folder, or the env; a PostgreSQL store needs one or the env, the same on every server)")
 	fs.StringVar(&feeSchedule, "fee-schedule", "", "transfer fees per payment type: type=FIXED, type=Nbps or type=FIXED+Nbps, comma separated, * for every other type (default: no fees)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log lines as text (logfmt) or json; one line per request names its method, route, status, duration, entity and request_id")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "separate listen address serving Prometheus metrics at /metrics (default: none)")
+	fs.IntVar(&c.dbPool, "db-pool", 20, "PostgreSQL only: most connections the server opens (each running transaction holds one)")
+	fs.DurationVar(&c.dbStatementTimeout, "db-statement-timeout", 0, "PostgreSQL only: statement_timeout of the server's connections, e.g. 5s (default: the database's)")
+	fs.IntVar(&c.dbRetries, "db-retries", 30, "PostgreSQL only: times a transaction is retried after a serialization failure or deadlock (0: never)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -128,8 +138,55 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-fee-schedule: %w", err)
 	}
 	c.fees = fees
-	if c.secretKeyFile == "" && !c.memory {
+	if err := c.pickPostgres(fs); err != nil {
+		return nil, err
+	}
+	if c.secretKeyFile == "" && !c.memory && c.dsn == "" {
 		c.secretKeyFile = c.dbPath + ".key"
 	}
 	return &c, nil
+}
+
+// isPostgresURL reports whether s names a PostgreSQL database.
+func isPostgresURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// pickPostgres sets c.dsn from -db, or from DATABASE_URL when -db is not
+// given and the store is not -memory, and checks the flags that go with
+// it. A PostgreSQL store has no folder for a key file, and every server on
+// it must seal with the same key, so the key must be named.
+func (c *config) pickPostgres(fs *flag.FlagSet) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch env := os.Getenv("DATABASE_URL"); {
+	case isPostgresURL(c.dbPath):
+		c.dsn = c.dbPath
+	case !set["db"] && !c.memory && env != "":
+		if !isPostgresURL(env) {
+			return errors.New("DATABASE_URL must be a postgres:// or postgresql:// URL (or give -db)")
+		}
+		c.dsn = env
+	}
+	if c.dsn == "" || c.memory {
+		c.dsn = ""
+		for _, name := range []string{"db-pool", "db-statement-timeout", "db-retries"} {
+			if set[name] {
+				return fmt.Errorf("-%s needs a PostgreSQL store (-db postgres://... or DATABASE_URL)", name)
+			}
+		}
+		return nil
+	}
+	switch {
+	case c.dbPool < 1:
+		return errors.New("-db-pool must be at least 1")
+	case c.dbStatementTimeout < 0:
+		return errors.New("-db-statement-timeout must not be negative")
+	case c.dbRetries < 0:
+		return errors.New("-db-retries must not be negative")
+	case c.secretKeyFile == "" && os.Getenv("COREBANK_SECRET_KEY") == "":
+		return errors.New("a PostgreSQL store needs -secret-key-file or COREBANK_SECRET_KEY: " +
+			"every server on the database must seal secrets with the same key")
+	}
+	return nil
 }

@@ -1,4 +1,5 @@
-// Command server runs corebank's REST API over a bbolt file (or memory).
+// Command server runs corebank's REST API over a bbolt file, memory, or a
+// PostgreSQL database that several servers may share.
 //
 // Flags are documented in the project's CONTRACT and in the README; run
 // with -h to list them. On a store without a root entity the server creates

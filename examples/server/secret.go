@@ -15,9 +15,10 @@ import (
 // <db>.key among them): whoever copies or backs up that folder would get
 // the key with the data it seals. The key must come from
 // COREBANK_SECRET_KEY or from -secret-key-file in another folder. The
-// sandbox keeps the default, and a memory store has nothing at rest.
+// sandbox keeps the default, and a memory store has nothing at rest. A
+// PostgreSQL store has no folder, and its key is always named.
 func checkKeyPlace(cfg *config) error {
-	if cfg.env != "production" || cfg.memory || os.Getenv("COREBANK_SECRET_KEY") != "" {
+	if cfg.env != "production" || cfg.memory || cfg.dsn != "" || os.Getenv("COREBANK_SECRET_KEY") != "" {
 		return nil
 	}
 	if sameDir(cfg.secretKeyFile, cfg.dbPath) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,13 +26,17 @@ import (
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/bolt"
 	"github.com/corebank/corebank/storage/memory"
+	"github.com/corebank/corebank/storage/postgres"
 	"github.com/corebank/corebank/webhooks"
 )
 
 // openStore opens the configured backend and the key that seals its secrets.
 // A bbolt file whose key file has gone missing is refused: a new key would
 // silently make every sealed secret in it unreadable.
-func openStore(cfg *config) (storage.Backend, []byte, error) {
+func openStore(ctx context.Context, cfg *config) (storage.Backend, []byte, error) {
+	if cfg.dsn != "" {
+		return openPostgres(ctx, cfg)
+	}
 	if cfg.memory {
 		key, err := loadSecretKey(cfg.secretKeyFile)
 		if err != nil {
@@ -58,6 +63,42 @@ func openStore(cfg *config) (storage.Backend, []byte, error) {
 	return db, key, nil
 }
 
+// openPostgres opens the PostgreSQL store and its key. A key file that
+// does not exist is created only for an empty store: over a store other
+// servers have written, a new key would make their sealed secrets
+// unreadable.
+func openPostgres(ctx context.Context, cfg *config) (storage.Backend, []byte, error) {
+	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	db, err := postgres.Open(octx, cfg.dsn, &postgres.Options{
+		PoolSize:         cfg.dbPool,
+		StatementTimeout: cfg.dbStatementTimeout,
+		Retries:          cmp.Or(cfg.dbRetries, -1), // the flag's 0 is none, the option's is the default
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if os.Getenv("COREBANK_SECRET_KEY") == "" {
+		if _, err := os.Stat(cfg.secretKeyFile); errors.Is(err, os.ErrNotExist) {
+			empty, err := db.Empty(octx)
+			if err == nil && !empty {
+				err = fmt.Errorf("the PostgreSQL store holds data but the secret key file %s does not exist; "+
+					"copy the key file of the servers already on this database, or set COREBANK_SECRET_KEY", cfg.secretKeyFile)
+			}
+			if err != nil {
+				db.Close()
+				return nil, nil, err
+			}
+		}
+	}
+	key, err := loadSecretKey(cfg.secretKeyFile)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, key, nil
+}
+
 // serve runs the server until ctx is done. It binds its listeners before
 // it opens the store: a taken port fails the start with nothing written
 // (no store file, no key file, no root entity, no bootstrap file).
@@ -79,7 +120,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 		m = newMetrics()
 	}
 
-	db, key, err := openStore(cfg)
+	db, key, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -162,7 +203,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "listening on %s\n", ln.Addr())
-	logger.Info("listening on "+ln.Addr().String(), "env", cfg.env, "memory", cfg.memory, "fake_clock", cfg.fakeClock)
+	logger.Info("listening on "+ln.Addr().String(), "env", cfg.env, "memory", cfg.memory, "postgres", cfg.dsn != "", "fake_clock", cfg.fakeClock)
 
 	select {
 	case err := <-serveErr:

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPostgresFlags checks how -db, DATABASE_URL and -memory pick the
+// store, and the flags that tune a PostgreSQL one.
+func TestPostgresFlags(t *testing.T) {
+	const url = "postgres://corebank@db.internal/corebank"
+	for _, tt := range []struct {
+		name    string
+		env     string // DATABASE_URL
+		args    []string
+		dsn     string
+		wantErr string
+	}{
+		{name: "BoltByDefault"},
+		{name: "DbURL", args: []string{"-db", url, "-secret-key-file", "k"}, dsn: url},
+		{name: "DbPostgresqlURL", args: []string{"-db", "postgresql://h/db", "-secret-key-file", "k"}, dsn: "postgresql://h/db"},
+		{name: "DatabaseURL", env: url, args: []string{"-secret-key-file", "k"}, dsn: url},
+		{name: "DbFileWinsOverDatabaseURL", env: url, args: []string{"-db", "x.db"}},
+		{name: "MemoryIgnoresDatabaseURL", env: url, args: []string{"-memory"}},
+		{name: "Tuned", args: []string{"-db", url, "-secret-key-file", "k", "-db-pool", "8", "-db-statement-timeout", "3s", "-db-retries", "0"}, dsn: url},
+		{name: "ErrNoKey", args: []string{"-db", url}, wantErr: "needs -secret-key-file or COREBANK_SECRET_KEY"},
+		{name: "ErrDatabaseURLNotPostgres", env: "mysql://h/db", wantErr: "DATABASE_URL must be"},
+		{name: "ErrPoolWithoutPostgres", args: []string{"-db-pool", "8"}, wantErr: "-db-pool needs a PostgreSQL store"},
+		{name: "ErrRetriesWithMemory", args: []string{"-memory", "-db-retries", "3"}, wantErr: "-db-retries needs a PostgreSQL store"},
+		{name: "ErrPoolZero", args: []string{"-db", url, "-secret-key-file", "k", "-db-pool", "0"}, wantErr: "-db-pool must be at least 1"},
+		{name: "ErrNegativeRetries", args: []string{"-db", url, "-secret-key-file", "k", "-db-retries", "-1"}, wantErr: "-db-retries must not be negative"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("DATABASE_URL", tt.env)
+			t.Setenv("COREBANK_SECRET_KEY", "")
+			c, err := parseFlags(tt.args, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("parseFlags(%q) = %v, want an error containing %q", tt.args, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseFlags(%q): %v", tt.args, err)
+			}
+			if c.dsn != tt.dsn {
+				t.Errorf("dsn = %q, want %q", c.dsn, tt.dsn)
+			}
+			if tt.name == "Tuned" && (c.dbPool != 8 || c.dbStatementTimeout != 3*time.Second || c.dbRetries != 0) {
+				t.Errorf("pool %d, timeout %s, retries %d; want 8, 3s, 0", c.dbPool, c.dbStatementTimeout, c.dbRetries)
+			}
+			if tt.dsn != "" && c.secretKeyFile != "k" {
+				t.Errorf("secret key file = %q, want the one given", c.secretKeyFile)
+			}
+		})
+	}
+}

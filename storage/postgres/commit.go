@@ -1,0 +1,208 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/corebank/corebank/storage"
+)
+
+// errGoexit is the outcome recorded for a function that called
+// runtime.Goexit (t.FailNow in a test): its caller never returns, and the
+// others in its group go on without its writes.
+var errGoexit = errors.New("storage/postgres: Update function called runtime.Goexit")
+
+// call is one Update waiting for, or taking, its turn in a group.
+type call struct {
+	ctx context.Context
+	fn  func(storage.Tx) error
+
+	// Set by the caller's goroutine during its turn, read by the leader
+	// after ran.
+	err      error
+	panicked bool
+	pval     any
+	goexit   bool
+	t        *tx
+
+	wake chan *tx      // a transaction for the caller's turn, or nil when its outcome is final
+	ran  chan struct{} // the caller's turn is over
+}
+
+// Update runs fn in a SERIALIZABLE transaction and commits iff fn returns
+// nil. Concurrent Updates share transactions (see the package
+// documentation), so fn may run more than once, each time with a fresh Tx,
+// and always on the caller's goroutine. When a statement or the commit
+// fails with a serialization failure or a deadlock, the transaction is
+// rolled back and its functions run again in a new one, up to
+// Options.Retries times with a jittered backoff; the error after the last
+// wraps ErrRetriesExhausted and the database's error. If fn returns an
+// error or panics, nothing it wrote is kept and the error is returned (the
+// panic re-raised). Update returns storage.ErrClosed after Close and
+// ctx.Err() if ctx is done before its function runs.
+func (d *DB) Update(ctx context.Context, fn func(storage.Tx) error) error {
+	if err := d.enter(ctx); err != nil {
+		return err
+	}
+	defer d.leave()
+	c := &call{ctx: ctx, fn: fn, wake: make(chan *tx, 1), ran: make(chan struct{}, 1)}
+	d.qmu.Lock()
+	d.queue = append(d.queue, c)
+	if d.leaders < d.maxLeaders {
+		d.leaders++
+		go d.lead()
+	}
+	d.qmu.Unlock()
+	for t := range c.wake {
+		if t == nil {
+			break
+		}
+		c.run(t)
+	}
+	if c.panicked {
+		panic(c.pval)
+	}
+	return c.err
+}
+
+// run is one turn: fn on the caller's goroutine with t, its outcome
+// recorded, and the leader told, however fn ends.
+func (c *call) run(t *tx) {
+	normal := false
+	defer func() {
+		t.done = true
+		if !normal {
+			if r := recover(); r != nil {
+				c.panicked, c.pval = true, r
+			} else {
+				c.goexit, c.err = true, errGoexit
+			}
+		}
+		c.ran <- struct{}{}
+	}()
+	c.err, c.panicked, c.pval, c.goexit, c.t = nil, false, nil, false, t
+	c.err = c.fn(t)
+	normal = true
+}
+
+// finish hands c its final outcome.
+func (c *call) finish() { c.wake <- nil }
+
+// lead runs groups of queued Updates, each in one transaction, until the
+// queue is empty. At most Options.Leaders run at once, each holding one
+// connection: while one waits for its commit, the next group forms and
+// runs.
+func (d *DB) lead() {
+	for {
+		d.qmu.Lock()
+		n := min(len(d.queue), d.group)
+		if n == 0 {
+			d.leaders--
+			d.qmu.Unlock()
+			return
+		}
+		batch := d.queue[:n:n]
+		d.queue = d.queue[n:]
+		d.qmu.Unlock()
+		d.runGroup(batch)
+	}
+}
+
+// runGroup runs batch until its transaction commits, fails for good, or
+// exhausts the retries, and then finishes every call in it.
+func (d *DB) runGroup(batch []*call) {
+	for attempt := 0; ; attempt++ {
+		err, retry := d.tryGroup(batch)
+		if retry && attempt < d.retries {
+			d.retried.Add(1)
+			_ = sleep(context.Background(), backoff(attempt))
+			continue
+		}
+		if retry {
+			err = fmt.Errorf("%w after %d runs: %w", ErrRetriesExhausted, attempt+1, err)
+		}
+		for _, c := range batch {
+			if err != nil && !c.goexit {
+				c.err, c.panicked, c.pval = err, false, nil
+			}
+			c.finish()
+		}
+		return
+	}
+}
+
+// tryGroup runs the functions of batch one after another in one
+// SERIALIZABLE transaction and commits it. In a group of several, each
+// function runs after a savepoint (sent with its first statement, in the
+// same round trip), and one that fails is rolled back to it alone: its outcome (error or panic) stands if the transaction commits,
+// since it was decided on the state the commit makes real. A
+// serialization failure or a deadlock anywhere loses the whole
+// transaction: retry is true and every function runs again. Any other
+// error returned is every call's outcome.
+//
+// Statements run under the caller's context when it is alone, and
+// otherwise under one without its cancellation: a cancelled statement
+// breaks the connection, which the others' work is on.
+func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
+	ptx, err := d.pool.BeginTx(context.Background(), pgx.TxOptions{IsoLevel: pgx.Serializable})
+	if err != nil {
+		return fmt.Errorf("storage/postgres: %w", err), false
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = ptx.Rollback(context.Background())
+		}
+	}()
+	solo := len(batch) == 1
+	for _, c := range batch {
+		if c.goexit {
+			continue // its goroutine is gone
+		}
+		if err := c.ctx.Err(); err != nil {
+			c.err, c.panicked = err, false
+			continue
+		}
+		ctx := c.ctx
+		if !solo {
+			ctx = context.WithoutCancel(ctx)
+		}
+		t := &tx{ctx: ctx, q: &d.q, ptx: ptx, writable: true, savepoint: !solo}
+		c.wake <- t
+		<-c.ran
+		if t.conflict != nil {
+			return t.conflict, true
+		}
+		if c.err == nil && !c.panicked && t.broken != nil {
+			c.err = wrap(ctx, t.broken) // fn went on past a failed statement
+		}
+		if c.err == nil && !c.panicked {
+			continue
+		}
+		if solo {
+			return nil, false // rolled back; the outcome is fn's
+		}
+		if !t.savepointed {
+			continue // it sent no statement: nothing to undo
+		}
+		if _, err := ptx.Exec(ctx, "ROLLBACK TO SAVEPOINT g"); err != nil {
+			return wrap(ctx, err), retryable(err)
+		}
+	}
+	if solo && (batch[0].err != nil || batch[0].panicked) {
+		return nil, false
+	}
+	ctx := context.Background()
+	if solo {
+		ctx = batch[0].ctx
+	}
+	committed = true
+	if err := ptx.Commit(ctx); err != nil {
+		return wrap(ctx, err), retryable(err)
+	}
+	d.commits.Add(1)
+	return nil, false
+}

@@ -1,0 +1,317 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/corebank/corebank/storage"
+)
+
+var _ storage.Backend = (*DB)(nil)
+
+// ErrNewerSchema is wrapped by the error Open returns when the table was
+// migrated by a newer release than this one.
+var ErrNewerSchema = errors.New("storage/postgres: table has a newer schema version than this release knows")
+
+// ErrRetriesExhausted is wrapped by the error Update returns when every
+// run of its function met a serialization failure or a deadlock.
+var ErrRetriesExhausted = errors.New("storage/postgres: serialization retries exhausted")
+
+// Options tunes Open. A nil *Options means every default.
+type Options struct {
+	// Table is the key-value table's name: one table per store, so several
+	// stores may share a database. It is a plain identifier (letters,
+	// digits and underscores, not starting with a digit), optionally
+	// schema-qualified ("corebank.kv", the schema created if absent). Its
+	// schema version is kept in the table named Table+"_schema". Empty
+	// means "corebank_kv".
+	Table string
+	// PoolSize is the most connections the pool opens. Every running View
+	// and Update holds one. Zero means 20.
+	PoolSize int
+	// StatementTimeout bounds each statement on the server
+	// (statement_timeout). Zero leaves the server's setting.
+	StatementTimeout time.Duration
+	// Group is the most Updates that share one transaction. Concurrent
+	// Updates queue, and each leader takes up to Group of them, runs their
+	// functions one after another in one SERIALIZABLE transaction (each
+	// after a savepoint, so that one that fails is undone alone) and
+	// commits them together: Updates of one node never conflict with each
+	// other in a group, and share its commit. Zero means 16; 1 gives every
+	// Update its own transaction.
+	Group int
+	// Leaders is the most group transactions a DB runs at once, each on
+	// its own connection. Zero means 1: a node's groups then never conflict
+	// with each other, where concurrent ones writing a hot key (an account
+	// every payment posts to) abort each other whole, over and over, and
+	// can exhaust their retries (BenchmarkUpdate). More suits Updates that
+	// seldom share keys. It is at most PoolSize; the other connections serve
+	// Views.
+	Leaders int
+	// Retries is how many times Update re-runs its function after a
+	// serialization failure (SQLSTATE 40001) or a deadlock (40P01), each
+	// after a jittered, doubling backoff. Zero means 30; negative means
+	// none.
+	Retries int
+}
+
+const (
+	defaultTable    = "corebank_kv"
+	defaultPoolSize = 20
+	defaultRetries  = 30
+	defaultGroup    = 16
+	defaultLeaders  = 1
+
+	// backoffBase and backoffMax bound the sleep before a retry: attempt n
+	// sleeps a uniformly random time up to min(backoffMax, backoffBase<<n).
+	backoffBase = 500 * time.Microsecond
+	backoffMax  = 50 * time.Millisecond
+)
+
+var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
+
+// DB is a storage.Backend on one table of a PostgreSQL database. It is safe
+// for concurrent use, also by several processes on one database.
+type DB struct {
+	pool    *pgxpool.Pool
+	q       queries
+	retries int
+
+	mu     sync.Mutex // guards closed transitions against enter
+	closed atomic.Bool
+	active sync.WaitGroup // Views and Updates running
+
+	retried atomic.Uint64 // runs retried after a serialization failure, for tests and benchmarks
+	commits atomic.Uint64 // transactions Update committed, for tests and benchmarks
+
+	// The group commit's (commit.go).
+	group, maxLeaders int
+	qmu               sync.Mutex
+	queue             []*call // Updates waiting for a group
+	leaders           int     // groups running
+}
+
+// Open connects to the database named by dsn (a postgres:// URL or a
+// key=value string, as libpq reads them), creates the table if it is absent
+// and migrates it to this release's schema. Several processes may Open the
+// same table at once: the schema change is serialized by an advisory lock.
+func Open(ctx context.Context, dsn string, opt *Options) (*DB, error) {
+	var o Options
+	if opt != nil {
+		o = *opt
+	}
+	if o.Table == "" {
+		o.Table = defaultTable
+	}
+	if !tableName.MatchString(o.Table) {
+		return nil, fmt.Errorf("storage/postgres: table name %q is not an identifier", o.Table)
+	}
+	if o.PoolSize <= 0 {
+		o.PoolSize = defaultPoolSize
+	}
+	if o.Group <= 0 {
+		o.Group = defaultGroup
+	}
+	if o.Leaders <= 0 {
+		o.Leaders = defaultLeaders
+	}
+	o.Leaders = min(o.Leaders, o.PoolSize)
+	switch {
+	case o.Retries == 0:
+		o.Retries = defaultRetries
+	case o.Retries < 0:
+		o.Retries = 0
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("storage/postgres: %w", err)
+	}
+	cfg.MaxConns = int32(o.PoolSize)
+	if o.StatementTimeout > 0 {
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(o.StatementTimeout.Milliseconds(), 10)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("storage/postgres: %w", err)
+	}
+	d := &DB{pool: pool, q: newQueries(o.Table), retries: o.Retries, group: o.Group, maxLeaders: o.Leaders}
+	if err := d.migrate(ctx, o.Table); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// Close closes the pool once running Views and Updates return. Later calls
+// return storage.ErrClosed; a second Close returns nil.
+func (d *DB) Close() error {
+	d.mu.Lock()
+	if d.closed.Load() {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed.Store(true)
+	d.mu.Unlock()
+	d.active.Wait()
+	d.pool.Close()
+	return nil
+}
+
+// enter admits a call unless the DB is closed (storage.ErrClosed) or ctx
+// is done (its error); leave must follow an admitted call.
+func (d *DB) enter(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed.Load() {
+		return storage.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d.active.Add(1)
+	return nil
+}
+
+func (d *DB) leave() { d.active.Done() }
+
+// View runs fn in a REPEATABLE READ, READ ONLY transaction: one snapshot,
+// taken at its first read. Writes fail with storage.ErrReadOnly. View
+// returns storage.ErrClosed after Close, ctx.Err() if ctx is already done,
+// and otherwise fn's error or the database's. A panic in fn propagates.
+func (d *DB) View(ctx context.Context, fn func(storage.Tx) error) error {
+	if err := d.enter(ctx); err != nil {
+		return err
+	}
+	defer d.leave()
+	ptx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return wrap(ctx, err)
+	}
+	defer func() { _ = ptx.Rollback(context.Background()) }()
+	t := &tx{ctx: ctx, q: &d.q, ptx: ptx}
+	defer func() { t.done = true }()
+	return fn(t)
+}
+
+// retryable reports a serialization failure or a deadlock.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "40001" || pe.Code == "40P01"
+	}
+	return false
+}
+
+func backoff(attempt int) time.Duration {
+	limit := backoffMax
+	if attempt < 16 && backoffBase<<attempt < limit {
+		limit = backoffBase << attempt
+	}
+	return rand.N(limit) + 1
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// wrap returns ctx's error when ctx ended the call, and otherwise err
+// marked as this package's.
+func wrap(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	return fmt.Errorf("storage/postgres: %w", err)
+}
+
+// Empty reports whether the store holds no key at all: a server checks it
+// before it makes a new sealing key for a store.
+func (d *DB) Empty(ctx context.Context) (bool, error) {
+	if err := d.enter(ctx); err != nil {
+		return false, err
+	}
+	defer d.leave()
+	var empty bool
+	if err := d.pool.QueryRow(ctx, d.q.empty).Scan(&empty); err != nil {
+		return false, wrap(ctx, err)
+	}
+	return empty, nil
+}
+
+// Retries returns how many times Updates re-ran their function after a
+// serialization failure or a deadlock since Open.
+func (d *DB) Retries() uint64 { return d.retried.Load() }
+
+// schemaVersion is the version of the table this release writes;
+// migrations[v] takes a table from version v to v+1. %[1]s is the table.
+const schemaVersion = 1
+
+var migrations = []string{
+	`CREATE TABLE IF NOT EXISTS %[1]s (
+		bucket text COLLATE "C" NOT NULL,
+		key bytea NOT NULL,
+		value bytea NOT NULL,
+		PRIMARY KEY (bucket, key)
+	)`,
+}
+
+// migrate creates the schema-version table (one row) and brings the
+// key-value table to schemaVersion, under an advisory lock so that nodes
+// opening at once do it one at a time.
+func (d *DB) migrate(ctx context.Context, table string) error {
+	kv := pgx.Identifier(splitName(table)).Sanitize()
+	meta := pgx.Identifier(splitName(table + "_schema")).Sanitize()
+	err := pgx.BeginFunc(ctx, d.pool, func(ptx pgx.Tx) error {
+		if _, err := ptx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "corebank/storage/postgres:"+table); err != nil {
+			return err
+		}
+		if parts := splitName(table); len(parts) == 2 {
+			if _, err := ptx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier(parts[:1]).Sanitize()); err != nil {
+				return err
+			}
+		}
+		if _, err := ptx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+meta+` (
+			id int PRIMARY KEY CHECK (id = 1),
+			version int NOT NULL
+		)`); err != nil {
+			return err
+		}
+		var version int
+		err := ptx.QueryRow(ctx, `SELECT version FROM `+meta+` WHERE id = 1`).Scan(&version)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if version > schemaVersion {
+			return fmt.Errorf("%w: %s is at version %d, this release knows %d", ErrNewerSchema, table, version, schemaVersion)
+		}
+		for ; version < schemaVersion; version++ {
+			if _, err := ptx.Exec(ctx, fmt.Sprintf(migrations[version], kv)); err != nil {
+				return fmt.Errorf("migrate %s to version %d: %w", table, version+1, err)
+			}
+		}
+		_, err = ptx.Exec(ctx, `INSERT INTO `+meta+` (id, version) VALUES (1, $1)
+			ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version`, version)
+		return err
+	})
+	if err != nil && !errors.Is(err, ErrNewerSchema) {
+		return fmt.Errorf("storage/postgres: open %s: %w", table, err)
+	}
+	return err
+}

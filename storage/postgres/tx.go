@@ -1,0 +1,323 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/corebank/corebank/storage"
+)
+
+// Scans read in batches that start small, for the many scans that stop at
+// the first key or few (the newest entry, one page), and double up to
+// maxBatch, so a scan of the whole range makes few round trips.
+const (
+	firstBatch = 32
+	maxBatch   = 1024
+)
+
+// queries holds the SQL of one table. Scan's statements are keyset range
+// queries on the primary key, (bucket, key): their shape depends on which
+// bounds a batch has, so each shape is one statement that pgx prepares once
+// per connection.
+type queries struct {
+	get, put, del, empty string
+	scan                 map[scanShape]string
+}
+
+type scanShape struct {
+	reverse bool
+	lower   string // "", ">=" or ">"
+	upper   bool   // key < upper bound
+}
+
+func newQueries(table string) queries {
+	kv := pgx.Identifier(splitName(table)).Sanitize()
+	q := queries{
+		get: `SELECT value FROM ` + kv + ` WHERE bucket = $1 AND key = $2`,
+		put: `INSERT INTO ` + kv + ` (bucket, key, value) VALUES ($1, $2, $3)
+			ON CONFLICT (bucket, key) DO UPDATE SET value = EXCLUDED.value`,
+		del:   `DELETE FROM ` + kv + ` WHERE bucket = $1 AND key = $2`,
+		empty: `SELECT NOT EXISTS (SELECT 1 FROM ` + kv + `)`,
+		scan:  map[scanShape]string{},
+	}
+	for _, reverse := range []bool{false, true} {
+		for _, lower := range []string{"", ">=", ">"} {
+			for _, upper := range []bool{false, true} {
+				var b strings.Builder
+				b.WriteString(`SELECT key, value FROM ` + kv + ` WHERE bucket = $1`)
+				n := 1
+				if lower != "" {
+					n++
+					b.WriteString(` AND key ` + lower + ` $` + strconv.Itoa(n))
+				}
+				if upper {
+					n++
+					b.WriteString(` AND key < $` + strconv.Itoa(n))
+				}
+				if reverse {
+					b.WriteString(` ORDER BY key DESC`)
+				} else {
+					b.WriteString(` ORDER BY key`)
+				}
+				b.WriteString(` LIMIT $` + strconv.Itoa(n+1))
+				q.scan[scanShape{reverse, lower, upper}] = b.String()
+			}
+		}
+	}
+	return q
+}
+
+// splitName splits a possibly schema-qualified table name.
+func splitName(name string) []string { return strings.Split(name, ".") }
+
+// tx is one run of a View's or an Update's function over one PostgreSQL
+// transaction, whose statements give it read-your-writes.
+type tx struct {
+	ctx      context.Context
+	q        *queries
+	ptx      pgx.Tx
+	writable bool
+	done     bool
+	// conflict is the first serialization failure or deadlock a statement
+	// met: the transaction is lost, and Update runs the function again.
+	conflict error
+	// broken is the first other error a statement met: the transaction
+	// cannot go on past it (a group rolls back to the function's savepoint).
+	broken error
+	// savepoint is set for a function of a group: its first statement goes
+	// to the server after a SAVEPOINT, in the same round trip, and
+	// savepointed records that it went.
+	savepoint, savepointed bool
+}
+
+// query runs one statement of the transaction, after the pending
+// savepoint if there is one.
+func (t *tx) query(sql string, args ...any) (pgx.Rows, error) {
+	if !t.savepoint {
+		return t.ptx.Query(t.ctx, sql, args...)
+	}
+	t.savepoint, t.savepointed = false, true
+	b := &pgx.Batch{}
+	b.Queue("SAVEPOINT g")
+	b.Queue(sql, args...)
+	br := t.ptx.SendBatch(t.ctx, b)
+	if _, err := br.Exec(); err != nil {
+		_ = br.Close()
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		_ = br.Close()
+		return nil, err
+	}
+	return &batchRows{Rows: rows, br: br}, nil
+}
+
+// batchRows closes the batch its rows came from with them.
+type batchRows struct {
+	pgx.Rows
+	br pgx.BatchResults
+}
+
+func (r *batchRows) Close() {
+	r.Rows.Close()
+	_ = r.br.Close()
+}
+
+// exec runs one statement that returns no rows.
+func (t *tx) exec(sql string, args ...any) error {
+	rows, err := t.query(sql, args...)
+	if err != nil {
+		return err
+	}
+	rows.Close()
+	return rows.Err()
+}
+
+// batch is one Scan's rows: keys and values sharing arena. Each Scan has
+// its own, since fn may scan too.
+type batch struct {
+	keys, vals [][]byte
+	arena      []byte
+	offs       []int
+	last       []byte
+}
+
+// fail records a statement's error and returns it wrapped.
+func (t *tx) fail(err error) error {
+	switch {
+	case retryable(err):
+		if t.conflict == nil {
+			t.conflict = err
+		}
+	case t.broken == nil:
+		t.broken = err
+	}
+	return wrap(t.ctx, err)
+}
+
+// Get returns a copy of the value under key, or storage.ErrNotFound.
+func (t *tx) Get(b storage.Bucket, key []byte) ([]byte, error) {
+	if t.done {
+		return nil, storage.ErrTxDone
+	}
+	rows, err := t.query(t.q.get, string(b), key)
+	if err != nil {
+		return nil, t.fail(err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, t.fail(err)
+		}
+		return nil, storage.ErrNotFound
+	}
+	v := []byte{}
+	if err := rows.Scan(&v); err != nil {
+		return nil, t.fail(err)
+	}
+	if v == nil {
+		v = []byte{}
+	}
+	return v, nil
+}
+
+// Put stores value under key.
+func (t *tx) Put(b storage.Bucket, key, value []byte) error {
+	if err := storage.CheckWrite(t.done, t.writable, key); err != nil {
+		return err
+	}
+	if value == nil {
+		value = []byte{} // nil would be NULL
+	}
+	if err := t.exec(t.q.put, string(b), key, value); err != nil {
+		return t.fail(err)
+	}
+	return nil
+}
+
+// Delete removes key; an absent (or empty) key is not an error.
+func (t *tx) Delete(b storage.Bucket, key []byte) error {
+	if err := storage.CheckWrite(t.done, t.writable, key); err != nil {
+		if errors.Is(err, storage.ErrEmptyKey) {
+			return nil
+		}
+		return err
+	}
+	if err := t.exec(t.q.del, string(b), key); err != nil {
+		return t.fail(err)
+	}
+	return nil
+}
+
+// Scan reads the range o selects in batches, each a keyset query resuming
+// after the last key of the one before, and passes each batch to fn only
+// once it is read whole: fn may then write through the same transaction,
+// and the next batch sees what it wrote.
+func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []byte) error) error {
+	if t.done {
+		return storage.ErrTxDone
+	}
+	var (
+		shape  = scanShape{reverse: o.Reverse}
+		lo, hi []byte
+	)
+	from, exclusive, bounded := o.Start()
+	if !o.Reverse {
+		if len(from) > 0 {
+			lo, shape.lower = from, ">="
+			if exclusive {
+				shape.lower = ">"
+			}
+		}
+		if end, ok := storage.PrefixEnd(o.Prefix); ok {
+			hi, shape.upper = end, true
+		}
+	} else {
+		// A descending start is exclusive whenever it is bounded.
+		if bounded {
+			hi, shape.upper = from, true
+		}
+		if len(o.Prefix) > 0 {
+			lo, shape.lower = o.Prefix, ">="
+		}
+	}
+	feed := storage.Feed{Limit: o.Limit}
+	remaining := o.Limit
+	size := firstBatch
+	var bt batch
+	for {
+		n := size
+		if o.Limit > 0 && remaining < n {
+			n = remaining
+		}
+		args := []any{string(b)}
+		if shape.lower != "" {
+			args = append(args, lo)
+		}
+		if shape.upper {
+			args = append(args, hi)
+		}
+		args = append(args, n)
+		got, err := t.fetch(&bt, t.q.scan[shape], args)
+		if err != nil {
+			return err
+		}
+		for i := range got {
+			more, err := feed.Send(fn, bt.keys[i], bt.vals[i])
+			if !more {
+				return err
+			}
+		}
+		if got < n {
+			return nil
+		}
+		remaining -= got
+		bt.last = append(bt.last[:0], bt.keys[got-1]...)
+		if o.Reverse {
+			hi, shape.upper = bt.last, true
+		} else {
+			lo, shape.lower = bt.last, ">"
+		}
+		size = min(2*size, maxBatch)
+	}
+}
+
+// fetch runs one batch's query, reads its rows whole into bt (the
+// connection serves one statement at a time, and fn may run others) and
+// returns how many it read.
+func (t *tx) fetch(bt *batch, sql string, args []any) (int, error) {
+	rows, err := t.query(sql, args...)
+	if err != nil {
+		return 0, t.fail(err)
+	}
+	defer rows.Close()
+	bt.arena, bt.offs = bt.arena[:0], bt.offs[:0]
+	var k, v pgtype.DriverBytes
+	for rows.Next() {
+		if err := rows.Scan(&k, &v); err != nil {
+			return 0, t.fail(err)
+		}
+		bt.arena = append(bt.arena, k...)
+		bt.offs = append(bt.offs, len(bt.arena))
+		bt.arena = append(bt.arena, v...)
+		bt.offs = append(bt.offs, len(bt.arena))
+	}
+	if err := rows.Err(); err != nil {
+		return 0, t.fail(err)
+	}
+	bt.keys, bt.vals = bt.keys[:0], bt.vals[:0]
+	start := 0
+	for i := 0; i < len(bt.offs); i += 2 {
+		bt.keys = append(bt.keys, bt.arena[start:bt.offs[i]:bt.offs[i]])
+		bt.vals = append(bt.vals, bt.arena[bt.offs[i]:bt.offs[i+1]:bt.offs[i+1]])
+		start = bt.offs[i+1]
+	}
+	return len(bt.keys), nil
+}
