@@ -70,6 +70,18 @@ type Options struct {
 	// DueInterval is how often Run runs due work on a real clock (default
 	// a second).
 	DueInterval time.Duration
+	// NodeID names this bank among the nodes sharing its store (several
+	// processes, or several embedding programs, on one database): its due
+	// runners write it into the leases they take on due work that waits
+	// on the outside world (payout checks, webhook attempts). Default a
+	// random one (storage.NewNodeID), logged by New; set it only to
+	// something unique per running bank.
+	NodeID string
+	// LeaseDuration is how long a node keeps the due work it took before
+	// another node may take it over (default storage.DefaultDueLease,
+	// 30 s). It must outlast the slowest payout check or webhook attempt
+	// (two webhooks.AttemptTimeout).
+	LeaseDuration time.Duration
 
 	// The services' own knobs. New sets the fields that wire the services
 	// together and those above (Clock, IDs, Env, Logger, Gate, Tree,
@@ -103,8 +115,11 @@ type Options struct {
 type Bank struct {
 	// DB is the store the services write through: the one given to New,
 	// wrapped so that every commit wakes the webhook dispatcher.
-	DB       storage.Backend
-	Clock    clock.Clock
+	DB    storage.Backend
+	Clock clock.Clock
+	// Node is the node ID (Options.NodeID) this bank's due work leases
+	// under.
+	Node     string
 	Ledger   *ledger.Service
 	Entities *entities.Service
 	Funding  *funding.Service
@@ -177,7 +192,14 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	if o.DueInterval <= 0 {
 		o.DueInterval = time.Second
 	}
-	b := &Bank{Clock: o.Clock, log: o.Logger, tick: o.DueInterval}
+	if o.NodeID == "" {
+		o.NodeID = storage.NewNodeID()
+	}
+	if o.LeaseDuration <= 0 {
+		o.LeaseDuration = storage.DefaultDueLease
+	}
+	o.Logger.Info("bank node", "node", o.NodeID, "lease", o.LeaseDuration)
+	b := &Bank{Clock: o.Clock, Node: o.NodeID, log: o.Logger, tick: o.DueInterval}
 	// The dispatcher reads the outbox right after every commit: every
 	// service writes through the hooked store, and the dispatcher's own
 	// writes use the raw one so that they do not wake it again.
@@ -213,6 +235,7 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 
 	wo := o.Webhooks
 	wo.Clock, wo.IDs, wo.Env, wo.Tree, wo.Logger = o.Clock, o.IDs, o.Env, b.Entities, o.Logger
+	wo.Node, wo.Lease = o.NodeID, o.LeaseDuration
 	b.Webhooks = webhooks.NewService(db, webhooks.LedgerOutbox(b.Ledger), sealer, &wo)
 
 	// All due work on one queue, in this order at any instant: money first
@@ -221,7 +244,7 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	// expiry, payout progress, unanswered 3DS challenges, the sandbox acquirer's
 	// answers to refunds), then the webhooks, so the events those
 	// changes appended go out in the same run, then idempotency expiry.
-	b.Due = storage.NewDue(b.DB, o.Clock, 0)
+	b.Due = storage.NewDue(b.DB, o.Clock, 0).Lease(o.NodeID, o.LeaseDuration)
 	b.Due.Add(b.Ledger.DueJobs()...)
 	b.Due.Add(b.Funding.DueJobs()...)
 	b.Due.Add(b.FundingSessions.DueJobs()...)
