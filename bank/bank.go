@@ -58,7 +58,9 @@ type Options struct {
 	// Clock is the only time source (default the real clock). A
 	// *clock.Mock makes a sandbox whose time moves only when the test or
 	// POST /sandbox/clock/advance moves it; Run then leaves due work to
-	// RunDue.
+	// RunDue. The route stores the time it moves to, and every bank over
+	// the store brings its mock up to it before each request and every
+	// DueInterval in Run (storage.SharedClock).
 	Clock clock.Clock
 	// Env is EnvSandbox (default) or EnvProduction: the /sandbox/* routes
 	// exist only in the sandbox, and API keys say which they belong to.
@@ -82,6 +84,10 @@ type Options struct {
 	// 30 s). It must outlast the slowest payout check or webhook attempt
 	// (two webhooks.AttemptTimeout).
 	LeaseDuration time.Duration
+	// LeaseClock measures leases (default the real clock, whatever Clock
+	// is: a lease is about a node's liveness, so a sandbox's fake clock
+	// jumping ahead takes no work from a live node).
+	LeaseClock clock.Clock
 
 	// The services' own knobs. New sets the fields that wire the services
 	// together and those above (Clock, IDs, Env, Logger, Gate, Tree,
@@ -136,8 +142,9 @@ type Bank struct {
 	// Handler is the REST API (httpapi.New over the services).
 	Handler http.Handler
 
-	log  *slog.Logger
-	tick time.Duration
+	log   *slog.Logger
+	tick  time.Duration
+	clock *storage.SharedClock // a sandbox's fake clock, kept in the store; nil on a real clock
 }
 
 // New wires the services over db. It writes nothing: call Migrate before
@@ -198,6 +205,9 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	if o.LeaseDuration <= 0 {
 		o.LeaseDuration = storage.DefaultDueLease
 	}
+	if o.LeaseClock == nil {
+		o.LeaseClock = clock.New()
+	}
 	o.Logger.Info("bank node", "node", o.NodeID, "lease", o.LeaseDuration)
 	b := &Bank{Clock: o.Clock, Node: o.NodeID, log: o.Logger, tick: o.DueInterval}
 	// The dispatcher reads the outbox right after every commit: every
@@ -235,7 +245,7 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 
 	wo := o.Webhooks
 	wo.Clock, wo.IDs, wo.Env, wo.Tree, wo.Logger = o.Clock, o.IDs, o.Env, b.Entities, o.Logger
-	wo.Node, wo.Lease = o.NodeID, o.LeaseDuration
+	wo.Node, wo.Lease, wo.LeaseClock = o.NodeID, o.LeaseDuration, o.LeaseClock
 	b.Webhooks = webhooks.NewService(db, webhooks.LedgerOutbox(b.Ledger), sealer, &wo)
 
 	// All due work on one queue, in this order at any instant: money first
@@ -244,7 +254,7 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	// expiry, payout progress, unanswered 3DS challenges, the sandbox acquirer's
 	// answers to refunds), then the webhooks, so the events those
 	// changes appended go out in the same run, then idempotency expiry.
-	b.Due = storage.NewDue(b.DB, o.Clock, 0).Lease(o.NodeID, o.LeaseDuration)
+	b.Due = storage.NewDue(b.DB, o.Clock, 0).Lease(o.NodeID, o.LeaseDuration).LeaseClock(o.LeaseClock)
 	b.Due.Add(b.Ledger.DueJobs()...)
 	b.Due.Add(b.Funding.DueJobs()...)
 	b.Due.Add(b.FundingSessions.DueJobs()...)
@@ -259,6 +269,12 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	ho.FakeClock, _ = o.Clock.(*clock.Mock)
 	if o.Env != EnvSandbox {
 		ho.FakeClock = nil
+	}
+	if ho.FakeClock != nil {
+		// The fake time lives in the store, so that an advance on one node
+		// moves every node's clock (see syncClock).
+		b.clock = storage.NewSharedClock(b.DB, ho.FakeClock)
+		ho.AdvanceClock = b.clock.Advance
 	}
 	ho.RunJobs = func(ctx context.Context, now time.Time) error {
 		_, err := b.RunDue(ctx, now)
@@ -275,7 +291,27 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 		Acquiring:       b.Acquiring,
 		Cards:           b.Cards,
 	}, &ho)
+	if b.clock != nil {
+		b.Handler = b.syncClock(b.Handler)
+	}
 	return b, nil
+}
+
+// syncClock brings a sandbox's fake clock up to the time stored by the
+// last advance on any node before each request. Now stays a read of the
+// node's own clock; what a node can see late is an advance that commits
+// while one of its requests runs (that request keeps the earlier time, as
+// it would beside an advance on one node) or, between requests, until
+// Run's next sync (every DueInterval): background work on a node then
+// runs at an earlier time than another's, which only delays what falls
+// due. A node's clock never moves back.
+func (b *Bank) syncClock(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := b.clock.Sync(r.Context()); err != nil {
+			b.log.Warn("sandbox clock: reading the stored time", "err", err)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Migrate brings a store written by an earlier release up to date, once:
@@ -310,7 +346,9 @@ func (b *Bank) RunDue(ctx context.Context, now time.Time) (int, error) {
 // dispatcher, which sends first attempts right after each commit whatever
 // the clock says, and on a real clock the due work every
 // Options.DueInterval. On a mock clock due work runs only through RunDue (POST
-// /sandbox/clock/advance calls it). Run returns nil when ctx is done.
+// /sandbox/clock/advance calls it), and in the sandbox Run brings the clock
+// up to the time another node's advance stored every DueInterval. Run
+// returns nil when ctx is done.
 func (b *Bank) Run(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
@@ -321,8 +359,22 @@ func (b *Bank) Run(ctx context.Context) error {
 	}()
 	defer func() { <-done }()
 	if _, mock := b.Clock.(*clock.Mock); mock {
-		<-ctx.Done()
-		return nil
+		if b.clock == nil {
+			<-ctx.Done()
+			return nil
+		}
+		// Another node's advance reaches this one's background work
+		// (webhook retries) without waiting for a request here.
+		t := time.NewTicker(b.tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+				_, _ = b.clock.Sync(ctx)
+			}
+		}
 	}
 	t := time.NewTicker(b.tick)
 	defer t.Stop()

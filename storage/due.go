@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -193,8 +194,8 @@ const DefaultDueLease = 30 * time.Second
 // fails to commit and is rerun, then finds it gone). A Batch job works
 // outside any transaction, so its items are leased first: in one
 // transaction the runner writes, for each item due and not under a live
-// lease, a lease (its node ID, and the clock's time plus the lease
-// duration) into BucketDueLease, and hands the job only the items it
+// lease, a lease (its node ID, and the time on its LeaseClock plus the
+// lease duration) into BucketDueLease, and hands the job only the items it
 // leased. An item whose lease has ended (its node died or stalled) is
 // leased again by the next runner that reaches it, the old lease read and
 // replaced in that transaction, so two nodes never both hold an item; and
@@ -205,13 +206,21 @@ const DefaultDueLease = 30 * time.Second
 // one node the job keeps its own work in flight from being done twice (the
 // webhooks do; a payout check applies once because it moves the item).
 type Due struct {
-	db    Backend
-	clock clock.Clock
-	batch int
-	jobs  []DueJob
-	onLag func(kind string, lag time.Duration)
-	node  string
-	lease time.Duration
+	db         Backend
+	clock      clock.Clock
+	batch      int
+	jobs       []DueJob
+	onLag      func(kind string, lag time.Duration)
+	onRun      func(kind string, it DueItem)
+	node       string
+	lease      time.Duration
+	leaseClock clock.Clock
+
+	// claimMu orders this runner's claims with its record of the items
+	// its Batch jobs are working on now (busy, by due key), so that two
+	// RunDue calls of one runner never hand a job the same item at once.
+	claimMu sync.Mutex
+	busy    map[string]bool
 }
 
 // NewNodeID returns a random node ID (16 hex digits), the identity a
@@ -232,7 +241,7 @@ func NewDue(db Backend, clk clock.Clock, batch int, jobs ...DueJob) *Due {
 	if clk == nil {
 		clk = clock.New()
 	}
-	d := &Due{db: db, clock: clk, batch: batch, node: NewNodeID(), lease: DefaultDueLease}
+	d := &Due{db: db, clock: clk, batch: batch, node: NewNodeID(), lease: DefaultDueLease, leaseClock: clk, busy: map[string]bool{}}
 	d.Add(jobs...)
 	return d
 }
@@ -247,6 +256,19 @@ func (d *Due) Lease(node string, lease time.Duration) *Due {
 	}
 	if lease > 0 {
 		d.lease = lease
+	}
+	return d
+}
+
+// LeaseClock sets the clock leases are measured on (default the runner's
+// own). A lease is about a node's liveness, not the business time: a
+// sandbox whose fake clock jumps an hour must not take work from a node
+// that is still on it, so bank.New gives its runners the real clock.
+// Nodes on several machines need wall clocks that agree within a small
+// part of the lease.
+func (d *Due) LeaseClock(clk clock.Clock) *Due {
+	if clk != nil {
+		d.leaseClock = clk
 	}
 	return d
 }
@@ -281,6 +303,24 @@ func (d *Due) Add(jobs ...DueJob) *Due {
 func (d *Due) OnLag(fn func(kind string, lag time.Duration)) *Due {
 	d.onLag = fn
 	return d
+}
+
+// OnRun sets fn to be called once for each item this runner hands a job:
+// a Tx job's items once the transaction that did them commits, a Batch
+// job's once their lease commits. Tests count with it that each item runs
+// once across several runners. Set it before RunDue runs; fn must be fast
+// and safe for concurrent use.
+func (d *Due) OnRun(fn func(kind string, it DueItem)) *Due {
+	d.onRun = fn
+	return d
+}
+
+func (d *Due) ran(kind string, items []DueItem) {
+	if d.onRun != nil {
+		for _, it := range items {
+			d.onRun(kind, it)
+		}
+	}
 }
 
 // Kinds lists the registered kinds in the order RunDue runs them.
@@ -355,6 +395,7 @@ func (d *Due) run(ctx context.Context, j DueJob, asOf int64, lag *time.Duration)
 			if err != nil || len(items) == 0 {
 				return total, err
 			}
+			d.ran(j.Kind, items)
 			last := items[len(items)-1]
 			after = dueKey(j.Kind, last.At, last.ID)
 			continue
@@ -377,38 +418,7 @@ func (d *Due) run(ctx context.Context, j DueJob, asOf int64, lag *time.Duration)
 			items []DueItem
 			last  []byte // the key of the last item read, leased or not
 		}
-		c, err := Update(ctx, d.db, func(tx Tx) (claimed, error) {
-			items, err := d.scan(tx, prefix, after, asOf, claim)
-			if err != nil || len(items) == 0 {
-				return claimed{}, err
-			}
-			now := d.clock.Now().UnixMilli()
-			lease := DueLease{Node: d.node, Until: now + d.lease.Milliseconds()}
-			c := claimed{last: dueKey(j.Kind, items[len(items)-1].At, items[len(items)-1].ID)}
-			for _, it := range items {
-				k := dueKey(j.Kind, it.At, it.ID)
-				v, err := tx.Get(BucketDueLease, k)
-				switch {
-				case errors.Is(err, ErrNotFound):
-				case err != nil:
-					return claimed{}, err
-				default:
-					held, err := decodeLease(v)
-					if err != nil {
-						return claimed{}, err
-					}
-					if held.Until > now && held.Node != d.node {
-						continue // another node's, still running
-					}
-				}
-				if err := tx.Put(BucketDueLease, k, lease.encode()); err != nil {
-					return claimed{}, err
-				}
-				it.Lease = lease
-				c.items = append(c.items, it)
-			}
-			return c, nil
-		})
+		c, err := d.claim(ctx, j.Kind, prefix, after, asOf, claim)
 		if err != nil || c.last == nil {
 			return total, err
 		}
@@ -416,12 +426,73 @@ func (d *Due) run(ctx context.Context, j DueJob, asOf int64, lag *time.Duration)
 		if len(c.items) == 0 {
 			continue
 		}
+		d.ran(j.Kind, c.items)
 		n, err := j.Batch(ctx, d.clock.Now(), c.items)
+		d.claimMu.Lock()
+		for _, it := range c.items {
+			delete(d.busy, string(dueKey(j.Kind, it.At, it.ID)))
+		}
+		d.claimMu.Unlock()
 		total += n
 		if err != nil {
 			return total, err
 		}
 	}
+}
+
+// claimed is what one claim read: the items leased, and the key of the
+// last item read, leased or not (nil when none was due).
+type claimed struct {
+	items []DueItem
+	last  []byte
+}
+
+// claim leases to this runner up to limit items of kind due at or before
+// asOf after the key after: each that no other node holds under a live
+// lease and no RunDue of this runner is working on. The items stay busy
+// until the caller clears them.
+func (d *Due) claim(ctx context.Context, kind string, prefix, after []byte, asOf int64, limit int) (claimed, error) {
+	d.claimMu.Lock()
+	defer d.claimMu.Unlock()
+	c, err := Update(ctx, d.db, func(tx Tx) (claimed, error) {
+		items, err := d.scan(tx, prefix, after, asOf, limit)
+		if err != nil || len(items) == 0 {
+			return claimed{}, err
+		}
+		now := d.leaseClock.Now().UnixMilli()
+		lease := DueLease{Node: d.node, Until: now + d.lease.Milliseconds()}
+		c := claimed{last: dueKey(kind, items[len(items)-1].At, items[len(items)-1].ID)}
+		for _, it := range items {
+			k := dueKey(kind, it.At, it.ID)
+			if d.busy[string(k)] {
+				continue
+			}
+			v, err := tx.Get(BucketDueLease, k)
+			switch {
+			case errors.Is(err, ErrNotFound):
+			case err != nil:
+				return claimed{}, err
+			default:
+				held, err := decodeLease(v)
+				if err != nil {
+					return claimed{}, err
+				}
+				if held.Until > now && held.Node != d.node {
+					continue // another node's, still running
+				}
+			}
+			if err := tx.Put(BucketDueLease, k, lease.encode()); err != nil {
+				return claimed{}, err
+			}
+			it.Lease = lease
+			c.items = append(c.items, it)
+		}
+		return c, nil
+	})
+	for _, it := range c.items {
+		d.busy[string(dueKey(kind, it.At, it.ID))] = true
+	}
+	return c, err
 }
 
 // lagOf is how late it is at now for it.

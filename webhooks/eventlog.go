@@ -228,7 +228,7 @@ func (s *Service) SendTest(ctx context.Context, caller corebank.Caller, entityID
 			return made{}, err
 		}
 		it, err := storage.LeaseTx(tx, dueAttempt, storage.DueItem{At: d.queuedAt(), ID: dlvID},
-			storage.DueLease{Node: s.node, Until: ms + s.lease.Milliseconds()})
+			storage.DueLease{Node: s.node, Until: s.leaseClk.Now().Add(s.lease).UnixMilli()})
 		return made{dlvID, it}, err
 	})
 	if err != nil {

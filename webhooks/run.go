@@ -80,5 +80,5 @@ func (s *Service) Run(ctx context.Context) error {
 
 // due returns a runner of jobs that leases as this Service's node.
 func (s *Service) due(jobs ...storage.DueJob) *storage.Due {
-	return storage.NewDue(s.db, s.clock, 0, jobs...).Lease(s.node, s.lease)
+	return storage.NewDue(s.db, s.clock, 0, jobs...).Lease(s.node, s.lease).LeaseClock(s.leaseClk)
 }

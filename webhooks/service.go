@@ -203,6 +203,8 @@ type Options struct {
 	// outlast two AttemptTimeouts: a runner takes Concurrency attempts at
 	// a time, and each may wait for an attempt before it.
 	Lease time.Duration
+	// LeaseClock measures leases (default Clock); see storage.Due.LeaseClock.
+	LeaseClock clock.Clock
 	// OnAttempt, when set, is called once per delivery attempt after its
 	// outcome is recorded, with OutcomeSucceeded, OutcomeFailed or
 	// OutcomeStopped (metrics: examples/server counts deliveries by
@@ -245,6 +247,7 @@ type Service struct {
 	onAttempt func(outcome string)
 	node      string
 	lease     time.Duration
+	leaseClk  clock.Clock
 
 	sem      chan struct{}
 	wake     chan struct{}
@@ -310,6 +313,9 @@ func NewService(db storage.Backend, outbox Outbox, sealer Sealer, opt *Options) 
 	if o.Lease <= 0 {
 		o.Lease = storage.DefaultDueLease
 	}
+	if o.LeaseClock == nil {
+		o.LeaseClock = o.Clock
+	}
 	ancestry, _ := o.Tree.(Ancestry)
 	return &Service{
 		db:        db,
@@ -330,6 +336,7 @@ func NewService(db storage.Backend, outbox Outbox, sealer Sealer, opt *Options) 
 		onAttempt: o.OnAttempt,
 		node:      o.Node,
 		lease:     o.Lease,
+		leaseClk:  o.LeaseClock,
 		sem:       make(chan struct{}, o.Concurrency),
 		wake:      make(chan struct{}, 1),
 		inflight:  map[string]bool{},
