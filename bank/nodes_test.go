@@ -20,6 +20,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/bank"
+	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/payments"
@@ -633,5 +634,37 @@ func TestSharedClock(t *testing.T) {
 	}
 	if got := c.advance(0, time.Second); !got.Equal(nodeStart.Add(time.Hour + time.Minute + time.Second)) {
 		t.Errorf("advance on node 1 = %v", got)
+	}
+}
+
+// TestNodesSeeEachOthersWrites: what one node changes, the other serves at
+// once; nothing a node keeps in memory answers for the store. An API key
+// made on node 1 works on node 2, and once node 1 deletes it node 2
+// refuses it.
+func TestNodesSeeEachOthersWrites(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(t, memory.New(), nil)
+	k, err := c.nodes[0].Entities.CreateAPIKey(ctx, corebank.As(c.root), entities.NewAPIKey{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := func(i int) int {
+		req, _ := http.NewRequest(http.MethodGet, c.nodes[i].srv.URL+"/sandbox/clock", nil)
+		req.Header.Set("Authorization", "Bearer "+k.Secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status(1); got != http.StatusOK {
+		t.Fatalf("node 2 with node 1's new key = %d", got)
+	}
+	if _, err := c.nodes[0].Entities.DeleteAPIKey(ctx, corebank.As(c.root), k.Key.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(1); got != http.StatusUnauthorized {
+		t.Errorf("node 2 with the key node 1 deleted = %d, want 401", got)
 	}
 }
