@@ -414,10 +414,6 @@ func (d *Due) run(ctx context.Context, j DueJob, asOf int64, lag *time.Duration)
 		if after == nil {
 			*lag = lagOf(d.clock.Now(), seen[0])
 		}
-		type claimed struct {
-			items []DueItem
-			last  []byte // the key of the last item read, leased or not
-		}
 		c, err := d.claim(ctx, j.Kind, prefix, after, asOf, claim)
 		if err != nil || c.last == nil {
 			return total, err
