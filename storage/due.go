@@ -220,7 +220,14 @@ type Due struct {
 	// its Batch jobs are working on now (busy, by due key), so that two
 	// RunDue calls of one runner never hand a job the same item at once.
 	claimMu sync.Mutex
-	busy    map[string]bool
+	busy    map[busyItem]bool
+}
+
+// busyItem names an item a runner's Batch job is working on.
+type busyItem struct {
+	kind string
+	at   int64
+	id   string
 }
 
 // NewNodeID returns a random node ID (16 hex digits), the identity a
@@ -241,7 +248,7 @@ func NewDue(db Backend, clk clock.Clock, batch int, jobs ...DueJob) *Due {
 	if clk == nil {
 		clk = clock.New()
 	}
-	d := &Due{db: db, clock: clk, batch: batch, node: NewNodeID(), lease: DefaultDueLease, leaseClock: clk, busy: map[string]bool{}}
+	d := &Due{db: db, clock: clk, batch: batch, node: NewNodeID(), lease: DefaultDueLease, leaseClock: clk, busy: map[busyItem]bool{}}
 	d.Add(jobs...)
 	return d
 }
@@ -426,7 +433,7 @@ func (d *Due) run(ctx context.Context, j DueJob, asOf int64, lag *time.Duration)
 		n, err := j.Batch(ctx, d.clock.Now(), c.items)
 		d.claimMu.Lock()
 		for _, it := range c.items {
-			delete(d.busy, string(dueKey(j.Kind, it.At, it.ID)))
+			delete(d.busy, busyItem{j.Kind, it.At, it.ID})
 		}
 		d.claimMu.Unlock()
 		total += n
@@ -459,10 +466,10 @@ func (d *Due) claim(ctx context.Context, kind string, prefix, after []byte, asOf
 		lease := DueLease{Node: d.node, Until: now + d.lease.Milliseconds()}
 		c := claimed{last: dueKey(kind, items[len(items)-1].At, items[len(items)-1].ID)}
 		for _, it := range items {
-			k := dueKey(kind, it.At, it.ID)
-			if d.busy[string(k)] {
+			if d.busy[busyItem{kind, it.At, it.ID}] {
 				continue
 			}
+			k := dueKey(kind, it.At, it.ID)
 			v, err := tx.Get(BucketDueLease, k)
 			switch {
 			case errors.Is(err, ErrNotFound):
@@ -486,7 +493,7 @@ func (d *Due) claim(ctx context.Context, kind string, prefix, after []byte, asOf
 		return c, nil
 	})
 	for _, it := range c.items {
-		d.busy[string(dueKey(kind, it.At, it.ID))] = true
+		d.busy[busyItem{kind, it.At, it.ID}] = true
 	}
 	return c, err
 }
