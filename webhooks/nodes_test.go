@@ -111,3 +111,59 @@ func TestTwoNodesDeliver(t *testing.T) {
 		t.Errorf("stats %+v, want %+v", st.Stats, want)
 	}
 }
+
+// TestAttemptTakeover: a node that stalls in an attempt past its lease
+// loses the delivery to another node, which attempts and records it; the
+// first node's late answer is not recorded, so the delivery has one
+// attempt and the stats count one (the receiver, at least once, got two).
+func TestAttemptTakeover(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	e := newEnv(t, nil, func(n int) int {
+		if n == 1 {
+			close(entered)
+			<-release
+		}
+		return http.StatusOK
+	}, func(o *webhooks.Options) { o.Node = "n1"; o.Lease = 30 * time.Second; o.LeaseClock = clock.NewMock() })
+	leases := e.opts.LeaseClock.(*clock.Mock)
+	o2 := e.opts
+	o2.Node = "n2"
+	n2 := webhooks.NewService(e.db, e.outbox, mustSealer(t), &o2)
+	w := e.mustCreate(t, entityA, events(true))
+	e.outbox.Append(t, "accounts.created", entityA, map[string]string{"id": "a"})
+
+	stalled := make(chan error, 1)
+	go func() {
+		_, err := e.svc.Drain(ctx)
+		stalled <- err
+	}()
+	<-entered
+	if n, err := n2.Drain(ctx); n != 0 || err != nil {
+		t.Fatalf("node 2 under node 1's lease: Drain = %d, %v; want 0", n, err)
+	}
+	leases.Add(30 * time.Second)
+	if n, err := n2.Drain(ctx); n != 1 || err != nil {
+		t.Fatalf("node 2 after node 1's lease: Drain = %d, %v; want 1", n, err)
+	}
+	close(release)
+	if err := <-stalled; err != nil {
+		t.Fatal(err)
+	}
+	ds, err := e.svc.Deliveries(ctx, corebank.System(), "", w.ID, corebank.ListOptions{})
+	if err != nil || len(ds.Items) != 1 {
+		t.Fatalf("deliveries = %v, %v", ds, err)
+	}
+	if d := ds.Items[0]; d.Status != webhooks.DeliverySucceeded || len(d.Attempts) != 1 {
+		t.Errorf("delivery %s with %d attempts, want one succeeded", d.Status, len(d.Attempts))
+	}
+	got, err := e.svc.Get(ctx, corebank.System(), "", w.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Stats.TotalWebhooksSent != 1 || got.Stats.TotalWebhooksSuccessful != 1 {
+		t.Errorf("stats %+v, want one sent and successful", got.Stats)
+	}
+	if hits := len(e.recv.Hits()); hits != 2 {
+		t.Errorf("receiver got %d requests, want 2 (node 1's late one and node 2's)", hits)
+	}
+}
