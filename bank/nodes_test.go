@@ -422,6 +422,15 @@ func testTwoNodes(t *testing.T, db storage.Backend) {
 			t.Error(err)
 		}
 	}
+	// Every item settled took its lease with it.
+	leases, err := storage.View(ctx, db, func(tx storage.Tx) (int, error) {
+		n := 0
+		err := tx.Scan(storage.BucketDueLease, storage.ScanOptions{}, func(_, _ []byte) error { n++; return nil })
+		return n, err
+	})
+	if err != nil || leases != 0 {
+		t.Errorf("%d leases left (%v)", leases, err)
+	}
 
 	c.mu.Lock()
 	kinds := map[string]int{}
