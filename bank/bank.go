@@ -59,7 +59,9 @@ type Options struct {
 	// Clock is the only time source (default the real clock). A
 	// *clock.Mock makes a sandbox whose time moves only when the test or
 	// POST /sandbox/clock/advance moves it; Run then leaves due work to
-	// RunDue.
+	// RunDue. The route stores the time it moves to, and every bank over
+	// the store brings its mock up to it before each request and every
+	// DueInterval in Run (storage.SharedClock).
 	Clock clock.Clock
 	// Env is EnvSandbox (default) or EnvProduction: the /sandbox/* routes
 	// exist only in the sandbox, and API keys say which they belong to.
@@ -71,6 +73,22 @@ type Options struct {
 	// DueInterval is how often Run runs due work on a real clock (default
 	// a second).
 	DueInterval time.Duration
+	// NodeID names this bank among the nodes sharing its store (several
+	// processes, or several embedding programs, on one database): its due
+	// runners write it into the leases they take on due work that waits
+	// on the outside world (payout checks, webhook attempts). Default a
+	// random one (storage.NewNodeID), logged by New; set it only to
+	// something unique per running bank.
+	NodeID string
+	// LeaseDuration is how long a node keeps the due work it took before
+	// another node may take it over (default storage.DefaultDueLease,
+	// 30 s). It must outlast the slowest payout check or webhook attempt
+	// (two webhooks.AttemptTimeout).
+	LeaseDuration time.Duration
+	// LeaseClock measures leases (default the real clock, whatever Clock
+	// is: a lease is about a node's liveness, so a sandbox's fake clock
+	// jumping ahead takes no work from a live node).
+	LeaseClock clock.Clock
 
 	// The services' own knobs. New sets the fields that wire the services
 	// together and those above (Clock, IDs, Env, Logger, Gate, Tree,
@@ -107,8 +125,11 @@ type Options struct {
 type Bank struct {
 	// DB is the store the services write through: the one given to New,
 	// wrapped so that every commit wakes the webhook dispatcher.
-	DB       storage.Backend
-	Clock    clock.Clock
+	DB    storage.Backend
+	Clock clock.Clock
+	// Node is the node ID (Options.NodeID) this bank's due work leases
+	// under.
+	Node     string
 	Ledger   *ledger.Service
 	Entities *entities.Service
 	Funding  *funding.Service
@@ -127,8 +148,9 @@ type Bank struct {
 	// Handler is the REST API (httpapi.New over the services).
 	Handler http.Handler
 
-	log  *slog.Logger
-	tick time.Duration
+	log   *slog.Logger
+	tick  time.Duration
+	clock *storage.SharedClock // a sandbox's fake clock, kept in the store; nil on a real clock
 }
 
 // New wires the services over db. It writes nothing: call Migrate before
@@ -183,7 +205,17 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	if o.DueInterval <= 0 {
 		o.DueInterval = time.Second
 	}
-	b := &Bank{Clock: o.Clock, log: o.Logger, tick: o.DueInterval}
+	if o.NodeID == "" {
+		o.NodeID = storage.NewNodeID()
+	}
+	if o.LeaseDuration <= 0 {
+		o.LeaseDuration = storage.DefaultDueLease
+	}
+	if o.LeaseClock == nil {
+		o.LeaseClock = clock.New()
+	}
+	o.Logger.Info("bank node", "node", o.NodeID, "lease", o.LeaseDuration)
+	b := &Bank{Clock: o.Clock, Node: o.NodeID, log: o.Logger, tick: o.DueInterval}
 	// The dispatcher reads the outbox right after every commit: every
 	// service writes through the hooked store, and the dispatcher's own
 	// writes use the raw one so that they do not wake it again.
@@ -223,6 +255,7 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 
 	wo := o.Webhooks
 	wo.Clock, wo.IDs, wo.Env, wo.Tree, wo.Logger = o.Clock, o.IDs, o.Env, b.Entities, o.Logger
+	wo.Node, wo.Lease, wo.LeaseClock = o.NodeID, o.LeaseDuration, o.LeaseClock
 	b.Webhooks = webhooks.NewService(db, webhooks.LedgerOutbox(b.Ledger), sealer, &wo)
 
 	// All due work on one queue, in this order at any instant: money first
@@ -233,7 +266,7 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	// recovery, reservation expiry, accrual, maturity, settlement, refunds
 	// and lock ends), then the webhooks, so the events those
 	// changes appended go out in the same run, then idempotency expiry.
-	b.Due = storage.NewDue(b.DB, o.Clock, 0)
+	b.Due = storage.NewDue(b.DB, o.Clock, 0).Lease(o.NodeID, o.LeaseDuration).LeaseClock(o.LeaseClock)
 	b.Due.Add(b.Ledger.DueJobs()...)
 	b.Due.Add(b.Funding.DueJobs()...)
 	b.Due.Add(b.FundingSessions.DueJobs()...)
@@ -249,6 +282,12 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	ho.FakeClock, _ = o.Clock.(*clock.Mock)
 	if o.Env != EnvSandbox {
 		ho.FakeClock = nil
+	}
+	if ho.FakeClock != nil {
+		// The fake time lives in the store, so that an advance on one node
+		// moves every node's clock (see syncClock).
+		b.clock = storage.NewSharedClock(b.DB, ho.FakeClock)
+		ho.AdvanceClock = b.clock.Advance
 	}
 	ho.RunJobs = func(ctx context.Context, now time.Time) error {
 		_, err := b.RunDue(ctx, now)
@@ -266,7 +305,27 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 		Cards:           b.Cards,
 		Capital:         b.Capital,
 	}, &ho)
+	if b.clock != nil {
+		b.Handler = b.syncClock(b.Handler)
+	}
 	return b, nil
+}
+
+// syncClock brings a sandbox's fake clock up to the time stored by the
+// last advance on any node before each request. Now stays a read of the
+// node's own clock; what a node can see late is an advance that commits
+// while one of its requests runs (that request keeps the earlier time, as
+// it would beside an advance on one node) or, between requests, until
+// Run's next sync (every DueInterval): background work on a node then
+// runs at an earlier time than another's, which only delays what falls
+// due. A node's clock never moves back.
+func (b *Bank) syncClock(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := b.clock.Sync(r.Context()); err != nil {
+			b.log.Warn("sandbox clock: reading the stored time", "err", err)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Migrate brings a store written by an earlier release up to date, once:
@@ -302,7 +361,9 @@ func (b *Bank) RunDue(ctx context.Context, now time.Time) (int, error) {
 // dispatcher, which sends first attempts right after each commit whatever
 // the clock says, and on a real clock the due work every
 // Options.DueInterval. On a mock clock due work runs only through RunDue (POST
-// /sandbox/clock/advance calls it). Run returns nil when ctx is done.
+// /sandbox/clock/advance calls it), and in the sandbox Run brings the clock
+// up to the time another node's advance stored every DueInterval. Run
+// returns nil when ctx is done.
 func (b *Bank) Run(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
@@ -312,9 +373,18 @@ func (b *Bank) Run(ctx context.Context) error {
 		}
 	}()
 	defer func() { <-done }()
-	if _, mock := b.Clock.(*clock.Mock); mock {
+	_, mock := b.Clock.(*clock.Mock)
+	if mock && b.clock == nil {
 		<-ctx.Done()
 		return nil
+	}
+	// On a real clock each tick runs the due work. On a fake one, whose due
+	// work runs through RunDue, it brings the clock up to another node's
+	// advance, so that this node's background work (webhook retries) sees
+	// it without waiting for a request here.
+	tick := func() { _, _ = b.RunDue(ctx, b.Clock.Now()) }
+	if mock {
+		tick = func() { _, _ = b.clock.Sync(ctx) }
 	}
 	t := time.NewTicker(b.tick)
 	defer t.Stop()
@@ -323,7 +393,7 @@ func (b *Bank) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			_, _ = b.RunDue(ctx, b.Clock.Now())
+			tick()
 		}
 	}
 }

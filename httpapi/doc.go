@@ -388,8 +388,10 @@
 //   - Work a request sets off that is the bank's own rather than the
 //     request's effect runs outside the journal (storage.WithoutJournal):
 //     the due work of POST /sandbox/clock/advance and the attempt of POST
-//     /entity-webhooks/{id}/test. The fake clock is not stored, so a crash
-//     loses an advance and its retry advances again.
+//     /entity-webhooks/{id}/test. A fake clock kept in the store
+//     (Options.AdvanceClock, as bank.New wires it) advances as a step, so
+//     a retry replays the advance; one that is not stored loses an advance
+//     in a crash, and its retry advances again.
 //
 // Every route's POST is tested this way (TestIdempotentRetryAfterCrash):
 // the response is withheld from the store as a crash would, and the retry

@@ -33,6 +33,7 @@ type handler struct {
 	clock    clock.Clock
 	fake     *clock.Mock
 	runJobs  func(ctx context.Context, now time.Time) error
+	advancer func(ctx context.Context, d time.Duration) (time.Time, error) // Options.AdvanceClock
 	env      string
 	cursors  cursors
 	idemTTL  time.Duration

@@ -37,6 +37,11 @@ type Options struct {
 	// FakeClock, when non-nil, enables POST /sandbox/clock/advance, which
 	// moves it forward and then calls RunJobs.
 	FakeClock *clock.Mock
+	// AdvanceClock, when set with FakeClock, is how the clock advance route
+	// moves the time (bank.New sets it to a storage.SharedClock's Advance,
+	// so that every node over the store sees the advance); it returns the
+	// new time. Without it the route adds to FakeClock.
+	AdvanceClock func(ctx context.Context, d time.Duration) (time.Time, error)
 	// RunJobs runs every job due at now (expiries, settlement, retries,
 	// accrual). The clock advance route calls it before answering; nil means
 	// no jobs.
@@ -79,7 +84,7 @@ func newHandler(db storage.Backend, opt *Options) *handler {
 	if opt != nil {
 		o = *opt
 	}
-	h := &handler{mux: http.NewServeMux(), db: db, env: o.Env, fake: o.FakeClock, runJobs: o.RunJobs}
+	h := &handler{mux: http.NewServeMux(), db: db, env: o.Env, fake: o.FakeClock, runJobs: o.RunJobs, advancer: o.AdvanceClock}
 	if h.env == "" {
 		h.env = EnvSandbox
 	}

@@ -49,13 +49,24 @@ func (h *handler) advanceClock(x *exchange, r *http.Request) error {
 	}
 	h.advance.Lock()
 	defer h.advance.Unlock()
-	h.fake.Add(time.Duration(*req.Seconds) * time.Second)
-	now := h.fake.Now()
+	d := time.Duration(*req.Seconds) * time.Second
+	var now time.Time
+	if h.advancer != nil {
+		// A stored clock's advance is this request's step: a retry after a
+		// crash replays it rather than advancing again.
+		var err error
+		if now, err = h.advancer(r.Context(), d); err != nil {
+			return err
+		}
+	} else {
+		h.fake.Add(d)
+		now = h.fake.Now()
+	}
 	if h.runJobs != nil {
 		// The due work is the bank's own, not this request's effect: it is
-		// kept out of an idempotent request's journal. (The fake clock is
-		// not stored, so a crash loses the advance, and its retry advances
-		// again.)
+		// kept out of an idempotent request's journal. (A fake clock that
+		// is not stored, without Options.AdvanceClock, loses the advance in
+		// a crash, and its retry advances again.)
 		if err := h.runJobs(storage.WithoutJournal(context.WithoutCancel(r.Context())), now); err != nil {
 			return err
 		}

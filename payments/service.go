@@ -69,6 +69,7 @@ type Service struct {
 	receiver Receiver
 	tree     scope.Tree
 	accounts accountRefs // see transfer_account_refs.go
+	node     string      // RunDue's node ID: its leases survive from one call to the next
 }
 
 // NewService returns a payments service over db that moves money through
@@ -95,7 +96,7 @@ func NewService(db storage.Backend, led *ledger.Service, opt *Options) *Service 
 	}
 	return &Service{db: db, led: led, clock: o.Clock, ids: o.IDs, rates: o.Rates,
 		payouts: o.Payouts, fees: o.Fees.clone(), validity: o.QuoteValidity,
-		margin: o.CorridorMarginBps, receiver: o.Receiver, tree: o.Tree}
+		margin: o.CorridorMarginBps, receiver: o.Receiver, tree: o.Tree, node: storage.NewNodeID()}
 }
 
 // Clock returns the clock the service reads time from.

@@ -841,7 +841,7 @@ func (s *Service) Simulate(ctx context.Context, caller corebank.Caller, entityID
 // transfers it handled. A provider error is returned after the other due
 // transfers are handled; that transfer is retried 30 s later.
 func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
-	return storage.NewDue(s.db, s.clock, 0, s.DueJobs()...).RunDue(ctx, asOf)
+	return storage.NewDue(s.db, s.clock, 0, s.DueJobs()...).Lease(s.node, 0).RunDue(ctx, asOf)
 }
 
 // DueJobs returns the service's due work, in the order it runs: quote
@@ -850,7 +850,9 @@ func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
 func (s *Service) DueJobs() []storage.DueJob {
 	return []storage.DueJob{
 		{Kind: dueQuote, Tx: expireQuoteTx},
-		{Kind: dueTransfer, Batch: s.checkPayouts},
+		// A claim of 16 checks settles well within a lease even when the
+		// provider is slow to answer.
+		{Kind: dueTransfer, Batch: s.checkPayouts, Claim: 16},
 	}
 }
 
@@ -897,7 +899,12 @@ func (s *Service) checkPayouts(ctx context.Context, now time.Time, items []stora
 			res = PayoutResult{Status: StatusFailed, StatusReason: refused.reason()}
 			moved, err = storage.Update(ctx, s.db, apply)
 		}
+		if errors.Is(err, storage.ErrLeaseLost) {
+			continue // another node took the check over: its answer counts
+		}
 		if err != nil {
+			// Give the rest back, so the next run takes them at once.
+			_ = storage.Release(context.WithoutCancel(ctx), s.db, dueTransfer, items[i:])
 			return changed, err
 		}
 		if moved {
@@ -909,8 +916,12 @@ func (s *Service) checkPayouts(ctx context.Context, now time.Time, items []stora
 
 // applyPayoutTx applies what the provider said (res, or the error perr)
 // about the transfer of a due item, and reschedules it while unfinished.
-// It reports whether the transfer changed status.
+// It reports whether the transfer changed status; storage.ErrLeaseLost
+// when this node no longer holds the item.
 func (s *Service) applyPayoutTx(tx storage.Tx, now time.Time, it storage.DueItem, res PayoutResult, perr error) (bool, error) {
+	if err := storage.CheckLease(tx, dueTransfer, it); err != nil {
+		return false, err
+	}
 	cur, err := getTransfer(tx, it.ID)
 	if errors.Is(err, ErrTransferNotFound) || err == nil && cur.DueAt != it.At {
 		// Gone, or moved by someone else meanwhile: this item is stale.

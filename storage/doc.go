@@ -47,6 +47,12 @@
 //   - Due work: a service schedules (kind, time, id) with Schedule in the
 //     transaction that makes work due, and exposes its DueJobs; one Due runs
 //     every registered kind in registration order with RunDue(ctx, asOf).
+//     Several nodes over one store share the queue: a Tx job's transaction
+//     is its claim, and a Batch job's items are leased in the store
+//     (BucketDueLease) and settled under CheckLease ("Several nodes" on
+//     Due).
+//   - Sandbox time: SharedClock keeps a fake clock's time in the store, so
+//     that an advance on one node moves every node's clock.
 //   - Records: JSON through GetJSON and PutJSON; the few records a benchmark
 //     shows to be hot use the binary Encoder and Decoder, read without a
 //     copy through Peek where the backend implements Peeker.

@@ -2,8 +2,12 @@ package storage
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -29,16 +33,113 @@ func Schedule(tx Tx, kind string, at int64, id string) error {
 	return tx.Put(BucketDue, dueKey(kind, at, id), []byte{})
 }
 
-// Unschedule removes the item Schedule recorded; removing an absent item is
-// not an error.
+// Unschedule removes the item Schedule recorded, and any lease on it;
+// removing an absent item is not an error.
 func Unschedule(tx Tx, kind string, at int64, id string) error {
-	return tx.Delete(BucketDue, dueKey(kind, at, id))
+	k := dueKey(kind, at, id)
+	if err := tx.Delete(BucketDue, k); err != nil {
+		return err
+	}
+	return tx.Delete(BucketDueLease, k)
+}
+
+// BucketDueLease holds the leases on the items of Batch jobs, keyed as in
+// BucketDue: the lease's end (Unix milliseconds, big-endian) then the ID
+// of the node that holds it. See "Several nodes" on Due.
+const BucketDueLease = Bucket("storage.due_lease")
+
+// DueLease is a node's claim on a due item of a Batch job: no other node
+// takes the item before Until (Unix milliseconds, on the runner's clock).
+type DueLease struct {
+	Node  string
+	Until int64
+}
+
+func (l DueLease) encode() []byte {
+	return append(AppendInt64(make([]byte, 0, 8+len(l.Node)), l.Until), l.Node...)
+}
+
+func decodeLease(v []byte) (DueLease, error) {
+	if len(v) < 8 {
+		return DueLease{}, ErrCorrupt
+	}
+	return DueLease{Until: int64(binary.BigEndian.Uint64(v)), Node: string(v[8:])}, nil
+}
+
+// ErrLeaseLost is returned by CheckLease when the item's lease is no
+// longer the one the runner took: it expired and another node took the
+// item over, or the item was settled or moved meanwhile.
+var ErrLeaseLost = errors.New("storage: the lease on a due item was lost")
+
+// CheckLease returns nil when it, an item handed to a Batch job, is still
+// leased to the node it was handed to (an expired lease that nobody took
+// over still counts), and ErrLeaseLost when not. A Batch job calls it
+// in the transaction that settles the item, so that of two nodes that
+// both worked on an item (the first too slowly), only the one holding the
+// lease settles it. An item with no lease (handed to a Tx job, or built by
+// hand) always passes.
+func CheckLease(tx Tx, kind string, it DueItem) error {
+	if it.Lease == (DueLease{}) {
+		return nil
+	}
+	v, err := tx.Get(BucketDueLease, dueKey(kind, it.At, it.ID))
+	if errors.Is(err, ErrNotFound) {
+		return ErrLeaseLost
+	}
+	if err != nil {
+		return err
+	}
+	l, err := decodeLease(v)
+	if err != nil {
+		return err
+	}
+	if l.Node != it.Lease.Node {
+		return ErrLeaseLost
+	}
+	return nil
+}
+
+// LeaseTx leases it to l.Node until l.Until, in tx, and returns it
+// carrying the lease: for a service that schedules an item and works on
+// it at once (the webhooks' test delivery), so that no other node's runner
+// takes it meanwhile.
+func LeaseTx(tx Tx, kind string, it DueItem, l DueLease) (DueItem, error) {
+	it.Lease = l
+	return it, tx.Put(BucketDueLease, dueKey(kind, it.At, it.ID), l.encode())
+}
+
+// Release gives back the leases on items, handed to a Batch job that
+// leaves them unsettled (an error stopped it), so that the next run, on
+// any node, takes them without waiting for the leases to end. A lease
+// another node holds now is left alone.
+func Release(ctx context.Context, db Backend, kind string, items []DueItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	return db.Update(ctx, func(tx Tx) error {
+		for _, it := range items {
+			err := CheckLease(tx, kind, it)
+			if errors.Is(err, ErrLeaseLost) || it.Lease == (DueLease{}) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := tx.Delete(BucketDueLease, dueKey(kind, it.At, it.ID)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // DueItem is one scheduled item.
 type DueItem struct {
 	At int64 // Unix milliseconds
 	ID string
+	// Lease is the lease this runner holds on the item when it is handed
+	// to a Batch job; zero for a Tx job, whose transaction is its claim.
+	Lease DueLease
 }
 
 // DueJob is the handler of one kind of due work. Set exactly one of Tx and
@@ -53,10 +154,17 @@ type DueJob struct {
 	Tx func(tx Tx, now time.Time, item DueItem) error
 	// Batch, instead, handles items outside any transaction, for work that
 	// waits on the outside world (asking a payout provider, sending a
-	// webhook). It must Unschedule or reschedule what it settles, in its own
-	// transactions; an item it leaves is not offered again in the same
-	// RunDue. It returns how many items it settled.
+	// webhook). The runner hands it items it has leased (see "Several
+	// nodes" on Due). It must Unschedule or reschedule what it settles, in
+	// its own transactions, each checking CheckLease first; an item it
+	// leaves is not offered again in the same RunDue, nor by any node
+	// before its lease ends unless it Releases it. It returns how many
+	// items it settled.
 	Batch func(ctx context.Context, now time.Time, items []DueItem) (int, error)
+	// Claim, for a Batch job, is how many items one lease takes (default
+	// the runner's batch size): few enough that the job settles them all
+	// well within the lease.
+	Claim int
 	// Prepare, when set, runs once per RunDue before the kind's items are
 	// read, for work that feeds this kind's queue from elsewhere (the
 	// webhooks turn new outbox events into deliveries, scheduling their
@@ -68,15 +176,66 @@ type DueJob struct {
 // NewDue is given no batch size.
 const DefaultDueBatch = 256
 
+// DefaultDueLease is how long a node's lease on the items of a Batch job
+// lasts when Lease is not called.
+const DefaultDueLease = 30 * time.Second
+
 // Due runs scheduled work when the clock says so. It holds no state of its
 // own beyond its jobs: every item lives in BucketDue, so work survives a
 // restart, and several Due values over one store see the same queue.
+//
+// # Several nodes
+//
+// Several Due values over one store (several processes on one database,
+// or several runners in one process) share the work, and each item is
+// done once per due time. A Tx job's item is claimed by the transaction
+// that removes it from the queue: the store serializes two runners'
+// transactions, so the second finds the item gone (or, on PostgreSQL,
+// fails to commit and is rerun, then finds it gone). A Batch job works
+// outside any transaction, so its items are leased first: in one
+// transaction the runner writes, for each item due and not under a live
+// lease, a lease (its node ID, and the time on its LeaseClock plus the
+// lease duration) into BucketDueLease, and hands the job only the items it
+// leased. An item whose lease has ended (its node died or stalled) is
+// leased again by the next runner that reaches it, the old lease read and
+// replaced in that transaction, so two nodes never both hold an item; and
+// the job settles an item only in a transaction where CheckLease finds its
+// node's lease still there, so a stalled node that wakes after a takeover
+// changes nothing. A node takes its own leased items again on its next
+// run (the job left them, or a runner of the same node holds them): within
+// one node the job keeps its own work in flight from being done twice (the
+// webhooks do; a payout check applies once because it moves the item).
 type Due struct {
-	db    Backend
-	clock clock.Clock
-	batch int
-	jobs  []DueJob
-	onLag func(kind string, lag time.Duration)
+	db         Backend
+	clock      clock.Clock
+	batch      int
+	jobs       []DueJob
+	onLag      func(kind string, lag time.Duration)
+	onRun      func(kind string, it DueItem)
+	node       string
+	lease      time.Duration
+	leaseClock clock.Clock
+
+	// claimMu orders this runner's claims with its record of the items
+	// its Batch jobs are working on now (busy, by due key), so that two
+	// RunDue calls of one runner never hand a job the same item at once.
+	claimMu sync.Mutex
+	busy    map[busyItem]bool
+}
+
+// busyItem names an item a runner's Batch job is working on.
+type busyItem struct {
+	kind string
+	at   int64
+	id   string
+}
+
+// NewNodeID returns a random node ID (16 hex digits), the identity a
+// runner writes into its leases.
+func NewNodeID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // NewDue returns a runner over db that stamps work with clk's time and
@@ -89,10 +248,40 @@ func NewDue(db Backend, clk clock.Clock, batch int, jobs ...DueJob) *Due {
 	if clk == nil {
 		clk = clock.New()
 	}
-	d := &Due{db: db, clock: clk, batch: batch}
+	d := &Due{db: db, clock: clk, batch: batch, node: NewNodeID(), lease: DefaultDueLease, leaseClock: clk, busy: map[busyItem]bool{}}
 	d.Add(jobs...)
 	return d
 }
+
+// Lease sets the node ID this runner writes into its leases (a random one
+// from NewNodeID when empty) and how long a lease lasts (DefaultDueLease
+// when 0). Set it before RunDue runs. A lease must outlast the longest a
+// Batch job takes over one claim of items.
+func (d *Due) Lease(node string, lease time.Duration) *Due {
+	if node != "" {
+		d.node = node
+	}
+	if lease > 0 {
+		d.lease = lease
+	}
+	return d
+}
+
+// LeaseClock sets the clock leases are measured on (default the runner's
+// own). A lease is about a node's liveness, not the business time: a
+// sandbox whose fake clock jumps an hour must not take work from a node
+// that is still on it, so bank.New gives its runners the real clock.
+// Nodes on several machines need wall clocks that agree within a small
+// part of the lease.
+func (d *Due) LeaseClock(clk clock.Clock) *Due {
+	if clk != nil {
+		d.leaseClock = clk
+	}
+	return d
+}
+
+// Node returns the node ID this runner writes into its leases.
+func (d *Due) Node() string { return d.node }
 
 // Add registers jobs after those already registered. RunDue runs kinds in
 // registration order, so the order of Add calls is the documented order in
@@ -121,6 +310,24 @@ func (d *Due) Add(jobs ...DueJob) *Due {
 func (d *Due) OnLag(fn func(kind string, lag time.Duration)) *Due {
 	d.onLag = fn
 	return d
+}
+
+// OnRun sets fn to be called once for each item this runner hands a job:
+// a Tx job's items once the transaction that did them commits, a Batch
+// job's once their lease commits. Tests count with it that each item runs
+// once across several runners. Set it before RunDue runs; fn must be fast
+// and safe for concurrent use.
+func (d *Due) OnRun(fn func(kind string, it DueItem)) *Due {
+	d.onRun = fn
+	return d
+}
+
+func (d *Due) ran(kind string, items []DueItem) {
+	if d.onRun != nil {
+		for _, it := range items {
+			d.onRun(kind, it)
+		}
+	}
 }
 
 // Kinds lists the registered kinds in the order RunDue runs them.
@@ -173,7 +380,7 @@ func (d *Due) run(ctx context.Context, j DueJob, asOf int64, lag *time.Duration)
 		}
 		if j.Tx != nil {
 			items, err := Update(ctx, d.db, func(tx Tx) ([]DueItem, error) {
-				items, err := d.scan(tx, prefix, after, asOf)
+				items, err := d.scan(tx, prefix, after, asOf, d.batch)
 				if err != nil {
 					return nil, err
 				}
@@ -195,22 +402,40 @@ func (d *Due) run(ctx context.Context, j DueJob, asOf int64, lag *time.Duration)
 			if err != nil || len(items) == 0 {
 				return total, err
 			}
+			d.ran(j.Kind, items)
 			last := items[len(items)-1]
 			after = dueKey(j.Kind, last.At, last.ID)
 			continue
 		}
-		items, err := View(ctx, d.db, func(tx Tx) ([]DueItem, error) {
-			return d.scan(tx, prefix, after, asOf)
+		claim := d.batch
+		if j.Claim > 0 {
+			claim = j.Claim
+		}
+		// A read first: most runs find nothing due, and need no write.
+		seen, err := View(ctx, d.db, func(tx Tx) ([]DueItem, error) {
+			return d.scan(tx, prefix, after, asOf, 1)
 		})
-		if err != nil || len(items) == 0 {
+		if err != nil || len(seen) == 0 {
 			return total, err
 		}
 		if after == nil {
-			*lag = lagOf(d.clock.Now(), items[0])
+			*lag = lagOf(d.clock.Now(), seen[0])
 		}
-		last := items[len(items)-1]
-		after = dueKey(j.Kind, last.At, last.ID)
-		n, err := j.Batch(ctx, d.clock.Now(), items)
+		c, err := d.claim(ctx, j.Kind, prefix, after, asOf, claim)
+		if err != nil || c.last == nil {
+			return total, err
+		}
+		after = c.last
+		if len(c.items) == 0 {
+			continue
+		}
+		d.ran(j.Kind, c.items)
+		n, err := j.Batch(ctx, d.clock.Now(), c.items)
+		d.claimMu.Lock()
+		for _, it := range c.items {
+			delete(d.busy, busyItem{j.Kind, it.At, it.ID})
+		}
+		d.claimMu.Unlock()
 		total += n
 		if err != nil {
 			return total, err
@@ -218,16 +443,71 @@ func (d *Due) run(ctx context.Context, j DueJob, asOf int64, lag *time.Duration)
 	}
 }
 
+// claimed is what one claim read: the items leased, and the key of the
+// last item read, leased or not (nil when none was due).
+type claimed struct {
+	items []DueItem
+	last  []byte
+}
+
+// claim leases to this runner up to limit items of kind due at or before
+// asOf after the key after: each that no other node holds under a live
+// lease and no RunDue of this runner is working on. The items stay busy
+// until the caller clears them.
+func (d *Due) claim(ctx context.Context, kind string, prefix, after []byte, asOf int64, limit int) (claimed, error) {
+	d.claimMu.Lock()
+	defer d.claimMu.Unlock()
+	c, err := Update(ctx, d.db, func(tx Tx) (claimed, error) {
+		items, err := d.scan(tx, prefix, after, asOf, limit)
+		if err != nil || len(items) == 0 {
+			return claimed{}, err
+		}
+		now := d.leaseClock.Now().UnixMilli()
+		lease := DueLease{Node: d.node, Until: now + d.lease.Milliseconds()}
+		c := claimed{last: dueKey(kind, items[len(items)-1].At, items[len(items)-1].ID)}
+		for _, it := range items {
+			if d.busy[busyItem{kind, it.At, it.ID}] {
+				continue
+			}
+			k := dueKey(kind, it.At, it.ID)
+			v, err := tx.Get(BucketDueLease, k)
+			switch {
+			case errors.Is(err, ErrNotFound):
+			case err != nil:
+				return claimed{}, err
+			default:
+				held, err := decodeLease(v)
+				if err != nil {
+					return claimed{}, err
+				}
+				if held.Until > now && held.Node != d.node {
+					continue // another node's, still running
+				}
+			}
+			if err := tx.Put(BucketDueLease, k, lease.encode()); err != nil {
+				return claimed{}, err
+			}
+			it.Lease = lease
+			c.items = append(c.items, it)
+		}
+		return c, nil
+	})
+	for _, it := range c.items {
+		d.busy[busyItem{kind, it.At, it.ID}] = true
+	}
+	return c, err
+}
+
 // lagOf is how late it is at now for it.
 func lagOf(now time.Time, it DueItem) time.Duration {
 	return max(0, time.Duration(now.UnixMilli()-it.At)*time.Millisecond)
 }
 
-// scan returns up to one batch of items under prefix due at or before
-// asOf, strictly after the key after when it is set.
-func (d *Due) scan(tx Tx, prefix, after []byte, asOf int64) ([]DueItem, error) {
+// scan returns up to limit items under prefix due at or before asOf,
+// strictly after the key after when it is set.
+func (d *Due) scan(tx Tx, prefix, after []byte, asOf int64, limit int) ([]DueItem, error) {
 	var items []DueItem
-	err := tx.Scan(BucketDue, ScanOptions{Prefix: prefix, After: after, Limit: d.batch}, func(k, _ []byte) error {
+	err := tx.Scan(BucketDue, ScanOptions{Prefix: prefix, After: after, Limit: limit}, func(k, _ []byte) error {
 		rest := k[len(prefix):]
 		at, err := Uint64(rest)
 		if err != nil {

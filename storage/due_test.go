@@ -268,3 +268,111 @@ func TestDueLag(t *testing.T) {
 		t.Errorf("lags with nothing due (-want +got):\n%s", diff)
 	}
 }
+
+// TestDueLeases: two runners (nodes) over one store share a Batch kind.
+// An item one node leased is not handed to the other until the lease ends;
+// then the other takes it over, and the first, waking late, can no longer
+// settle it.
+func TestDueLeases(t *testing.T) {
+	ctx := context.Background()
+	db := memory.New()
+	clk := clock.NewMock()
+	clk.Set(time.UnixMilli(1_000_000))
+	// settle unschedules items in a transaction that checks the lease, as
+	// a Batch job must; hold makes a node keep what it is handed.
+	got := map[string][]string{}
+	settled := map[string][]string{}
+	node := func(name string, hold bool) *storage.Due {
+		return storage.NewDue(db, clk, 0, storage.DueJob{Kind: "send", Claim: 2,
+			Batch: func(ctx context.Context, _ time.Time, items []storage.DueItem) (int, error) {
+				for _, it := range items {
+					got[name] = append(got[name], it.ID)
+					if it.Lease.Node != name {
+						t.Errorf("%s handed %s under lease %+v", name, it.ID, it.Lease)
+					}
+				}
+				if hold {
+					return 0, nil
+				}
+				return settle(ctx, t, db, name, items, settled)
+			}}).Lease(name, 10*time.Second)
+	}
+	schedule(t, db, "send", 1, "a", "b", "c")
+	stalled := node("n1", true)
+	if _, err := stalled.RunDue(ctx, clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	// n1 holds all three: n2 finds nothing to do until the leases end.
+	n2 := node("n2", false)
+	if n, err := n2.RunDue(ctx, clk.Now()); n != 0 || err != nil {
+		t.Fatalf("n2 RunDue under n1's leases = %d, %v; want 0", n, err)
+	}
+	clk.Add(10 * time.Second)
+	if n, err := n2.RunDue(ctx, clk.Now()); n != 3 || err != nil {
+		t.Fatalf("n2 RunDue after the leases = %d, %v; want 3", n, err)
+	}
+	// n1 wakes and tries to settle what it was handed: nothing is left to it.
+	late := []storage.DueItem{{At: 1, ID: "a", Lease: storage.DueLease{Node: "n1"}}}
+	if n, err := settle(ctx, t, db, "n1", late, settled); n != 0 || err != nil {
+		t.Fatalf("n1's late settle = %d, %v; want 0", n, err)
+	}
+	want := map[string][]string{"n1": {"a", "b", "c"}, "n2": {"a", "b", "c"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("handed (-want +got)\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string][]string{"n2": {"a", "b", "c"}}, settled); diff != "" {
+		t.Errorf("settled (-want +got)\n%s", diff)
+	}
+}
+
+func settle(ctx context.Context, t *testing.T, db storage.Backend, name string, items []storage.DueItem, settled map[string][]string) (int, error) {
+	done, err := storage.Update(ctx, db, func(tx storage.Tx) ([]string, error) {
+		var done []string
+		for _, it := range items {
+			if err := storage.CheckLease(tx, "send", it); errors.Is(err, storage.ErrLeaseLost) {
+				continue
+			} else if err != nil {
+				return nil, err
+			}
+			if err := storage.Unschedule(tx, "send", it.At, it.ID); err != nil {
+				return nil, err
+			}
+			done = append(done, it.ID)
+		}
+		return done, nil
+	})
+	if len(done) > 0 {
+		settled[name] = append(settled[name], done...)
+	}
+	return len(done), err
+}
+
+// TestDueRelease: items a Batch job gives back are taken by another node at
+// once, without waiting for the lease to end.
+func TestDueRelease(t *testing.T) {
+	ctx := context.Background()
+	db := memory.New()
+	clk := clock.NewMock()
+	var got []string
+	job := func(release bool) storage.DueJob {
+		return storage.DueJob{Kind: "send", Batch: func(ctx context.Context, _ time.Time, items []storage.DueItem) (int, error) {
+			for _, it := range items {
+				got = append(got, it.Lease.Node+" "+it.ID)
+			}
+			if release {
+				return 0, storage.Release(ctx, db, "send", items)
+			}
+			return 0, nil
+		}}
+	}
+	schedule(t, db, "send", 0, "a")
+	if _, err := storage.NewDue(db, clk, 0, job(true)).Lease("n1", 0).RunDue(ctx, clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := storage.NewDue(db, clk, 0, job(false)).Lease("n2", 0).RunDue(ctx, clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"n1 a", "n2 a"}, got); diff != "" {
+		t.Errorf("handed (-want +got)\n%s", diff)
+	}
+}

@@ -98,6 +98,20 @@
 // same path: ingest.go reads the outbox, fanout.go makes deliveries,
 // send.go sends them, retention.go expires and purges, run.go drives it.
 //
+// # Several nodes
+//
+// Several Services over one store (server processes on one database) share
+// the work. Ingestion advances the stored cursor in the transaction that
+// makes the deliveries, so an event becomes deliveries once. A runner takes
+// attempts under a lease in the store (Options.Node, Options.Lease; see
+// storage.Due), so each (webhook, event) is attempted by one node at a
+// time; an attempt is recorded, with the webhook's stats, only while its
+// node still holds the lease, so the stats count each recorded attempt
+// once. A node that stops mid-attempt leaves the delivery to another after
+// the lease: delivery is at least once, and receivers deduplicate by
+// x-service-event-id. Within one Service an in-process set keeps Run and
+// Drain off each other's attempts.
+//
 // # SSRF policy
 //
 // URLs must be https. In production (Options.Env) a destination may not be

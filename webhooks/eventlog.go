@@ -205,30 +205,42 @@ func (s *Service) SendTest(ctx context.Context, caller corebank.Caller, entityID
 	defer s.release(dlvID)
 	// The delivery's ID comes back from the transaction: a retry of an
 	// idempotent request whose delivery committed gets the first one's.
-	got, err := storage.Update(ctx, s.db, func(tx storage.Tx) (string, error) {
+	// The first attempt is leased to this node in the same transaction,
+	// so that no other node's runner sends it too.
+	type made struct {
+		ID   string
+		Item storage.DueItem
+	}
+	got, err := storage.Update(ctx, s.db, func(tx storage.Tx) (made, error) {
 		r, err := s.hookTx(tx, caller, entityID, webhookID)
 		if err != nil {
-			return "", err
+			return made{}, err
 		}
 		if r.Deleted != 0 {
-			return "", ErrWebhookDeleted
+			return made{}, ErrWebhookDeleted
 		}
 		ev := Event{ID: evID, Type: TestEventType, EntityID: r.EntityID, Data: data, Created: ms}
 		if err := storage.PutJSON(tx, bucketTestEvents, []byte(evID), &ev); err != nil {
-			return "", err
+			return made{}, err
 		}
-		_, err = s.newDeliveryTx(tx, now, dlvID, webhookID, ev, ms, true)
-		return dlvID, err
+		d, err := s.newDeliveryTx(tx, now, dlvID, webhookID, ev, ms, true)
+		if err != nil {
+			return made{}, err
+		}
+		it, err := storage.LeaseTx(tx, dueAttempt, storage.DueItem{At: d.queuedAt(), ID: dlvID},
+			storage.DueLease{Node: s.node, Until: s.leaseClk.Now().Add(s.lease).UnixMilli()})
+		return made{dlvID, it}, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if got != dlvID { // the retry's delivery: attempt it unless Run is on it
-		if !s.claim(got) {
-			return s.GetDelivery(ctx, caller, got)
+	item := got.Item
+	if got.ID != dlvID { // the retry's delivery: attempt it unless Run is on it
+		if !s.claim(got.ID) {
+			return s.GetDelivery(ctx, caller, got.ID)
 		}
-		defer s.release(got)
-		dlvID = got
+		defer s.release(got.ID)
+		dlvID = got.ID
 	}
 	select {
 	case s.sem <- struct{}{}:
@@ -237,7 +249,7 @@ func (s *Service) SendTest(ctx context.Context, caller corebank.Caller, entityID
 	}
 	// The attempt's outcome is the delivery's bookkeeping, not a step of
 	// the request: a retry finds it recorded (attempt then does nothing).
-	_, err = s.attempt(storage.WithoutJournal(context.WithoutCancel(ctx)), storage.DueItem{At: 0, ID: dlvID})
+	_, err = s.attempt(storage.WithoutJournal(context.WithoutCancel(ctx)), item)
 	<-s.sem
 	if err != nil {
 		return nil, err

@@ -32,7 +32,7 @@ func (s *Service) DueJobs() []storage.DueJob {
 // at asOf waits for the next call. The sandbox clock-advance route calls
 // it after moving the clock; Run does the same work continuously.
 func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
-	return storage.NewDue(s.db, s.clock, 0, s.DueJobs()...).RunDue(ctx, asOf)
+	return s.due(s.DueJobs()...).RunDue(ctx, asOf)
 }
 
 // Drain is RunDue at the clock's current time: it delivers everything
@@ -52,8 +52,8 @@ func (s *Service) Drain(ctx context.Context) (int, error) {
 func (s *Service) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	housekeeping := storage.NewDue(s.db, s.clock, 0, s.housekeeping()...)
-	sending := storage.NewDue(s.db, s.clock, 0, s.sendJob(&wg))
+	housekeeping := s.due(s.housekeeping()...)
+	sending := s.due(s.sendJob(&wg))
 	t := time.NewTicker(s.poll)
 	defer t.Stop()
 	tick := true
@@ -76,4 +76,9 @@ func (s *Service) Run(ctx context.Context) error {
 			tick = true
 		}
 	}
+}
+
+// due returns a runner of jobs that leases as this Service's node.
+func (s *Service) due(jobs ...storage.DueJob) *storage.Due {
+	return storage.NewDue(s.db, s.clock, 0, jobs...).Lease(s.node, s.lease).LeaseClock(s.leaseClk)
 }

@@ -44,12 +44,14 @@ func (s *Service) sendJob(track *sync.WaitGroup) storage.DueJob {
 		_, err := s.ingest(ctx)
 		return err
 	}
-	return storage.DueJob{Kind: dueAttempt, Prepare: prepare, Batch: func(ctx context.Context, _ time.Time, items []storage.DueItem) (int, error) {
+	// A claim is Concurrency attempts, each started within one attempt's
+	// time of the claim (see Options.Lease).
+	return storage.DueJob{Kind: dueAttempt, Prepare: prepare, Claim: cap(s.sem), Batch: func(ctx context.Context, _ time.Time, items []storage.DueItem) (int, error) {
 		var round sync.WaitGroup
 		var sent atomic.Int64
 		actx := context.WithoutCancel(ctx) // an attempt in flight finishes (bounded by AttemptTimeout)
 		var err error
-		for _, it := range items {
+		for i, it := range items {
 			// A slot first, then the claim: a delivery claimed while its
 			// runner waited for a slot would be skipped by a Drain and then
 			// dropped when the runner's ctx ends (TestConcurrentRunners).
@@ -59,6 +61,8 @@ func (s *Service) sendJob(track *sync.WaitGroup) storage.DueJob {
 				err = ctx.Err()
 			}
 			if err != nil {
+				// Give the store's leases on the rest back to every node.
+				_ = storage.Release(actx, s.db, dueAttempt, items[i:])
 				break
 			}
 			if !s.claim(it.ID) {
@@ -81,6 +85,7 @@ func (s *Service) sendJob(track *sync.WaitGroup) storage.DueJob {
 				ok, err := s.attempt(actx, it)
 				if err != nil {
 					s.log.Error("webhook attempt", "delivery", it.ID, "err", err)
+					_ = storage.Release(actx, s.db, dueAttempt, []storage.DueItem{it})
 				}
 				if ok {
 					sent.Add(1)
@@ -111,8 +116,8 @@ func (s *Service) release(id string) {
 }
 
 // attempt makes one attempt of the delivery it names if it is still
-// pending and still queued at it.At (else another attempt got there
-// first). sent reports an HTTP attempt.
+// pending, still queued at it.At and still leased to this node (else
+// another attempt got there first). sent reports an HTTP attempt.
 func (s *Service) attempt(ctx context.Context, it storage.DueItem) (sent bool, err error) {
 	type read struct {
 		d    *Delivery
@@ -131,6 +136,11 @@ func (s *Service) attempt(ctx context.Context, it storage.DueItem) (sent bool, e
 		}
 		if d.Status != DeliveryPending || d.queuedAt() != it.At {
 			return r, nil
+		}
+		if err := storage.CheckLease(tx, dueAttempt, it); errors.Is(err, storage.ErrLeaseLost) {
+			return r, nil // another node took it over
+		} else if err != nil {
+			return r, err
 		}
 		r.d = d
 		r.rec, err = getRecord(tx, d.WebhookID)
@@ -171,7 +181,7 @@ func (s *Service) attempt(ctx context.Context, it storage.DueItem) (sent bool, e
 		stop = "webhook inactive"
 	}
 	if stop != "" {
-		return false, s.outcome(OutcomeStopped, s.finish(ctx, d, nowMS, nil, stop))
+		return false, s.outcome(OutcomeStopped, s.finish(ctx, it, d, nowMS, nil, stop))
 	}
 
 	a := Attempt{Number: len(d.Attempts) + 1, At: nowMS}
@@ -190,7 +200,7 @@ func (s *Service) attempt(ctx context.Context, it storage.DueItem) (sent bool, e
 	if a.Error != "" {
 		outcome = OutcomeFailed
 	}
-	return true, s.outcome(outcome, s.finish(ctx, d, nowMS, &a, ""))
+	return true, s.outcome(outcome, s.finish(ctx, it, d, nowMS, &a, ""))
 }
 
 // outcome reports an attempt's outcome to Options.OnAttempt once it is
@@ -266,9 +276,16 @@ func (s *Service) backoff(n int) time.Duration {
 // finish records an attempt's outcome (a == nil: the delivery stops with
 // reason, nothing sent), schedules the next retry or ends the delivery, and
 // updates the webhook's stats, all in one transaction. A delivery that
-// changed since it was read (another attempt recorded) is left alone.
-func (s *Service) finish(ctx context.Context, read *Delivery, nowMS int64, a *Attempt, reason string) error {
+// changed since it was read (another attempt recorded), or whose item
+// another node has taken over (its attempt is the one recorded), is left
+// alone.
+func (s *Service) finish(ctx context.Context, it storage.DueItem, read *Delivery, nowMS int64, a *Attempt, reason string) error {
 	return s.db.Update(ctx, func(tx storage.Tx) error {
+		if err := storage.CheckLease(tx, dueAttempt, it); errors.Is(err, storage.ErrLeaseLost) {
+			return nil
+		} else if err != nil {
+			return err
+		}
 		d, err := getDelivery(tx, read.ID)
 		if err != nil {
 			return err

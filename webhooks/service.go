@@ -194,6 +194,17 @@ type Options struct {
 	// Logger receives one line per failed attempt (never secrets or
 	// bodies); default discards.
 	Logger *slog.Logger
+	// Node names this Service among the nodes sharing its store (several
+	// processes on one database): its runners write it into their leases
+	// on due attempts; default storage.NewNodeID().
+	Node string
+	// Lease is how long a node keeps the attempts it takes before another
+	// node may take them over; default storage.DefaultDueLease. It must
+	// outlast two AttemptTimeouts: a runner takes Concurrency attempts at
+	// a time, and each may wait for an attempt before it.
+	Lease time.Duration
+	// LeaseClock measures leases (default Clock); see storage.Due.LeaseClock.
+	LeaseClock clock.Clock
 	// OnAttempt, when set, is called once per delivery attempt after its
 	// outcome is recorded, with OutcomeSucceeded, OutcomeFailed or
 	// OutcomeStopped (metrics: examples/server counts deliveries by
@@ -234,12 +245,15 @@ type Service struct {
 	poll      time.Duration
 	log       *slog.Logger
 	onAttempt func(outcome string)
+	node      string
+	lease     time.Duration
+	leaseClk  clock.Clock
 
 	sem      chan struct{}
 	wake     chan struct{}
 	ingestMu sync.Mutex
 	mu       sync.Mutex
-	inflight map[string]bool
+	inflight map[string]bool // deliveries this Service is attempting (the store's leases keep other nodes off them)
 }
 
 // NewService returns a webhook service over db reading events from outbox
@@ -293,6 +307,15 @@ func NewService(db storage.Backend, outbox Outbox, sealer Sealer, opt *Options) 
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Node == "" {
+		o.Node = storage.NewNodeID()
+	}
+	if o.Lease <= 0 {
+		o.Lease = storage.DefaultDueLease
+	}
+	if o.LeaseClock == nil {
+		o.LeaseClock = o.Clock
+	}
 	ancestry, _ := o.Tree.(Ancestry)
 	return &Service{
 		db:        db,
@@ -311,6 +334,9 @@ func NewService(db storage.Backend, outbox Outbox, sealer Sealer, opt *Options) 
 		poll:      o.PollInterval,
 		log:       o.Logger,
 		onAttempt: o.OnAttempt,
+		node:      o.Node,
+		lease:     o.Lease,
+		leaseClk:  o.LeaseClock,
 		sem:       make(chan struct{}, o.Concurrency),
 		wake:      make(chan struct{}, 1),
 		inflight:  map[string]bool{},
