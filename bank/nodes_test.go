@@ -27,6 +27,8 @@ import (
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/bolt"
 	"github.com/corebank/corebank/storage/memory"
+	"github.com/corebank/corebank/storage/postgres"
+	"github.com/corebank/corebank/storage/postgres/pgtest"
 	"github.com/corebank/corebank/webhooks"
 )
 
@@ -285,6 +287,7 @@ func TestTwoNodes(t *testing.T) {
 			}
 			return db
 		},
+		"postgres": openPostgres,
 	}
 	for name, open := range backends {
 		t.Run(name, func(t *testing.T) {
@@ -293,6 +296,16 @@ func TestTwoNodes(t *testing.T) {
 			testTwoNodes(t, db)
 		})
 	}
+}
+
+// openPostgres opens a fresh database on pgtest's throwaway cluster, or
+// skips t with pgtest's line when PostgreSQL is not installed.
+func openPostgres(t *testing.T) storage.Backend {
+	db, err := postgres.Open(context.Background(), pgtest.DSN(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
 
 func testTwoNodes(t *testing.T, db storage.Backend) {
@@ -515,11 +528,25 @@ func (p *stallingPayouts) Check(ctx context.Context, t *payments.Transfer, asOf 
 // them from the other node until its lease ends; then the other takes
 // them over and finishes them, and the first, resuming, changes nothing.
 func TestLeaseTakeover(t *testing.T) {
+	backends := map[string]func(t *testing.T) storage.Backend{
+		"memory":   func(*testing.T) storage.Backend { return memory.New() },
+		"postgres": openPostgres,
+	}
+	for name, open := range backends {
+		t.Run(name, func(t *testing.T) {
+			db := open(t)
+			defer db.Close()
+			testLeaseTakeover(t, db)
+		})
+	}
+}
+
+func testLeaseTakeover(t *testing.T, db storage.Backend) {
 	ctx := context.Background()
 	stalled := &stallingPayouts{SandboxPayouts: payments.NewSandboxPayouts(nil),
 		entered: make(chan struct{}, 1), release: make(chan struct{})}
 	leases := clock.NewMock() // the nodes' shared wall clock
-	c := newCluster(t, memory.New(), func(i int, o *bank.Options) {
+	c := newCluster(t, db, func(i int, o *bank.Options) {
 		o.LeaseDuration = 30 * time.Second
 		o.LeaseClock = leases
 		if i == 0 {
