@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/corebank/corebank/payments"
+	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/webhooks"
 )
 
@@ -36,6 +37,10 @@ type config struct {
 	fees               payments.FeeSchedule
 	logFormat          string
 	metricsAddr        string
+	// nodeID and leaseDuration name this server among those on one store
+	// and bound how long due work it took stays its own (bank.Options).
+	nodeID        string
+	leaseDuration time.Duration
 }
 
 // usage opens -h: what the server is, then three ways to run it.
@@ -91,6 +96,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.dbPool, "db-pool", 20, "PostgreSQL only: most connections the server opens (each running transaction holds one)")
 	fs.DurationVar(&c.dbStatementTimeout, "db-statement-timeout", 0, "PostgreSQL only: statement_timeout of the server's connections, e.g. 5s (default: the database's)")
 	fs.IntVar(&c.dbRetries, "db-retries", 30, "PostgreSQL only: times a transaction is retried after a serialization failure or deadlock (0: never)")
+	fs.StringVar(&c.nodeID, "node-id", "", "this server's name in the leases it takes on due work (payout checks, webhook attempts) in a store several servers share; logged at start (default: random on each start)")
+	fs.DurationVar(&c.leaseDuration, "lease-duration", storage.DefaultDueLease, "how long due work this server took stays its own: if it dies, another server on the same store takes the work over this long after; must outlast one payout check or webhook attempt")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -120,6 +127,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			return nil, fmt.Errorf("-clock-start: %w", err)
 		}
 		c.clockStart = t.UTC()
+	}
+	if c.leaseDuration <= 0 {
+		return nil, errors.New("-lease-duration must be positive")
 	}
 	if c.cardCreateLimit < 1 {
 		return nil, errors.New("-card-create-limit must be at least 1")

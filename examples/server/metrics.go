@@ -10,17 +10,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/corebank/corebank/httpapi"
+	"github.com/corebank/corebank/storage"
 )
 
 // metrics are the Prometheus series served on -metrics-addr. The domain
 // packages know nothing of Prometheus: each feeds one of these through a
 // plain callback (httpapi.Options.OnRequest, webhooks.Options.OnAttempt,
-// storage.Due.OnLag, storage.WithUpdateHook), wired in serve.
+// storage.Due.OnLag and OnRun, storage.WithUpdateHook), wired in serve.
 //
 //	corebank_http_requests_total{method,route,status}
 //	corebank_http_request_duration_seconds{method,route,status}  histogram
 //	corebank_webhook_deliveries_total{outcome}      succeeded, failed, stopped
 //	corebank_due_lag_seconds{kind}                  how late the oldest due item of each kind ran, last run
+//	corebank_due_items_total{kind}                  due items this server handed a job (its leases, its transactions)
 //	corebank_storage_update_duration_seconds{result}  histogram, result ok or error
 //
 // plus the Go runtime's and the process's standard series. route is the
@@ -32,6 +34,7 @@ type metrics struct {
 	latency    *prometheus.HistogramVec
 	deliveries *prometheus.CounterVec
 	dueLag     *prometheus.GaugeVec
+	dueItems   *prometheus.CounterVec
 	updates    *prometheus.HistogramVec
 }
 
@@ -55,6 +58,10 @@ func newMetrics() *metrics {
 			Name: "corebank_due_lag_seconds",
 			Help: "How late the oldest due item of each kind was when the last due run reached it (0: nothing was due).",
 		}, []string{"kind"}),
+		dueItems: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "corebank_due_items_total",
+			Help: "Due items this server handed a job, by kind: each item once per due time across the servers on one store, so the servers' sums count the cluster's due work.",
+		}, []string{"kind"}),
 		updates: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "corebank_storage_update_duration_seconds",
 			Help:    "Time of each storage write transaction, its work and commit, by result (ok or error).",
@@ -64,7 +71,7 @@ func newMetrics() *metrics {
 	for _, outcome := range []string{"succeeded", "failed", "stopped"} {
 		m.deliveries.WithLabelValues(outcome) // exported at 0 from the start
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.deliveries, m.dueLag, m.updates,
+	m.reg.MustRegister(m.requests, m.latency, m.deliveries, m.dueLag, m.dueItems, m.updates,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -90,6 +97,9 @@ func (m *metrics) delivery(outcome string) { m.deliveries.WithLabelValues(outcom
 func (m *metrics) lag(kind string, lag time.Duration) {
 	m.dueLag.WithLabelValues(kind).Set(lag.Seconds())
 }
+
+// dueItem is storage.Due.OnRun.
+func (m *metrics) dueItem(kind string, _ storage.DueItem) { m.dueItems.WithLabelValues(kind).Inc() }
 
 // update is storage.WithUpdateHook's callback.
 func (m *metrics) update(took time.Duration, err error) {

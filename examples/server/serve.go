@@ -138,6 +138,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 
 	opts := bank.Options{
 		SecretKey: key, Clock: clk, Env: cfg.env, Logger: logger,
+		NodeID: cfg.nodeID, LeaseDuration: cfg.leaseDuration,
 		Payments: payments.Options{Fees: cfg.fees},
 		Cards:    cards.Options{CreateLimit: cfg.cardCreateLimit},
 		Webhooks: webhooks.Options{RootCAs: cfg.webhookCA},
@@ -160,7 +161,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 		return err
 	}
 	if m != nil {
-		app.Due.OnLag(m.lag)
+		app.Due.OnLag(m.lag).OnRun(m.dueItem)
 	}
 	n, err := app.Migrate(ctx)
 	if err != nil {
