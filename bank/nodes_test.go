@@ -289,11 +289,16 @@ func TestTwoNodes(t *testing.T) {
 		},
 		"postgres": openPostgres,
 	}
+	onEach(t, backends, testTwoNodes)
+}
+
+// onEach runs test in a subtest per backend, on a store open opens.
+func onEach(t *testing.T, backends map[string]func(t *testing.T) storage.Backend, test func(*testing.T, storage.Backend)) {
 	for name, open := range backends {
 		t.Run(name, func(t *testing.T) {
 			db := open(t)
 			defer db.Close()
-			testTwoNodes(t, db)
+			test(t, db)
 		})
 	}
 }
@@ -532,13 +537,7 @@ func TestLeaseTakeover(t *testing.T) {
 		"memory":   func(*testing.T) storage.Backend { return memory.New() },
 		"postgres": openPostgres,
 	}
-	for name, open := range backends {
-		t.Run(name, func(t *testing.T) {
-			db := open(t)
-			defer db.Close()
-			testLeaseTakeover(t, db)
-		})
-	}
+	onEach(t, backends, testLeaseTakeover)
 }
 
 func testLeaseTakeover(t *testing.T, db storage.Backend) {

@@ -134,17 +134,7 @@ func runCluster(t *testing.T, kill bool) {
 	}
 	// Node A bootstraps the store; B starts once A listens.
 	r.nodes[0] = startServer(t, bin, append(args("A"), "-bootstrap-out", boot)...)
-	raw, err := os.ReadFile(boot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys struct {
-		APIKey string `json:"api_key"`
-	}
-	if err := json.Unmarshal(raw, &keys); err != nil {
-		t.Fatal(err)
-	}
-	r.key = keys.APIKey
+	r.key = bootKey(t, boot)
 	r.nodes[1] = startServer(t, bin, args("B")...)
 	r.setup()
 
@@ -276,6 +266,23 @@ func runCluster(t *testing.T, kill bool) {
 		r.inflowsAcked.Load(), r.payoutsAcked.Load(), r.retried, r.reads,
 		checks, due[0]["corebank_due_items_total{kind=\"payments.transfer\"}"], due[1]["corebank_due_items_total{kind=\"payments.transfer\"}"],
 		deliveries, dup)
+}
+
+// bootKey reads the root's full-access API key from the bootstrap file
+// at path.
+func bootKey(t *testing.T, path string) string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys struct {
+		APIKey string `json:"api_key"`
+	}
+	if err := json.Unmarshal(raw, &keys); err != nil || keys.APIKey == "" {
+		t.Fatalf("bootstrap file %s: %v", raw, err)
+	}
+	return keys.APIKey
 }
 
 // client0 is a client of node i.

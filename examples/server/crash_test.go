@@ -1,13 +1,11 @@
 package main_test
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -206,17 +204,8 @@ func (r *crashRun) start(gen int) *crashLife {
 func (r *crashRun) setup() {
 	t := r.t
 	l := r.start(0)
-	raw, err := os.ReadFile(r.boot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var boot struct {
-		APIKey string `json:"api_key"`
-	}
-	if err := json.Unmarshal(raw, &boot); err != nil {
-		t.Fatal(err)
-	}
-	r.key, l.c.key = boot.APIKey, boot.APIKey
+	r.key = bootKey(t, r.boot)
+	l.c.key = r.key
 	for i := range crashClients {
 		a, err := l.c.send("POST", "/accounts", "", map[string]any{
 			"type": "checking", "currency": "USD", "display_name": fmt.Sprintf("crash target c%d", i)})
