@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"encoding/pem"
 	"flag"
@@ -20,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corebank/corebank/storage"
+	"github.com/corebank/corebank/storage/postgres"
 	"github.com/corebank/corebank/storage/postgres/pgtest"
 	"github.com/corebank/corebank/webhooks"
 )
@@ -161,6 +164,12 @@ func runCluster(t *testing.T, kill bool) {
 			}
 		}()
 	}
+	store, err := postgres.Open(context.Background(), dsn, &postgres.Options{PoolSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	orphaned := -1 // leases node B held when it was killed
 	if kill {
 		time.Sleep(*clusterDuration / 2)
 		r.dead[1].Store(true)
@@ -168,6 +177,9 @@ func runCluster(t *testing.T, kill bool) {
 			t.Fatal(err)
 		}
 		<-r.nodes[1].done
+		if orphaned, err = leases(store, "B"); err != nil {
+			t.Fatal(err)
+		}
 		time.Sleep(*clusterDuration - *clusterDuration/2)
 	} else {
 		time.Sleep(*clusterDuration)
@@ -198,6 +210,10 @@ func runCluster(t *testing.T, kill bool) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	settle := time.Since(start) - load
+	// Every item settled took its lease with it, the dead node's too.
+	if n, err := leases(store, ""); err != nil || n != 0 {
+		t.Errorf("%d leases left after every transfer settled (%v)", n, err)
+	}
 
 	// Nothing acknowledged is lost: the balances are exactly the
 	// acknowledged inflows less the acknowledged payouts and their fees.
@@ -261,11 +277,27 @@ func runCluster(t *testing.T, kill bool) {
 	defer r.mu.Unlock()
 	t.Logf("%v of load on two nodes (kill %v), then %v until every transfer settled: %d transfers acknowledged (%d payouts, %d book), "+
 		"inflows %d¢, payouts with fees %d¢, %d requests answered only on retry; balanced reads %v; "+
-		"payments.transfer due items run %v (by node %v / %v); %d webhook deliveries (%d events more than once)",
+		"payments.transfer due items run %v (by node %v / %v); %d webhook deliveries (%d events more than once); leases of the killed node %d",
 		load.Round(time.Millisecond), kill, settle.Round(time.Millisecond), len(r.transfers), payouts, books,
 		r.inflowsAcked.Load(), r.payoutsAcked.Load(), r.retried, r.reads,
 		checks, due[0]["corebank_due_items_total{kind=\"payments.transfer\"}"], due[1]["corebank_due_items_total{kind=\"payments.transfer\"}"],
-		deliveries, dup)
+		deliveries, dup, orphaned)
+}
+
+// leases counts the leases on due items in the store held by node, or by
+// any node when node is "". A lease's value is its end (8 bytes) and then
+// its node ID (storage.DueLease).
+func leases(db storage.Backend, node string) (int, error) {
+	return storage.View(context.Background(), db, func(tx storage.Tx) (int, error) {
+		n := 0
+		err := tx.Scan(storage.BucketDueLease, storage.ScanOptions{}, func(_, v []byte) error {
+			if node == "" || len(v) >= 8 && string(v[8:]) == node {
+				n++
+			}
+			return nil
+		})
+		return n, err
+	})
 }
 
 // bootKey reads the root's full-access API key from the bootstrap file
