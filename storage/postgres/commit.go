@@ -158,6 +158,7 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 		}
 	}()
 	solo := len(batch) == 1
+	group := writes{} // the writes of the functions that succeeded
 	for _, c := range batch {
 		if c.goexit {
 			continue // its goroutine is gone
@@ -170,7 +171,7 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 		if !solo {
 			ctx = context.WithoutCancel(ctx)
 		}
-		t := &tx{ctx: ctx, q: &d.q, ptx: ptx, writable: true, savepoint: !solo}
+		t := &tx{ctx: ctx, q: &d.q, ptx: ptx, writable: true, savepoint: !solo, own: writes{}, base: group}
 		c.wake <- t
 		<-c.ran
 		if t.conflict != nil {
@@ -180,13 +181,14 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 			c.err = wrap(ctx, t.broken) // fn went on past a failed statement
 		}
 		if c.err == nil && !c.panicked {
+			group.merge(t.own)
 			continue
 		}
 		if solo {
 			return nil, false // rolled back; the outcome is fn's
 		}
-		if !t.savepointed {
-			continue // it sent no statement: nothing to undo
+		if t.broken == nil {
+			continue // it only read, and its writes were never sent
 		}
 		if _, err := ptx.Exec(ctx, "ROLLBACK TO SAVEPOINT g"); err != nil {
 			return wrap(ctx, err), retryable(err)
@@ -199,10 +201,41 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 	if solo {
 		ctx = batch[0].ctx
 	}
+	if err := d.flush(ctx, ptx, group); err != nil {
+		return wrap(ctx, err), retryable(err)
+	}
 	committed = true
 	if err := ptx.Commit(ctx); err != nil {
 		return wrap(ctx, err), retryable(err)
 	}
 	d.commits.Add(1)
 	return nil, false
+}
+
+// flush sends a group's buffered writes in one round trip: every Put in
+// one statement, and each Delete in its own (an index lookup whatever the
+// table's size).
+func (d *DB) flush(ctx context.Context, ptx pgx.Tx, w writes) error {
+	var (
+		b      pgx.Batch
+		bucket []string
+		keys   [][]byte
+		vals   [][]byte
+	)
+	for bk, m := range w {
+		for k, wr := range m {
+			if wr.deleted {
+				b.Queue(d.q.del, string(bk), []byte(k))
+				continue
+			}
+			bucket, keys, vals = append(bucket, string(bk)), append(keys, []byte(k)), append(vals, wr.value)
+		}
+	}
+	if len(keys) > 0 {
+		b.Queue(d.q.put, bucket, keys, vals)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return ptx.SendBatch(ctx, &b).Close()
 }
