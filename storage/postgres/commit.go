@@ -159,6 +159,7 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 	}()
 	solo := len(batch) == 1
 	group := writes{} // the writes of the functions that succeeded
+	reads := map[bucketKey][]byte{}
 	for _, c := range batch {
 		if c.goexit {
 			continue // its goroutine is gone
@@ -171,7 +172,7 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 		if !solo {
 			ctx = context.WithoutCancel(ctx)
 		}
-		t := &tx{ctx: ctx, q: &d.q, ptx: ptx, writable: true, savepoint: !solo, own: writes{}, base: group}
+		t := &tx{ctx: ctx, q: &d.q, ptx: ptx, writable: true, savepoint: !solo, own: writes{}, base: group, reads: reads}
 		c.wake <- t
 		<-c.ran
 		if t.conflict != nil {

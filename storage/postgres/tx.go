@@ -96,6 +96,10 @@ type tx struct {
 	// before it in its group (nil in a View): reads see them, and the
 	// group's commit sends them.
 	own, base writes
+	// reads are the values (nil when absent) the transaction read from
+	// the table: all its functions read one snapshot, so a key read once
+	// is not read again.
+	reads map[bucketKey][]byte
 	// savepoint is set for a function of a group: its first statement goes
 	// to the server after a SAVEPOINT, in the same round trip, and
 	// savepointed records that it went.
@@ -217,6 +221,23 @@ func (t *tx) Get(b storage.Bucket, key []byte) ([]byte, error) {
 		}
 		return append([]byte{}, wr.value...), nil
 	}
+	ck := bucketKey{b, string(key)}
+	v, ok := t.reads[ck]
+	if !ok {
+		var err error
+		if v, err = t.read(b, key); err != nil {
+			return nil, err
+		}
+		t.reads[ck] = v
+	}
+	if v == nil {
+		return nil, storage.ErrNotFound
+	}
+	return append([]byte{}, v...), nil
+}
+
+// read reads key's value from the table: nil when it is absent.
+func (t *tx) read(b storage.Bucket, key []byte) ([]byte, error) {
 	rows, err := t.query(t.q.get, string(b), key)
 	if err != nil {
 		return nil, t.fail(err)
@@ -227,7 +248,7 @@ func (t *tx) Get(b storage.Bucket, key []byte) ([]byte, error) {
 		if err := rows.Err(); err != nil {
 			return nil, t.fail(err)
 		}
-		return nil, storage.ErrNotFound
+		return nil, nil
 	}
 	v := []byte{}
 	if err := rows.Scan(&v); err != nil {
@@ -260,6 +281,11 @@ func (t *tx) Delete(b storage.Bucket, key []byte) error {
 	}
 	t.own.set(b, key, write{deleted: true})
 	return nil
+}
+
+type bucketKey struct {
+	b   storage.Bucket
+	key string
 }
 
 // pending is a buffered write a Scan merges into a batch.
