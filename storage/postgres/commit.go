@@ -4,11 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/corebank/corebank/storage"
 )
+
+// contendedFor is how long after a serialization failure a DB's groups
+// take the store's lock: an EXCLUSIVE lock on the schema-version table,
+// which nothing else writes after Open, taken first in the transaction and
+// held to its end. Groups of several nodes writing the same keys (the
+// newest event, a counter) otherwise run whole and abort each other at
+// commit, over and over, a long group always losing to a shorter one
+// until its retries run out; holding the lock, contended nodes run their
+// groups one after another, and only groups begun without it can still
+// be lost. Views and the groups of uncontended nodes never wait for it.
+const contendedFor = 2 * time.Second
 
 // errGoexit is the outcome recorded for a function that called
 // runtime.Goexit (t.FailNow in a test): its caller never returns, and the
@@ -116,6 +128,9 @@ func (d *DB) lead() {
 func (d *DB) runGroup(batch []*call) {
 	for attempt := 0; ; attempt++ {
 		err, retry := d.tryGroup(batch)
+		if retry {
+			d.contended.Store(time.Now().UnixNano())
+		}
 		if retry && attempt < d.retries {
 			d.retried.Add(1)
 			_ = sleep(context.Background(), backoff(attempt))
@@ -157,6 +172,13 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 			_ = ptx.Rollback(context.Background())
 		}
 	}()
+	if time.Since(time.Unix(0, d.contended.Load())) < contendedFor {
+		// Before the transaction's snapshot (LOCK TABLE takes none), so
+		// that the group sees the commits of the one it waited for.
+		if _, err := ptx.Exec(context.Background(), d.q.lock); err != nil {
+			return fmt.Errorf("storage/postgres: %w", err), retryable(err)
+		}
+	}
 	solo := len(batch) == 1
 	group := writes{} // the writes of the functions that succeeded
 	reads := map[bucketKey][]byte{}

@@ -78,6 +78,17 @@
 // callback sees it, so the callback may write through the same
 // transaction, and the next batch sees what it wrote.
 //
+// # Several nodes
+//
+// Nodes on one table share keys every Update writes (the ledger's newest
+// event), so their groups, each run whole before its commit, abort each
+// other; a long group can lose to shorter ones until its retries run out.
+// After a serialization failure a DB's groups take an EXCLUSIVE lock on
+// the schema-version table for two seconds, first in the transaction,
+// before its snapshot: contended nodes then take turns, each group seeing
+// the commits of the one before. Views, and the groups of a node that met
+// no conflict, never wait for it.
+//
 // # Tuning
 //
 // Options.PoolSize bounds the connections (each running View or Update

@@ -100,6 +100,10 @@ type DB struct {
 	qmu               sync.Mutex
 	queue             []*call // Updates waiting for a group
 	leaders           int     // groups running
+	// contended is when a group's transaction was last lost to a
+	// serialization failure (unix nanoseconds): groups take the store's
+	// lock for a while after it (commit.go).
+	contended atomic.Int64
 }
 
 // Open connects to the database named by dsn (a postgres:// URL or a

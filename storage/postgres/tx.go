@@ -28,6 +28,7 @@ const (
 // per connection.
 type queries struct {
 	get, put, del, empty string
+	lock                 string // serializes contended groups (commit.go)
 	scan                 map[scanShape]string
 }
 
@@ -46,6 +47,7 @@ func newQueries(table string) queries {
 			ON CONFLICT (bucket, key) DO UPDATE SET value = EXCLUDED.value`,
 		del:   `DELETE FROM ` + kv + ` WHERE bucket = $1 AND key = $2`,
 		empty: `SELECT NOT EXISTS (SELECT 1 FROM ` + kv + `)`,
+		lock:  `LOCK TABLE ` + pgx.Identifier(splitName(table+"_schema")).Sanitize() + ` IN EXCLUSIVE MODE`,
 		scan:  map[scanShape]string{},
 	}
 	for _, reverse := range []bool{false, true} {
