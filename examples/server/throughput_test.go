@@ -62,24 +62,15 @@ func TestPostgresThroughput(t *testing.T) {
 	bootPath := filepath.Join(dir, "bootstrap.json")
 	args := []string{"-db", dsn, "-secret-key-file", filepath.Join(dir, "secret.key")}
 	p1 := startServer(t, bin, append(args, "-bootstrap-out", bootPath)...)
-	raw, err := os.ReadFile(bootPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var boot struct {
-		APIKey string `json:"api_key"`
-	}
-	if err := json.Unmarshal(raw, &boot); err != nil || boot.APIKey == "" {
-		t.Fatalf("bootstrap file %s: %v", raw, err)
-	}
+	key, _ := readBootstrap(t, bootPath)
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	c1 := &client{base: "http://" + p1.addr, key: boot.APIKey, http: hc}
+	c1 := &client{base: "http://" + p1.addr, key: key, http: hc}
 	pairs := fundedPairs(t, c1, 16)
 
 	rows = append(rows, throughputRow{"server, 1 node, 1 client", driveTransfers(t, "n1c1", []*client{c1}, pairs[:1], d)})
 	rows = append(rows, throughputRow{"server, 1 node, 16 clients", driveTransfers(t, "n1c16", []*client{c1}, pairs, d)})
 	p2 := startServer(t, bin, args...)
-	c2 := &client{base: "http://" + p2.addr, key: boot.APIKey, http: hc}
+	c2 := &client{base: "http://" + p2.addr, key: key, http: hc}
 	rows = append(rows, throughputRow{"server, 2 nodes, 16 clients", driveTransfers(t, "n2c16", []*client{c1, c2}, pairs, d)})
 
 	pg16b := pgbench("-c", "16", "-j", "2", "-T", secs)
@@ -95,6 +86,23 @@ func TestPostgresThroughput(t *testing.T) {
 	if t.Failed() {
 		t.Logf("server logs:\n%s\n%s", p1.logs, p2.logs)
 	}
+}
+
+// readBootstrap returns the API key in the file -bootstrap-out wrote, and
+// the file.
+func readBootstrap(t *testing.T, path string) (string, []byte) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var boot struct {
+		APIKey string `json:"api_key"`
+	}
+	if err := json.Unmarshal(raw, &boot); err != nil || boot.APIKey == "" {
+		t.Fatalf("bootstrap file %s: %v", raw, err)
+	}
+	return boot.APIKey, raw
 }
 
 type throughputRow struct {

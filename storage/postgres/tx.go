@@ -142,16 +142,6 @@ func (r *batchRows) Close() {
 	_ = r.br.Close()
 }
 
-// exec runs one statement that returns no rows.
-func (t *tx) exec(sql string, args ...any) error {
-	rows, err := t.query(sql, args...)
-	if err != nil {
-		return err
-	}
-	rows.Close()
-	return rows.Err()
-}
-
 // batch is one Scan's rows: keys and values sharing arena. Each Scan has
 // its own, since fn may scan too.
 type batch struct {
