@@ -12,14 +12,16 @@ import (
 )
 
 // contendedFor is how long after a serialization failure a DB's groups
-// take the store's lock: an EXCLUSIVE lock on the schema-version table,
-// which nothing else writes after Open, taken first in the transaction and
-// held to its end. Groups of several nodes writing the same keys (the
-// newest event, a counter) otherwise run whole and abort each other at
-// commit, over and over, a long group always losing to a shorter one
-// until its retries run out; holding the lock, contended nodes run their
-// groups one after another, and only groups begun without it can still
-// be lost. Views and the groups of uncontended nodes never wait for it.
+// take the store's lock exclusively. Every group takes a lock on the
+// schema-version table (which nothing else writes after Open) first in
+// its transaction, sent with its first statement, and holds it to its
+// end: ROW SHARE, which groups share, and for contendedFor after one of
+// the DB's groups was lost to a serialization failure, EXCLUSIVE. Groups
+// of several nodes writing the same keys (the newest event, a counter)
+// otherwise run whole and abort each other at commit, over and over, a
+// long group losing to shorter ones until its retries run out; a group
+// holding the exclusive lock runs alone, and the groups of every node
+// wait for it before their snapshot. Views never wait.
 const contendedFor = 2 * time.Second
 
 // errGoexit is the outcome recorded for a function that called
@@ -172,12 +174,11 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 			_ = ptx.Rollback(context.Background())
 		}
 	}()
+	// The group's lock goes first, before the snapshot (LOCK TABLE takes
+	// none), so that a group that waited sees the commit it waited for.
+	lock := d.q.shared
 	if time.Since(time.Unix(0, d.contended.Load())) < contendedFor {
-		// Before the transaction's snapshot (LOCK TABLE takes none), so
-		// that the group sees the commits of the one it waited for.
-		if _, err := ptx.Exec(context.Background(), d.q.lock); err != nil {
-			return fmt.Errorf("storage/postgres: %w", err), retryable(err)
-		}
+		lock = d.q.exclusive
 	}
 	solo := len(batch) == 1
 	group := writes{} // the writes of the functions that succeeded
@@ -194,7 +195,7 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 		if !solo {
 			ctx = context.WithoutCancel(ctx)
 		}
-		t := &tx{ctx: ctx, q: &d.q, ptx: ptx, writable: true, savepoint: !solo, own: writes{}, base: group, reads: reads}
+		t := &tx{ctx: ctx, q: &d.q, ptx: ptx, writable: true, savepoint: !solo, own: writes{}, base: group, reads: reads, lock: &lock}
 		c.wake <- t
 		<-c.ran
 		if t.conflict != nil {
@@ -224,7 +225,7 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 	if solo {
 		ctx = batch[0].ctx
 	}
-	if err := d.flush(ctx, ptx, group); err != nil {
+	if err := d.flush(ctx, ptx, lock, group); err != nil {
 		return wrap(ctx, err), retryable(err)
 	}
 	committed = true
@@ -238,13 +239,16 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 // flush sends a group's buffered writes in one round trip: every Put in
 // one statement, and each Delete in its own (an index lookup whatever the
 // table's size).
-func (d *DB) flush(ctx context.Context, ptx pgx.Tx, w writes) error {
+func (d *DB) flush(ctx context.Context, ptx pgx.Tx, lock string, w writes) error {
 	var (
 		b      pgx.Batch
 		bucket []string
 		keys   [][]byte
 		vals   [][]byte
 	)
+	if lock != "" && len(w) > 0 { // no function sent a statement
+		b.Queue(lock)
+	}
 	for bk, m := range w {
 		for k, wr := range m {
 			if wr.deleted {

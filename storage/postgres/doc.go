@@ -83,11 +83,12 @@
 // Nodes on one table share keys every Update writes (the ledger's newest
 // event), so their groups, each run whole before its commit, abort each
 // other; a long group can lose to shorter ones until its retries run out.
-// After a serialization failure a DB's groups take an EXCLUSIVE lock on
-// the schema-version table for two seconds, first in the transaction,
-// before its snapshot: contended nodes then take turns, each group seeing
-// the commits of the one before. Views, and the groups of a node that met
-// no conflict, never wait for it.
+// Every group therefore takes a lock on the schema-version table first in
+// its transaction, before its snapshot, in the round trip of its first
+// statement: ROW SHARE, which groups share, and for two seconds after one
+// of the DB's groups was lost to a serialization failure, EXCLUSIVE. A
+// contended node's groups then run alone, and every node's groups wait
+// for them and see their commits. Views never wait for it.
 //
 // # Tuning
 //

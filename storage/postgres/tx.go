@@ -28,7 +28,7 @@ const (
 // per connection.
 type queries struct {
 	get, put, del, empty string
-	lock                 string // serializes contended groups (commit.go)
+	shared, exclusive    string // a group's lock (commit.go)
 	scan                 map[scanShape]string
 }
 
@@ -40,15 +40,17 @@ type scanShape struct {
 
 func newQueries(table string) queries {
 	kv := pgx.Identifier(splitName(table)).Sanitize()
+	meta := pgx.Identifier(splitName(table + "_schema")).Sanitize()
 	q := queries{
 		get: `SELECT value FROM ` + kv + ` WHERE bucket = $1 AND key = $2`,
 		put: `INSERT INTO ` + kv + ` (bucket, key, value)
 			SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[])
 			ON CONFLICT (bucket, key) DO UPDATE SET value = EXCLUDED.value`,
-		del:   `DELETE FROM ` + kv + ` WHERE bucket = $1 AND key = $2`,
-		empty: `SELECT NOT EXISTS (SELECT 1 FROM ` + kv + `)`,
-		lock:  `LOCK TABLE ` + pgx.Identifier(splitName(table+"_schema")).Sanitize() + ` IN EXCLUSIVE MODE`,
-		scan:  map[scanShape]string{},
+		del:       `DELETE FROM ` + kv + ` WHERE bucket = $1 AND key = $2`,
+		empty:     `SELECT NOT EXISTS (SELECT 1 FROM ` + kv + `)`,
+		shared:    `LOCK TABLE ` + meta + ` IN ROW SHARE MODE`,
+		exclusive: `LOCK TABLE ` + meta + ` IN EXCLUSIVE MODE`,
+		scan:      map[scanShape]string{},
 	}
 	for _, reverse := range []bool{false, true} {
 		for _, lower := range []string{"", ">=", ">"} {
@@ -102,26 +104,41 @@ type tx struct {
 	// the table: all its functions read one snapshot, so a key read once
 	// is not read again.
 	reads map[bucketKey][]byte
+	// lock, shared by the functions of a group, is the group's lock
+	// statement until the first statement of the transaction sends it.
+	lock *string
 	// savepoint is set for a function of a group: its first statement goes
 	// to the server after a SAVEPOINT, in the same round trip, and
 	// savepointed records that it went.
 	savepoint, savepointed bool
 }
 
-// query runs one statement of the transaction, after the pending
-// savepoint if there is one.
+// query runs one statement of the transaction, after the group's pending
+// lock and the function's pending savepoint if there are any, in the same
+// round trip.
 func (t *tx) query(sql string, args ...any) (pgx.Rows, error) {
-	if !t.savepoint {
+	var pre []string
+	if t.lock != nil && *t.lock != "" {
+		pre, *t.lock = append(pre, *t.lock), ""
+	}
+	if t.savepoint {
+		pre = append(pre, "SAVEPOINT g")
+		t.savepoint, t.savepointed = false, true
+	}
+	if len(pre) == 0 {
 		return t.ptx.Query(t.ctx, sql, args...)
 	}
-	t.savepoint, t.savepointed = false, true
 	b := &pgx.Batch{}
-	b.Queue("SAVEPOINT g")
+	for _, p := range pre {
+		b.Queue(p)
+	}
 	b.Queue(sql, args...)
 	br := t.ptx.SendBatch(t.ctx, b)
-	if _, err := br.Exec(); err != nil {
-		_ = br.Close()
-		return nil, err
+	for range pre {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return nil, err
+		}
 	}
 	rows, err := br.Query()
 	if err != nil {
