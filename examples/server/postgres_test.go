@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -32,17 +31,8 @@ func TestPostgresTransfer(t *testing.T) {
 	args := []string{"-db", dsn, "-secret-key-file", keyFile, "-db-pool", "4", "-db-statement-timeout", "10s", "-db-retries", "10"}
 
 	p := startServer(t, bin, append(args, "-bootstrap-out", bootPath)...)
-	raw, err := os.ReadFile(bootPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var boot struct {
-		APIKey string `json:"api_key"`
-	}
-	if err := json.Unmarshal(raw, &boot); err != nil || boot.APIKey == "" {
-		t.Fatalf("bootstrap file %s: %v", raw, err)
-	}
-	c := &client{base: "http://" + p.addr, key: boot.APIKey, http: &http.Client{Timeout: 10 * time.Second}}
+	key, raw := readBootstrap(t, bootPath)
+	c := &client{base: "http://" + p.addr, key: key, http: &http.Client{Timeout: 10 * time.Second}}
 	must := func(method, path string, want int, body any) map[string]any {
 		t.Helper()
 		status, res, err := c.do(method, path, body)

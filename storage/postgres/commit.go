@@ -4,11 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/corebank/corebank/storage"
 )
+
+// contendedFor is how long after a serialization failure a DB's groups
+// take the store's lock exclusively. Every group takes a lock on the
+// schema-version table (which nothing else writes after Open) first in
+// its transaction, sent with its first statement, and holds it to its
+// end: ROW SHARE, which groups share, and for contendedFor after one of
+// the DB's groups was lost to a serialization failure, EXCLUSIVE. Groups
+// of several nodes writing the same keys (the newest event, a counter)
+// otherwise run whole and abort each other at commit, over and over, a
+// long group losing to shorter ones until its retries run out; a group
+// holding the exclusive lock runs alone, and the groups of every node
+// wait for it before their snapshot. Views never wait.
+const contendedFor = 2 * time.Second
 
 // errGoexit is the outcome recorded for a function that called
 // runtime.Goexit (t.FailNow in a test): its caller never returns, and the
@@ -116,6 +130,9 @@ func (d *DB) lead() {
 func (d *DB) runGroup(batch []*call) {
 	for attempt := 0; ; attempt++ {
 		err, retry := d.tryGroup(batch)
+		if retry {
+			d.contended.Store(time.Now().UnixNano())
+		}
 		if retry && attempt < d.retries {
 			d.retried.Add(1)
 			_ = sleep(context.Background(), backoff(attempt))
@@ -157,7 +174,15 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 			_ = ptx.Rollback(context.Background())
 		}
 	}()
+	// The group's lock goes first, before the snapshot (LOCK TABLE takes
+	// none), so that a group that waited sees the commit it waited for.
+	lock := d.q.shared
+	if time.Since(time.Unix(0, d.contended.Load())) < contendedFor {
+		lock = d.q.exclusive
+	}
 	solo := len(batch) == 1
+	group := writes{} // the writes of the functions that succeeded
+	reads := map[bucketKey][]byte{}
 	for _, c := range batch {
 		if c.goexit {
 			continue // its goroutine is gone
@@ -170,7 +195,7 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 		if !solo {
 			ctx = context.WithoutCancel(ctx)
 		}
-		t := &tx{ctx: ctx, q: &d.q, ptx: ptx, writable: true, savepoint: !solo}
+		t := &tx{ctx: ctx, q: &d.q, ptx: ptx, writable: true, savepoint: !solo, own: writes{}, base: group, reads: reads, lock: &lock}
 		c.wake <- t
 		<-c.ran
 		if t.conflict != nil {
@@ -180,13 +205,14 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 			c.err = wrap(ctx, t.broken) // fn went on past a failed statement
 		}
 		if c.err == nil && !c.panicked {
+			group.merge(t.own)
 			continue
 		}
 		if solo {
 			return nil, false // rolled back; the outcome is fn's
 		}
-		if !t.savepointed {
-			continue // it sent no statement: nothing to undo
+		if t.broken == nil {
+			continue // it only read, and its writes were never sent
 		}
 		if _, err := ptx.Exec(ctx, "ROLLBACK TO SAVEPOINT g"); err != nil {
 			return wrap(ctx, err), retryable(err)
@@ -199,10 +225,44 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 	if solo {
 		ctx = batch[0].ctx
 	}
+	if err := d.flush(ctx, ptx, lock, group); err != nil {
+		return wrap(ctx, err), retryable(err)
+	}
 	committed = true
 	if err := ptx.Commit(ctx); err != nil {
 		return wrap(ctx, err), retryable(err)
 	}
 	d.commits.Add(1)
 	return nil, false
+}
+
+// flush sends a group's buffered writes in one round trip: every Put in
+// one statement, and each Delete in its own (an index lookup whatever the
+// table's size).
+func (d *DB) flush(ctx context.Context, ptx pgx.Tx, lock string, w writes) error {
+	var (
+		b      pgx.Batch
+		bucket []string
+		keys   [][]byte
+		vals   [][]byte
+	)
+	if lock != "" && len(w) > 0 { // no function sent a statement
+		b.Queue(lock)
+	}
+	for bk, m := range w {
+		for k, wr := range m {
+			if wr.deleted {
+				b.Queue(d.q.del, string(bk), []byte(k))
+				continue
+			}
+			bucket, keys, vals = append(bucket, string(bk)), append(keys, []byte(k)), append(vals, wr.value)
+		}
+	}
+	if len(keys) > 0 {
+		b.Queue(d.q.put, bucket, keys, vals)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return ptx.SendBatch(ctx, &b).Close()
 }

@@ -61,16 +61,34 @@
 // ~6,100-8,800/s for 16 separate transactions at once, which Options
 // (Group 1, Leaders up to PoolSize) restores for such a load.
 //
-// Each Get, Put and Delete is one statement in the transaction, so reads
-// see the transaction's own writes. A Scan is a keyset range query on the
+// Puts and Deletes are buffered in the transaction and sent at its commit
+// in one round trip (every Put in one INSERT ... SELECT FROM unnest(...)
+// ON CONFLICT DO UPDATE); reads see the buffer, so a function reads its
+// own writes and those of the functions before it in its group. A Get
+// not answered by the buffer is one statement, and the value is kept for
+// the transaction: its functions read one snapshot, so a key is read from
+// the table once per group. A Scan is a keyset range query on the
 // primary key, WHERE bucket = $1 AND key > $2 [AND key < $3] ORDER BY key
 // [DESC] LIMIT n, with a prefix turned into the range [prefix,
 // storage.PrefixEnd(prefix)) rather than a LIKE: an index seek, so a page
 // costs the same at row ten and at row ten million. A scan without a
 // limit reads batches of 32 rows doubling up to 1024, each resuming after
-// the last key of the one before; a batch is read whole before the
-// callback sees it, so the callback may write through the same transaction,
-// and the next batch sees what it wrote.
+// the last key of the one before, and merges each with the buffered
+// writes in its part of the range; a batch is read whole before the
+// callback sees it, so the callback may write through the same
+// transaction, and the next batch sees what it wrote.
+//
+// # Several nodes
+//
+// Nodes on one table share keys every Update writes (the ledger's newest
+// event), so their groups, each run whole before its commit, abort each
+// other; a long group can lose to shorter ones until its retries run out.
+// Every group therefore takes a lock on the schema-version table first in
+// its transaction, before its snapshot, in the round trip of its first
+// statement: ROW SHARE, which groups share, and for two seconds after one
+// of the DB's groups was lost to a serialization failure, EXCLUSIVE. A
+// contended node's groups then run alone, and every node's groups wait
+// for them and see their commits. Views never wait for it.
 //
 // # Tuning
 //

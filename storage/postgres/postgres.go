@@ -100,6 +100,10 @@ type DB struct {
 	qmu               sync.Mutex
 	queue             []*call // Updates waiting for a group
 	leaders           int     // groups running
+	// contended is when a group's transaction was last lost to a
+	// serialization failure (unix nanoseconds): groups take the store's
+	// lock for a while after it (commit.go).
+	contended atomic.Int64
 }
 
 // Open connects to the database named by dsn (a postgres:// URL or a
@@ -199,7 +203,7 @@ func (d *DB) View(ctx context.Context, fn func(storage.Tx) error) error {
 		return wrap(ctx, err)
 	}
 	defer func() { _ = ptx.Rollback(context.Background()) }()
-	t := &tx{ctx: ctx, q: &d.q, ptx: ptx}
+	t := &tx{ctx: ctx, q: &d.q, ptx: ptx, reads: map[bucketKey][]byte{}}
 	defer func() { t.done = true }()
 	return fn(t)
 }

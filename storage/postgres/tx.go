@@ -1,8 +1,10 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,6 +28,7 @@ const (
 // per connection.
 type queries struct {
 	get, put, del, empty string
+	shared, exclusive    string // a group's lock (commit.go)
 	scan                 map[scanShape]string
 }
 
@@ -37,13 +40,17 @@ type scanShape struct {
 
 func newQueries(table string) queries {
 	kv := pgx.Identifier(splitName(table)).Sanitize()
+	meta := pgx.Identifier(splitName(table + "_schema")).Sanitize()
 	q := queries{
 		get: `SELECT value FROM ` + kv + ` WHERE bucket = $1 AND key = $2`,
-		put: `INSERT INTO ` + kv + ` (bucket, key, value) VALUES ($1, $2, $3)
+		put: `INSERT INTO ` + kv + ` (bucket, key, value)
+			SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[])
 			ON CONFLICT (bucket, key) DO UPDATE SET value = EXCLUDED.value`,
-		del:   `DELETE FROM ` + kv + ` WHERE bucket = $1 AND key = $2`,
-		empty: `SELECT NOT EXISTS (SELECT 1 FROM ` + kv + `)`,
-		scan:  map[scanShape]string{},
+		del:       `DELETE FROM ` + kv + ` WHERE bucket = $1 AND key = $2`,
+		empty:     `SELECT NOT EXISTS (SELECT 1 FROM ` + kv + `)`,
+		shared:    `LOCK TABLE ` + meta + ` IN ROW SHARE MODE`,
+		exclusive: `LOCK TABLE ` + meta + ` IN EXCLUSIVE MODE`,
+		scan:      map[scanShape]string{},
 	}
 	for _, reverse := range []bool{false, true} {
 		for _, lower := range []string{"", ">=", ">"} {
@@ -89,26 +96,49 @@ type tx struct {
 	// broken is the first other error a statement met: the transaction
 	// cannot go on past it (a group rolls back to the function's savepoint).
 	broken error
+	// own are the function's buffered writes, base those of the functions
+	// before it in its group (nil in a View): reads see them, and the
+	// group's commit sends them.
+	own, base writes
+	// reads are the values (nil when absent) the transaction read from
+	// the table: all its functions read one snapshot, so a key read once
+	// is not read again.
+	reads map[bucketKey][]byte
+	// lock, shared by the functions of a group, is the group's lock
+	// statement until the first statement of the transaction sends it.
+	lock *string
 	// savepoint is set for a function of a group: its first statement goes
 	// to the server after a SAVEPOINT, in the same round trip, and
 	// savepointed records that it went.
 	savepoint, savepointed bool
 }
 
-// query runs one statement of the transaction, after the pending
-// savepoint if there is one.
+// query runs one statement of the transaction, after the group's pending
+// lock and the function's pending savepoint if there are any, in the same
+// round trip.
 func (t *tx) query(sql string, args ...any) (pgx.Rows, error) {
-	if !t.savepoint {
+	var pre []string
+	if t.lock != nil && *t.lock != "" {
+		pre, *t.lock = append(pre, *t.lock), ""
+	}
+	if t.savepoint {
+		pre = append(pre, "SAVEPOINT g")
+		t.savepoint, t.savepointed = false, true
+	}
+	if len(pre) == 0 {
 		return t.ptx.Query(t.ctx, sql, args...)
 	}
-	t.savepoint, t.savepointed = false, true
 	b := &pgx.Batch{}
-	b.Queue("SAVEPOINT g")
+	for _, p := range pre {
+		b.Queue(p)
+	}
 	b.Queue(sql, args...)
 	br := t.ptx.SendBatch(t.ctx, b)
-	if _, err := br.Exec(); err != nil {
-		_ = br.Close()
-		return nil, err
+	for range pre {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return nil, err
+		}
 	}
 	rows, err := br.Query()
 	if err != nil {
@@ -127,16 +157,6 @@ type batchRows struct {
 func (r *batchRows) Close() {
 	r.Rows.Close()
 	_ = r.br.Close()
-}
-
-// exec runs one statement that returns no rows.
-func (t *tx) exec(sql string, args ...any) error {
-	rows, err := t.query(sql, args...)
-	if err != nil {
-		return err
-	}
-	rows.Close()
-	return rows.Err()
 }
 
 // batch is one Scan's rows: keys and values sharing arena. Each Scan has
@@ -161,11 +181,72 @@ func (t *tx) fail(err error) error {
 	return wrap(t.ctx, err)
 }
 
-// Get returns a copy of the value under key, or storage.ErrNotFound.
+// write is a buffered Put, or a Delete when deleted.
+type write struct {
+	value   []byte
+	deleted bool
+}
+
+// writes are buffered writes by bucket and key: the last to each key.
+type writes map[storage.Bucket]map[string]write
+
+func (w writes) set(b storage.Bucket, key []byte, wr write) {
+	m := w[b]
+	if m == nil {
+		m = map[string]write{}
+		w[b] = m
+	}
+	m[string(key)] = wr
+}
+
+// merge adds from's writes to w, over w's own.
+func (w writes) merge(from writes) {
+	for b, m := range from {
+		for k, wr := range m {
+			w.set(b, []byte(k), wr)
+		}
+	}
+}
+
+// lookup returns the write of this function or, else, of the group's
+// earlier ones to key, if there is one.
+func (t *tx) lookup(b storage.Bucket, key []byte) (write, bool) {
+	if wr, ok := t.own[b][string(key)]; ok {
+		return wr, true
+	}
+	wr, ok := t.base[b][string(key)]
+	return wr, ok
+}
+
+// Get returns a copy of the value under key, or storage.ErrNotFound. A key
+// the transaction wrote is read from its buffer.
 func (t *tx) Get(b storage.Bucket, key []byte) ([]byte, error) {
 	if t.done {
 		return nil, storage.ErrTxDone
 	}
+	if wr, ok := t.lookup(b, key); ok {
+		if wr.deleted {
+			return nil, storage.ErrNotFound
+		}
+		return append([]byte{}, wr.value...), nil
+	}
+	ck := bucketKey{b, string(key)}
+	v, ok := t.reads[ck]
+	if !ok {
+		var err error
+		if v, err = t.read(b, key); err != nil {
+			return nil, err
+		}
+		t.reads[ck] = v
+	}
+	if v == nil {
+		return nil, storage.ErrNotFound
+	}
+	return append([]byte{}, v...), nil
+}
+
+// read reads key's value from the table: nil when it is absent.
+func (t *tx) read(b storage.Bucket, key []byte) ([]byte, error) {
 	rows, err := t.query(t.q.get, string(b), key)
 	if err != nil {
 		return nil, t.fail(err)
@@ -176,7 +257,7 @@ func (t *tx) Get(b storage.Bucket, key []byte) ([]byte, error) {
 		if err := rows.Err(); err != nil {
 			return nil, t.fail(err)
 		}
-		return nil, storage.ErrNotFound
+		return nil, nil
 	}
 	v := []byte{}
 	if err := rows.Scan(&v); err != nil {
@@ -188,21 +269,18 @@ func (t *tx) Get(b storage.Bucket, key []byte) ([]byte, error) {
 	return v, nil
 }
 
-// Put stores value under key.
+// Put stores value under key: it buffers the write, which the group's
+// commit sends.
 func (t *tx) Put(b storage.Bucket, key, value []byte) error {
 	if err := storage.CheckWrite(t.done, t.writable, key); err != nil {
 		return err
 	}
-	if value == nil {
-		value = []byte{} // nil would be NULL
-	}
-	if err := t.exec(t.q.put, string(b), key, value); err != nil {
-		return t.fail(err)
-	}
+	t.own.set(b, key, write{value: append([]byte{}, value...)}) // never nil, which would be NULL
 	return nil
 }
 
-// Delete removes key; an absent (or empty) key is not an error.
+// Delete removes key; an absent (or empty) key is not an error. It
+// buffers the delete, which the group's commit sends.
 func (t *tx) Delete(b storage.Bucket, key []byte) error {
 	if err := storage.CheckWrite(t.done, t.writable, key); err != nil {
 		if errors.Is(err, storage.ErrEmptyKey) {
@@ -210,16 +288,26 @@ func (t *tx) Delete(b storage.Bucket, key []byte) error {
 		}
 		return err
 	}
-	if err := t.exec(t.q.del, string(b), key); err != nil {
-		return t.fail(err)
-	}
+	t.own.set(b, key, write{deleted: true})
 	return nil
 }
 
+type bucketKey struct {
+	b   storage.Bucket
+	key string
+}
+
+// pending is a buffered write a Scan merges into a batch.
+type pending struct {
+	key string
+	write
+}
+
 // Scan reads the range o selects in batches, each a keyset query resuming
-// after the last key of the one before, and passes each batch to fn only
-// once it is read whole: fn may then write through the same transaction,
-// and the next batch sees what it wrote.
+// after the last key of the one before, merged with the transaction's
+// buffered writes in the batch's part of the range, and passes each batch
+// to fn only once it is read whole: fn may then write through the same
+// transaction, and the next batch sees what it wrote.
 func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []byte) error) error {
 	if t.done {
 		return storage.ErrTxDone
@@ -251,11 +339,15 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 	feed := storage.Feed{Limit: o.Limit}
 	remaining := o.Limit
 	size := firstBatch
-	var bt batch
+	var (
+		bt  batch
+		buf []pending
+	)
 	for {
 		n := size
-		if o.Limit > 0 && remaining < n {
-			n = remaining
+		if o.Limit > 0 {
+			// Buffered deletes may hide rows of the batch.
+			n = min(n, remaining+len(t.own[b])+len(t.base[b]))
 		}
 		args := []any{string(b)}
 		if shape.lower != "" {
@@ -269,16 +361,40 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 		if err != nil {
 			return err
 		}
-		for i := range got {
-			more, err := feed.Send(fn, bt.keys[i], bt.vals[i])
+		// The batch covers the range up to its last key when it is full,
+		// and to the range's end when it is not.
+		var last []byte
+		if got == n {
+			last = bt.keys[got-1]
+		}
+		buf = t.pending(buf[:0], b, shape, lo, hi, last)
+		i, j := 0, 0
+		for i < got || j < len(buf) {
+			var k, v []byte
+			switch {
+			case j == len(buf) || i < got && before(bt.keys[i], []byte(buf[j].key), o.Reverse):
+				k, v = bt.keys[i], bt.vals[i]
+				i++
+			default:
+				if i < got && string(bt.keys[i]) == buf[j].key {
+					i++
+				}
+				p := buf[j]
+				j++
+				if p.deleted {
+					continue
+				}
+				k, v = []byte(p.key), p.value
+			}
+			more, err := feed.Send(fn, k, v)
 			if !more {
 				return err
 			}
+			remaining--
 		}
 		if got < n {
 			return nil
 		}
-		remaining -= got
 		bt.last = append(bt.last[:0], bt.keys[got-1]...)
 		if o.Reverse {
 			hi, shape.upper = bt.last, true
@@ -287,6 +403,48 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 		}
 		size = min(2*size, maxBatch)
 	}
+}
+
+// before reports whether a comes before b in the scan's order.
+func before(a, b []byte, reverse bool) bool {
+	if reverse {
+		return bytes.Compare(a, b) > 0
+	}
+	return bytes.Compare(a, b) < 0
+}
+
+// pending appends to buf, in the scan's order, the buffered writes to b
+// within the bounds of a batch's query (shape, lo and hi) and, when last
+// is not nil, up to last: this function's writes over the group's.
+func (t *tx) pending(buf []pending, b storage.Bucket, shape scanShape, lo, hi, last []byte) []pending {
+	in := func(k string) bool {
+		switch {
+		case shape.lower == ">=" && k < string(lo),
+			shape.lower == ">" && k <= string(lo),
+			shape.upper && k >= string(hi),
+			last != nil && !shape.reverse && k > string(last),
+			last != nil && shape.reverse && k < string(last):
+			return false
+		}
+		return true
+	}
+	for k, wr := range t.own[b] {
+		if in(k) {
+			buf = append(buf, pending{k, wr})
+		}
+	}
+	for k, wr := range t.base[b] {
+		if _, mine := t.own[b][k]; !mine && in(k) {
+			buf = append(buf, pending{k, wr})
+		}
+	}
+	slices.SortFunc(buf, func(x, y pending) int {
+		if shape.reverse {
+			return strings.Compare(y.key, x.key)
+		}
+		return strings.Compare(x.key, y.key)
+	})
+	return buf
 }
 
 // fetch runs one batch's query, reads its rows whole into bt (the

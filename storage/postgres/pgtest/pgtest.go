@@ -114,6 +114,33 @@ func DSN(tb testing.TB) string {
 	return shared.dsn(name)
 }
 
+// Command returns a command that runs the PostgreSQL program name (a
+// client such as pgbench or psql) with args, as the user the cluster runs
+// as and in its directory. The program is the one beside the cluster's
+// server binaries, or else the one on PATH. Call it after DSN. It skips tb
+// with one line when the program is not installed (fails it under
+// COREBANK_REQUIRE_TOOLS).
+func Command(tb testing.TB, name string, args ...string) *exec.Cmd {
+	tb.Helper()
+	if shared == nil {
+		tb.Fatal("pgtest: Command before DSN started the cluster")
+	}
+	path := filepath.Join(shared.bin, name)
+	if _, err := os.Stat(path); err != nil {
+		if path, err = exec.LookPath(name); err != nil {
+			line := fmt.Sprintf("postgres: %s not found; install Debian's postgresql-client package to run this test", name)
+			if os.Getenv("COREBANK_REQUIRE_TOOLS") != "" {
+				tb.Fatal(line + " (COREBANK_REQUIRE_TOOLS is set)")
+			}
+			tb.Skip(line)
+		}
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Dir = shared.dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: shared.cred}
+	return cmd
+}
+
 // debianBins is where Debian's postgresql package installs the binaries.
 const debianBins = "/usr/lib/postgresql/*/bin"
 
@@ -143,7 +170,9 @@ func version(dir string) int {
 }
 
 type cluster struct {
-	dir  string // holds data/ and the socket
+	dir  string              // holds data/ and the socket
+	bin  string              // holds the server's binaries
+	cred *syscall.Credential // the server's user when not the current one
 	cmd  *exec.Cmd
 	exit chan error // receives the postmaster's exit
 	mu   sync.Mutex
@@ -157,12 +186,12 @@ func start(bin string) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{dir: dir}
 	cred, err := credential(dir)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
+	c := &cluster{dir: dir, bin: bin, cred: cred}
 	data := filepath.Join(dir, "data")
 	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres",
 		"--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")
