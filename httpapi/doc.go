@@ -392,6 +392,13 @@
 //     (Options.AdvanceClock, as bank.New wires it) advances as a step, so
 //     a retry replays the advance; one that is not stored loses an advance
 //     in a crash, and its retry advances again.
+//   - With Options.DeferCompletion (the server sets it on PostgreSQL) the
+//     response of a request whose writes are journaled is stored after it
+//     is answered, batched with others' in one transaction, instead of in
+//     a transaction of its own first. A retry that arrives before it is
+//     stored takes the crash path above and answers the same bytes, but a
+//     provider call made outside the store (an FX rate, a webhook test
+//     attempt) may run again for it, as after a crash.
 //
 // Every route's POST is tested this way (TestIdempotentRetryAfterCrash):
 // the response is withheld from the store as a crash would, and the retry

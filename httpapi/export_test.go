@@ -33,3 +33,11 @@ func CrashBeforeStoring(h http.Handler, on bool) { h.(*handler).noStore.Store(on
 
 // Open reports whether the route pattern is served without an API key.
 func Open(pattern string) bool { return open[pattern] }
+
+// FlushCompletions waits until h has stored every completion it deferred
+// (Options.DeferCompletion).
+func FlushCompletions(h http.Handler) {
+	if c := h.(*handler).completer; c != nil {
+		c.flush()
+	}
+}

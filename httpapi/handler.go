@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"path"
@@ -41,6 +42,8 @@ type handler struct {
 	advance  sync.Mutex       // serialises sandbox clock advances
 	inflight inflight
 	noStore  atomic.Bool // tests: answer without storing, as a crash would
+	// completer stores completions after the answer (Options.DeferCompletion).
+	completer *completer
 
 	led      *ledger.Service
 	ent      *entities.Service
@@ -306,11 +309,7 @@ func (h *handler) idempotent(x *exchange, r *http.Request, key string, fn handle
 		return
 	}
 	if rec != nil && rec.Done {
-		hd := x.Header()
-		hd["Content-Type"] = jsonContentType
-		hd.Set("Idempotent-Replayed", "true")
-		x.WriteHeader(rec.Status)
-		_, _ = x.Write(rec.Body)
+		replay(x, rec)
 		return
 	}
 	run := &idemRun{h: h, k: k, hash: hash, now: now}
@@ -318,15 +317,33 @@ func (h *handler) idempotent(x *exchange, r *http.Request, key string, fn handle
 	defer putBuf(buf)
 	x.capture = buf
 	defer func() { x.capture = nil }() // on a panic, ServeHTTP answers
-	if err := fn(h, x, r.WithContext(storage.WithJournal(ctx, run))); err != nil {
-		h.writeError(x, r, err)
-	}
+	err = fn(h, x, r.WithContext(storage.WithJournal(ctx, run)))
 	x.capture = nil
+	if errors.Is(err, errIdemBusy) && h.completer != nil {
+		// A deferred completion (of this key's earlier request) was stored
+		// while this one ran over its steps: answer what it stored.
+		done, _ := storage.View(ctx, h.db, func(tx storage.Tx) (*idemRecord, error) {
+			rec, _, err := h.getIdem(tx, k, hash, now)
+			return rec, err
+		})
+		if done != nil && done.Done {
+			replay(x, done)
+			return
+		}
+	}
+	if err != nil {
+		x.capture = buf
+		h.writeError(x, r, err)
+		x.capture = nil
+	}
 	status := x.status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	if err := h.complete(context.WithoutCancel(ctx), run, status, buf.Bytes(), storable(status) && !h.noStore.Load()); err != nil {
+	keep := storable(status) && !h.noStore.Load()
+	if h.completer != nil && keep && (run.wrote != nil || run.replayed) {
+		h.completer.add(run, status, buf.Bytes())
+	} else if err := h.complete(context.WithoutCancel(ctx), run, status, buf.Bytes(), keep); err != nil {
 		h.log.ErrorContext(ctx, "storing idempotent response", slog.String("error", err.Error()))
 	}
 	if run.replayed {
@@ -335,6 +352,15 @@ func (h *handler) idempotent(x *exchange, r *http.Request, key string, fn handle
 	x.sent = true
 	x.w.WriteHeader(status)
 	_, _ = x.w.Write(buf.Bytes())
+}
+
+// replay answers the stored response of rec.
+func replay(x *exchange, rec *idemRecord) {
+	hd := x.Header()
+	hd["Content-Type"] = jsonContentType
+	hd.Set("Idempotent-Replayed", "true")
+	x.WriteHeader(rec.Status)
+	_, _ = x.Write(rec.Body)
 }
 
 // inflight holds the idempotency keys whose requests are running in this

@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/corebank/corebank"
@@ -263,37 +265,121 @@ func (h *handler) complete(ctx context.Context, run *idemRun, status int, body [
 	if !keep {
 		return nil
 	}
+	body = h.replayable(body)
+	return h.db.Update(ctx, func(tx storage.Tx) error { return h.completeTx(tx, run, status, body) })
+}
+
+// replayable is what a response body keeps for replay: card data never,
+// secrets only under a sealer.
+func (h *handler) replayable(body []byte) []byte {
 	body = redactCards(body)
 	if h.sealer == nil {
 		body = redactSecrets(body)
 	}
+	return body
+}
+
+// completeTx is complete in tx, body already replayable.
+func (h *handler) completeTx(tx storage.Tx, run *idemRun, status int, body []byte) error {
 	k, hash, now := run.k, run.hash, run.now
-	return h.db.Update(ctx, func(tx storage.Tx) error {
-		var rec *idemRecord
-		var stale int64
-		if run.raw != nil {
-			// The record as this request's last write left it, the common
-			// case, is not decoded again.
-			raw, err := tx.Get(bucketIdem, k)
-			if err != nil && !errors.Is(err, storage.ErrNotFound) {
-				return err
-			}
-			if bytes.Equal(raw, run.raw) {
-				c := *run.wrote
-				rec = &c
-			}
+	var rec *idemRecord
+	var stale int64
+	if run.raw != nil {
+		// The record as this request's last write left it, the common
+		// case, is not decoded again.
+		raw, err := tx.Get(bucketIdem, k)
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return err
 		}
-		if rec == nil {
-			var err error
-			if rec, stale, err = h.getIdem(tx, k, hash, now); err != nil || (rec != nil && rec.Done) {
-				return err
-			}
+		if bytes.Equal(raw, run.raw) {
+			c := *run.wrote
+			rec = &c
 		}
-		_, _, err := h.putIdem(tx, k, hash, now, rec, stale, func(rec *idemRecord) {
-			rec.Done, rec.Status, rec.Body, rec.Steps = true, status, body, nil
-		})
-		return err
+	}
+	if rec == nil {
+		var err error
+		if rec, stale, err = h.getIdem(tx, k, hash, now); err != nil || (rec != nil && rec.Done) {
+			return err
+		}
+	}
+	_, _, err := h.putIdem(tx, k, hash, now, rec, stale, func(rec *idemRecord) {
+		rec.Done, rec.Status, rec.Body, rec.Steps = true, status, body, nil
 	})
+	return err
+}
+
+// completer stores completions after their answers (Options.DeferCompletion):
+// one goroutine at a time writes all that are waiting, up to
+// maxDeferredBatch, in one transaction. A completion lost to a crash
+// costs nothing but a re-run of the handler over the journaled steps on
+// retry, which answers the same bytes.
+type completer struct {
+	h       *handler
+	mu      sync.Mutex
+	pending []deferred
+	running bool
+}
+
+type deferred struct {
+	run    *idemRun
+	status int
+	body   []byte
+}
+
+const maxDeferredBatch = 256
+
+// add queues the completion of run; body is copied.
+func (c *completer) add(run *idemRun, status int, body []byte) {
+	d := deferred{run: run, status: status, body: c.h.replayable(bytes.Clone(body))}
+	c.mu.Lock()
+	c.pending = append(c.pending, d)
+	start := !c.running
+	c.running = true
+	c.mu.Unlock()
+	if start {
+		go c.loop()
+	}
+}
+
+func (c *completer) loop() {
+	for {
+		c.mu.Lock()
+		n := min(len(c.pending), maxDeferredBatch)
+		batch := c.pending[:n:n]
+		c.pending = c.pending[n:]
+		if n == 0 {
+			c.pending, c.running = nil, false
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		err := c.h.db.Update(context.Background(), func(tx storage.Tx) error {
+			for _, d := range batch {
+				// A record another request replaced meanwhile (its key
+				// expired and reused) refuses this completion alone.
+				if err := c.h.completeTx(tx, d.run, d.status, d.body); err != nil && corebank.KindOf(err) == corebank.KindInternal {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, storage.ErrClosed) {
+			c.h.log.Error("storing idempotent responses", slog.Int("responses", n), slog.String("error", err.Error()))
+		}
+	}
+}
+
+// flush waits until every completion queued so far is stored (tests).
+func (c *completer) flush() {
+	for {
+		c.mu.Lock()
+		idle := !c.running
+		c.mu.Unlock()
+		if idle {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // storable says whether a response is kept for replay. Validation failures,

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -49,6 +50,14 @@ func (j *journalChecked) take() []string {
 // idempotency record: every effect happened once. Every write a request
 // makes goes through its journal.
 func TestIdempotentRetryAfterCrash(t *testing.T) {
+	for _, deferred := range []bool{false, true} {
+		t.Run(fmt.Sprintf("DeferCompletion=%v", deferred), func(t *testing.T) { retryAfterCrash(t, deferred) })
+	}
+}
+
+// retryAfterCrash is TestIdempotentRetryAfterCrash with completions stored
+// before answering, or after (Options.DeferCompletion).
+func retryAfterCrash(t *testing.T, deferred bool) {
 	cardSecrets := regexp.MustCompile(`"number":"[0-9]{16}","cvv":"[0-9]{3}",`)
 	checked := &journalChecked{Backend: memory.New()}
 	counted := &countingDB{Backend: checked}
@@ -57,7 +66,7 @@ func TestIdempotentRetryAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Under a sealer a replay is the original bytes, secrets included.
-	e := newHookEnvDB(t, counted, false, func(o *httpapi.Options) { o.Sealer = sealer })
+	e := newHookEnvDB(t, counted, false, func(o *httpapi.Options) { o.Sealer, o.DeferCompletion = sealer, deferred })
 	a, _ := newAuthzSides(e)
 	table := authzRoutes(e)
 	var posts []string
@@ -88,6 +97,7 @@ func TestIdempotentRetryAfterCrash(t *testing.T) {
 
 			counted.start()
 			retry := e.do(http.MethodPost, r.path, a.key, authzBody(r.body), "Idempotency-Key", key)
+			httpapi.FlushCompletions(e.h)
 			again := counted.stop()
 			// A card's number and CVV are never stored, sealed or not (see
 			// "Secrets at rest"): the retry of a card creation lacks them.

@@ -142,7 +142,11 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 		Payments: payments.Options{Fees: cfg.fees},
 		Cards:    cards.Options{CreateLimit: cfg.cardCreateLimit},
 		Webhooks: webhooks.Options{RootCAs: cfg.webhookCA},
-		HTTP:     httpapi.Options{LogRequests: true},
+		// On PostgreSQL every transaction costs round trips, so a keyed
+		// request's response is stored after its answer, batched with
+		// others', rather than in a transaction of its own (see
+		// httpapi.Options.DeferCompletion).
+		HTTP: httpapi.Options{LogRequests: true, DeferCompletion: cfg.dsn != ""},
 	}
 	// checkout_url is absolute: the sandbox checkout page on this server.
 	opts.FundingSessions.CheckoutBase = listenURL(ln.Addr())
