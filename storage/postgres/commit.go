@@ -182,7 +182,7 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 	}
 	solo := len(batch) == 1
 	group := writes{} // the writes of the functions that succeeded
-	reads := map[bucketKey][]byte{}
+	reads, scans := map[bucketKey][]byte{}, map[scanKey]*cached{}
 	for _, c := range batch {
 		if c.goexit {
 			continue // its goroutine is gone
@@ -195,7 +195,7 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 		if !solo {
 			ctx = context.WithoutCancel(ctx)
 		}
-		t := &tx{ctx: ctx, q: &d.q, ptx: ptx, writable: true, savepoint: !solo, own: writes{}, base: group, reads: reads, lock: &lock}
+		t := &tx{ctx: ctx, q: &d.q, ptx: ptx, writable: true, savepoint: !solo, own: writes{}, base: group, reads: reads, scans: scans, lock: &lock}
 		c.wake <- t
 		<-c.ran
 		if t.conflict != nil {

@@ -73,10 +73,15 @@
 // storage.PrefixEnd(prefix)) rather than a LIKE: an index seek, so a page
 // costs the same at row ten and at row ten million. A scan without a
 // limit reads batches of 32 rows doubling up to 1024, each resuming after
-// the last key of the one before, and merges each with the buffered
-// writes in its part of the range; a batch is read whole before the
-// callback sees it, so the callback may write through the same
-// transaction, and the next batch sees what it wrote.
+// the last key of the one before, and a scan with one reads no more than
+// it needs (its limit, plus one row for each buffered delete in the
+// bucket, which may hide one); each batch is merged with the buffered
+// writes in its part of the range, and read whole before the callback
+// sees it, so the callback may write through the same transaction, and
+// the next batch sees what it wrote. Batches are kept for the
+// transaction like Gets' values: a later batch with the same bounds (the
+// newest entry of a log, an index range found empty) is answered from the
+// kept one when that holds as many rows or ended the range.
 //
 // # Several nodes
 //

@@ -203,7 +203,7 @@ func (d *DB) View(ctx context.Context, fn func(storage.Tx) error) error {
 		return wrap(ctx, err)
 	}
 	defer func() { _ = ptx.Rollback(context.Background()) }()
-	t := &tx{ctx: ctx, q: &d.q, ptx: ptx, reads: map[bucketKey][]byte{}}
+	t := &tx{ctx: ctx, q: &d.q, ptx: ptx, reads: map[bucketKey][]byte{}, scans: map[scanKey]*cached{}}
 	defer func() { t.done = true }()
 	return fn(t)
 }

@@ -104,6 +104,11 @@ type tx struct {
 	// the table: all its functions read one snapshot, so a key read once
 	// is not read again.
 	reads map[bucketKey][]byte
+	// scans are the batches the transaction's scans read from the table,
+	// by query (bucket, shape and bounds), kept for the same reason: a
+	// later batch with the same bounds takes its rows from here when the
+	// kept batch has as many or ended the range.
+	scans map[scanKey]*cached
 	// lock, shared by the functions of a group, is the group's lock
 	// statement until the first statement of the transaction sends it.
 	lock *string
@@ -292,6 +297,20 @@ func (t *tx) Delete(b storage.Bucket, key []byte) error {
 	return nil
 }
 
+// scanKey is one batch query: its bucket, shape and bounds.
+type scanKey struct {
+	b      storage.Bucket
+	shape  scanShape
+	lo, hi string
+}
+
+// cached is a batch read from the table: its first rows in the query's
+// order, and all of them when complete.
+type cached struct {
+	keys, vals [][]byte
+	complete   bool
+}
+
 type bucketKey struct {
 	b   storage.Bucket
 	key string
@@ -347,17 +366,9 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 		n := size
 		if o.Limit > 0 {
 			// Buffered deletes may hide rows of the batch.
-			n = min(n, remaining+len(t.own[b])+len(t.base[b]))
+			n = min(n, remaining+t.deletes(b))
 		}
-		args := []any{string(b)}
-		if shape.lower != "" {
-			args = append(args, lo)
-		}
-		if shape.upper {
-			args = append(args, hi)
-		}
-		args = append(args, n)
-		got, err := t.fetch(&bt, t.q.scan[shape], args)
+		got, err := t.batch(&bt, b, shape, lo, hi, n)
 		if err != nil {
 			return err
 		}
@@ -445,6 +456,61 @@ func (t *tx) pending(buf []pending, b storage.Bucket, shape scanShape, lo, hi, l
 		return strings.Compare(x.key, y.key)
 	})
 	return buf
+}
+
+// deletes counts the buffered deletes in b: each may hide a row of a
+// batch, which must then hold one more for a scan's limit.
+func (t *tx) deletes(b storage.Bucket) int {
+	n := 0
+	for _, wr := range t.own[b] {
+		if wr.deleted {
+			n++
+		}
+	}
+	for k, wr := range t.base[b] {
+		if _, mine := t.own[b][k]; !mine && wr.deleted {
+			n++
+		}
+	}
+	return n
+}
+
+// batch reads into bt the first n rows of the query that shape, lo and hi
+// make on b, from the transaction's kept batches when one answers it
+// (every statement of the transaction reads one snapshot, and its writes
+// are buffered until its commit, so the table it reads does not change),
+// and otherwise from the table, keeping what it read. It returns how many
+// rows it read.
+func (t *tx) batch(bt *batch, b storage.Bucket, shape scanShape, lo, hi []byte, n int) (int, error) {
+	sk := scanKey{b: b, shape: shape}
+	args := []any{string(b)}
+	if shape.lower != "" {
+		sk.lo, args = string(lo), append(args, lo)
+	}
+	if shape.upper {
+		sk.hi, args = string(hi), append(args, hi)
+	}
+	if c, ok := t.scans[sk]; ok && (len(c.keys) >= n || c.complete) {
+		m := min(n, len(c.keys))
+		bt.keys = append(bt.keys[:0], c.keys[:m]...)
+		bt.vals = append(bt.vals[:0], c.vals[:m]...)
+		return m, nil
+	}
+	got, err := t.fetch(bt, t.q.scan[shape], append(args, n))
+	if err != nil || t.scans == nil {
+		return got, err
+	}
+	c := &cached{keys: make([][]byte, got), vals: make([][]byte, got), complete: got < n}
+	arena := append([]byte{}, bt.arena...) // the rows' bytes, in bt.keys' and bt.vals' order
+	off := 0
+	for i := range got {
+		c.keys[i] = arena[off : off+len(bt.keys[i]) : off+len(bt.keys[i])]
+		off += len(bt.keys[i])
+		c.vals[i] = arena[off : off+len(bt.vals[i]) : off+len(bt.vals[i])]
+		off += len(bt.vals[i])
+	}
+	t.scans[sk] = c
+	return got, nil
 }
 
 // fetch runs one batch's query, reads its rows whole into bt (the
