@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/corebank/corebank/storage"
 )
@@ -164,22 +165,27 @@ func (d *DB) runGroup(batch []*call) {
 // otherwise under one without its cancellation: a cancelled statement
 // breaks the connection, which the others' work is on.
 func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
-	ptx, err := d.pool.BeginTx(context.Background(), pgx.TxOptions{IsoLevel: pgx.Serializable})
+	conn, err := d.pool.Acquire(context.Background())
 	if err != nil {
 		return fmt.Errorf("storage/postgres: %w", err), false
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			_ = ptx.Rollback(context.Background())
-		}
-	}()
-	// The group's lock goes first, before the snapshot (LOCK TABLE takes
-	// none), so that a group that waited sees the commit it waited for.
+	defer conn.Release() // destroyed, not reused, if left in a transaction
+	// BEGIN and the group's lock go to the server with the first
+	// statement, in its round trip, and the lock before the snapshot (LOCK
+	// TABLE takes none), so that a group that waited sees the commit it
+	// waited for.
 	lock := d.q.shared
 	if time.Since(time.Unix(0, d.contended.Load())) < contendedFor {
 		lock = d.q.exclusive
 	}
+	pre := []string{beginSerializable, lock}
+	committed := false
+	defer func() {
+		if !committed && len(pre) == 0 { // the transaction began
+			d.trips.Add(1)
+			_, _ = conn.Exec(context.Background(), "ROLLBACK")
+		}
+	}()
 	solo := len(batch) == 1
 	group := writes{} // the writes of the functions that succeeded
 	reads, scans := map[bucketKey][]byte{}, map[scanKey]*cached{}
@@ -195,7 +201,7 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 		if !solo {
 			ctx = context.WithoutCancel(ctx)
 		}
-		t := &tx{ctx: ctx, q: &d.q, ptx: ptx, writable: true, savepoint: !solo, own: writes{}, base: group, reads: reads, scans: scans, lock: &lock}
+		t := &tx{ctx: ctx, q: &d.q, conn: conn.Conn(), writable: true, savepoint: !solo, own: writes{}, base: group, reads: reads, scans: scans, pre: &pre, trips: &d.trips}
 		c.wake <- t
 		<-c.ran
 		if t.conflict != nil {
@@ -214,7 +220,8 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 		if t.broken == nil {
 			continue // it only read, and its writes were never sent
 		}
-		if _, err := ptx.Exec(ctx, "ROLLBACK TO SAVEPOINT g"); err != nil {
+		d.trips.Add(1)
+		if _, err := conn.Exec(ctx, "ROLLBACK TO SAVEPOINT g"); err != nil {
 			return wrap(ctx, err), retryable(err)
 		}
 	}
@@ -225,29 +232,34 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 	if solo {
 		ctx = batch[0].ctx
 	}
-	if err := d.flush(ctx, ptx, lock, group); err != nil {
+	if err := d.commit(ctx, conn.Conn(), pre, group); err != nil {
 		return wrap(ctx, err), retryable(err)
 	}
 	committed = true
-	if err := ptx.Commit(ctx); err != nil {
-		return wrap(ctx, err), retryable(err)
-	}
 	d.commits.Add(1)
 	return nil, false
 }
 
-// flush sends a group's buffered writes in one round trip: every Put in
-// one statement, and each Delete in its own (an index lookup whatever the
-// table's size).
-func (d *DB) flush(ctx context.Context, ptx pgx.Tx, lock string, w writes) error {
+// beginSerializable begins a group's transaction.
+const beginSerializable = "BEGIN ISOLATION LEVEL SERIALIZABLE"
+
+// commit sends a group's buffered writes and its COMMIT in one round trip:
+// after pre, the transaction's BEGIN and lock, when no statement sent
+// them; every Put in one statement, and each Delete in its own (an index
+// lookup whatever the table's size). A transaction that never began and
+// writes nothing sends nothing.
+func (d *DB) commit(ctx context.Context, conn *pgx.Conn, pre []string, w writes) error {
+	if len(pre) > 0 && len(w) == 0 {
+		return nil
+	}
 	var (
 		b      pgx.Batch
 		bucket []string
 		keys   [][]byte
 		vals   [][]byte
 	)
-	if lock != "" && len(w) > 0 { // no function sent a statement
-		b.Queue(lock)
+	for _, p := range pre {
+		b.Queue(p)
 	}
 	for bk, m := range w {
 		for k, wr := range m {
@@ -261,8 +273,22 @@ func (d *DB) flush(ctx context.Context, ptx pgx.Tx, lock string, w writes) error
 	if len(keys) > 0 {
 		b.Queue(d.q.put, bucket, keys, vals)
 	}
-	if b.Len() == 0 {
-		return nil
+	b.Queue("COMMIT")
+	d.trips.Add(1)
+	br := conn.SendBatch(ctx, &b)
+	var tag pgconn.CommandTag
+	for range b.Len() {
+		var err error
+		if tag, err = br.Exec(); err != nil {
+			_ = br.Close()
+			return err
+		}
 	}
-	return ptx.SendBatch(ctx, &b).Close()
+	if err := br.Close(); err != nil {
+		return err
+	}
+	if tag.String() != "COMMIT" { // the transaction had failed, and rolled back
+		return pgx.ErrTxCommitRollback
+	}
+	return nil
 }

@@ -61,9 +61,11 @@
 // ~6,100-8,800/s for 16 separate transactions at once, which Options
 // (Group 1, Leaders up to PoolSize) restores for such a load.
 //
-// Puts and Deletes are buffered in the transaction and sent at its commit
-// in one round trip (every Put in one INSERT ... SELECT FROM unnest(...)
-// ON CONFLICT DO UPDATE); reads see the buffer, so a function reads its
+// A transaction's BEGIN (and a group's lock) goes to the server with its
+// first statement, in the same round trip. Puts and Deletes are buffered
+// in the transaction and sent with its COMMIT in one round trip (every
+// Put in one INSERT ... SELECT FROM unnest(...) ON CONFLICT DO UPDATE), so
+// a group costs its reads' round trips and one more; reads see the buffer, so a function reads its
 // own writes and those of the functions before it in its group. A Get
 // not answered by the buffer is one statement, and the value is kept for
 // the transaction: its functions read one snapshot, so a key is read from

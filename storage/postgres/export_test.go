@@ -9,3 +9,6 @@ func Queued(d *DB) int {
 	defer d.qmu.Unlock()
 	return len(d.queue)
 }
+
+// RoundTrips returns how many round trips Views and Updates have made.
+func RoundTrips(d *DB) uint64 { return d.trips.Load() }

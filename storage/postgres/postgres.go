@@ -94,6 +94,7 @@ type DB struct {
 
 	retried atomic.Uint64 // runs retried after a serialization failure, for tests and benchmarks
 	commits atomic.Uint64 // transactions Update committed, for tests and benchmarks
+	trips   atomic.Uint64 // round trips of Views' and Updates' statements, for tests
 
 	// The group commit's (commit.go).
 	group, maxLeaders int
@@ -198,12 +199,20 @@ func (d *DB) View(ctx context.Context, fn func(storage.Tx) error) error {
 		return err
 	}
 	defer d.leave()
-	ptx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	conn, err := d.pool.Acquire(ctx)
 	if err != nil {
 		return wrap(ctx, err)
 	}
-	defer func() { _ = ptx.Rollback(context.Background()) }()
-	t := &tx{ctx: ctx, q: &d.q, ptx: ptx, reads: map[bucketKey][]byte{}, scans: map[scanKey]*cached{}}
+	defer conn.Release() // destroyed, not reused, if left in a transaction
+	// BEGIN goes to the server with the first statement, in its round trip.
+	pre := []string{"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"}
+	defer func() {
+		if len(pre) == 0 {
+			d.trips.Add(1)
+			_, _ = conn.Exec(context.Background(), "ROLLBACK")
+		}
+	}()
+	t := &tx{ctx: ctx, q: &d.q, conn: conn.Conn(), reads: map[bucketKey][]byte{}, scans: map[scanKey]*cached{}, pre: &pre, trips: &d.trips}
 	defer func() { t.done = true }()
 	return fn(t)
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -87,7 +88,7 @@ func splitName(name string) []string { return strings.Split(name, ".") }
 type tx struct {
 	ctx      context.Context
 	q        *queries
-	ptx      pgx.Tx
+	conn     *pgx.Conn
 	writable bool
 	done     bool
 	// conflict is the first serialization failure or deadlock a statement
@@ -109,36 +110,40 @@ type tx struct {
 	// later batch with the same bounds takes its rows from here when the
 	// kept batch has as many or ended the range.
 	scans map[scanKey]*cached
-	// lock, shared by the functions of a group, is the group's lock
-	// statement until the first statement of the transaction sends it.
-	lock *string
+	// pre, shared by the functions of a group, holds the statements that
+	// begin the transaction (BEGIN, the group's lock) until its first
+	// statement sends them, in its round trip.
+	pre *[]string
+	// trips counts the DB's round trips.
+	trips *atomic.Uint64
 	// savepoint is set for a function of a group: its first statement goes
 	// to the server after a SAVEPOINT, in the same round trip, and
 	// savepointed records that it went.
 	savepoint, savepointed bool
 }
 
-// query runs one statement of the transaction, after the group's pending
-// lock and the function's pending savepoint if there are any, in the same
+// query runs one statement of the transaction, after the statements that
+// begin it and the function's savepoint if they are pending, in the same
 // round trip.
 func (t *tx) query(sql string, args ...any) (pgx.Rows, error) {
+	t.trips.Add(1)
 	var pre []string
-	if t.lock != nil && *t.lock != "" {
-		pre, *t.lock = append(pre, *t.lock), ""
+	if len(*t.pre) > 0 {
+		pre, *t.pre = append(pre, *t.pre...), nil
 	}
 	if t.savepoint {
 		pre = append(pre, "SAVEPOINT g")
 		t.savepoint, t.savepointed = false, true
 	}
 	if len(pre) == 0 {
-		return t.ptx.Query(t.ctx, sql, args...)
+		return t.conn.Query(t.ctx, sql, args...)
 	}
 	b := &pgx.Batch{}
 	for _, p := range pre {
 		b.Queue(p)
 	}
 	b.Queue(sql, args...)
-	br := t.ptx.SendBatch(t.ctx, b)
+	br := t.conn.SendBatch(t.ctx, b)
 	for range pre {
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()

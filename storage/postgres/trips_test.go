@@ -1,0 +1,87 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/corebank/corebank/storage"
+	"github.com/corebank/corebank/storage/postgres"
+)
+
+// TestRoundTrips checks what a transaction costs: its BEGIN goes with its
+// first statement and its writes with its COMMIT, a key is read once, a
+// Limit 1 scan reads one row, and a scan repeated with the same bounds
+// (the newest entry of a log, a range found empty) is answered from the
+// batch it read, merged with the writes since.
+func TestRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpen(t, nil)
+	if err := db.Update(ctx, func(tx storage.Tx) error {
+		for i := range 5 {
+			if err := tx.Put(benchBucket, fmt.Appendf(nil, "log%d", i), []byte("old")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	newest := func(tx storage.Tx, prefix string) (got []string, err error) {
+		err = tx.Scan(benchBucket, storage.ScanOptions{Prefix: []byte(prefix), Reverse: true, Limit: 1}, func(k, v []byte) error {
+			got = append(got, string(k)+"="+string(v))
+			return nil
+		})
+		return got, err
+	}
+	var log []string
+	before := postgres.RoundTrips(db)
+	if err := db.Update(ctx, func(tx storage.Tx) error {
+		for i := range 2 {
+			v, err := tx.Get(benchBucket, []byte("log0"))
+			log = append(log, fmt.Sprintf("get %d: %s %v", i, v, err))
+			for _, p := range []string{"log", "none"} {
+				got, err := newest(tx, p)
+				log = append(log, fmt.Sprintf("newest %s %d: %v %v", p, i, got, err))
+			}
+			if err := tx.Put(benchBucket, []byte("log9"), []byte("new")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"get 0: old <nil>",
+		"newest log 0: [log4=old] <nil>",
+		"newest none 0: [] <nil>",
+		"get 1: old <nil>",
+		"newest log 1: [log9=new] <nil>",
+		"newest none 1: [] <nil>",
+	}
+	if diff := cmp.Diff(want, log); diff != "" {
+		t.Errorf("reads (-want +got):\n%s", diff)
+	}
+	// The Get with BEGIN, the two scans, the writes with COMMIT.
+	if got := postgres.RoundTrips(db) - before; got != 4 {
+		t.Errorf("Update made %d round trips, want 4", got)
+	}
+	before = postgres.RoundTrips(db)
+	if err := db.View(ctx, func(tx storage.Tx) error {
+		for range 2 {
+			if _, err := tx.Get(benchBucket, []byte("log9")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The Get with BEGIN, the ROLLBACK.
+	if got := postgres.RoundTrips(db) - before; got != 2 {
+		t.Errorf("View made %d round trips, want 2", got)
+	}
+}
