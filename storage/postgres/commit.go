@@ -232,7 +232,7 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 	if solo {
 		ctx = batch[0].ctx
 	}
-	if err := d.commit(ctx, conn.Conn(), pre, group); err != nil {
+	if err := d.commit(ctx, conn.Conn(), &pre, group); err != nil {
 		return wrap(ctx, err), retryable(err)
 	}
 	committed = true
@@ -245,11 +245,11 @@ const beginSerializable = "BEGIN ISOLATION LEVEL SERIALIZABLE"
 
 // commit sends a group's buffered writes and its COMMIT in one round trip:
 // after pre, the transaction's BEGIN and lock, when no statement sent
-// them; every Put in one statement, and each Delete in its own (an index
-// lookup whatever the table's size). A transaction that never began and
-// writes nothing sends nothing.
-func (d *DB) commit(ctx context.Context, conn *pgx.Conn, pre []string, w writes) error {
-	if len(pre) > 0 && len(w) == 0 {
+// them (and emptied, as a statement does); every Put in one statement, and
+// each Delete in its own (an index lookup whatever the table's size). A
+// transaction that never began and writes nothing sends nothing.
+func (d *DB) commit(ctx context.Context, conn *pgx.Conn, pre *[]string, w writes) error {
+	if len(*pre) > 0 && len(w) == 0 {
 		return nil
 	}
 	var (
@@ -258,9 +258,10 @@ func (d *DB) commit(ctx context.Context, conn *pgx.Conn, pre []string, w writes)
 		keys   [][]byte
 		vals   [][]byte
 	)
-	for _, p := range pre {
+	for _, p := range *pre {
 		b.Queue(p)
 	}
+	*pre = nil
 	for bk, m := range w {
 		for k, wr := range m {
 			if wr.deleted {
