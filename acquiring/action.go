@@ -166,7 +166,7 @@ func (a *actionRecord) view() *Action {
 }
 
 func getAction(tx storage.Tx, id string) (*actionRecord, error) {
-	return getJSON[actionRecord](tx, actionBucket, id, ErrActionNotFound)
+	return storage.LoadJSON[actionRecord](tx, actionBucket, []byte(id), ErrActionNotFound)
 }
 
 func (s *Service) putAction(tx storage.Tx, a *actionRecord) error {

@@ -99,7 +99,7 @@ const (
 )
 
 func getDispute(tx storage.Tx, id string) (*disputeRecord, error) {
-	return getJSON[disputeRecord](tx, disputeBucket, id, ErrDisputeNotFound)
+	return storage.LoadJSON[disputeRecord](tx, disputeBucket, []byte(id), ErrDisputeNotFound)
 }
 
 // disputeFor loads dispute id for caller narrowed to entityID.

@@ -114,21 +114,6 @@ type intentRecord struct {
 	ActionID string `json:"action_id,omitempty"`
 }
 
-func getJSON[T any](tx storage.Tx, b storage.Bucket, id string, notFound error) (*T, error) {
-	raw, err := tx.Get(b, []byte(id))
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, notFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	v := new(T)
-	if err := json.Unmarshal(raw, v); err != nil {
-		return nil, storage.ErrCorrupt
-	}
-	return v, nil
-}
-
 func putJSON(tx storage.Tx, b storage.Bucket, id string, v any) error {
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -138,7 +123,7 @@ func putJSON(tx storage.Tx, b storage.Bucket, id string, v any) error {
 }
 
 func getIntent(tx storage.Tx, id string) (*intentRecord, error) {
-	return getJSON[intentRecord](tx, intentBucket, id, ErrIntentNotFound)
+	return storage.LoadJSON[intentRecord](tx, intentBucket, []byte(id), ErrIntentNotFound)
 }
 
 func putIntent(tx storage.Tx, r *intentRecord) error {

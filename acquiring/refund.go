@@ -91,7 +91,7 @@ const dueRefund = "acquiring.refund"
 func refundListKey(entity, id string) []byte { return storage.Key("f", entity, id) }
 
 func getRefund(tx storage.Tx, id string) (*refundRecord, error) {
-	return getJSON[refundRecord](tx, refundBucket, id, ErrRefundNotFound)
+	return storage.LoadJSON[refundRecord](tx, refundBucket, []byte(id), ErrRefundNotFound)
 }
 
 func putRefund(tx storage.Tx, r *refundRecord) error { return putJSON(tx, refundBucket, r.ID, r) }

@@ -1,7 +1,6 @@
 package capital
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -97,31 +96,18 @@ func entityHoldingKey(entity, acct string) []byte {
 }
 func transactionKey(acct, id string) []byte { return storage.Key("t", acct, id) }
 
-// load reads the JSON record under key, answering notFound when absent.
-func load[T any](tx storage.Tx, key []byte, notFound error) (*T, error) {
-	var v T
-	err := storage.GetJSON(tx, bucket, key, &v)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, notFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &v, nil
-}
-
 func getProduct(tx storage.Tx, id string) (*productRecord, error) {
-	return load[productRecord](tx, productKey(id), ErrProductNotFound)
+	return storage.LoadJSON[productRecord](tx, bucket, productKey(id), ErrProductNotFound)
 }
 
 func getOrder(tx storage.Tx, id string) (*orderRecord, error) {
-	return load[orderRecord](tx, orderKey(id), ErrOrderNotFound)
+	return storage.LoadJSON[orderRecord](tx, bucket, orderKey(id), ErrOrderNotFound)
 }
 
 // getAccount reads capital account id, which an order or index names: its
 // absence is corruption, not a caller's mistake.
 func getAccount(tx storage.Tx, id string) (*accountRecord, error) {
-	return load[accountRecord](tx, accountKey(id), fmt.Errorf("capital: account %s missing: %w", id, storage.ErrCorrupt))
+	return storage.LoadJSON[accountRecord](tx, bucket, accountKey(id), fmt.Errorf("capital: account %s missing: %w", id, storage.ErrCorrupt))
 }
 
 func putProduct(tx storage.Tx, r *productRecord) error {

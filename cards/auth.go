@@ -133,18 +133,7 @@ func putTx(tx storage.Tx, r *txRecord) error {
 }
 
 func getTx(tx storage.Tx, id string) (*txRecord, error) {
-	raw, err := tx.Get(txBucket, []byte(id))
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, ErrTransactionNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	r := new(txRecord)
-	if err := json.Unmarshal(raw, r); err != nil {
-		return nil, storage.ErrCorrupt
-	}
-	return r, nil
+	return storage.LoadJSON[txRecord](tx, txBucket, []byte(id), ErrTransactionNotFound)
 }
 
 // expired reports whether the card's expiry month has ended at now (UTC).

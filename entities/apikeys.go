@@ -190,14 +190,7 @@ func getKey(tx storage.Tx, id string) (*keyRecord, error) {
 	if id == "" {
 		return nil, ErrAPIKeyNotFound
 	}
-	var rec keyRecord
-	if err := storage.GetJSON(tx, bucketKeys, keyKey(id), &rec); err != nil {
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil, ErrAPIKeyNotFound
-		}
-		return nil, err
-	}
-	return &rec, nil
+	return storage.LoadJSON[keyRecord](tx, bucketKeys, keyKey(id), ErrAPIKeyNotFound)
 }
 
 func issued(rec *keyRecord, secret string) *IssuedKey {

@@ -3,7 +3,6 @@ package entities
 import (
 	"bytes"
 	"context"
-	"errors"
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
@@ -303,14 +302,7 @@ func getDoc(tx storage.Tx, id string) (*docRecord, error) {
 	if id == "" {
 		return nil, ErrDocumentNotFound
 	}
-	var rec docRecord
-	if err := storage.GetJSON(tx, bucketDocs, docKey(id), &rec); err != nil {
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil, ErrDocumentNotFound
-		}
-		return nil, err
-	}
-	return &rec, nil
+	return storage.LoadJSON[docRecord](tx, bucketDocs, docKey(id), ErrDocumentNotFound)
 }
 
 // GetDocument returns the document with id (no bytes) when its entity

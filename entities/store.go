@@ -71,14 +71,7 @@ func getEntity(tx storage.Tx, id string) (*entityRecord, error) {
 	if id == "" {
 		return nil, ErrEntityNotFound
 	}
-	var rec entityRecord
-	if err := storage.GetJSON(tx, bucketEntities, entityKey(id), &rec); err != nil {
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil, ErrEntityNotFound
-		}
-		return nil, err
-	}
-	return &rec, nil
+	return storage.LoadJSON[entityRecord](tx, bucketEntities, entityKey(id), ErrEntityNotFound)
 }
 
 func getProfile(tx storage.Tx, id string) (*profileRecord, error) {

@@ -280,18 +280,7 @@ func refKey(entity, ref string) []byte {
 func tokenKey(token string) []byte { return storage.Key("t", token) }
 
 func getSession(tx storage.Tx, id string) (*sessionRecord, error) {
-	b, err := tx.Get(sessionBucket, []byte(id))
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, ErrSessionNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	r := &sessionRecord{}
-	if err := json.Unmarshal(b, r); err != nil {
-		return nil, storage.ErrCorrupt
-	}
-	return r, nil
+	return storage.LoadJSON[sessionRecord](tx, sessionBucket, []byte(id), ErrSessionNotFound)
 }
 
 func putSession(tx storage.Tx, r *sessionRecord) error {

@@ -68,6 +68,25 @@ func GetJSON(tx Tx, b Bucket, key []byte, v any) error {
 	return nil
 }
 
+// LoadJSON returns the JSON record under key, or notFound when the key is
+// absent. A value that does not decode is ErrCorrupt (wrapped, naming the
+// key). Each domain's getX for its records is this with its own bucket and
+// not-found error.
+func LoadJSON[T any](tx Tx, b Bucket, key []byte, notFound error) (*T, error) {
+	raw, err := tx.Get(b, key)
+	if errors.Is(err, ErrNotFound) {
+		return nil, notFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	v := new(T)
+	if err := json.Unmarshal(raw, v); err != nil {
+		return nil, fmt.Errorf("%w: decode %s/%s: %v", ErrCorrupt, b, key, err)
+	}
+	return v, nil
+}
+
 // PutJSON encodes v as JSON and stores it under key.
 func PutJSON(tx Tx, b Bucket, key []byte, v any) error {
 	raw, err := json.Marshal(v)

@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -619,16 +618,12 @@ func (s *Service) Create(ctx context.Context, caller corebank.Caller, in NewWebh
 }
 
 func getRecord(tx storage.Tx, id string) (*record, error) {
-	var r record
-	err := storage.GetJSON(tx, bucketHooks, []byte(id), &r)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, ErrWebhookNotFound
-	}
+	r, err := storage.LoadJSON[record](tx, bucketHooks, []byte(id), ErrWebhookNotFound)
 	if err != nil {
 		return nil, err
 	}
 	r.EnabledEvents = enabledFromNames(r.Enabled)
-	return &r, nil
+	return r, nil
 }
 
 // Get returns the webhook with id, deleted ones included (Deleted != 0).
