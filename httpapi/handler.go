@@ -318,7 +318,6 @@ func (h *handler) idempotent(x *exchange, r *http.Request, key string, fn handle
 	x.capture = buf
 	defer func() { x.capture = nil }() // on a panic, ServeHTTP answers
 	err = fn(h, x, r.WithContext(storage.WithJournal(ctx, run)))
-	x.capture = nil
 	if errors.Is(err, errIdemBusy) && h.completer != nil {
 		// A deferred completion (of this key's earlier request) was stored
 		// while this one ran over its steps: answer what it stored.
@@ -327,15 +326,15 @@ func (h *handler) idempotent(x *exchange, r *http.Request, key string, fn handle
 			return rec, err
 		})
 		if done != nil && done.Done {
+			x.capture = nil
 			replay(x, done)
 			return
 		}
 	}
 	if err != nil {
-		x.capture = buf
 		h.writeError(x, r, err)
-		x.capture = nil
 	}
+	x.capture = nil
 	status := x.status
 	if status == 0 {
 		status = http.StatusOK
