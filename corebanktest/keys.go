@@ -51,3 +51,9 @@ func (p *keyPool) next() (*rsa.PrivateKey, error) {
 	}
 	return keys[(p.n.Add(1)-1)%uint64(len(keys))], nil
 }
+
+// KeyPool returns a generator for entities.Options.GenerateKey that hands
+// out the pool's key pairs in turn instead of making new ones (RSA-2048
+// generation takes tens of milliseconds), for programs that build many
+// banks in a test, as the simulator in internal/sim does.
+func KeyPool() func() (*rsa.PrivateKey, error) { return (&keyPool{}).next }

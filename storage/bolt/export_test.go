@@ -12,18 +12,6 @@ func Checkpoints(d *DB) uint64 { return d.checkpoints.Load() }
 // LogOffset returns where d's next log record goes in the active log file.
 func LogOffset(d *DB) int64 { return d.log.off }
 
-// Crash closes d's files as a killed process would leave them: no
-// checkpoint, the log as written.
-func Crash(d *DB) {
-	d.closed.Store(true)
-	d.active.Wait()
-	if d.folding != nil {
-		<-d.folding // a real crash may stop it anywhere; TestKill covers that
-	}
-	_ = d.closeLogs()
-	_ = d.db.Close()
-}
-
 // FailFolds makes every later checkpoint fail (or succeed again, with
 // false) before it writes to bbolt. Call it with no Update running.
 func FailFolds(d *DB, fail bool) {
@@ -51,14 +39,4 @@ func BlockSyncs(d *DB) (entered <-chan struct{}, release func()) {
 		<-gate
 	}
 	return in, func() { close(gate) }
-}
-
-// OpenOn opens the bbolt file at path with its log files on fsys.
-func OpenOn(path string, opt *Options, fsys *PowerFS) (*DB, error) {
-	var o Options
-	if opt != nil {
-		o = *opt
-	}
-	o.fs = fsys
-	return Open(path, &o)
 }

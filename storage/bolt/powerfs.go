@@ -15,7 +15,9 @@ import (
 // power is cut.
 var ErrPowerCut = errors.New("power cut")
 
-// PowerFS is a log file system in memory that models power loss. Each file
+// PowerFS is a log file system in memory that models power loss, for
+// crash tests of this package and of programs built over it (OpenOn,
+// Crash; internal/sim runs a whole bank on it). Each file
 // keeps what is durable (what its last Sync or Datasync covered) apart
 // from the writes made since, which the page cache holds; a file created
 // since its directory was last synced may lose its entry. Once the power
@@ -273,3 +275,28 @@ func (f *powerFile) Size() (int64, error) {
 
 func (f *powerFile) Name() string { return f.name }
 func (f *powerFile) Close() error { return nil }
+
+// OpenOn opens the bbolt file at path with its log files on fsys, for
+// tests: the bbolt file itself stays on the real disk, and only the log,
+// which is what makes a commit durable, can lose writes.
+func OpenOn(path string, opt *Options, fsys *PowerFS) (*DB, error) {
+	var o Options
+	if opt != nil {
+		o = *opt
+	}
+	o.fs = fsys
+	return Open(path, &o)
+}
+
+// Crash closes d's files as a killed process would leave them: no
+// checkpoint, the log as written. Cut the power of d's PowerFS first to
+// lose what was not synced.
+func Crash(d *DB) {
+	d.closed.Store(true)
+	d.active.Wait()
+	if d.folding != nil {
+		<-d.folding // a real crash may stop it anywhere; TestKill covers that
+	}
+	_ = d.closeLogs()
+	_ = d.db.Close()
+}

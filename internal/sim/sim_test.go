@@ -1,0 +1,130 @@
+package sim
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+var (
+	flagSeed   = flag.Uint64("seed", 0, "replay this seed only (0: the default seeds, or new ones under -budget)")
+	flagSteps  = flag.Int("steps", 300, "steps per seed")
+	flagSeeds  = flag.Int("seeds", 4, "how many seeds TestSim runs")
+	flagKeep   = flag.String("keep", "", "replay only these steps of -seed's history (a shrunk history, as a failure prints it)")
+	flagStore  = flag.String("store", "memory", "memory or bolt")
+	flagBudget = flag.Duration("budget", 0, "TestSimLong: run new seeds for this long (0: skip)")
+	flagShrink = flag.Duration("shrink", time.Minute, "how long a failure may spend shrinking its history")
+	flagVerb   = flag.Bool("steplog", false, "print every step")
+	flagNoFlt  = flag.Bool("nofaults", false, "leave out crashes, receiver failures and provider outages")
+	flagProcs  = flag.Int("workers", 1, "TestSimLong: seeds run at once")
+	flagOnly   = flag.String("only", "", "comma-separated op name prefixes to run beside the core ops (default all)")
+)
+
+// runSeed runs one seed and, when it fails, shrinks its history and fails
+// t with both ways to replay it.
+func runSeed(t *testing.T, cfg Config) Result {
+	t.Helper()
+	if *flagVerb {
+		cfg.Log = os.Stdout
+	}
+	if *flagOnly != "" {
+		cfg.Only = strings.Split(*flagOnly, ",")
+	}
+	res := Run(context.Background(), cfg)
+	if res.Failure == nil {
+		return res
+	}
+	f := res.Failure
+	replay := fmt.Sprintf("go test ./internal/sim -run '^%s$' -seed=%d -steps=%d -store=%s", t.Name(), cfg.Seed, cfg.Steps, cfg.Store)
+	if cfg.NoFaults {
+		replay += " -nofaults"
+	}
+	if *flagOnly != "" {
+		replay += " -only=" + *flagOnly
+	}
+	t.Errorf("seed %d failed at step %d (%s) after %d steps: %v\nreplay: %s", f.Seed, f.Step, f.Op, res.Steps, f.Err, replay)
+	if *flagShrink > 0 {
+		keep, sf := Shrink(context.Background(), cfg, f, *flagShrink)
+		t.Errorf("shortest history found: %d steps, failing at step %d (%s): %v\nreplay: %s -keep=%s",
+			len(keep), sf.Step, sf.Op, sf.Err, replay, FormatKeep(keep))
+	}
+	return res
+}
+
+// TestSim runs a few seeds of a few hundred steps each, every invariant
+// checked after every step; -seed replays one.
+func TestSim(t *testing.T) {
+	keep, err := ParseKeep(*flagKeep)
+	if err != nil {
+		t.Fatalf("-keep: %v", err)
+	}
+	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8}[:min(8, *flagSeeds)]
+	if *flagSeed != 0 {
+		seeds = []uint64{*flagSeed}
+	}
+	total := map[string]int{}
+	for _, seed := range seeds {
+		cfg := Config{Seed: seed, Steps: *flagSteps, Keep: keep, Store: Store(*flagStore), NoFaults: *flagNoFlt}
+		res := runSeed(t, cfg)
+		for k, v := range res.Counts {
+			total[k] += v
+		}
+	}
+	t.Logf("%d seeds: %s", len(seeds), Summary(total))
+}
+
+// TestSimBolt is TestSim on bolt, whose crashes cut the power of the log
+// and lose or tear what was not synced.
+func TestSimBolt(t *testing.T) {
+	if *flagSeed != 0 {
+		t.Skip("-seed replays with -store")
+	}
+	for _, seed := range []uint64{11, 12} {
+		runSeed(t, Config{Seed: seed, Steps: *flagSteps / 2, Store: Bolt, Dir: t.TempDir()})
+	}
+}
+
+// TestSimLong runs new seeds for -budget (CI's long run), -workers at a
+// time, printing each seed so that a failure replays.
+func TestSimLong(t *testing.T) {
+	if *flagBudget <= 0 {
+		t.Skip("set -budget to run new seeds for that long")
+	}
+	deadline := time.Now().Add(*flagBudget)
+	base := rand.Uint64() >> 1
+	t.Logf("seeds from %d, %d steps each, on %s", base, *flagSteps, *flagStore)
+	var next, steps, runs atomic.Uint64
+	var mu sync.Mutex
+	total := map[string]int{}
+	var wg sync.WaitGroup
+	for range max(1, *flagProcs) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) && !t.Failed() {
+				seed := base + next.Add(1)
+				cfg := Config{Seed: seed, Steps: *flagSteps, Store: Store(*flagStore), NoFaults: *flagNoFlt}
+				if cfg.Store == Bolt {
+					cfg.Dir = t.TempDir()
+				}
+				res := runSeed(t, cfg)
+				steps.Add(uint64(res.Steps))
+				runs.Add(1)
+				mu.Lock()
+				for k, v := range res.Counts {
+					total[k] += v
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d seeds (%d to %d), %d steps: %s", runs.Load(), base+1, base+next.Load(), steps.Load(), Summary(total))
+}
