@@ -19,7 +19,8 @@ import (
 	"github.com/corebank/corebank/payments"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/bolt"
-	"github.com/corebank/corebank/storage/memory")
+	"github.com/corebank/corebank/storage/memory"
+)
 
 // errCrash is what a store answers once its process has "died".
 var errCrash = errors.New("sim: the process crashed")

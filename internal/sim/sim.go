@@ -142,7 +142,7 @@ type Sim struct {
 	outage outages
 	hooks  *receivers
 
-	boots        int          // process starts so far
+	boots        int           // process starts so far
 	extra        []*crashStore // the stores of banks after the first (PostgreSQL nodes)
 	boltPath     string
 	cleanup      []func()
