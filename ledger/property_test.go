@@ -383,6 +383,14 @@ func testProperty(t *testing.T, e *env, steps int) {
 			}
 		}
 	}
+	// The ledger's own audit agrees with the model on the whole history.
+	rep, err := s.Check(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Err(); err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("operations: %v", counts)
 }
 
