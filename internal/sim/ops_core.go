@@ -51,17 +51,19 @@ func businessBody(name, parent string) map[string]any {
 	return body
 }
 
-// entityMachine is SPEC's onboarding status machine, as the sandbox's
-// review route moves it.
+// entityMachine is SPEC's onboarding machine (incomplete -> pending on
+// submission -> a decision) with the moves entities/doc.go adds: the
+// sandbox may decide on an entity never submitted, an approved entity can
+// be suspended, a suspended one reinstated or rejected, and a rejected one
+// must be submitted again.
 var entityMachine = Machine{
 	Initial: []string{"incomplete", "approved"},
 	Edges: map[string][]string{
-		"incomplete":   {"under_review", "approved", "rejected", "suspended", "pending"},
-		"pending":      {"under_review", "approved", "rejected", "suspended"},
-		"under_review": {"approved", "rejected", "suspended", "incomplete"},
-		"approved":     {"suspended", "rejected"},
-		"suspended":    {"approved", "rejected"},
-		"rejected":     {"approved", "suspended"},
+		"incomplete": {"pending", "approved", "rejected", "suspended"},
+		"pending":    {"approved", "rejected", "suspended"},
+		"approved":   {"suspended"},
+		"suspended":  {"approved", "rejected"},
+		"rejected":   {"pending"},
 	},
 }
 

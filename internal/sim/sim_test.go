@@ -24,6 +24,7 @@ var (
 	flagVerb   = flag.Bool("steplog", false, "print every step")
 	flagNoFlt  = flag.Bool("nofaults", false, "leave out crashes, receiver failures and provider outages")
 	flagProcs  = flag.Int("workers", 1, "TestSimLong: seeds run at once")
+	flagSerial = flag.Bool("serial", false, "run each concurrent step's requests one after another, so that a seed replays exactly")
 	flagOnly   = flag.String("only", "", "comma-separated op name prefixes to run beside the core ops (default all)")
 )
 
@@ -37,6 +38,9 @@ func runSeed(t *testing.T, cfg Config) Result {
 	if *flagOnly != "" {
 		cfg.Only = strings.Split(*flagOnly, ",")
 	}
+	if *flagSerial {
+		cfg.Serial = true
+	}
 	res := Run(context.Background(), cfg)
 	if res.Failure == nil {
 		return res
@@ -48,6 +52,9 @@ func runSeed(t *testing.T, cfg Config) Result {
 	}
 	if *flagOnly != "" {
 		replay += " -only=" + *flagOnly
+	}
+	if cfg.Serial {
+		replay += " -serial"
 	}
 	t.Errorf("seed %d failed at step %d (%s) after %d steps: %v\nreplay: %s", f.Seed, f.Step, f.Op, res.Steps, f.Err, replay)
 	if *flagShrink > 0 {
@@ -127,4 +134,26 @@ func TestSimLong(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("%d seeds (%d to %d), %d steps: %s", runs.Load(), base+1, base+next.Load(), steps.Load(), Summary(total))
+}
+
+// TestReplay runs one seed twice with Serial and compares the step logs,
+// which carry the outbox position after each step: a replay is the same
+// history, to the event IDs.
+func TestReplay(t *testing.T) {
+	var logs [2]strings.Builder
+	for i := range logs {
+		res := Run(context.Background(), Config{Seed: 99, Steps: 400, Serial: true, Log: &logs[i]})
+		if res.Failure != nil {
+			t.Fatalf("run %d: %v", i, res.Failure)
+		}
+	}
+	a, b := strings.Split(logs[0].String(), "\n"), strings.Split(logs[1].String(), "\n")
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			t.Fatalf("the replay diverges at line %d:\n%s\n%s", i, a[i], b[i])
+		}
+	}
+	if len(a) != len(b) {
+		t.Fatalf("the replay logged %d lines, the first run %d", len(b), len(a))
+	}
 }
