@@ -57,6 +57,18 @@ func runSeed(t *testing.T, cfg Config) Result {
 		replay += " -serial"
 	}
 	t.Errorf("seed %d failed at step %d (%s) after %d steps: %v\nreplay: %s", f.Seed, f.Step, f.Op, res.Steps, f.Err, replay)
+	if !cfg.Serial {
+		// A failure that needs no concurrent interleaving replays exactly
+		// with -serial, and shrinks reliably that way.
+		sc := cfg
+		sc.Serial, sc.Log = true, nil
+		if sr := Run(context.Background(), sc); sr.Failure != nil {
+			t.Errorf("it fails with -serial too, at step %d (%s): %v\nexact replay: %s -serial", sr.Failure.Step, sr.Failure.Op, sr.Failure.Err, replay)
+			cfg, f, replay = sc, sr.Failure, replay+" -serial"
+		} else {
+			t.Errorf("it does not fail with -serial: it needs a concurrent step's interleaving")
+		}
+	}
 	if *flagShrink > 0 {
 		keep, sf := Shrink(context.Background(), cfg, f, *flagShrink)
 		t.Errorf("shortest history found: %d steps, failing at step %d (%s): %v\nreplay: %s -keep=%s",
