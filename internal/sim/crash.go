@@ -180,6 +180,12 @@ func (s *Sim) newBank(db storage.Backend, node int) (*bank.Bank, error) {
 		Logger:    logger(),
 		IDs:       corebank.NewIDs(rand.NewChaCha8(seed)),
 		NodeID:    fmt.Sprintf("sim-%d-%d", node, s.boots),
+		// Leases on the simulated clock: due work a crashed process held is
+		// taken over once the clock has moved past its lease, as a real
+		// node's would be 30 s later, rather than after 30 s of real time,
+		// which outlasts a whole run. Due work runs on one bank at a time,
+		// so a clock jump never takes work from a node in flight.
+		LeaseClock: s.Clock,
 	}
 	o.Entities.GenerateKey = corebanktest.KeyPool()
 	o.Webhooks.HTTPClient = &http.Client{Transport: s.hooks}
@@ -245,14 +251,20 @@ func (s *Sim) close() {
 }
 
 // afterDebit is capital's hook between a confirmation's two transactions:
-// an armed confirm crash kills the process right there.
-func (s *Sim) afterDebit(string) error {
+// an armed confirm either kills the process right there or, one time in
+// three, fails the second transaction while the process lives on (the
+// order is then RECOVERY_REQUIRED until the recovery job completes it).
+func (s *Sim) afterDebit(id string) error {
 	s.mu.Lock()
 	armed := s.confirmCrash
 	s.confirmCrash = false
 	s.mu.Unlock()
 	if !armed {
 		return nil
+	}
+	if len(id) > 0 && id[len(id)-1]%3 == 0 {
+		s.Count("fault.confirm_failed")
+		return errors.New("sim: the capital account could not be written")
 	}
 	s.Count("fault.crash_in_confirm")
 	s.store.kill()
