@@ -55,7 +55,10 @@ func TestPayoutErrorRetriesIn30s(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.RunDue(ctx, e.clk.Now()); !errors.Is(err, errRailDown) {
+	// The provider's failure, marked unavailable (503 where an API route
+	// runs the due work), not an internal error.
+	if _, err := e.svc.RunDue(ctx, e.clk.Now()); !errors.Is(err, errRailDown) ||
+		!errors.Is(err, payments.ErrPayoutProviderUnavailable) || corebank.KindOf(err) != corebank.KindUnavailable {
 		t.Fatalf("RunDue: %v", err)
 	}
 	rail.down.Store(false)

@@ -39,6 +39,11 @@ var (
 	// ErrFXProviderUnavailable is returned by CreateQuote when the rate
 	// provider cannot be reached; retrying after a short delay may succeed.
 	ErrFXProviderUnavailable = corebank.E(corebank.KindUnavailable, "fx_provider_unavailable", "the exchange rate provider is unavailable")
+	// ErrPayoutProviderUnavailable is what RunDue returns when the payout
+	// provider fails a check (the provider's error is its Err): the
+	// transfer waits as it is and is checked again 30 s later, so the
+	// error is the provider's unavailability (503), not corebank's fault.
+	ErrPayoutProviderUnavailable = corebank.E(corebank.KindUnavailable, "payout_provider_unavailable", "the payout provider is unavailable")
 	// ErrInvalidForState is returned when a transfer cannot make the
 	// requested move from its current status (for example reversing a
 	// pending transfer, or failing a successful one).

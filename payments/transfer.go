@@ -838,8 +838,9 @@ func (s *Service) Simulate(ctx context.Context, caller corebank.Caller, entityID
 // effects and events as Simulate). A book transfer is corebank's own
 // rail: its first check settles it, crediting the receiving account, or
 // fails it when the receiving side refuses. It returns how many quotes and
-// transfers it handled. A provider error is returned after the other due
-// transfers are handled; that transfer is retried 30 s later.
+// transfers it handled. A provider error is returned, as
+// ErrPayoutProviderUnavailable wrapping it, after the other due transfers
+// are handled; that transfer is retried 30 s later.
 func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
 	return storage.NewDue(s.db, s.clock, 0, s.DueJobs()...).Lease(s.node, 0).RunDue(ctx, asOf)
 }
@@ -890,7 +891,9 @@ func (s *Service) checkPayouts(ctx context.Context, now time.Time, items []stora
 		default:
 			res, perr = s.payouts.Check(ctx, due[i].view(), now)
 			if perr != nil && firstErr == nil {
-				firstErr = perr
+				e := *ErrPayoutProviderUnavailable
+				e.Err = perr
+				firstErr = &e
 			}
 		}
 		apply := func(tx storage.Tx) (bool, error) { return s.applyPayoutTx(tx, now, it, res, perr) }
