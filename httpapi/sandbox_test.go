@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -116,6 +118,17 @@ func TestSandboxClock(t *testing.T) {
 	}
 	prod.must(404, "POST", "/sandbox/inflows", prod.key, map[string]any{})
 	prod.must(200, "GET", "/accounts", prod.key, nil)
+
+	// Due work that fails after an advance (a payout provider that is down,
+	// as the simulator found) stays queued: the clock has moved, and the
+	// answer says so rather than a 5xx a client would retry.
+	down := newEnv(t, func(o *httpapi.Options) {
+		o.RunJobs = func(context.Context, time.Time) error { return errors.New("payout provider down") }
+	})
+	r = down.must(200, "POST", "/sandbox/clock/advance", down.key, map[string]any{"seconds": 60})
+	if r.str("now") != "2026-03-15T12:01:00Z" {
+		t.Fatalf("advance with failing due work: %s", r.Raw)
+	}
 }
 
 func TestSandboxKeysAndInflows(t *testing.T) {
