@@ -85,19 +85,7 @@ func (s *SessionService) runDue(tx storage.Tx, now time.Time, it storage.DueItem
 		return err
 	}
 	r.DueAt = 0 // the queue took this entry away
-	ms := now.UnixMilli()
-	var ev *ProviderEvent
-	switch {
-	case Terminal(r.Status):
-	case r.Answer != nil && r.AnswerAt <= ms:
-		ev = r.Answer
-		r.Answer, r.AnswerAt = nil, 0
-	case r.Status == SessionPendingSettlement && r.SettleAt != 0 && r.SettleAt <= ms:
-		ev = &ProviderEvent{Status: SessionSettled}
-	case r.Status == SessionAwaitingUser && r.ExpireAt != 0 && r.ExpireAt <= ms:
-		ev = &ProviderEvent{Status: SessionExpired, FailureCode: FailureSessionExpired}
-	}
-	if ev != nil {
+	if ev := takeDue(r, now.UnixMilli()); ev != nil {
 		before := r.Status
 		err := s.apply(tx, now, r, *ev)
 		if err != nil && !errors.Is(err, ErrSessionInvalidForState) {
@@ -113,6 +101,62 @@ func (s *SessionService) runDue(tx storage.Tx, now time.Time, it storage.DueItem
 		return err
 	}
 	return putSession(tx, r)
+}
+
+// takeDue returns r's automatic move that fell due at or before ms, the
+// earliest first (the provider's answer, the settlement of a pending
+// credit, the expiry of an unanswered session), taking a provider's answer
+// off r; nil when none.
+func takeDue(r *sessionRecord, ms int64) *ProviderEvent {
+	switch {
+	case Terminal(r.Status):
+	case r.Answer != nil && r.AnswerAt <= ms:
+		ev := r.Answer
+		r.Answer, r.AnswerAt = nil, 0
+		return ev
+	case r.Status == SessionPendingSettlement && r.SettleAt != 0 && r.SettleAt <= ms:
+		return &ProviderEvent{Status: SessionSettled}
+	case r.Status == SessionAwaitingUser && r.ExpireAt != 0 && r.ExpireAt <= ms:
+		return &ProviderEvent{Status: SessionExpired, FailureCode: FailureSessionExpired}
+	}
+	return nil
+}
+
+// catchUp applies, in tx, r's automatic moves that fell due at or before
+// now and that the due runner has not applied yet, as it would have: a
+// report that arrives after a deadline meets the session that deadline
+// made (an open-banking checkout past its expiry is expired, a pending
+// credit past its settlement settled), however late the runner ticks. It
+// reports whether r moved.
+func (s *SessionService) catchUp(tx storage.Tx, now time.Time, r *sessionRecord) (bool, error) {
+	moved := false
+	for range 4 { // answer, settlement or expiry: a few moves at most
+		before, answered := r.Status, r.Answer != nil
+		ev := takeDue(r, now.UnixMilli())
+		if ev == nil {
+			break
+		}
+		err := s.apply(tx, now, r, *ev)
+		if err != nil && !errors.Is(err, ErrSessionInvalidForState) {
+			return moved, err
+		}
+		if err == nil && r.Status != before {
+			moved = true
+			continue
+		}
+		if !answered || r.Answer != nil {
+			break // nothing was taken: it would come back
+		}
+		// A provider's answer that changes nothing is dropped, and kept
+		// dropped.
+		if err := s.reschedule(tx, r); err != nil {
+			return moved, err
+		}
+		if err := putSession(tx, r); err != nil {
+			return moved, err
+		}
+	}
+	return moved, nil
 }
 
 // allowed reports whether a session in from may move to to.
@@ -312,20 +356,44 @@ func (s *SessionService) HandleProviderEvent(ctx context.Context, id string, ev 
 	return s.move(ctx, ev, func(tx storage.Tx) (*sessionRecord, error) { return getSession(tx, id) })
 }
 
+// moved is move's outcome: the session, or the refusal of a report the
+// session's own due work (committed) made invalid.
+type moved struct {
+	Session *Session `json:"session,omitempty"`
+	Refused string   `json:"refused,omitempty"`
+}
+
 // move applies ev, in one transaction, to the session load reads, and
-// returns the session as it then stands.
+// returns the session as it then stands. The session's own due work that
+// fell due first is applied before ev (catchUp); when it makes ev invalid,
+// it is committed and ev is refused with ErrSessionInvalidForState.
 func (s *SessionService) move(ctx context.Context, ev ProviderEvent, load func(tx storage.Tx) (*sessionRecord, error)) (*Session, error) {
 	now := s.in.clock.Now()
-	return storage.Update(ctx, s.in.db, func(tx storage.Tx) (*Session, error) {
+	out, err := storage.Update(ctx, s.in.db, func(tx storage.Tx) (moved, error) {
 		r, err := load(tx)
 		if err != nil {
-			return nil, err
+			return moved{}, err
+		}
+		caught, err := s.catchUp(tx, now, r)
+		if err != nil {
+			return moved{}, err
 		}
 		if err := s.apply(tx, now, r, ev); err != nil {
-			return nil, err
+			var ce *corebank.Error
+			if caught && errors.Is(err, ErrSessionInvalidForState) && errors.As(err, &ce) {
+				return moved{Refused: ce.Message}, nil
+			}
+			return moved{}, err
 		}
-		return r.view(), nil
+		return moved{Session: r.view()}, nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	if out.Refused != "" {
+		return nil, ErrSessionInvalidForState.With(out.Refused)
+	}
+	return out.Session, nil
 }
 
 func (ev *ProviderEvent) validate() error {
@@ -441,6 +509,11 @@ func (s *SessionService) ValidateETransfer(ctx context.Context, caller corebank.
 		}
 		if r.Status != SessionAwaitingUser {
 			return nil, ErrNotETransfer.With("the session is " + r.Status + "; only an awaiting_user etransfer is validated")
+		}
+		if r.ExpireAt != 0 && r.ExpireAt <= s.in.clock.Now().UnixMilli() {
+			// Past its deadline it is expired, whether or not the due
+			// runner has marked it yet.
+			return nil, ErrNotETransfer.With("the session expired; only an awaiting_user etransfer is validated")
 		}
 		return r, nil
 	}

@@ -771,3 +771,54 @@ func TestSandboxMagicValues(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionReportAfterDeadlineBeforeRunner: a report that arrives after
+// a session's deadline, before the due runner has ticked, meets the
+// session the deadline made (found by the simulator, internal/sim
+// funding.session.late): an open-banking checkout past its 30 minutes is
+// expired, so a late approval is refused and moves no money; a pending
+// credit past its settlement is settled, so a late failure is refused; an
+// e-Transfer past its 30 days cannot be validated.
+func TestSessionReportAfterDeadlineBeforeRunner(t *testing.T) {
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			f := newSessions(t, be.open(t), nil)
+			ctx := context.Background()
+			ob := f.create(t, f.body(funding.OpenBanking, "USD", "late-ob", 100))
+			pend := f.create(t, f.body(funding.OpenBanking, "USD", "late-pend", 250))
+			f.simulate(t, pend.ID, funding.SessionPendingSettlement, "")
+			f.clk.Add(30*time.Minute + time.Millisecond) // no RunDue: the runner is late
+			_, err := f.ss.Simulate(ctx, f.own, "", ob.ID, funding.SessionSettled, "")
+			if !errors.Is(err, funding.ErrSessionInvalidForState) {
+				t.Fatalf("settling an open-banking session past its expiry: %v, want ErrSessionInvalidForState", err)
+			}
+			if s := f.get(t, ob.ID); s.Status != funding.SessionExpired || s.Failure == nil || s.Failure.Code != funding.FailureSessionExpired || s.InflowID != nil {
+				t.Errorf("late-approved session: %+v, want expired (session_expired) without inflow", s)
+			}
+			_, err = f.ss.Simulate(ctx, f.own, "", pend.ID, funding.SessionFailed, "")
+			if !errors.Is(err, funding.ErrSessionInvalidForState) {
+				t.Fatalf("failing a pending credit past its settlement: %v, want ErrSessionInvalidForState", err)
+			}
+			if s := f.get(t, pend.ID); s.Status != funding.SessionSettled || s.InflowID == nil {
+				t.Errorf("pending credit past its settlement: %+v, want settled", s)
+			}
+			if b := f.balance(t, "USD"); b.Available != 250 || b.Current != 250 {
+				t.Errorf("balance %+v, want 250 settled (the expired session's 100 never credited)", b)
+			}
+			if n := f.count(t, funding.EventInflowCompleted); n != 1 {
+				t.Errorf("%d inflows.completed, want 1", n)
+			}
+			// A report in time still moves the session as asked.
+			ok := f.create(t, f.body(funding.OpenBanking, "USD", "late-ok", 7))
+			if s := f.simulate(t, ok.ID, funding.SessionSettled, ""); s.Status != funding.SessionSettled {
+				t.Errorf("in-time settlement: %s", s.Status)
+			}
+
+			et := f.create(t, f.body(funding.ETransfer, "CAD", "late-et", 100))
+			f.clk.Add(30 * 24 * time.Hour)
+			if _, err := f.ss.ValidateETransfer(ctx, f.own, "", et.ID); !errors.Is(err, funding.ErrNotETransfer) {
+				t.Errorf("validating an e-Transfer past its 30 days: %v, want ErrNotETransfer", err)
+			}
+		})
+	}
+}
