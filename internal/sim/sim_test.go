@@ -24,6 +24,7 @@ var (
 	flagVerb   = flag.Bool("steplog", false, "print every step")
 	flagNoFlt  = flag.Bool("nofaults", false, "leave out crashes, receiver failures and provider outages")
 	flagProcs  = flag.Int("workers", 1, "TestSimLong: seeds run at once")
+	flagRuns   = flag.Int("runs", 0, "TestSimLong: stop after this many seeds (0: when -budget ends)")
 	flagSerial = flag.Bool("serial", false, "run each concurrent step's requests one after another, so that a seed replays exactly")
 	flagOnly   = flag.String("only", "", "comma-separated op name prefixes to run beside the core ops (default all)")
 )
@@ -128,14 +129,20 @@ func TestSimLong(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for time.Now().Before(deadline) && !t.Failed() {
-				seed := base + next.Add(1)
+				n := next.Add(1)
+				if *flagRuns > 0 && n > uint64(*flagRuns) {
+					return
+				}
+				seed := base + n
 				cfg := Config{Seed: seed, Steps: *flagSteps, Store: Store(*flagStore), NoFaults: *flagNoFlt}
 				if cfg.Store == Bolt {
 					cfg.Dir = t.TempDir()
 				}
 				res := runSeed(t, cfg)
 				steps.Add(uint64(res.Steps))
-				runs.Add(1)
+				if done := runs.Add(1); done%50 == 0 {
+					t.Logf("%d seeds, %d steps, %s", done, steps.Load(), time.Since(deadline.Add(-*flagBudget)).Round(time.Second))
+				}
 				mu.Lock()
 				for k, v := range res.Counts {
 					total[k] += v
@@ -145,7 +152,8 @@ func TestSimLong(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d seeds (%d to %d), %d steps: %s", runs.Load(), base+1, base+next.Load(), steps.Load(), Summary(total))
+	t.Logf("%d seeds (%d to %d), %d steps in %s: %s", runs.Load(), base+1, base+min(next.Load(), runs.Load()), steps.Load(),
+		time.Since(deadline.Add(-*flagBudget)).Round(time.Second), Summary(total))
 }
 
 // TestReplay runs one seed twice with Serial and compares the step logs,
