@@ -136,6 +136,32 @@ func getTx(tx storage.Tx, id string) (*txRecord, error) {
 	return storage.LoadJSON[txRecord](tx, txBucket, []byte(id), ErrTransactionNotFound)
 }
 
+// usedUp reports whether disposable card r has had its one purchase: its
+// UsedUp mark or, for a card stored before the mark existed, an approved
+// authorization of more than 1 unit among its transactions.
+func usedUp(tx storage.Tx, r *record) (bool, error) {
+	if r.Type != TypeDisposable {
+		return false, nil
+	}
+	if r.UsedUp != 0 {
+		return true, nil
+	}
+	used := false
+	prefix := txListKey(r.ID, "")
+	err := tx.Scan(index, storage.ScanOptions{Prefix: prefix}, func(k, _ []byte) error {
+		t, err := getTx(tx, string(k[len(prefix):]))
+		if err != nil {
+			return err
+		}
+		if t.Status != TxDeclined && t.AmountAuthorized > 1 {
+			used = true
+			return storage.ErrStop
+		}
+		return nil
+	})
+	return used, err
+}
+
 // expired reports whether the card's expiry month has ended at now (UTC).
 func (r *record) expired(now time.Time) bool {
 	m, _ := strconv.Atoi(r.ExpirationMonth)
@@ -164,9 +190,9 @@ func (r *record) decline(now time.Time) string {
 // amount on the card's account (its available balance drops); declined
 // with DeclineReason naming what fired otherwise (a deleted, frozen or
 // expired card, a control, or insufficient available funds), with no hold.
-// A disposable card becomes blocked (cards.frozen) after its first
-// approved authorization of more than 1 unit; card checks of 1 unit or
-// less do not use it up.
+// A disposable card becomes blocked (cards.frozen) for good after its
+// first approved authorization of more than 1 unit (Unfreeze refuses it);
+// card checks of 1 unit or less do not use it up.
 //
 // Errors: corebank.ErrForbidden; corebank.ErrEntityNotFound;
 // ErrCardNotFound; a validation error naming amount, mcc, merchant_name
@@ -229,7 +255,7 @@ func (s *Service) Authorize(ctx context.Context, caller corebank.Caller, entityI
 			return nil, err
 		}
 		if reason == "" && c.Type == TypeDisposable && in.Amount > 1 {
-			c.Status, c.Updated = StatusBlocked, ms
+			c.Status, c.Updated, c.UsedUp = StatusBlocked, ms, ms
 			if err := putCard(tx, c); err != nil {
 				return nil, err
 			}

@@ -298,6 +298,9 @@ type record struct {
 	LastFour string `json:"last_digits"`
 	Sealed   []byte `json:"sealed"`
 	Updated  int64  `json:"updated"`
+	// UsedUp is when a disposable card's one purchase was approved (ms);
+	// such a card is blocked for good.
+	UsedUp int64 `json:"used_up,omitempty"`
 }
 
 // secret is what a card seals.

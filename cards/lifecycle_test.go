@@ -87,6 +87,22 @@ func TestClearAfterBlockedAndAutoExpiry(t *testing.T) {
 	if c, _ := b.Cards.Get(ctx, root, "", d.ID); c.Status != cards.StatusBlocked {
 		t.Fatalf("disposable card after use: %s", c.Status)
 	}
+	// Used up for good: unfreezing would make a single-use number reusable
+	// (the simulator unfroze one and bought with it again).
+	if _, err := b.Cards.Unfreeze(ctx, root, "", d.ID); !errors.Is(err, cards.ErrInvalidForState) {
+		t.Fatalf("unfreeze a used disposable card: %v", err)
+	}
+	if again, _ := b.Cards.Authorize(ctx, root, "", d.ID, auth(300, 5812)); again.Status != cards.TxDeclined {
+		t.Fatalf("a second purchase on a used disposable card: %s", again.Status)
+	}
+	// One frozen before its purchase can be unfrozen and then used.
+	d2, _ := b.Cards.CreateDisposable(ctx, root, virtual(acct.ID))
+	if _, err := b.Cards.Freeze(ctx, root, "", d2.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := b.Cards.Unfreeze(ctx, root, "", d2.ID); err != nil || c.Status != cards.StatusActive {
+		t.Fatalf("unfreeze an unused disposable card: %+v %v", c, err)
+	}
 	if got, err := b.Cards.Reverse(ctx, root, "", first.ID, 100); err != nil || got.AmountAuthorized != 400 {
 		t.Fatalf("reverse on a blocked card: %+v %v", got, err)
 	}

@@ -325,16 +325,24 @@ func (s *Service) Freeze(ctx context.Context, caller corebank.Caller, entityID, 
 }
 
 // Unfreeze makes a blocked card active again; an active card is answered
-// unchanged. Appends cards.unfrozen.
+// unchanged. A disposable card that has had its purchase stays blocked:
+// unfreezing it would make a single-use number reusable. Appends
+// cards.unfrozen.
 //
-// Errors: as Freeze; ErrInvalidForState for a fraud or deleted card.
+// Errors: as Freeze; ErrInvalidForState for a fraud or deleted card, or
+// a used disposable card.
 func (s *Service) Unfreeze(ctx context.Context, caller corebank.Caller, entityID, id string) (*Card, error) {
-	return s.move(ctx, caller, entityID, id, func(_ storage.Tx, r *record) (string, error) {
+	return s.move(ctx, caller, entityID, id, func(tx storage.Tx, r *record) (string, error) {
 		switch r.Status {
 		case StatusActive:
 			return "", nil
 		case StatusFraud:
 			return "", ErrInvalidForState.With("a fraud card cannot be unfrozen")
+		}
+		if used, err := usedUp(tx, r); err != nil {
+			return "", err
+		} else if used {
+			return "", ErrInvalidForState.With("a disposable card that has been used cannot be unfrozen")
 		}
 		r.Status = StatusActive
 		return EventUnfrozen, nil
