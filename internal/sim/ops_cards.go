@@ -590,11 +590,12 @@ func cardsCreate(s *Sim, r *rand.Rand) error {
 		path = "/disposable-cards"
 	}
 	// A replayed creation lacks number and cvv (CONTRACT: stored replays
-	// hold no secret), which the core's byte-for-byte retry check refuses:
-	// creations under the root's key go without an Idempotency-Key, and
-	// those under the entity's own key (which the core never retries) are
-	// retried here, and compared without the card data.
-	req := Req{Method: http.MethodPost, Path: path, Body: in, NoIdem: true}
+	// hold no secret), which the core's retry check allows (sameReplay).
+	// Creations under the root's key get an Idempotency-Key from the core
+	// a third of the time; those under the entity's own key (which the
+	// core never retries) are retried here, and compared without the card
+	// data.
+	req := Req{Method: http.MethodPost, Path: path, Body: in}
 	s.mu.Lock()
 	for _, e := range s.world.Entities {
 		if e.ID == entity && e.Key != "" && Chance(r, 0.7) {

@@ -177,3 +177,24 @@ func TestReplay(t *testing.T) {
 		t.Fatalf("the replay logged %d lines, the first run %d", len(b), len(a))
 	}
 }
+
+// TestSameReplay: a replay is the same bytes, or the same JSON less a
+// card's number and CVV, and never shows them.
+func TestSameReplay(t *testing.T) {
+	card := `{"status":"success","data":{"id":"c1","number":"4111","cvv":"123","name":"x"}}`
+	for _, tc := range []struct {
+		first, replay string
+		want          bool
+	}{
+		{`{"a":1}`, `{"a":1}`, true},
+		{`{"a":1}`, `{"a":2}`, false},
+		{card, `{"data":{"name":"x","id":"c1"},"status":"success"}`, true},
+		{card, `{"data":{"name":"y","id":"c1"},"status":"success"}`, false},
+		{card, card[:len(card)-1] + `,"x":1}`, false},
+		{card, `{"data":{"name":"x","id":"c1","cvv":"123"},"status":"success"}`, false},
+	} {
+		if got := sameReplay([]byte(tc.first), []byte(tc.replay)); got != tc.want {
+			t.Errorf("sameReplay(%s, %s) = %v", tc.first, tc.replay, got)
+		}
+	}
+}
