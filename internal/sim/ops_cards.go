@@ -450,27 +450,17 @@ func init() {
 
 // cardsAccount opens an account of the domain's own for an approved entity.
 func cardsAccount(s *Sim, r *rand.Rand) error {
-	e := s.PickEntity(r, func(e Entity) bool { return e.Status == "approved" })
-	if e == nil {
-		return nil
-	}
 	cur := Choose(r, "USD", "USD", "EUR", "GBP", "NGN")
-	resp := s.Do(r, Req{Method: http.MethodPost, Path: "/accounts", Key: keyOf(s, r, e), Idem: cardsIdem(s, r),
-		Body: map[string]any{"entity_id": e.ID, "type": "checking", "currency": cur, "display_name": "cards " + cur}})
-	if !resp.OK() {
-		return nil
-	}
-	id := resp.ID()
-	if id == "" {
-		return fmt.Errorf("create account answered %s", resp)
+	acct, err := openAccount(s, r, cur, "checking", "cards "+cur, false)
+	if acct == nil {
+		return err
 	}
 	st := cardsS(s)
 	s.mu.Lock()
-	a := &cardsAcct{ID: id, Entity: e.ID, Currency: cur, Cards: map[string]bool{}}
-	st.accts[id] = a
+	a := &cardsAcct{ID: acct.ID, Entity: acct.Entity, Currency: cur, Cards: map[string]bool{}}
+	st.accts[a.ID] = a
 	st.acctList = append(st.acctList, a)
 	s.mu.Unlock()
-	s.Acked("/accounts/" + id)
 	return nil
 }
 

@@ -130,23 +130,9 @@ func init() {
 			return nil
 		}},
 		Op{Name: "account.create", Weight: 4, Concurrent: true, Run: func(s *Sim, r *rand.Rand) error {
-			e := s.PickEntity(r, func(e Entity) bool { return e.Status == "approved" })
-			if e == nil {
-				return nil
-			}
 			cur := Choose(r, fiat...)
-			resp := s.Do(r, Req{Method: http.MethodPost, Path: "/accounts", Key: keyOf(s, r, e),
-				Body: map[string]any{"entity_id": e.ID, "type": Choose(r, "checking", "debit"), "currency": cur, "display_name": cur + " account"}})
-			if !resp.OK() {
-				return nil
-			}
-			id := resp.ID()
-			if id == "" {
-				return fmt.Errorf("create account answered %s", resp)
-			}
-			s.AddAccount(&Account{ID: id, Entity: e.ID, Currency: cur})
-			s.Acked("/accounts/" + id)
-			return nil
+			_, err := openAccount(s, r, cur, Choose(r, "checking", "debit"), cur+" account", true)
+			return err
 		}},
 		Op{Name: "account.delete", Weight: 1, Run: func(s *Sim, r *rand.Rand) error {
 			a := s.PickAccount(r, nil)
@@ -187,6 +173,33 @@ func init() {
 			return checkStatement(s, r, a)
 		}},
 	)
+}
+
+// openAccount opens a typ account in currency, named name, for a random
+// approved entity, and records it as acknowledged; nil when there is no
+// approved entity or the bank refused. share adds it to the world's
+// accounts, which every domain's ops use; a domain that must know every
+// movement on its accounts keeps them to itself.
+func openAccount(s *Sim, r *rand.Rand, currency, typ, name string, share bool) (*Account, error) {
+	e := s.PickEntity(r, func(e Entity) bool { return e.Status == "approved" })
+	if e == nil {
+		return nil, nil
+	}
+	resp := s.Do(r, Req{Method: http.MethodPost, Path: "/accounts", Key: keyOf(s, r, e),
+		Body: map[string]any{"entity_id": e.ID, "type": typ, "currency": currency, "display_name": name}})
+	if !resp.OK() {
+		return nil, nil
+	}
+	id := resp.ID()
+	if id == "" {
+		return nil, fmt.Errorf("create %s account answered %s", currency, resp)
+	}
+	a := &Account{ID: id, Entity: e.ID, Currency: currency}
+	if share {
+		s.AddAccount(a)
+	}
+	s.Acked("/accounts/" + id)
+	return a, nil
 }
 
 // keyOf is the key a request about e goes out with: e's own when it has

@@ -306,23 +306,9 @@ func init() {
 		Op{Name: "funding.account", Weight: 1, Concurrent: true, Run: func(s *Sim, r *rand.Rand) error {
 			// Accounts the rails need beside the core's: CAD (etransfer),
 			// USC and UST (crypto, wallet addresses).
-			e := s.PickEntity(r, func(e Entity) bool { return e.Status == "approved" })
-			if e == nil {
-				return nil
-			}
 			cur := Choose(r, "CAD", "USC", "UST")
-			resp := s.Do(r, Req{Method: http.MethodPost, Path: "/accounts", Key: keyOf(s, r, e),
-				Body: map[string]any{"entity_id": e.ID, "type": "checking", "currency": cur, "display_name": cur + " funding"}})
-			if !resp.OK() {
-				return nil
-			}
-			id := resp.ID()
-			if id == "" {
-				return fmt.Errorf("create %s account answered %s", cur, resp)
-			}
-			s.AddAccount(&Account{ID: id, Entity: e.ID, Currency: cur})
-			s.Acked("/accounts/" + id)
-			return nil
+			_, err := openAccount(s, r, cur, "checking", cur+" funding", true)
+			return err
 		}},
 		Op{Name: "funding.details.create", Weight: 3, Concurrent: true, Run: func(s *Sim, r *rand.Rand) error {
 			st := fundingOf(s)

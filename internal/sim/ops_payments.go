@@ -387,23 +387,9 @@ func init() {
 		Op{Name: "payments.stablecoin_account", Weight: 1, Concurrent: true, Run: func(s *Sim, r *rand.Rand) error {
 			// Stablecoin transfers debit stablecoin accounts, which the core
 			// does not open.
-			e := s.PickEntity(r, func(e Entity) bool { return e.Status == "approved" })
-			if e == nil {
-				return nil
-			}
 			cur := Choose(r, "USC", "UST")
-			resp := s.Do(r, Req{Method: http.MethodPost, Path: "/accounts", Key: keyOf(s, r, e),
-				Body: map[string]any{"entity_id": e.ID, "type": "checking", "currency": cur, "display_name": cur + " wallet"}})
-			if !resp.OK() {
-				return nil
-			}
-			id := resp.ID()
-			if id == "" {
-				return fmt.Errorf("create account answered %s", resp)
-			}
-			s.AddAccount(&Account{ID: id, Entity: e.ID, Currency: cur})
-			s.Acked("/accounts/" + id)
-			return nil
+			_, err := openAccount(s, r, cur, "checking", cur+" wallet", true)
+			return err
 		}},
 		Op{Name: "payments.quote", Weight: 3, Concurrent: true, Run: func(s *Sim, r *rand.Rand) error {
 			a := s.PickAccount(r, nil)
