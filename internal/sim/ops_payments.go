@@ -17,6 +17,9 @@ type payCP struct {
 	ID       string
 	Entity   string
 	Inactive bool // a deactivation was acknowledged: it can never receive again
+	// Deactivating: a deactivation was sent, and may have committed before
+	// its answer (or without one): a refusal for inactivity is no bug.
+	Deactivating bool
 }
 
 // payDetail is a payment detail the simulator made.
@@ -311,6 +314,7 @@ func init() {
 			if cp == nil {
 				return nil
 			}
+			paymentsLock(s, func(*payState) { cp.Deactivating = true })
 			resp := s.Do(r, Req{Method: http.MethodPost, Path: "/counterparties/" + cp.ID + "/deactivate"})
 			if !resp.OK() {
 				return nil
@@ -341,6 +345,8 @@ func init() {
 			paymentsLock(s, func(*payState) { inactive = cp.Inactive })
 			resp := s.Do(r, Req{Method: http.MethodPost, Path: "/payment-details", Body: body})
 			if !resp.OK() {
+				// A deactivation in the same concurrent step may come first.
+				paymentsLock(s, func(*payState) { inactive = inactive || cp.Inactive || cp.Deactivating })
 				if resp.Status == http.StatusUnprocessableEntity && method != "book-transfer" && !inactive {
 					// Every other body is valid by SPEC's rules.
 					return fmt.Errorf("a valid %s payment detail was refused: %s (body %v)", method, resp, body)

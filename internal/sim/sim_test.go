@@ -120,7 +120,9 @@ func TestSimLong(t *testing.T) {
 	deadline := time.Now().Add(*flagBudget)
 	base := rand.Uint64() >> 1
 	t.Logf("seeds from %d, %d steps each, on %s", base, *flagSteps, *flagStore)
-	var next, steps, runs atomic.Uint64
+	// Seeds go on after a failure (each one is reported with its replay),
+	// up to a few, so that one bug does not hide the next.
+	var next, steps, runs, failed atomic.Uint64
 	var mu sync.Mutex
 	total := map[string]int{}
 	var wg sync.WaitGroup
@@ -128,7 +130,7 @@ func TestSimLong(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for time.Now().Before(deadline) && !t.Failed() {
+			for time.Now().Before(deadline) && failed.Load() < 5 {
 				n := next.Add(1)
 				if *flagRuns > 0 && n > uint64(*flagRuns) {
 					return
@@ -139,6 +141,9 @@ func TestSimLong(t *testing.T) {
 					cfg.Dir = t.TempDir()
 				}
 				res := runSeed(t, cfg)
+				if res.Failure != nil {
+					failed.Add(1)
+				}
 				steps.Add(uint64(res.Steps))
 				if done := runs.Add(1); done%50 == 0 {
 					t.Logf("%d seeds, %d steps, %s", done, steps.Load(), time.Since(deadline.Add(-*flagBudget)).Round(time.Second))
@@ -152,7 +157,7 @@ func TestSimLong(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d seeds (%d to %d), %d steps in %s: %s", runs.Load(), base+1, base+min(next.Load(), runs.Load()), steps.Load(),
+	t.Logf("%d seeds (%d to %d, %d failed), %d steps in %s: %s", runs.Load(), base+1, base+min(next.Load(), runs.Load()), failed.Load(), steps.Load(),
 		time.Since(deadline.Add(-*flagBudget)).Round(time.Second), Summary(total))
 }
 
