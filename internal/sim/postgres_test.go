@@ -4,7 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/postgres"
@@ -17,6 +19,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 var (
 	flagPGSteps = flag.Int("pgsteps", 300, "TestSimPostgres: steps per seed")
 	flagPGSeeds = flag.Int("pgseeds", 1, "TestSimPostgres: how many seeds")
+	flagPGProcs = flag.Int("pgworkers", 1, "TestSimPostgres: seeds run at once")
 )
 
 // TestSimPostgres runs the simulator over PostgreSQL with two banks on one
@@ -32,15 +35,35 @@ func TestSimPostgres(t *testing.T) {
 		seeds = []uint64{*flagSeed}
 	}
 	total := map[string]int{}
-	for _, seed := range seeds {
-		// Each seed gets a store of its own: a table of its own.
-		opt := &postgres.Options{Table: fmt.Sprintf("sim_%d", seed)}
-		res := runSeed(t, Config{Seed: seed, Steps: *flagPGSteps, Store: Postgres, Banks: 2, Postgres: func() (storage.Backend, error) {
-			return postgres.Open(context.Background(), dsn, opt)
-		}})
-		for k, v := range res.Counts {
-			total[k] += v
-		}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	work := make(chan uint64)
+	start := time.Now()
+	steps := 0
+	for range max(1, *flagPGProcs) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seed := range work {
+				// Each seed gets a store of its own: a table of its own.
+				opt := &postgres.Options{Table: fmt.Sprintf("sim_%d", seed)}
+				res := runSeed(t, Config{Seed: seed, Steps: *flagPGSteps, Store: Postgres, Banks: 2, Postgres: func() (storage.Backend, error) {
+					return postgres.Open(context.Background(), dsn, opt)
+				}})
+				mu.Lock()
+				steps += res.Steps
+				for k, v := range res.Counts {
+					total[k] += v
+				}
+				mu.Unlock()
+			}
+		}()
 	}
+	for _, seed := range seeds {
+		work <- seed
+	}
+	close(work)
+	wg.Wait()
+	t.Logf("%d seeds, %d steps in %s, two banks on one database", len(seeds), steps, time.Since(start).Round(time.Second))
 	t.Logf("%s", Summary(total))
 }
