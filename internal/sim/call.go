@@ -24,6 +24,8 @@ type Req struct {
 	Idem string
 	// NoIdem sends no Idempotency-Key.
 	NoIdem bool
+	// Bank, when not 0, sends to bank Bank-1 rather than to one at random.
+	Bank int
 }
 
 // Resp is an answer. Status 0 means none came: the process died while
@@ -159,7 +161,11 @@ func (s *Sim) send(r *rand.Rand, req Req) (resp Resp) {
 		hr.Header.Set("Idempotency-Key", req.Idem)
 	}
 	w := httptest.NewRecorder()
-	b := s.banks[r.IntN(len(s.banks))]
+	n := r.IntN(len(s.banks))
+	if req.Bank > 0 && req.Bank <= len(s.banks) {
+		n = req.Bank - 1
+	}
+	b := s.banks[n]
 	func() {
 		defer func() {
 			if p := recover(); p != nil {

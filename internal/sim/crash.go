@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -117,6 +118,7 @@ func (s *Sim) open() error {
 		if s.cfg.Postgres == nil {
 			return errors.New("Config.Postgres is required with the postgres store")
 		}
+		s.pgStore = fmt.Sprintf("sim_%d_%d", s.cfg.Seed, pgRuns.Add(1))
 	default:
 		return fmt.Errorf("unknown store %q", s.cfg.Store)
 	}
@@ -131,6 +133,9 @@ func (s *Sim) open() error {
 	return nil
 }
 
+// pgRuns numbers the runs on PostgreSQL, so that each has a new store.
+var pgRuns atomic.Uint64
+
 // boltOptions folds the log often, so that a run crosses checkpoints.
 var boltOptions = &bolt.Options{CheckpointSize: 64 << 10}
 
@@ -143,7 +148,7 @@ func (s *Sim) boot() error {
 		db := storage.Backend(s.store)
 		if s.cfg.Store == Postgres {
 			// Every node has its own connections, and dies alone.
-			inner, err := s.cfg.Postgres()
+			inner, err := s.cfg.Postgres(s.pgStore)
 			if err != nil {
 				return err
 			}
@@ -227,6 +232,15 @@ func (s *Sim) reboot(r *rand.Rand) error {
 	s.Clock.Add(time.Second)
 	if err := s.boot(); err != nil {
 		return fmt.Errorf("restart after a crash: %w", err)
+	}
+	// The FX provider is outside the process: if it was down, it still is.
+	s.outage.mu.Lock()
+	fxDown := s.outage.fx
+	s.outage.mu.Unlock()
+	if fxDown {
+		for i := range s.banks {
+			s.send(r, Req{Method: http.MethodPost, Path: "/sandbox/fx/outage", Body: map[string]bool{"enabled": true}, Key: s.world.Root.Key, Bank: i + 1})
+		}
 	}
 	return s.checkAcked()
 }

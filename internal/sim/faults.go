@@ -166,7 +166,11 @@ func init() {
 		if down {
 			s.Count("fault.fx_down")
 		}
-		s.Do(r, Req{Method: http.MethodPost, Path: "/sandbox/fx/outage", Body: map[string]bool{"enabled": down}, NoIdem: true})
+		// The sandbox rate provider is each process's own: every node is
+		// told.
+		for i := range s.banks {
+			s.Do(r, Req{Method: http.MethodPost, Path: "/sandbox/fx/outage", Body: map[string]bool{"enabled": down}, NoIdem: true, Bank: i + 1})
+		}
 		return nil
 	}})
 	register(Op{Name: "fault.receiver", Weight: 2, Fault: true, Run: func(s *Sim, r *rand.Rand) error {

@@ -3,7 +3,6 @@ package sim
 import (
 	"context"
 	"flag"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -45,10 +44,9 @@ func TestSimPostgres(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for seed := range work {
-				// Each seed gets a store of its own: a table of its own.
-				opt := &postgres.Options{Table: fmt.Sprintf("sim_%d", seed)}
-				res := runSeed(t, Config{Seed: seed, Steps: *flagPGSteps, Store: Postgres, Banks: 2, Postgres: func() (storage.Backend, error) {
-					return postgres.Open(context.Background(), dsn, opt)
+				// Each run gets a store of its own: a table of its own.
+				res := runSeed(t, Config{Seed: seed, Steps: *flagPGSteps, Store: Postgres, Banks: 2, Postgres: func(store string) (storage.Backend, error) {
+					return postgres.Open(context.Background(), dsn, &postgres.Options{Table: store})
 				}})
 				mu.Lock()
 				steps += res.Steps

@@ -48,9 +48,10 @@ type Config struct {
 	Store Store
 	// Dir holds the bolt file (default a temporary folder, removed after).
 	Dir string
-	// Postgres opens a new connection to the run's database: one per bank,
-	// and again after a bank crashes. Required with Store Postgres.
-	Postgres func() (storage.Backend, error)
+	// Postgres opens a new connection to the store named store (a table
+	// of its own, say): one per bank, and again after a crash; each Run
+	// names a new store. Required with Store Postgres.
+	Postgres func(store string) (storage.Backend, error)
 	// Banks is how many banks share the store, requests spread over them
 	// (default 1; several need Postgres).
 	Banks int
@@ -148,6 +149,7 @@ type Sim struct {
 	hooks  *receivers
 
 	boots        int           // process starts so far
+	pgStore      string        // the PostgreSQL store's name
 	extra        []*crashStore // the stores of banks after the first (PostgreSQL nodes)
 	boltPath     string
 	cleanup      []func()
