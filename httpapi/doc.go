@@ -372,7 +372,9 @@
 //     place of the code) is 409 conflict rather than handed another
 //     write's result.
 //   - A key is claimed in memory while its request runs: a second request
-//     with the key meanwhile is 409 conflict and never runs. Nothing in the
+//     with the key meanwhile is 409 conflict and never runs. Once the
+//     request has completed, every retry is replayed, even one that meets
+//     another retry of it in flight. Nothing in the
 //     store marks a key in flight, so a key whose request died with the
 //     process is free at once after a restart; requests on two nodes meet
 //     at the record, and the later one's write replays the earlier's.

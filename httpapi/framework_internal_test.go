@@ -464,6 +464,18 @@ func TestIdempotency(t *testing.T) {
 		if got := f.do(t, "POST", "/slow", "full", []byte(`{}`), "Idempotency-Key", "k1"); got.header.Get("Idempotent-Replayed") != "true" {
 			t.Fatalf("after completion: %d %s", got.status, got.raw)
 		}
+		// Once it completed, a retry meeting another retry of it in flight
+		// replays too, rather than 409 (found by the simulator: two
+		// retries of one request in one concurrent step).
+		k := idemKey("E1", "k1") // the "full" key's entity
+		if !f.h.inflight.claim(k) {
+			t.Fatal("the key is still claimed")
+		}
+		got := f.do(t, "POST", "/slow", "full", []byte(`{}`), "Idempotency-Key", "k1")
+		f.h.inflight.release(k)
+		if got.status != 201 || got.header.Get("Idempotent-Replayed") != "true" || got.raw != results[0].raw {
+			t.Fatalf("retry beside a retry in flight: %d %s", got.status, got.raw)
+		}
 		if n := f.calls.Load(); n != 1 {
 			t.Fatalf("ran %d times", n)
 		}

@@ -293,17 +293,28 @@ func (h *handler) idempotent(x *exchange, r *http.Request, key string, fn handle
 	}
 	ctx := r.Context()
 	k := idemKey(x.c.EntityID, key)
+	hash := requestHash(r, x.body)
+	now := h.clock.Now()
+	stored := func() (*idemRecord, error) {
+		return storage.View(ctx, h.db, func(tx storage.Tx) (*idemRecord, error) {
+			rec, _, err := h.getIdem(tx, k, hash, now)
+			return rec, err
+		})
+	}
 	if !h.inflight.claim(k) {
+		// Only a request still running makes a duplicate wait: a retry of
+		// one that completed is answered from its record even while
+		// another retry of it is being answered (two retries of one
+		// request sent at once, as the simulator does).
+		if rec, err := stored(); err == nil && rec != nil && rec.Done {
+			replay(x, rec)
+			return
+		}
 		h.writeError(x, r, errIdemBusy)
 		return
 	}
 	defer h.inflight.release(k)
-	hash := requestHash(r, x.body)
-	now := h.clock.Now()
-	rec, err := storage.View(ctx, h.db, func(tx storage.Tx) (*idemRecord, error) {
-		rec, _, err := h.getIdem(tx, k, hash, now)
-		return rec, err
-	})
+	rec, err := stored()
 	if err != nil {
 		h.writeError(x, r, err)
 		return
