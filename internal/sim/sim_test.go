@@ -26,6 +26,7 @@ var (
 	flagProcs  = flag.Int("workers", 1, "TestSimLong: seeds run at once")
 	flagRuns   = flag.Int("runs", 0, "TestSimLong: stop after this many seeds (0: when -budget ends)")
 	flagSerial = flag.Bool("serial", false, "run each concurrent step's requests one after another, so that a seed replays exactly")
+	flagBanks  = flag.Int("banks", 1, "TestSim: banks sharing the store, requests spread over them")
 	flagOnly   = flag.String("only", "", "comma-separated op name prefixes to run beside the core ops (default all)")
 )
 
@@ -91,7 +92,7 @@ func TestSim(t *testing.T) {
 	}
 	total := map[string]int{}
 	for _, seed := range seeds {
-		cfg := Config{Seed: seed, Steps: *flagSteps, Keep: keep, Store: Store(*flagStore), NoFaults: *flagNoFlt}
+		cfg := Config{Seed: seed, Steps: *flagSteps, Keep: keep, Store: Store(*flagStore), NoFaults: *flagNoFlt, Banks: *flagBanks}
 		res := runSeed(t, cfg)
 		for k, v := range res.Counts {
 			total[k] += v
