@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
-	"strings"
 	"time"
 )
 
@@ -301,6 +300,3 @@ func init() {
 		return nil
 	}})
 }
-
-// trimID keeps the last path segment, for logs.
-func trimID(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }

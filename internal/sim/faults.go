@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -212,6 +211,3 @@ func init() {
 		return nil
 	}})
 }
-
-// hasPrefix is strings.HasPrefix, for ops' path checks.
-var hasPrefix = strings.HasPrefix

@@ -849,7 +849,9 @@ func capitalOfferingMove(s *Sim, r *rand.Rand) error {
 		if !resp.OK() || p.Type == "FIXED_RETURN" {
 			return nil
 		}
-		for _, h := range capHoldings(s, p.ID) {
+		// One holding, sampled: its market value is shares x price.
+		if hs := capHoldings(s, p.ID); len(hs) > 0 {
+			h := hs[0]
 			g, gr := capGetOrder(s, r, h.OrderID)
 			if g == nil || g.CapitalAccount == nil {
 				return fmt.Errorf("holding %s's order reads %s", h.ID, gr)
@@ -858,7 +860,6 @@ func capitalOfferingMove(s *Sim, r *rand.Rand) error {
 			if mv == nil || *mv != price*g.CapitalAccount.AllocatedShares {
 				return fmt.Errorf("holding %s: market value %v after a price of %d for %d shares", h.ID, mv, price, g.CapitalAccount.AllocatedShares)
 			}
-			break
 		}
 		return nil
 	}

@@ -90,13 +90,12 @@ type cardsTx struct {
 
 // cardsWalk is what a transaction's events say.
 type cardsWalk struct {
-	status           string
-	held             int64 // while pending
-	settled          int64
-	refunded         int64
-	maxTotal         int64 // the largest whole amount it reached
-	approved         bool
-	approvedBigFirst bool
+	status   string
+	held     int64 // while pending
+	settled  int64
+	refunded int64
+	maxTotal int64 // the largest whole amount it reached
+	approved bool
 }
 
 func cardsS(s *Sim) *cardsState {
