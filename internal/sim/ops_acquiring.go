@@ -16,7 +16,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/corebank/corebank/acquiring"
@@ -969,17 +968,13 @@ func acqDecide(s *Sim, r *mrand.Rand, dp *acqDispute) error {
 // whether every request was answered.
 func acqRace(s *Sim, r *mrand.Rand, fns []func(r *mrand.Rand) Resp) ([]Resp, bool) {
 	out := make([]Resp, len(fns))
-	var wg sync.WaitGroup
-	s.concurrent = true
+	calls := make([]func(), len(fns))
 	for i, fn := range fns {
 		rr := mrand.New(mrand.NewPCG(r.Uint64(), uint64(i)))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i] = fn(rr)
-		}()
+		calls[i] = func() { out[i] = fn(rr) }
 	}
-	wg.Wait()
+	s.concurrent = true
+	s.Parallel(calls...)
 	s.concurrent = false
 	all := true
 	for _, o := range out {

@@ -30,7 +30,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/corebank/corebank/ledger"
@@ -634,25 +633,19 @@ func init() {
 				return nil
 			}
 			n := 2 + r.IntN(3)
-			var wg sync.WaitGroup
-			s.concurrent = true
+			var calls []func()
 			for i := range n {
 				rr := rand.New(rand.NewPCG(r.Uint64(), uint64(i)))
 				outcome := Choose(r, "settled", "settled", "pending_settlement", "failed", "cancelled", "expired")
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				calls = append(calls, func() {
 					s.Do(rr, Req{Method: http.MethodPost, Path: "/sandbox/funding-sessions/" + v.ID + "/simulate", Body: map[string]any{"outcome": outcome}})
-				}()
+				})
 			}
 			if r.IntN(2) == 0 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					_, _ = s.banks[0].RunDue(s.ctx, s.Clock.Now())
-				}()
+				calls = append(calls, func() { _, _ = s.banks[0].RunDue(s.ctx, s.Clock.Now()) })
 			}
-			wg.Wait()
+			s.concurrent = true
+			s.Parallel(calls...)
 			s.concurrent = false
 			if s.anyCrashed() {
 				return s.reboot(r)

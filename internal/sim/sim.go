@@ -355,6 +355,27 @@ func init() {
 	}})
 }
 
+// Parallel runs fns at once, as clients on several connections send
+// requests, or one after another with Config.Serial, so that a seed
+// replays exactly.
+func (s *Sim) Parallel(fns ...func()) {
+	if s.cfg.Serial {
+		for _, f := range fns {
+			f()
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for _, f := range fns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f()
+		}()
+	}
+	wg.Wait()
+}
+
 // check runs every invariant.
 func (s *Sim) check() error {
 	for _, c := range checks {
