@@ -153,7 +153,9 @@ func usedUp(tx storage.Tx, r *record) (bool, error) {
 		if err != nil {
 			return err
 		}
-		if t.Status != TxDeclined && t.AmountAuthorized > 1 {
+		// Amount is what was asked at authorization, which used the card
+		// up; AmountAuthorized falls to 0 once the hold is released.
+		if t.Status != TxDeclined && t.Amount > 1 {
 			used = true
 			return storage.ErrStop
 		}
