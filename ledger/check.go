@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -71,7 +70,7 @@ func (s *Service) Check(ctx context.Context, cur *CheckCursor) (*CheckReport, er
 	rep, err := storage.View(ctx, s.db, func(tx storage.Tx) (*CheckReport, error) {
 		rep := &CheckReport{Totals: map[string]Balance{}}
 		var err error
-		next, err = checkTx(tx, cur, rep)
+		next, err = s.checkTx(tx, cur, rep)
 		return rep, err
 	})
 	if err != nil {
@@ -81,7 +80,7 @@ func (s *Service) Check(ctx context.Context, cur *CheckCursor) (*CheckReport, er
 	return rep, nil
 }
 
-func checkTx(tx storage.Tx, cur *CheckCursor, rep *CheckReport) (string, error) {
+func (s *Service) checkTx(tx storage.Tx, cur *CheckCursor, rep *CheckReport) (string, error) {
 	after := cur.entry
 	if cur.seqs == nil {
 		cur.seqs = map[string]uint64{}
@@ -150,14 +149,8 @@ func checkTx(tx storage.Tx, cur *CheckCursor, rep *CheckReport) (string, error) 
 			bad("%s records pending %d/%d but its pending holds sum to %d/%d", id, r.PendingDebits, r.PendingCredits, p.PendingDebits, p.PendingCredits)
 		}
 		if r.Settled-r.PendingDebits < 0 {
-			raw, err := tx.Get(bucketAccounts, []byte(id))
+			a, err := s.GetAccountTx(tx, id)
 			if err != nil {
-				return after, fmt.Errorf("account %s: %w", id, err)
-			}
-			var a struct {
-				Configuration AccountConfiguration `json:"configuration"`
-			}
-			if err := json.Unmarshal(raw, &a); err != nil {
 				return after, fmt.Errorf("account %s: %w", id, err)
 			}
 			if !a.Configuration.Overdraft {
