@@ -158,11 +158,7 @@ func init() {
 			if a == nil {
 				return nil
 			}
-			body := map[string]any{"account_id": a.ID, "amount": 1 + r.Int64N(1_000_000), "narration": "sim inflow"}
-			if r.IntN(4) == 0 {
-				body["settle"] = false
-			}
-			s.Do(r, Req{Method: http.MethodPost, Path: "/sandbox/inflows", Body: body})
+			s.Do(r, Req{Method: http.MethodPost, Path: "/sandbox/inflows", Body: inflowBody(r, a.ID, "sim inflow")})
 			return nil
 		}},
 		Op{Name: "account.statement", Weight: 1, Run: func(s *Sim, r *rand.Rand) error {
@@ -200,6 +196,16 @@ func openAccount(s *Sim, r *rand.Rand, currency, typ, name string, share bool) (
 	}
 	s.Acked("/accounts/" + id)
 	return a, nil
+}
+
+// inflowBody is a sandbox inflow of up to 10,000.00 to account, a
+// quarter of them left pending (settle false).
+func inflowBody(r *rand.Rand, account, narration string) map[string]any {
+	body := map[string]any{"account_id": account, "amount": 1 + r.Int64N(1_000_000), "narration": narration}
+	if r.IntN(4) == 0 {
+		body["settle"] = false
+	}
+	return body
 }
 
 // keyOf is the key a request about e goes out with: e's own when it has

@@ -376,18 +376,13 @@ func init() {
 			}
 			now := s.Now().UnixMilli()
 			usable := false
-			for id, dv := range st.det {
-				_ = id
+			for _, dv := range st.det {
 				if dv.account == d.Account && dv.status == "active" && !dv.deleted && (dv.expiresAt == nil || *dv.expiresAt > now) {
 					usable = true
 					break
 				}
 			}
-			body := map[string]any{"account_id": d.Account, "amount": 1 + r.Int64N(1_000_000), "narration": "sim inflow via details"}
-			if r.IntN(4) == 0 {
-				body["settle"] = false
-			}
-			resp := s.Do(r, Req{Method: http.MethodPost, Path: "/sandbox/inflows", Body: body})
+			resp := s.Do(r, Req{Method: http.MethodPost, Path: "/sandbox/inflows", Body: inflowBody(r, d.Account, "sim inflow via details")})
 			if resp.Status == 0 {
 				return nil
 			}
