@@ -29,7 +29,7 @@ func TestDueOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"ledger.hold", "ledger.details",
+		"ledger.hold", "ledger.details", "ledger.fold",
 		"funding.inflow", "funding.session",
 		"payments.quote", "payments.transfer",
 		"acquiring.challenge", "acquiring.refund", "acquiring.dispute", "acquiring.evidence", "cards.authorization",

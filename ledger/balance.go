@@ -115,8 +115,15 @@ func parseSystemAccount(id string) (currency string, ok bool) {
 // loadBal reads an account's balance record, creating a system account's
 // record in memory on first use. It returns ErrAccountNotFound for unknown
 // accounts.
+//
+// A system account's record is loaded empty, without a read: a movement
+// records its change to one apart (putBal, sysdelta.go), and BalanceTx
+// reads the sum.
 func loadBal(tx storage.Tx, id string) (*balRec, error) {
 	r := &balRec{}
+	if IsSystemAccount(id) {
+		return r, loadSystem(id, r)
+	}
 	raw, err := storage.Peek(tx, bucketBalances, []byte(id))
 	if err := decodeBalAt(raw, err, id, r); err != nil {
 		return nil, err
@@ -124,9 +131,22 @@ func loadBal(tx storage.Tx, id string) (*balRec, error) {
 	return r, nil
 }
 
+// loadSystem sets r to an empty record of the system account id.
+func loadSystem(id string, r *balRec) error {
+	cur, ok := parseSystemAccount(id)
+	if !ok {
+		return ErrAccountNotFound.With("account " + id + " not found")
+	}
+	*r = balRec{flags: flagSystem, currency: cur}
+	return nil
+}
+
 // loadBalInto is loadBal into a caller's record, so that hot paths keep it
 // on the stack; it builds the key in one of s's scratch buffers.
 func (s *Service) loadBalInto(tx storage.Tx, id string, r *balRec) error {
+	if IsSystemAccount(id) {
+		return loadSystem(id, r)
+	}
 	bp := s.buf()
 	k := append(*bp, id...)
 	raw, err := storage.Peek(tx, bucketBalances, k)
@@ -148,7 +168,17 @@ func decodeBalAt(raw []byte, err error, id string, r *balRec) error {
 	return r.decode(raw)
 }
 
+// putBal stores r, loaded by loadBal: a customer account's record, or a
+// system account's change.
 func (s *Service) putBal(tx storage.Tx, id string, r *balRec) error {
+	if r.system() {
+		return s.putSysDelta(tx, id, r)
+	}
+	return s.putRecord(tx, id, r)
+}
+
+// putRecord stores r as the account's balance record.
+func (s *Service) putRecord(tx storage.Tx, id string, r *balRec) error {
 	bp := s.buf()
 	b := append(*bp, id...)
 	k := len(b)
@@ -169,7 +199,11 @@ func (s *Service) GetBalance(ctx context.Context, accountID string) (Balance, er
 
 // BalanceTx is GetBalance inside tx.
 func (s *Service) BalanceTx(tx storage.Tx, accountID string) (Balance, error) {
-	r, err := loadBal(tx, accountID)
+	load := loadBal
+	if IsSystemAccount(accountID) {
+		load = sysBalance
+	}
+	r, err := load(tx, accountID)
 	if err != nil {
 		return Balance{}, err
 	}
@@ -216,18 +250,26 @@ func (s *Service) BalanceAt(ctx context.Context, accountID string, at time.Time)
 func (s *Service) TrialBalance(ctx context.Context) (map[string]Balance, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (map[string]Balance, error) {
 		out := map[string]Balance{}
-		err := tx.Scan(bucketBalances, storage.ScanOptions{}, func(_, v []byte) error {
-			r, err := decodeBal(v)
-			if err != nil {
-				return err
-			}
+		sum := func(r *balRec) {
 			t := out[r.currency]
 			t.Settled += r.Settled
 			t.PendingDebits += r.PendingDebits
 			t.PendingCredits += r.PendingCredits
 			out[r.currency] = t
+		}
+		err := tx.Scan(bucketBalances, storage.ScanOptions{}, func(_, v []byte) error {
+			r, err := decodeBal(v)
+			if err == nil {
+				sum(r)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return out, scanDeltas(tx, nil, func(_ []byte, _ string, d *balRec) error {
+			sum(d)
 			return nil
 		})
-		return out, err
 	})
 }

@@ -108,6 +108,29 @@ func (s *Service) checkTx(tx storage.Tx, cur *CheckCursor, rep *CheckReport) (st
 	if err != nil {
 		return after, err
 	}
+	// System accounts' changes not yet folded into their records.
+	err = scanDeltas(tx, nil, func(k []byte, id string, d *balRec) error {
+		r := bals[id]
+		if r == nil {
+			r = &balRec{}
+			if err := loadSystem(id, r); err != nil {
+				bad("balance change %q is not of a system account", k)
+				return nil
+			}
+			bals[id] = r
+			rep.Accounts++
+		}
+		r.add(d)
+		t := rep.Totals[r.currency]
+		t.Settled += d.Settled
+		t.PendingDebits += d.PendingDebits
+		t.PendingCredits += d.PendingCredits
+		rep.Totals[r.currency] = t
+		return nil
+	})
+	if err != nil {
+		return after, err
+	}
 	for cur, t := range rep.Totals {
 		if t.Settled != 0 {
 			bad("%s settled balances sum to %d, not 0", cur, t.Settled)

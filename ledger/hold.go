@@ -427,12 +427,15 @@ const (
 // (voiding it, status expired, or posting it in full when its OnTimeout is
 // TimeoutPost), then "ledger.details" deactivates account details whose
 // terminate_after ended (status inactive, reason expired,
-// account_details.updated appended). Both run inside the transaction that
-// takes the item off the queue, stamped with the clock's time.
+// account_details.updated appended), then "ledger.fold" folds system
+// accounts' recorded changes into their balances (sysdelta.go). Each runs
+// inside the transaction that takes the item off the queue, stamped with
+// the clock's time.
 func (s *Service) DueJobs() []storage.DueJob {
 	return []storage.DueJob{
 		{Kind: dueHold, Tx: s.expireHoldTx},
 		{Kind: dueDetails, Tx: s.expireDetailsTx},
+		{Kind: dueFold, Tx: s.foldTx},
 	}
 }
 

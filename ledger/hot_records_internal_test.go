@@ -163,7 +163,7 @@ func TestScratchBuffers(t *testing.T) {
 	}
 	for i, r := range recs {
 		id := fmt.Sprintf("acct%d", i)
-		err := db.Update(context.Background(), func(tx storage.Tx) error { return s.putBal(tx, id, r) })
+		err := db.Update(context.Background(), func(tx storage.Tx) error { return s.putRecord(tx, id, r) })
 		if err != nil {
 			t.Fatal(err)
 		}

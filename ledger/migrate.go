@@ -17,7 +17,8 @@ import (
 // their IDs; readers that kept a sequence number as their cursor translate
 // it themselves (the webhooks' migration does); "ledger.system-history"
 // deletes the history lines earlier releases wrote for system accounts,
-// which keep none now.
+// which keep none now; "ledger.fold" queues the first fold of system
+// accounts' changes (sysdelta.go), which queues the next itself.
 func (s *Service) Migrations() []storage.Migration {
 	return []storage.Migration{{Name: "ledger.due-queue", Run: func(tx storage.Tx) error {
 		if err := storage.MoveToDue(tx, "ledger.due", nil, dueHold); err != nil {
@@ -26,6 +27,8 @@ func (s *Service) Migrations() []storage.Migration {
 		return storage.MoveToDue(tx, "ledger.account_details_due", nil, dueDetails)
 	}}, {Name: "ledger.outbox", Run: migrateOutbox}, {Name: "ledger.system-history", Run: func(tx storage.Tx) error {
 		return storage.DeleteMatching(tx, bucketHistory, []byte(systemPrefix), nil)
+	}}, {Name: "ledger.fold", Run: func(tx storage.Tx) error {
+		return storage.Schedule(tx, dueFold, 0, foldID)
 	}}}
 }
 

@@ -454,7 +454,7 @@ func TestRunDueOrder(t *testing.T) {
 	for _, j := range e.s.DueJobs() {
 		kinds = append(kinds, j.Kind)
 	}
-	if diff := cmp.Diff([]string{"ledger.hold", "ledger.details"}, kinds); diff != "" {
+	if diff := cmp.Diff([]string{"ledger.hold", "ledger.details", "ledger.fold"}, kinds); diff != "" {
 		t.Errorf("DueJobs kinds (-want +got):\n%s", diff)
 	}
 

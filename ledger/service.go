@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/benbjohnson/clock"
 
@@ -19,12 +20,14 @@ const (
 	bucketBANs     = storage.Bucket("ledger.bans")           // service BAN -> account ID
 	bucketDefaults = storage.Bucket("ledger.defaults")       // entity ID -> default account ID
 	bucketBalances = storage.Bucket("ledger.balances")       // account ID -> binary balance record
+	bucketDeltas   = storage.Bucket("ledger.balance_deltas") // system account ID/<prefix><n> -> binary balance change (sysdelta.go)
 	bucketHistory  = storage.Bucket("ledger.history")        // <account>/S|P/<ms><seq> -> binary history line
 	bucketPending  = storage.Bucket("ledger.pending")        // <account>/<ms><hold ID> -> pending statement row
 	bucketHolds    = storage.Bucket("ledger.holds")          // hold ID -> binary hold
 	bucketEntries  = storage.Bucket("ledger.entries")        // entry ID -> binary journal entry
 	bucketIdem     = storage.Bucket("ledger.idempotency")    // caller key -> kind byte + object ID
-	bucketOutbox   = storage.Bucket("ledger.outbox")         // event ID (commit order) -> compact event (events.go)
+	bucketOutbox   = storage.Bucket("ledger.outbox")         // event ID -> compact event (events.go)
+	bucketUnread   = storage.Bucket("ledger.outbox_unread")  // event ID -> empty, until a reader marks it read
 	bucketMeta     = storage.Bucket("ledger.meta")           // counters
 )
 
@@ -76,6 +79,10 @@ type Service struct {
 	// bufs recycles the scratch buffers hot writes build keys and values
 	// in (see hot_records.go).
 	bufs sync.Pool
+	// deltaPrefix and deltaSeq make the keys of system account changes
+	// (sysdelta.go) unique.
+	deltaPrefix [8]byte
+	deltaSeq    atomic.Uint64
 }
 
 // NewService returns a ledger over db. It starts no goroutines; call RunDue
@@ -94,7 +101,8 @@ func NewService(db storage.Backend, opt *Options) *Service {
 	if o.Coordinates == nil {
 		o.Coordinates = coordinates.NewSandbox(nil)
 	}
-	return &Service{db: db, clock: o.Clock, ids: o.IDs, gate: o.Gate, tree: o.Tree, coords: o.Coordinates, dueBatch: o.DueBatch}
+	return &Service{db: db, clock: o.Clock, ids: o.IDs, gate: o.Gate, tree: o.Tree, coords: o.Coordinates, dueBatch: o.DueBatch,
+		deltaPrefix: newDeltaPrefix()}
 }
 
 // Clock returns the clock the service reads time from.
