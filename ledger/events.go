@@ -20,8 +20,12 @@ import (
 // Event is one entry of the outbox: a change, recorded in the same
 // transaction as the change, for webhooks and other readers.
 type Event struct {
-	// ID is a ULID whose time is Created. IDs increase in commit order, so
-	// readers resume after the last ID seen.
+	// ID is a ULID whose time is Created. IDs increase with time, and
+	// within one millisecond in the order one process made them; commit
+	// order may differ (a transaction that read the clock earlier can
+	// commit later), which is why a reader of new events takes them from
+	// the unread index (UnreadEventsTx) rather than after the last ID it
+	// saw.
 	ID       string `json:"id"`
 	Type     string `json:"type"`
 	EntityID string `json:"entity_id"`
@@ -30,17 +34,14 @@ type Event struct {
 	Created int64           `json:"created"`
 }
 
-// eventLastKey holds, in bucketMeta, the ID of the newest event once it has
-// been deleted, so that later IDs still sort after it.
-var eventLastKey = []byte("event_last")
-
 // AppendEventTx appends an event of type typ about entityID, whose object is
 // object encoded as JSON, in tx. It returns an error only when object cannot
 // be encoded or storage fails.
 //
-// The event's ID is minted at now, or just after the newest event's ID when
-// that one sorts later (a transaction that read the clock earlier committed
-// first), so that ID order is commit order; Created is the ID's time.
+// The event's ID is minted at now and the event is also indexed as unread
+// (UnreadEventsTx). Appending reads nothing: a key that every writer read
+// (the newest event, as before) would make any two transactions that
+// report a change conflict, on a store that runs transactions at once.
 func (s *Service) AppendEventTx(tx storage.Tx, now time.Time, typ, entityID string, object any) (*Event, error) {
 	raw, err := json.Marshal(object)
 	if err != nil {
@@ -52,60 +53,81 @@ func (s *Service) AppendEventTx(tx storage.Tx, now time.Time, typ, entityID stri
 // appendEvent is AppendEventTx with the object already encoded by
 // json.Marshal (so valid, compact JSON).
 func (s *Service) appendEvent(tx storage.Tx, now time.Time, typ, entityID string, raw json.RawMessage) (*Event, error) {
-	last, err := lastEventID(tx)
-	if err != nil {
-		return nil, err
-	}
 	id, err := ulid.ParseStrict(s.ids.New(now))
 	if err != nil {
 		return nil, fmt.Errorf("ledger: event ID: %w", err)
-	}
-	if id.Compare(last) <= 0 {
-		id = nextULID(last)
 	}
 	ev := &Event{ID: id.String(), Type: typ, EntityID: entityID, Object: raw, Created: int64(id.Time())}
 	if err := tx.Put(bucketOutbox, []byte(ev.ID), encodeEvent(ev)); err != nil {
 		return nil, err
 	}
+	if err := tx.Put(bucketUnread, []byte(ev.ID), []byte{}); err != nil {
+		return nil, err
+	}
 	return ev, nil
 }
 
-// lastEventID returns the newest event's ID, the zero ULID when there was
-// none.
-func lastEventID(tx storage.Tx) (ulid.ULID, error) {
-	var last ulid.ULID
-	err := tx.Scan(bucketOutbox, storage.ScanOptions{Reverse: true, Limit: 1}, func(k, _ []byte) error {
-		return last.UnmarshalText(k)
-	})
-	if err != nil {
-		return last, fmt.Errorf("ledger: newest event: %w", err)
+// UnreadEventsTx returns up to limit events (limit <= 0 means 100; at most
+// 1000) that no reader has marked read (MarkReadTx), oldest ID first. Every
+// committed event is in it until marked, whatever order transactions
+// committed in, so a reader that takes its new events here misses none.
+func (s *Service) UnreadEventsTx(tx storage.Tx, limit int) ([]Event, error) {
+	var ids []string
+	if err := tx.Scan(bucketUnread, storage.ScanOptions{Limit: clampEventLimit(limit)}, func(k, _ []byte) error {
+		ids = append(ids, string(k))
+		return nil
+	}); err != nil {
+		return nil, err
 	}
-	v, err := tx.Get(bucketMeta, eventLastKey)
-	switch {
-	case errors.Is(err, storage.ErrNotFound):
-		return last, nil
-	case err != nil:
-		return last, err
+	out := make([]Event, 0, len(ids))
+	for _, id := range ids {
+		ev, err := s.EventTx(tx, id)
+		if errors.Is(err, storage.ErrNotFound) {
+			// Deleted unread: nothing to read.
+			if err := tx.Delete(bucketUnread, []byte(id)); err != nil && !errors.Is(err, storage.ErrReadOnly) {
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
 	}
-	var deleted ulid.ULID
-	if err := deleted.UnmarshalText(v); err != nil {
-		return last, fmt.Errorf("ledger: newest deleted event: %w", err)
-	}
-	if deleted.Compare(last) > 0 {
-		last = deleted
-	}
-	return last, nil
+	return out, nil
 }
 
-// nextULID returns the ULID just after u (its 128 bits plus one).
-func nextULID(u ulid.ULID) ulid.ULID {
-	for i := len(u) - 1; i >= 0; i-- {
-		u[i]++
-		if u[i] != 0 {
-			break
+// OldestUnreadTx returns the ID of the oldest unread event, "" when every
+// event has been read: every event with a smaller ID has been read.
+func (s *Service) OldestUnreadTx(tx storage.Tx) (string, error) {
+	var id string
+	err := tx.Scan(bucketUnread, storage.ScanOptions{Limit: 1}, func(k, _ []byte) error {
+		id = string(k)
+		return nil
+	})
+	return id, err
+}
+
+// UnreadTx reports whether the event with id is unread.
+func (s *Service) UnreadTx(tx storage.Tx, id string) (bool, error) {
+	return storage.Exists(tx, bucketUnread, []byte(id))
+}
+
+// MarkReadTx marks the events with ids read: UnreadEventsTx no longer
+// returns them.
+func (s *Service) MarkReadTx(tx storage.Tx, ids ...string) error {
+	for _, id := range ids {
+		if err := tx.Delete(bucketUnread, []byte(id)); err != nil {
+			return err
 		}
 	}
-	return u
+	return nil
+}
+
+// MarkUnreadTx marks the stored event with id unread again, for a reader
+// that moves its position back (a migration from a cursor).
+func (s *Service) MarkUnreadTx(tx storage.Tx, id string) error {
+	return tx.Put(bucketUnread, []byte(id), []byte{})
 }
 
 // Stored forms of an event, keyed by its ID (which gives Created): a
@@ -191,7 +213,7 @@ func clampEventLimit(limit int) int {
 }
 
 // Events returns up to limit events after the event with ID after ("" for
-// the first), in commit order (limit <= 0 means 100; at most 1000). An
+// the first), in ID order (limit <= 0 means 100; at most 1000). An
 // empty result means the reader is caught up.
 func (s *Service) Events(ctx context.Context, after string, limit int) ([]Event, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) ([]Event, error) {
@@ -225,24 +247,11 @@ func (s *Service) EventTx(tx storage.Tx, id string) (Event, error) {
 }
 
 // DeleteEventTx removes the event with id from the outbox, for a reader that
-// has handled it and keeps it no longer (the webhooks' retention). Deleting
-// an absent event is not an error. Deleting the newest event records its ID,
-// so that later IDs still sort after it.
+// has handled it and keeps it no longer (the webhooks' retention), read or
+// not. Deleting an absent event is not an error.
 func (s *Service) DeleteEventTx(tx storage.Tx, id string) error {
-	if ok, err := storage.Exists(tx, bucketOutbox, []byte(id)); err != nil || !ok {
+	if err := tx.Delete(bucketUnread, []byte(id)); err != nil {
 		return err
-	}
-	newest := true
-	if err := tx.Scan(bucketOutbox, storage.ScanOptions{After: []byte(id), Limit: 1}, func(_, _ []byte) error {
-		newest = false
-		return nil
-	}); err != nil {
-		return err
-	}
-	if newest {
-		if err := tx.Put(bucketMeta, eventLastKey, []byte(id)); err != nil {
-			return err
-		}
 	}
 	return tx.Delete(bucketOutbox, []byte(id))
 }

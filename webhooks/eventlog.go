@@ -24,6 +24,22 @@ type EventFilter struct {
 
 // ulidBound returns the smallest (or, with max, the greatest) ULID string
 // of millisecond ms.
+// ulidBefore returns the greatest ULID (in its text form) below the ULID
+// id; ok is false when id is not a ULID or is the least one.
+func ulidBefore(id string) (string, bool) {
+	u, err := ulid.ParseStrict(id)
+	if err != nil || u == (ulid.ULID{}) {
+		return "", false
+	}
+	for i := len(u) - 1; i >= 0; i-- {
+		u[i]--
+		if u[i] != 0xff {
+			break
+		}
+	}
+	return u.String(), true
+}
+
 func ulidBound(ms int64, max bool) string {
 	var u ulid.ULID
 	if max {
@@ -81,15 +97,20 @@ func (s *Service) ListEvents(ctx context.Context, caller corebank.Caller, entity
 		if q.Limit, err = storage.CheckList(opts, corebank.DefaultLimit); err != nil {
 			return nil, err
 		}
-		cursor, err := readCursor(tx)
+		unread, err := s.outbox.OldestUnreadTx(tx)
 		if err != nil {
 			return nil, err
 		}
-		if cursor == "" {
-			return &corebank.Page[Event]{Items: []Event{}, Total: -1}, nil
-		}
-		if q.Upper == "" || cursor < q.Upper {
-			q.Upper = cursor // not yet read by the dispatcher
+		if unread != "" {
+			// Only events the dispatcher has read: those before the oldest
+			// it has not.
+			last, ok := ulidBefore(unread)
+			if !ok {
+				return &corebank.Page[Event]{Items: []Event{}, Total: -1}, nil
+			}
+			if q.Upper == "" || last < q.Upper {
+				q.Upper = last
+			}
 		}
 		under := corebank.As(entity)
 		allowed := map[string]bool{entity: true} // an entity's place is looked up once a page
@@ -116,11 +137,11 @@ func (s *Service) ListEvents(ctx context.Context, caller corebank.Caller, entity
 // eventTx returns the retained event with id that the dispatcher has read,
 // or ErrEventNotFound.
 func (s *Service) eventTx(tx storage.Tx, id string) (Event, error) {
-	cursor, err := readCursor(tx)
+	unread, err := s.outbox.UnreadTx(tx, id)
 	if err != nil {
 		return Event{}, err
 	}
-	if id > cursor {
+	if unread {
 		return Event{}, ErrEventNotFound
 	}
 	ev, err := s.outbox.EventTx(tx, id)

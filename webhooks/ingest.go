@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,11 +10,15 @@ import (
 )
 
 // Ingestion: new outbox events become deliveries. The dispatcher reads the
-// outbox after its persisted cursor (the ID of the last event ingested) and,
-// in one transaction per batch, fans each event out (fanout.go) and
-// advances the cursor, so a restart resumes exactly where it stopped. The
-// events stay in the outbox, the one place they are stored: ListEvents,
-// Redeliver and attempts read them there, and retention deletes them.
+// outbox's unread events (the ledger indexes each event as unread in the
+// transaction that appends it) and, in one transaction per batch, fans each
+// event out (fanout.go) and marks it read, so a restart resumes exactly
+// where it stopped, and no event is missed whatever order the transactions
+// that appended them committed in (a position after the last ID read
+// would miss an event minted earlier and committed later, and minting IDs
+// in commit order would make every writer read one key). The events stay
+// in the outbox, the one place they are stored: ListEvents, Redeliver and
+// attempts read them there, and retention deletes them.
 
 const ingestBatch = 256
 
@@ -28,18 +31,8 @@ func (s *Service) Wake() {
 	}
 }
 
-// readCursor returns the ID of the last event ingested, "" before the
-// first.
-func readCursor(tx storage.Tx) (string, error) {
-	v, err := tx.Get(bucketMeta, keyCursor)
-	if errors.Is(err, storage.ErrNotFound) {
-		return "", nil
-	}
-	return string(v), err
-}
-
-// ingest moves new outbox events into deliveries, advancing the persisted
-// cursor in the same transaction, and returns how many deliveries it made.
+// ingest moves unread outbox events into deliveries, marking them read in
+// the same transaction, and returns how many deliveries it made.
 func (s *Service) ingest(ctx context.Context) (int, error) {
 	s.ingestMu.Lock()
 	defer s.ingestMu.Unlock()
@@ -47,12 +40,8 @@ func (s *Service) ingest(ctx context.Context) (int, error) {
 	// a read transaction first so that they do not each cost a write one
 	// (which queues behind, and delays, the requests' own).
 	fresh, err := storage.View(ctx, s.db, func(tx storage.Tx) (bool, error) {
-		cursor, err := readCursor(tx)
-		if err != nil {
-			return false, err
-		}
-		evs, err := s.outbox.EventsTx(tx, cursor, 1)
-		return len(evs) > 0, err
+		id, err := s.outbox.OldestUnreadTx(tx)
+		return id != "", err
 	})
 	if err != nil || !fresh {
 		return 0, err
@@ -62,11 +51,7 @@ func (s *Service) ingest(ctx context.Context) (int, error) {
 		now := s.clock.Now()
 		type batch struct{ events, deliveries int }
 		b, err := storage.Update(ctx, s.db, func(tx storage.Tx) (batch, error) {
-			cursor, err := readCursor(tx)
-			if err != nil {
-				return batch{}, err
-			}
-			evs, err := s.outbox.EventsTx(tx, cursor, ingestBatch)
+			evs, err := s.outbox.UnreadEventsTx(tx, ingestBatch)
 			if err != nil {
 				return batch{}, fmt.Errorf("webhooks: read outbox: %w", err)
 			}
@@ -74,17 +59,21 @@ func (s *Service) ingest(ctx context.Context) (int, error) {
 				return batch{}, nil
 			}
 			created := 0
-			for _, ev := range evs {
+			ids := make([]string, len(evs))
+			oldest := evs[0].Created
+			for i, ev := range evs {
 				n, err := s.ingestEventTx(tx, now, ev)
 				if err != nil {
 					return batch{}, err
 				}
 				created += n
+				ids[i] = ev.ID
+				oldest = min(oldest, ev.Created)
 			}
-			if err := s.sweepLaterTx(tx, evs[0].Created); err != nil {
+			if err := s.sweepLaterTx(tx, oldest); err != nil {
 				return batch{}, err
 			}
-			return batch{len(evs), created}, tx.Put(bucketMeta, keyCursor, []byte(evs[len(evs)-1].ID))
+			return batch{len(evs), created}, s.outbox.MarkReadTx(tx, ids...)
 		})
 		if err != nil {
 			return total, err

@@ -16,8 +16,7 @@ func fromLedger(e ledger.Event) Event {
 	return Event{ID: e.ID, Type: e.Type, EntityID: e.EntityID, Data: e.Object, Created: e.Created}
 }
 
-func (o ledgerOutbox) EventsTx(tx storage.Tx, after string, limit int) ([]Event, error) {
-	evs, err := o.l.EventsTx(tx, after, limit)
+func fromLedgerAll(evs []ledger.Event, err error) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -27,6 +26,24 @@ func (o ledgerOutbox) EventsTx(tx storage.Tx, after string, limit int) ([]Event,
 	}
 	return out, nil
 }
+
+func (o ledgerOutbox) EventsTx(tx storage.Tx, after string, limit int) ([]Event, error) {
+	return fromLedgerAll(o.l.EventsTx(tx, after, limit))
+}
+
+func (o ledgerOutbox) UnreadEventsTx(tx storage.Tx, limit int) ([]Event, error) {
+	return fromLedgerAll(o.l.UnreadEventsTx(tx, limit))
+}
+
+func (o ledgerOutbox) MarkReadTx(tx storage.Tx, ids ...string) error {
+	return o.l.MarkReadTx(tx, ids...)
+}
+
+func (o ledgerOutbox) MarkUnreadTx(tx storage.Tx, id string) error { return o.l.MarkUnreadTx(tx, id) }
+
+func (o ledgerOutbox) OldestUnreadTx(tx storage.Tx) (string, error) { return o.l.OldestUnreadTx(tx) }
+
+func (o ledgerOutbox) UnreadTx(tx storage.Tx, id string) (bool, error) { return o.l.UnreadTx(tx, id) }
 
 func (o ledgerOutbox) EventTx(tx storage.Tx, id string) (Event, error) {
 	e, err := o.l.EventTx(tx, id)

@@ -18,7 +18,9 @@ import (
 // queued where the delivery record says it waits; the retention indexes
 // ("webhooks.event_time", "webhooks.dlv_time") are dropped, as the sweep
 // reads creation times from the IDs. "webhooks.outbox-log" stops copying
-// events out of the outbox (see migrateOutboxLog).
+// events out of the outbox (see migrateOutboxLog); "webhooks.unread"
+// replaces the dispatcher's position with the outbox's unread index (see
+// migrateUnread).
 func (s *Service) Migrations() []storage.Migration {
 	return []storage.Migration{{Name: "webhooks.due-queue", Run: func(tx storage.Tx) error {
 		if err := storage.MoveToDue(tx, "webhooks.expiry", nil, dueExpire); err != nil {
@@ -61,7 +63,38 @@ func (s *Service) Migrations() []storage.Migration {
 			}
 		}
 		return nil
-	}}, {Name: "webhooks.outbox-log", Run: s.migrateOutboxLog}}
+	}}, {Name: "webhooks.outbox-log", Run: s.migrateOutboxLog}, {Name: "webhooks.unread", Run: s.migrateUnread}}
+}
+
+// migrateUnread replaces the dispatcher's position in the outbox (the ID
+// of the last event ingested, in bucketMeta's keyCursor) with the outbox's
+// unread index: each event after the position is marked unread (every
+// event, when the dispatcher never ran), and the position is dropped.
+func (s *Service) migrateUnread(tx storage.Tx) error {
+	after := ""
+	v, err := tx.Get(bucketMeta, keyCursor)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+	case err != nil:
+		return err
+	default:
+		after = string(v)
+	}
+	for {
+		evs, err := s.outbox.EventsTx(tx, after, ingestBatch)
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			if err := s.outbox.MarkUnreadTx(tx, ev.ID); err != nil {
+				return err
+			}
+		}
+		if len(evs) < ingestBatch {
+			return tx.Delete(bucketMeta, keyCursor)
+		}
+		after = evs[len(evs)-1].ID
+	}
 }
 
 // migrateOutboxLog moves the event log into the outbox: it translates the

@@ -72,10 +72,6 @@ func (s *Service) sweepTx(tx storage.Tx, now time.Time, it storage.DueItem) erro
 			next = ms
 		}
 	}
-	cursor, err := readCursor(tx)
-	if err != nil {
-		return err
-	}
 	// The outbox is read a little at a time: a steady sweep finds only the
 	// first few events expired.
 	for purged, done := 0, false; !done; {
@@ -85,7 +81,11 @@ func (s *Service) sweepTx(tx storage.Tx, now time.Time, it storage.DueItem) erro
 		}
 		done = len(evs) < sweepRead
 		for _, ev := range evs {
-			if ev.ID > cursor { // not read yet: the dispatcher queues the sweep when it is
+			unread, err := s.outbox.UnreadTx(tx, ev.ID)
+			if err != nil {
+				return err
+			}
+			if unread { // the dispatcher queues the sweep when it reads it
 				done = true
 				break
 			}

@@ -156,8 +156,8 @@ func TestMigrateOutboxLog(t *testing.T) {
 			t.Errorf("%s holds %d keys after migrating", b, keys[b])
 		}
 	}
-	if got := keys[string(storage.BucketDue)]; got != 2 { // the sweep, the webhook's expiry
-		t.Errorf("due items after migrating = %d, want 2", got)
+	if got := keys[string(storage.BucketDue)]; got != 3 { // the sweep, the webhook's expiry, the ledger's fold
+		t.Errorf("due items after migrating = %d, want 3", got)
 	}
 	e.mustDrain(t)
 	var hits []string

@@ -42,6 +42,8 @@ const (
 	dueAttempt = "webhooks.attempt" // pending delivery ID: first attempt at 0, a retry at its time
 )
 
+// keyCursor held, in bucketMeta, the dispatcher's position in the outbox
+// before the outbox indexed its unread events (migrateUnread).
 var keyCursor = []byte("cursor")
 
 // Webhook statuses.
@@ -78,9 +80,21 @@ type Event struct {
 // webhooks' own transaction.
 type Outbox interface {
 	// EventsTx returns up to limit events after the event with ID after
-	// ("" for the first), in commit order, which is also ID order; an
-	// empty slice when there are none.
+	// ("" for the first), in ID order; an empty slice when there are none.
 	EventsTx(tx storage.Tx, after string, limit int) ([]Event, error)
+	// UnreadEventsTx returns up to limit events not yet marked read,
+	// oldest ID first: every committed event is there until MarkReadTx,
+	// whatever order the transactions that appended them committed in.
+	UnreadEventsTx(tx storage.Tx, limit int) ([]Event, error)
+	// MarkReadTx marks events read.
+	MarkReadTx(tx storage.Tx, ids ...string) error
+	// MarkUnreadTx marks an event unread again.
+	MarkUnreadTx(tx storage.Tx, id string) error
+	// OldestUnreadTx returns the ID of the oldest unread event, "" when
+	// none is: every event with a smaller ID has been read.
+	OldestUnreadTx(tx storage.Tx) (string, error)
+	// UnreadTx reports whether the event with id is unread.
+	UnreadTx(tx storage.Tx, id string) (bool, error)
 	// EventTx returns the event with id; storage.ErrNotFound when there
 	// is none.
 	EventTx(tx storage.Tx, id string) (Event, error)
