@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -12,18 +14,18 @@ import (
 	"github.com/corebank/corebank/storage"
 )
 
-// contendedFor is how long after a serialization failure a DB's groups
-// take the store's lock exclusively. Every group takes a lock on the
-// schema-version table (which nothing else writes after Open) first in
-// its transaction, sent with its first statement, and holds it to its
-// end: ROW SHARE, which groups share, and for contendedFor after one of
-// the DB's groups was lost to a serialization failure, EXCLUSIVE. Groups
-// of several nodes writing the same keys (the newest event, a counter)
-// otherwise run whole and abort each other at commit, over and over, a
-// long group losing to shorter ones until its retries run out; a group
-// holding the exclusive lock runs alone, and the groups of every node
-// wait for it before their snapshot. Views never wait.
-const contendedFor = 2 * time.Second
+// Every group takes a lock on the schema-version table (which nothing
+// else writes after Open) first in its transaction, sent with its first
+// statement, and holds it to its end: ROW SHARE, which groups share, so
+// that groups on disjoint keys run at once on every node; EXCLUSIVE, to
+// run alone once the groups before it end, for a group's rerun after a
+// serialization failure (so that a long group losing to short ones on a
+// hot key is not starved until its retries run out), and for every group
+// of a DB whose groups keep conflicting (adapt has brought it down to one
+// group at a time, and it met a failure within contendedFor): on a key
+// every Update writes, the groups of several nodes then take turns
+// instead of aborting each other. Views never wait.
+const contendedFor = time.Second
 
 // errGoexit is the outcome recorded for a function that called
 // runtime.Goexit (t.FailNow in a test): its caller never returns, and the
@@ -66,7 +68,7 @@ func (d *DB) Update(ctx context.Context, fn func(storage.Tx) error) error {
 	c := &call{ctx: ctx, fn: fn, wake: make(chan *tx, 1), ran: make(chan struct{}, 1)}
 	d.qmu.Lock()
 	d.queue = append(d.queue, c)
-	if d.leaders < d.maxLeaders {
+	if d.leaders < d.limit {
 		d.leaders++
 		go d.lead()
 	}
@@ -114,7 +116,7 @@ func (d *DB) lead() {
 	for {
 		d.qmu.Lock()
 		n := min(len(d.queue), d.group)
-		if n == 0 {
+		if n == 0 || d.leaders > d.limit {
 			d.leaders--
 			d.qmu.Unlock()
 			return
@@ -126,14 +128,43 @@ func (d *DB) lead() {
 	}
 }
 
+// adapt moves the number of groups that may run at once (limit) after a
+// group's transaction ended, as TCP moves its congestion window: down to
+// half at a serialization failure, up by one after as many commits in a
+// row as the limit allows, except while the DB is contended (see
+// contendedFor). Groups on disjoint keys never fail, and run as many at
+// once as Options.Leaders allows; on a key that every Update writes,
+// concurrent groups only abort each other, and the DB falls back to one
+// at a time, which commits as much with few retries.
+func (d *DB) adapt(conflict bool) {
+	d.qmu.Lock()
+	defer d.qmu.Unlock()
+	switch {
+	case conflict:
+		d.limit = max(1, d.limit/2)
+		d.streak = 0
+		d.conflicted = time.Now()
+	case d.limit < d.maxLeaders && !d.contendedLocked():
+		d.streak++
+		if d.streak >= d.limit {
+			d.limit++
+			d.streak = 0
+		}
+	}
+}
+
+// contendedLocked reports whether the DB's groups keep conflicting: it
+// runs one at a time and met a failure within contendedFor. d.qmu is held.
+func (d *DB) contendedLocked() bool {
+	return d.limit == 1 && time.Since(d.conflicted) < contendedFor
+}
+
 // runGroup runs batch until its transaction commits, fails for good, or
 // exhausts the retries, and then finishes every call in it.
 func (d *DB) runGroup(batch []*call) {
 	for attempt := 0; ; attempt++ {
-		err, retry := d.tryGroup(batch)
-		if retry {
-			d.contended.Store(time.Now().UnixNano())
-		}
+		err, retry := d.tryGroup(batch, attempt)
+		d.adapt(retry)
 		if retry && attempt < d.retries {
 			d.retried.Add(1)
 			_ = sleep(context.Background(), backoff(attempt))
@@ -164,7 +195,7 @@ func (d *DB) runGroup(batch []*call) {
 // Statements run under the caller's context when it is alone, and
 // otherwise under one without its cancellation: a cancelled statement
 // breaks the connection, which the others' work is on.
-func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
+func (d *DB) tryGroup(batch []*call, attempt int) (err error, retry bool) {
 	conn, err := d.pool.Acquire(context.Background())
 	if err != nil {
 		return fmt.Errorf("storage/postgres: %w", err), false
@@ -174,8 +205,11 @@ func (d *DB) tryGroup(batch []*call) (err error, retry bool) {
 	// statement, in its round trip, and the lock before the snapshot (LOCK
 	// TABLE takes none), so that a group that waited sees the commit it
 	// waited for.
+	d.qmu.Lock()
+	contended := d.contendedLocked()
+	d.qmu.Unlock()
 	lock := d.q.shared
-	if time.Since(time.Unix(0, d.contended.Load())) < contendedFor {
+	if attempt > 0 || contended {
 		lock = d.q.exclusive
 	}
 	pre := []string{beginSerializable, lock}
@@ -262,14 +296,31 @@ func (d *DB) commit(ctx context.Context, conn *pgx.Conn, pre *[]string, w writes
 		b.Queue(p)
 	}
 	*pre = nil
+	// In key order: transactions that write some of the same keys then
+	// lock their rows in the same order, and wait for each other rather
+	// than deadlock.
+	type kw struct {
+		b, k string
+		wr   write
+	}
+	var all []kw
 	for bk, m := range w {
 		for k, wr := range m {
-			if wr.deleted {
-				b.Queue(d.q.del, string(bk), []byte(k))
-				continue
-			}
-			bucket, keys, vals = append(bucket, string(bk)), append(keys, []byte(k)), append(vals, wr.value)
+			all = append(all, kw{string(bk), k, wr})
 		}
+	}
+	slices.SortFunc(all, func(x, y kw) int {
+		if c := strings.Compare(x.b, y.b); c != 0 {
+			return c
+		}
+		return strings.Compare(x.k, y.k)
+	})
+	for _, e := range all {
+		if e.wr.deleted {
+			b.Queue(d.q.del, e.b, []byte(e.k))
+			continue
+		}
+		bucket, keys, vals = append(bucket, e.b), append(keys, []byte(e.k)), append(vals, e.wr.value)
 	}
 	if len(keys) > 0 {
 		b.Queue(d.q.put, bucket, keys, vals)

@@ -14,12 +14,12 @@ import (
 
 // TestTwoNodesContended runs two DBs on one table, as two nodes, each with
 // 8 callers appending to one log for two seconds: each Update reads the
-// newest key and writes the next, like the ledger's event outbox, so every
-// pair of groups of the two nodes conflicts. Every Update must commit, the
-// log must hold each once, in order, and once contended the nodes must
-// take turns rather than abort each other's groups: without the lock
-// (contendedFor 0) this run retried ~55 groups on each node and committed
-// less than half as many Updates; with it, one or two.
+// newest key and writes the next, so every pair of groups of the two
+// nodes conflicts. Every Update must commit, the log must hold each once,
+// in order, and once contended the nodes must take turns rather than
+// abort each other's groups (adapt and contendedFor, commit.go): with
+// concurrent groups and no turns this run committed ~390 Updates with
+// ~100-240 retries; taking turns, ~2,500 with about ten.
 func TestTwoNodesContended(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs for two seconds")
@@ -86,7 +86,7 @@ func TestTwoNodesContended(t *testing.T) {
 	}
 	retries := nodes[0].Retries() + nodes[1].Retries()
 	t.Logf("%d Updates committed, %d retries", committed, retries)
-	if retries > 10 {
+	if retries > 30 {
 		t.Errorf("%d groups retried; contended nodes should take turns", retries)
 	}
 }

@@ -47,17 +47,16 @@ type Options struct {
 	// Updates queue, and each leader takes up to Group of them, runs their
 	// functions one after another in one SERIALIZABLE transaction (each
 	// after a savepoint, so that one that fails is undone alone) and
-	// commits them together: Updates of one node never conflict with each
-	// other in a group, and share its commit. Zero means 16; 1 gives every
-	// Update its own transaction.
+	// commits them together: Updates in a group never conflict with each
+	// other, and share its commit. A leader takes what is queued when it
+	// is free, so groups stay small until the leaders are all busy. Zero
+	// means 8; 1 gives every Update its own transaction.
 	Group int
 	// Leaders is the most group transactions a DB runs at once, each on
-	// its own connection. Zero means 1: a node's groups then never conflict
-	// with each other, where concurrent ones writing a hot key (an account
-	// every payment posts to) abort each other whole, over and over, and
-	// can exhaust their retries (BenchmarkUpdate). More suits Updates that
-	// seldom share keys. It is at most PoolSize; the other connections serve
-	// Views.
+	// its own connection: groups on disjoint keys run at the same time,
+	// and only those that share a key wait for or retry against each
+	// other. Zero means three quarters of PoolSize (at least 1); it is at
+	// most PoolSize, and the other connections serve Views.
 	Leaders int
 	// Retries is how many times Update re-runs its function after a
 	// serialization failure (SQLSTATE 40001) or a deadlock (40P01), each
@@ -70,8 +69,7 @@ const (
 	defaultTable    = "corebank_kv"
 	defaultPoolSize = 20
 	defaultRetries  = 30
-	defaultGroup    = 16
-	defaultLeaders  = 1
+	defaultGroup    = 8
 
 	// backoffBase and backoffMax bound the sleep before a retry: attempt n
 	// sleeps a uniformly random time up to min(backoffMax, backoffBase<<n).
@@ -98,13 +96,13 @@ type DB struct {
 
 	// The group commit's (commit.go).
 	group, maxLeaders int
-	qmu               sync.Mutex
-	queue             []*call // Updates waiting for a group
-	leaders           int     // groups running
-	// contended is when a group's transaction was last lost to a
-	// serialization failure (unix nanoseconds): groups take the store's
-	// lock for a while after it (commit.go).
-	contended atomic.Int64
+	// limit is how many groups may run at once now, and streak how many
+	// committed in a row since it last moved (adapt, commit.go).
+	limit, streak int
+	conflicted    time.Time // when a group last met a serialization failure
+	qmu           sync.Mutex
+	queue         []*call // Updates waiting for a group
+	leaders       int     // groups running
 }
 
 // Open connects to the database named by dsn (a postgres:// URL or a
@@ -129,7 +127,7 @@ func Open(ctx context.Context, dsn string, opt *Options) (*DB, error) {
 		o.Group = defaultGroup
 	}
 	if o.Leaders <= 0 {
-		o.Leaders = defaultLeaders
+		o.Leaders = max(1, o.PoolSize*3/4)
 	}
 	o.Leaders = min(o.Leaders, o.PoolSize)
 	switch {
@@ -150,7 +148,7 @@ func Open(ctx context.Context, dsn string, opt *Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage/postgres: %w", err)
 	}
-	d := &DB{pool: pool, q: newQueries(o.Table), retries: o.Retries, group: o.Group, maxLeaders: o.Leaders}
+	d := &DB{pool: pool, q: newQueries(o.Table), retries: o.Retries, group: o.Group, maxLeaders: o.Leaders, limit: o.Leaders}
 	if err := d.migrate(ctx, o.Table); err != nil {
 		pool.Close()
 		return nil, err
@@ -271,6 +269,24 @@ func (d *DB) Empty(ctx context.Context) (bool, error) {
 // Retries returns how many times Updates re-ran their function after a
 // serialization failure or a deadlock since Open.
 func (d *DB) Retries() uint64 { return d.retried.Load() }
+
+// Stats counts a DB's work since Open, for metrics and benchmarks.
+type Stats struct {
+	// Commits is how many transactions Updates committed (a group of
+	// Updates sharing one counts once).
+	Commits uint64
+	// Retries is how many transactions were lost to a serialization
+	// failure or a deadlock and run again.
+	Retries uint64
+	// RoundTrips is how many round trips to the server Views and Updates
+	// made.
+	RoundTrips uint64
+}
+
+// Stats returns the DB's counters.
+func (d *DB) Stats() Stats {
+	return Stats{Commits: d.commits.Load(), Retries: d.retried.Load(), RoundTrips: d.trips.Load()}
+}
 
 // schemaVersion is the version of the table this release writes;
 // migrations[v] takes a table from version v to v+1. %[1]s is the table.
