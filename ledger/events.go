@@ -20,12 +20,12 @@ import (
 // Event is one entry of the outbox: a change, recorded in the same
 // transaction as the change, for webhooks and other readers.
 type Event struct {
-	// ID is a ULID whose time is Created. IDs increase with time, and
-	// within one millisecond in the order one process made them; commit
-	// order may differ (a transaction that read the clock earlier can
-	// commit later), which is why a reader of new events takes them from
-	// the unread index (UnreadEventsTx) rather than after the last ID it
-	// saw.
+	// ID is a ULID whose time is Created. IDs increase with time, and one
+	// object's events (by the object's "id") in the order they happened;
+	// commit order may differ between objects (a transaction that read
+	// the clock earlier can commit later), which is why a reader of new
+	// events takes them from the unread index (UnreadEventsTx) rather
+	// than after the last ID it saw.
 	ID       string `json:"id"`
 	Type     string `json:"type"`
 	EntityID string `json:"entity_id"`
@@ -57,6 +57,31 @@ func (s *Service) appendEvent(tx storage.Tx, now time.Time, typ, entityID string
 	if err != nil {
 		return nil, fmt.Errorf("ledger: event ID: %w", err)
 	}
+	// An object's events sort in the order they happened, also when two
+	// nodes make them in one millisecond or a transaction read the clock
+	// before the one that reported the last change committed: each ID is
+	// minted after the object's newest, kept under the object's ID. The
+	// transactions that change one object conflict on its record anyway,
+	// so this key serializes nothing that was not.
+	var obj struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(raw, &obj) == nil && obj.ID != "" {
+		v, err := tx.Get(bucketEventOrder, []byte(obj.ID))
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			var last ulid.ULID
+			if last.UnmarshalText(v) == nil && id.Compare(last) <= 0 {
+				id = nextULID(last)
+			}
+		}
+		if err := tx.Put(bucketEventOrder, []byte(obj.ID), []byte(id.String())); err != nil {
+			return nil, err
+		}
+	}
 	ev := &Event{ID: id.String(), Type: typ, EntityID: entityID, Object: raw, Created: int64(id.Time())}
 	if err := tx.Put(bucketOutbox, []byte(ev.ID), encodeEvent(ev)); err != nil {
 		return nil, err
@@ -65,6 +90,17 @@ func (s *Service) appendEvent(tx storage.Tx, now time.Time, typ, entityID string
 		return nil, err
 	}
 	return ev, nil
+}
+
+// nextULID returns the ULID just after u (its 128 bits plus one).
+func nextULID(u ulid.ULID) ulid.ULID {
+	for i := len(u) - 1; i >= 0; i-- {
+		u[i]++
+		if u[i] != 0 {
+			break
+		}
+	}
+	return u
 }
 
 // UnreadEventsTx returns up to limit events (limit <= 0 means 100; at most

@@ -14,21 +14,22 @@ import (
 
 // Buckets the ledger writes. Every bucket name starts with "ledger.".
 const (
-	bucketAccounts = storage.Bucket("ledger.accounts")       // account ID -> account JSON
-	bucketIndex    = storage.Bucket("ledger.account_index")  // <filter>/<values...>/<account ID> -> empty
-	bucketCounts   = storage.Bucket("ledger.account_counts") // <filter>/<values...> -> uint64 count
-	bucketBANs     = storage.Bucket("ledger.bans")           // service BAN -> account ID
-	bucketDefaults = storage.Bucket("ledger.defaults")       // entity ID -> default account ID
-	bucketBalances = storage.Bucket("ledger.balances")       // account ID -> binary balance record
-	bucketDeltas   = storage.Bucket("ledger.balance_deltas") // system account ID/<prefix><n> -> binary balance change (sysdelta.go)
-	bucketHistory  = storage.Bucket("ledger.history")        // <account>/S|P/<ms><seq> -> binary history line
-	bucketPending  = storage.Bucket("ledger.pending")        // <account>/<ms><hold ID> -> pending statement row
-	bucketHolds    = storage.Bucket("ledger.holds")          // hold ID -> binary hold
-	bucketEntries  = storage.Bucket("ledger.entries")        // entry ID -> binary journal entry
-	bucketIdem     = storage.Bucket("ledger.idempotency")    // caller key -> kind byte + object ID
-	bucketOutbox   = storage.Bucket("ledger.outbox")         // event ID -> compact event (events.go)
-	bucketUnread   = storage.Bucket("ledger.outbox_unread")  // event ID -> empty, until a reader marks it read
-	bucketMeta     = storage.Bucket("ledger.meta")           // counters
+	bucketAccounts   = storage.Bucket("ledger.accounts")       // account ID -> account JSON
+	bucketIndex      = storage.Bucket("ledger.account_index")  // <filter>/<values...>/<account ID> -> empty
+	bucketCounts     = storage.Bucket("ledger.account_counts") // <filter>/<values...> -> uint64 count
+	bucketBANs       = storage.Bucket("ledger.bans")           // service BAN -> account ID
+	bucketDefaults   = storage.Bucket("ledger.defaults")       // entity ID -> default account ID
+	bucketBalances   = storage.Bucket("ledger.balances")       // account ID -> binary balance record
+	bucketDeltas     = storage.Bucket("ledger.balance_deltas") // system account ID/<prefix><n> -> binary balance change (sysdelta.go)
+	bucketHistory    = storage.Bucket("ledger.history")        // <account>/S|P/<ms><seq> -> binary history line
+	bucketPending    = storage.Bucket("ledger.pending")        // <account>/<ms><hold ID> -> pending statement row
+	bucketHolds      = storage.Bucket("ledger.holds")          // hold ID -> binary hold
+	bucketEntries    = storage.Bucket("ledger.entries")        // entry ID -> binary journal entry
+	bucketIdem       = storage.Bucket("ledger.idempotency")    // caller key -> kind byte + object ID
+	bucketOutbox     = storage.Bucket("ledger.outbox")         // event ID -> compact event (events.go)
+	bucketUnread     = storage.Bucket("ledger.outbox_unread")  // event ID -> empty, until a reader marks it read
+	bucketEventOrder = storage.Bucket("ledger.event_order")    // object ID -> ID of its newest event
+	bucketMeta       = storage.Bucket("ledger.meta")           // counters
 )
 
 // EntityGate lets the package that owns entities veto ledger work inside the
