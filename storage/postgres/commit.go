@@ -18,14 +18,20 @@ import (
 // else writes after Open) first in its transaction, sent with its first
 // statement, and holds it to its end: ROW SHARE, which groups share, so
 // that groups on disjoint keys run at once on every node; EXCLUSIVE, to
-// run alone once the groups before it end, for a group's rerun after a
-// serialization failure (so that a long group losing to short ones on a
-// hot key is not starved until its retries run out), and for every group
-// of a DB whose groups keep conflicting (adapt has brought it down to one
-// group at a time, and it met a failure within contendedFor): on a key
-// every Update writes, the groups of several nodes then take turns
-// instead of aborting each other. Views never wait.
-const contendedFor = time.Second
+// run alone once the groups before it end, for a group lost soloAfter
+// times in a row to serialization failures (so that a long group losing
+// to short ones on a hot key is not starved until its retries run out),
+// and for every group of a DB whose groups keep conflicting (adapt has
+// brought it down to one group at a time, and it met a failure within
+// contendedFor): on a key every Update writes, the groups of several
+// nodes then take turns instead of aborting each other. Not sooner: a
+// group that runs alone stops every node's, and one lost once (a
+// settlement against a payment on the same account) mostly commits when
+// run again. Views never wait.
+const (
+	soloAfter    = 3
+	contendedFor = time.Second
+)
 
 // errGoexit is the outcome recorded for a function that called
 // runtime.Goexit (t.FailNow in a test): its caller never returns, and the
@@ -129,27 +135,22 @@ func (d *DB) lead() {
 }
 
 // adapt moves the number of groups that may run at once (limit) after a
-// group's transaction ended, as TCP moves its congestion window: down to
-// half at a serialization failure, up by one after as many commits in a
-// row as the limit allows, except while the DB is contended (see
-// contendedFor). Groups on disjoint keys never fail, and run as many at
-// once as Options.Leaders allows; on a key that every Update writes,
-// concurrent groups only abort each other, and the DB falls back to one
-// at a time, which commits as much with few retries.
+// group's transaction ended: down to half at a serialization failure, up
+// by one at each commit, except while the DB is contended (see
+// contendedFor). Groups on disjoint keys seldom fail, and run about as many
+// at once as Options.Leaders allows; on a key that every Update writes,
+// concurrent groups only abort each other, each failure halves the limit
+// faster than the commits between them raise it, and the DB falls back to
+// one group at a time, which commits as much with few retries.
 func (d *DB) adapt(conflict bool) {
 	d.qmu.Lock()
 	defer d.qmu.Unlock()
 	switch {
 	case conflict:
 		d.limit = max(1, d.limit/2)
-		d.streak = 0
 		d.conflicted = time.Now()
 	case d.limit < d.maxLeaders && !d.contendedLocked():
-		d.streak++
-		if d.streak >= d.limit {
-			d.limit++
-			d.streak = 0
-		}
+		d.limit++
 	}
 }
 
@@ -209,7 +210,7 @@ func (d *DB) tryGroup(batch []*call, attempt int) (err error, retry bool) {
 	contended := d.contendedLocked()
 	d.qmu.Unlock()
 	lock := d.q.shared
-	if attempt > 0 || contended {
+	if attempt >= soloAfter || contended {
 		lock = d.q.exclusive
 	}
 	pre := []string{beginSerializable, lock}

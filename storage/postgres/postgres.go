@@ -96,13 +96,12 @@ type DB struct {
 
 	// The group commit's (commit.go).
 	group, maxLeaders int
-	// limit is how many groups may run at once now, and streak how many
-	// committed in a row since it last moved (adapt, commit.go).
-	limit, streak int
-	conflicted    time.Time // when a group last met a serialization failure
-	qmu           sync.Mutex
-	queue         []*call // Updates waiting for a group
-	leaders       int     // groups running
+	// limit is how many groups may run at once now (adapt, commit.go).
+	limit      int
+	conflicted time.Time // when a group last met a serialization failure
+	qmu        sync.Mutex
+	queue      []*call // Updates waiting for a group
+	leaders    int     // groups running
 }
 
 // Open connects to the database named by dsn (a postgres:// URL or a
