@@ -11,12 +11,14 @@ import (
 
 	"github.com/corebank/corebank/httpapi"
 	"github.com/corebank/corebank/storage"
+	"github.com/corebank/corebank/storage/postgres"
 )
 
 // metrics are the Prometheus series served on -metrics-addr. The domain
 // packages know nothing of Prometheus: each feeds one of these through a
 // plain callback (httpapi.Options.OnRequest, webhooks.Options.OnAttempt,
-// storage.Due.OnLag and OnRun, storage.WithUpdateHook), wired in serve.
+// storage.Due.OnLag and OnRun, storage.WithUpdateHook, and on PostgreSQL
+// the store's own counters, postgres.DB.Stats), wired in serve.
 //
 //	corebank_http_requests_total{method,route,status}
 //	corebank_http_request_duration_seconds{method,route,status}  histogram
@@ -24,6 +26,9 @@ import (
 //	corebank_due_lag_seconds{kind}                  how late the oldest due item of each kind ran, last run
 //	corebank_due_items_total{kind}                  due items this server handed a job (its leases, its transactions)
 //	corebank_storage_update_duration_seconds{result}  histogram, result ok or error
+//	corebank_postgres_commits_total                 PostgreSQL only: transactions committed (Updates sharing one count once)
+//	corebank_postgres_retries_total                 PostgreSQL only: transactions lost to a serialization failure or deadlock and run again
+//	corebank_postgres_round_trips_total             PostgreSQL only: round trips to the database
 //
 // plus the Go runtime's and the process's standard series. route is the
 // route pattern's path ("/accounts/{id}", or "unmatched"), so the label
@@ -74,6 +79,25 @@ func newMetrics() *metrics {
 	m.reg.MustRegister(m.requests, m.latency, m.deliveries, m.dueLag, m.dueItems, m.updates,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// postgres exports db's counters (postgres.DB.Stats), read at each scrape.
+func (m *metrics) postgres(db *postgres.DB) {
+	counter := func(name, help string, v func(postgres.Stats) uint64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+			func() float64 { return float64(v(db.Stats())) })
+	}
+	m.reg.MustRegister(
+		counter("corebank_postgres_commits_total",
+			"PostgreSQL transactions this server committed (Updates grouped into one count once).",
+			func(s postgres.Stats) uint64 { return s.Commits }),
+		counter("corebank_postgres_retries_total",
+			"PostgreSQL transactions this server lost to a serialization failure or deadlock and ran again.",
+			func(s postgres.Stats) uint64 { return s.Retries }),
+		counter("corebank_postgres_round_trips_total",
+			"Round trips this server's transactions made to PostgreSQL.",
+			func(s postgres.Stats) uint64 { return s.RoundTrips }),
+	)
 }
 
 // handler serves the registry in the Prometheus text format at /metrics.

@@ -125,6 +125,9 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 		return err
 	}
 	defer db.Close()
+	if pg, ok := db.(*postgres.DB); ok && m != nil {
+		m.postgres(pg)
+	}
 
 	var (
 		clk  clock.Clock = clock.New()
