@@ -14,9 +14,11 @@ import (
 func TestBookTransferWithFundingReceiver(t *testing.T) {
 	base := newMemEnv(t)
 	fund := funding.NewService(base.db, base.led, &funding.Options{Clock: base.clk})
-	// *funding.Service is a Receiver as it is.
-	e := newEnv(t, base.db, &payments.Options{Receiver: fund})
-	e.clk = base.clk
+	// *funding.Service is a Receiver as it is. One ledger, as in the
+	// server: events of one millisecond sort in the order its ledger
+	// appended them.
+	e := &env{db: base.db, clk: base.clk, led: base.led, svc: payments.NewService(base.db, base.led,
+		&payments.Options{Receiver: fund, Clock: base.clk, IDs: corebank.NewIDs(nil)})}
 	a, to, d := bookPair(t, e, "EUR")
 	tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 2_500, "bk1"))
 	if err != nil {

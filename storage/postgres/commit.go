@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -22,16 +21,13 @@ import (
 // times in a row to serialization failures (so that a long group losing
 // to short ones on a hot key is not starved until its retries run out),
 // and for every group of a DB whose groups keep conflicting (adapt has
-// brought it down to one group at a time, and it met a failure within
-// contendedFor): on a key every Update writes, the groups of several
-// nodes then take turns instead of aborting each other. Not sooner: a
+// brought it down to one group at a time, and most of its transactions
+// still fail): on a key every Update writes, the groups of several nodes
+// then take turns instead of aborting each other. Not sooner: a
 // group that runs alone stops every node's, and one lost once (a
 // settlement against a payment on the same account) mostly commits when
 // run again. Views never wait.
-const (
-	soloAfter    = 3
-	contendedFor = time.Second
-)
+const soloAfter = 3
 
 // errGoexit is the outcome recorded for a function that called
 // runtime.Goexit (t.FailNow in a test): its caller never returns, and the
@@ -135,29 +131,49 @@ func (d *DB) lead() {
 }
 
 // adapt moves the number of groups that may run at once (limit) after a
-// group's transaction ended: down to half at a serialization failure, up
-// by one at each commit, except while the DB is contended (see
-// contendedFor). Groups on disjoint keys seldom fail, and run about as many
-// at once as Options.Leaders allows; on a key that every Update writes,
-// concurrent groups only abort each other, each failure halves the limit
-// faster than the commits between them raise it, and the DB falls back to
-// one group at a time, which commits as much with few retries.
+// group's transaction ended, as TCP moves its congestion window: up by one
+// at each commit, and down at each serialization failure: by one while
+// failures are a small share of the DB's transactions (fail, weighted
+// towards the latest), which is the cost of running work at once that now
+// and then shares a key (a payment and the settlement of an earlier one on
+// the same account), and by half when they are many: on a key that every
+// Update writes, concurrent groups only abort each other, and the DB falls
+// back to one group at a time, which commits as much with few retries;
+// while failures stay most of its transactions there, it is contended
+// (contendedLocked) and stays at one.
 func (d *DB) adapt(conflict bool) {
 	d.qmu.Lock()
 	defer d.qmu.Unlock()
+	x := 0.0
+	if conflict {
+		x = 1
+	}
+	d.fail += (x - d.fail) / failWeight
 	switch {
-	case conflict:
+	case conflict && d.fail > manyFailures:
 		d.limit = max(1, d.limit/2)
-		d.conflicted = time.Now()
+	case conflict:
+		d.limit = max(1, d.limit-1)
 	case d.limit < d.maxLeaders && !d.contendedLocked():
 		d.limit++
 	}
 }
 
+// failWeight sets how fast DB.fail follows the latest transactions (the
+// weight of the newest is 1/failWeight); manyFailures is the share of
+// failures above which the DB halves its groups at once, and
+// contendedShare the share above which, at one group, it is contended.
+const (
+	failWeight     = 16
+	manyFailures   = 0.25
+	contendedShare = 0.5
+)
+
 // contendedLocked reports whether the DB's groups keep conflicting: it
-// runs one at a time and met a failure within contendedFor. d.qmu is held.
+// runs one group at a time and most of its transactions still fail.
+// d.qmu is held.
 func (d *DB) contendedLocked() bool {
-	return d.limit == 1 && time.Since(d.conflicted) < contendedFor
+	return d.limit == 1 && d.fail > contendedShare
 }
 
 // runGroup runs batch until its transaction commits, fails for good, or
