@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sync"
 	"time"
 
@@ -62,12 +63,20 @@ func (s *Service) appendEvent(tx storage.Tx, now time.Time, typ, entityID string
 	// before the one that reported the last change committed: each ID is
 	// minted after the object's newest, kept under the object's ID. The
 	// transactions that change one object conflict on its record anyway,
-	// so this key serializes nothing that was not.
+	// so this key serializes nothing that was not. It leads with a hash of
+	// the ID: an object's first event reads its key absent, and
+	// PostgreSQL's serializable transactions lock the index page where an
+	// absent key would be, so new objects' keys, in ID (time) order, would
+	// all fall on the last page, and any two transactions that create an
+	// object would conflict there.
 	var obj struct {
 		ID string `json:"id"`
 	}
 	if json.Unmarshal(raw, &obj) == nil && obj.ID != "" {
-		v, err := tx.Get(bucketEventOrder, []byte(obj.ID))
+		h := fnv.New32a()
+		_, _ = h.Write([]byte(obj.ID))
+		key := append(h.Sum(nil), obj.ID...)
+		v, err := tx.Get(bucketEventOrder, key)
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 		case err != nil:
@@ -78,7 +87,7 @@ func (s *Service) appendEvent(tx storage.Tx, now time.Time, typ, entityID string
 				id = nextULID(last)
 			}
 		}
-		if err := tx.Put(bucketEventOrder, []byte(obj.ID), []byte(id.String())); err != nil {
+		if err := tx.Put(bucketEventOrder, key, []byte(id.String())); err != nil {
 			return nil, err
 		}
 	}

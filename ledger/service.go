@@ -28,7 +28,7 @@ const (
 	bucketIdem       = storage.Bucket("ledger.idempotency")    // caller key -> kind byte + object ID
 	bucketOutbox     = storage.Bucket("ledger.outbox")         // event ID -> compact event (events.go)
 	bucketUnread     = storage.Bucket("ledger.outbox_unread")  // event ID -> empty, until a reader marks it read
-	bucketEventOrder = storage.Bucket("ledger.event_order")    // object ID -> ID of its newest event
+	bucketEventOrder = storage.Bucket("ledger.event_order")    // 4-byte FNV-1a of an object ID, the ID -> ID of its newest event
 	bucketMeta       = storage.Bucket("ledger.meta")           // counters
 )
 
