@@ -14,7 +14,9 @@ import (
 // submits the transfer the first time it sees it). It returns the status
 // the rail reports (pending, processing, successful or failed), a
 // status_reason for failures, and when to ask again while unfinished.
-// An error leaves the transfer as it is and retries 30 s later.
+// An error leaves the transfer as it is and retries 30 s later. A due
+// runner with several workers (bank.Options.DueWorkers) calls Check from
+// several goroutines at once, for different transfers.
 type PayoutProvider interface {
 	Check(ctx context.Context, t *Transfer, asOf time.Time) (PayoutResult, error)
 }

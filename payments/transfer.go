@@ -858,12 +858,16 @@ func (s *Service) DueJobs() []storage.DueJob {
 }
 
 // checkPayouts asks the payout provider about each due transfer, outside
-// any transaction, and applies each answer in a transaction of its own,
-// moving the check to when the provider says (30 s later after an error).
-// A book transfer needs no provider: it is due to succeed, and when the
-// receiving side refuses, that transaction is rolled back and a second one
-// fails the transfer. It returns how many transfers changed status, and
-// the first provider error after handling the rest.
+// any transaction, then applies every answer in one transaction, moving
+// each check to when the provider says (30 s later after an error). A book
+// transfer needs no provider: it is due to succeed, and when the receiving
+// side refuses, the transaction is rolled back and run again with that
+// transfer failed instead, so the refusal costs the others nothing. A
+// transfer whose item another node took over is left to that node. Any
+// other error falls back to one transaction per transfer, so that those
+// before the failing one are still applied and the rest given back. It
+// returns how many transfers changed status, and the first provider error
+// after handling the rest.
 func (s *Service) checkPayouts(ctx context.Context, now time.Time, items []storage.DueItem) (int, error) {
 	due, err := storage.View(ctx, s.db, func(tx storage.Tx) ([]*transferRecord, error) {
 		out := make([]*transferRecord, len(items))
@@ -879,52 +883,100 @@ func (s *Service) checkPayouts(ctx context.Context, now time.Time, items []stora
 	if err != nil {
 		return 0, err
 	}
-	changed := 0
+	answers := make([]payoutAnswer, len(items))
 	var firstErr error
-	for i, it := range items {
-		var res PayoutResult
-		var perr error
+	for i := range items {
 		switch {
 		case due[i] == nil:
 		case due[i].PaymentType == BookTransfer:
-			res = PayoutResult{Status: StatusSuccessful}
+			answers[i].res = PayoutResult{Status: StatusSuccessful}
 		default:
-			res, perr = s.payouts.Check(ctx, due[i].view(), now)
-			if perr != nil && firstErr == nil {
+			answers[i].res, answers[i].err = s.payouts.Check(ctx, due[i].view(), now)
+			if answers[i].err != nil && firstErr == nil {
 				e := *ErrPayoutProviderUnavailable
-				e.Err = perr
+				e.Err = answers[i].err
 				firstErr = &e
 			}
 		}
-		apply := func(tx storage.Tx) (bool, error) { return s.applyPayoutTx(tx, now, it, res, perr) }
-		moved, err := storage.Update(ctx, s.db, apply)
-		if refused := (*receiveRefused)(nil); errors.As(err, &refused) {
-			res = PayoutResult{Status: StatusFailed, StatusReason: refused.reason()}
-			moved, err = storage.Update(ctx, s.db, apply)
-		}
-		if errors.Is(err, storage.ErrLeaseLost) {
-			continue // another node took the check over: its answer counts
-		}
+	}
+	if changed, err := s.applyPayouts(ctx, now, items, answers); err == nil {
+		return changed, firstErr
+	}
+	changed := 0
+	for i := range items {
+		moved, err := s.applyPayouts(ctx, now, items[i:i+1], answers[i:i+1])
 		if err != nil {
 			// Give the rest back, so the next run takes them at once.
 			_ = storage.Release(context.WithoutCancel(ctx), s.db, dueTransfer, items[i:])
 			return changed, err
 		}
-		if moved {
-			changed++
-		}
+		changed += moved
 	}
 	return changed, firstErr
 }
 
+// payoutAnswer is what the provider said about one due transfer: res, or
+// the error err.
+type payoutAnswer struct {
+	res PayoutResult
+	err error
+}
+
+// applyPayouts applies answers[i] to the transfer of items[i], all in one
+// transaction, and returns how many transfers changed status. Items whose
+// lease this node lost are skipped. A book transfer the receiving side
+// refuses stops the transaction, whose writes for it cannot be kept apart
+// from the others', and the transaction runs again with that answer (in
+// answers, which it changes) failing the transfer: a failure credits
+// nobody, so each item is refused once at most.
+func (s *Service) applyPayouts(ctx context.Context, now time.Time, items []storage.DueItem, answers []payoutAnswer) (int, error) {
+	for {
+		changed, err := storage.Update(ctx, s.db, func(tx storage.Tx) (int, error) {
+			changed := 0
+			for i, it := range items {
+				// The lease first, before anything is written for the item.
+				if err := storage.CheckLease(tx, dueTransfer, it); errors.Is(err, storage.ErrLeaseLost) {
+					continue // another node took the check over: its answer counts
+				} else if err != nil {
+					return 0, err
+				}
+				moved, err := s.applyPayoutTx(tx, now, it, answers[i].res, answers[i].err)
+				if refused := (*receiveRefused)(nil); errors.As(err, &refused) {
+					return 0, &refusedItem{i: i, reason: refused.reason(), err: err}
+				}
+				if err != nil {
+					return 0, err
+				}
+				if moved {
+					changed++
+				}
+			}
+			return changed, nil
+		})
+		var ri *refusedItem
+		if !errors.As(err, &ri) || answers[ri.i].res.Status == StatusFailed {
+			return changed, err
+		}
+		answers[ri.i] = payoutAnswer{res: PayoutResult{Status: StatusFailed, StatusReason: ri.reason}}
+	}
+}
+
+// refusedItem is a refusal (err, a *receiveRefused) of the book transfer
+// of the i-th item in applyPayouts' transaction.
+type refusedItem struct {
+	i      int
+	reason string
+	err    error
+}
+
+func (e *refusedItem) Error() string { return e.err.Error() }
+func (e *refusedItem) Unwrap() error { return e.err }
+
 // applyPayoutTx applies what the provider said (res, or the error perr)
 // about the transfer of a due item, and reschedules it while unfinished.
-// It reports whether the transfer changed status; storage.ErrLeaseLost
-// when this node no longer holds the item.
+// It reports whether the transfer changed status. The caller checks the
+// item's lease first (storage.CheckLease).
 func (s *Service) applyPayoutTx(tx storage.Tx, now time.Time, it storage.DueItem, res PayoutResult, perr error) (bool, error) {
-	if err := storage.CheckLease(tx, dueTransfer, it); err != nil {
-		return false, err
-	}
 	cur, err := getTransfer(tx, it.ID)
 	if errors.Is(err, ErrTransferNotFound) || err == nil && cur.DueAt != it.At {
 		// Gone, or moved by someone else meanwhile: this item is stale.

@@ -50,7 +50,8 @@
 //     Several nodes over one store share the queue: a Tx job's transaction
 //     is its claim, and a Batch job's items are leased in the store
 //     (BucketDueLease) and settled under CheckLease ("Several nodes" on
-//     Due).
+//     Due); a runner may work on several claims of a Batch kind at once
+//     (Workers).
 //   - Sandbox time: SharedClock keeps a fake clock's time in the store, so
 //     that an advance on one node moves every node's clock.
 //   - Records: JSON through GetJSON and PutJSON; the few records a benchmark

@@ -165,6 +165,12 @@ type DueJob struct {
 	// the runner's batch size): few enough that the job settles them all
 	// well within the lease.
 	Claim int
+	// Workers, for a Batch job, caps how many of its claims one runner
+	// works on at once (0: the runner's Workers). 1 keeps a job whose own
+	// concurrency is bounded elsewhere (the webhooks' attempts share one
+	// semaphore, and their lease allows one claim's wait) to one claim at
+	// a time.
+	Workers int
 	// Prepare, when set, runs once per RunDue before the kind's items are
 	// read, for work that feeds this kind's queue from elsewhere (the
 	// webhooks turn new outbox events into deliveries, scheduling their
@@ -205,6 +211,13 @@ const DefaultDueLease = 30 * time.Second
 // run (the job left them, or a runner of the same node holds them): within
 // one node the job keeps its own work in flight from being done twice (the
 // webhooks do; a payout check applies once because it moves the item).
+//
+// # Workers
+//
+// Within one runner a Batch kind's claims may run several at once
+// (Workers): the claims are still taken one after another, oldest items
+// first, each in its own lease transaction, and the kind ends, once every
+// claim's job has returned, before the next kind starts.
 type Due struct {
 	db         Backend
 	clock      clock.Clock
@@ -215,6 +228,7 @@ type Due struct {
 	node       string
 	lease      time.Duration
 	leaseClock clock.Clock
+	workers    int
 
 	// claimMu orders this runner's claims with its record of the items
 	// its Batch jobs are working on now (busy, by due key), so that two
@@ -248,7 +262,7 @@ func NewDue(db Backend, clk clock.Clock, batch int, jobs ...DueJob) *Due {
 	if clk == nil {
 		clk = clock.New()
 	}
-	d := &Due{db: db, clock: clk, batch: batch, node: NewNodeID(), lease: DefaultDueLease, leaseClock: clk, busy: map[busyItem]bool{}}
+	d := &Due{db: db, clock: clk, batch: batch, node: NewNodeID(), lease: DefaultDueLease, leaseClock: clk, workers: 1, busy: map[busyItem]bool{}}
 	d.Add(jobs...)
 	return d
 }
@@ -277,6 +291,19 @@ func (d *Due) LeaseClock(clk clock.Clock) *Due {
 	if clk != nil {
 		d.leaseClock = clk
 	}
+	return d
+}
+
+// Workers sets how many claims of a Batch job this runner works on at once
+// (default 1; DueJob.Workers lowers it per job): RunDue keeps taking
+// claims, oldest items first, while fewer than n are in flight, handing
+// each to the job on a goroutine of its own, and ends the kind once none
+// is left due and every claim's job has returned. So with n > 1 a Batch
+// function runs concurrently with itself, on disjoint items; what it
+// waits on (a provider, the store) must allow that. Tx jobs are not
+// affected: their transaction is their claim. Set it before RunDue runs.
+func (d *Due) Workers(n int) *Due {
+	d.workers = max(n, 1)
 	return d
 }
 
@@ -369,78 +396,152 @@ func (d *Due) run(ctx context.Context, j DueJob, asOf int64, lag *time.Duration)
 		}
 	}
 	prefix := append([]byte(j.Kind), '/')
+	if j.Batch != nil {
+		return d.runBatch(ctx, j, prefix, asOf, lag)
+	}
 	total := 0
-	// Each pass resumes after the last key handled: an item a job leaves
-	// queued is not offered twice, and one rescheduled to a later time still
-	// at or before asOf is handled again when the walk reaches it.
+	// Each pass resumes after the last key handled: an item rescheduled to
+	// a later time still at or before asOf is handled again when the walk
+	// reaches it.
 	var after []byte
 	for {
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
-		if j.Tx != nil {
-			items, err := Update(ctx, d.db, func(tx Tx) ([]DueItem, error) {
-				items, err := d.scan(tx, prefix, after, asOf, d.batch)
-				if err != nil {
+		items, err := Update(ctx, d.db, func(tx Tx) ([]DueItem, error) {
+			items, err := d.scan(tx, prefix, after, asOf, d.batch)
+			if err != nil {
+				return nil, err
+			}
+			now := d.clock.Now()
+			if after == nil && len(items) > 0 {
+				*lag = lagOf(now, items[0])
+			}
+			for _, it := range items {
+				if err := tx.Delete(BucketDue, dueKey(j.Kind, it.At, it.ID)); err != nil {
 					return nil, err
 				}
-				now := d.clock.Now()
-				if after == nil && len(items) > 0 {
-					*lag = lagOf(now, items[0])
+				if err := j.Tx(tx, now, it); err != nil {
+					return nil, err
 				}
-				for _, it := range items {
-					if err := tx.Delete(BucketDue, dueKey(j.Kind, it.At, it.ID)); err != nil {
-						return nil, err
-					}
-					if err := j.Tx(tx, now, it); err != nil {
-						return nil, err
-					}
-				}
-				return items, nil
-			})
-			total += len(items)
-			if err != nil || len(items) == 0 {
-				return total, err
 			}
-			d.ran(j.Kind, items)
-			last := items[len(items)-1]
-			after = dueKey(j.Kind, last.At, last.ID)
-			continue
+			return items, nil
+		})
+		total += len(items)
+		if err != nil || len(items) == 0 {
+			return total, err
 		}
-		claim := d.batch
-		if j.Claim > 0 {
-			claim = j.Claim
+		d.ran(j.Kind, items)
+		last := items[len(items)-1]
+		after = dueKey(j.Kind, last.At, last.ID)
+	}
+}
+
+// runBatch is run for a Batch job: it claims up to j.Claim items at a
+// time, oldest first, and hands each claim to j.Batch, with up to the
+// job's workers in flight. A worker is free before its claim is taken, so
+// that leased items never wait for one. The first error (a claim's, a
+// job's, ctx's) stops further claims; the claims in flight finish first.
+func (d *Due) runBatch(ctx context.Context, j DueJob, prefix []byte, asOf int64, lag *time.Duration) (int, error) {
+	claim := d.batch
+	if j.Claim > 0 {
+		claim = j.Claim
+	}
+	workers := d.workers
+	if j.Workers > 0 {
+		workers = min(workers, j.Workers)
+	}
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex // guards total and firstErr
+		total    int
+		firstErr error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+	}
+	failed := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return firstErr != nil
+	}
+	work := func(items []DueItem) {
+		n, err := j.Batch(ctx, d.clock.Now(), items)
+		d.claimMu.Lock()
+		for _, it := range items {
+			delete(d.busy, busyItem{j.Kind, it.At, it.ID})
+		}
+		d.claimMu.Unlock()
+		mu.Lock()
+		total += n
+		mu.Unlock()
+		if err != nil {
+			fail(err)
+		}
+	}
+	slots := make(chan struct{}, workers)
+	// Each claim resumes after the last key the previous one read: an item
+	// a job leaves queued is not offered twice, and one rescheduled to a
+	// later time still at or before asOf is handled again when the walk
+	// reaches it.
+	var after []byte
+	for {
+		slots <- struct{}{}
+		if failed() {
+			<-slots
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			<-slots
+			fail(err)
+			break
 		}
 		// A read first: most runs find nothing due, and need no write.
 		seen, err := View(ctx, d.db, func(tx Tx) ([]DueItem, error) {
 			return d.scan(tx, prefix, after, asOf, 1)
 		})
 		if err != nil || len(seen) == 0 {
-			return total, err
+			<-slots
+			if err != nil {
+				fail(err)
+			}
+			break
 		}
 		if after == nil {
 			*lag = lagOf(d.clock.Now(), seen[0])
 		}
 		c, err := d.claim(ctx, j.Kind, prefix, after, asOf, claim)
 		if err != nil || c.last == nil {
-			return total, err
+			<-slots
+			if err != nil {
+				fail(err)
+			}
+			break
 		}
 		after = c.last
 		if len(c.items) == 0 {
+			<-slots
 			continue
 		}
 		d.ran(j.Kind, c.items)
-		n, err := j.Batch(ctx, d.clock.Now(), c.items)
-		d.claimMu.Lock()
-		for _, it := range c.items {
-			delete(d.busy, busyItem{j.Kind, it.At, it.ID})
+		if workers == 1 {
+			work(c.items)
+			<-slots
+			continue
 		}
-		d.claimMu.Unlock()
-		total += n
-		if err != nil {
-			return total, err
-		}
+		wg.Add(1)
+		go func(items []DueItem) {
+			defer wg.Done()
+			defer func() { <-slots }()
+			work(items)
+		}(c.items)
 	}
+	wg.Wait()
+	return total, firstErr
 }
 
 // claimed is what one claim read: the items leased, and the key of the

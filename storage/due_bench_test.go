@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +18,11 @@ import (
 // BenchmarkDue measures one runner draining due items, on one node: "tx"
 // items done inside the transaction that takes them off the queue, "batch"
 // items handed to a Batch job (leased first) that settles each in a
-// transaction of its own, as the payout checks do. b.N items per run.
+// transaction of its own, as the payout checks did, claims of 256 one at a
+// time; "batch-w4" the same in claims of 16, four at once (Workers);
+// "claim16" and "claim16-w4" claims of 16 each settled in one
+// transaction, as the payout checks are, one or four at once. b.N items
+// per run.
 func BenchmarkDue(b *testing.B) {
 	backends := map[string]func(b *testing.B) storage.Backend{
 		"memory": func(*testing.B) storage.Backend { return memory.New() },
@@ -29,32 +34,58 @@ func BenchmarkDue(b *testing.B) {
 			return db
 		},
 	}
+	settle := func(tx storage.Tx, it storage.DueItem) error {
+		if err := storage.CheckLease(tx, "bench", it); err != nil {
+			return err
+		}
+		if err := storage.Unschedule(tx, "bench", it.At, it.ID); err != nil {
+			return err
+		}
+		return tx.Put("bench.done", []byte(it.ID), nil)
+	}
 	for _, name := range []string{"memory", "bolt"} {
-		for _, kind := range []string{"tx", "batch"} {
+		for _, kind := range []string{"tx", "batch", "batch-w4", "claim16", "claim16-w4"} {
 			b.Run(name+"/"+kind, func(b *testing.B) {
 				ctx := context.Background()
 				db := backends[name](b)
 				defer db.Close()
 				job := storage.DueJob{Kind: "bench"}
-				if kind == "tx" {
+				workers := 1
+				switch kind {
+				case "tx":
 					job.Tx = func(tx storage.Tx, _ time.Time, it storage.DueItem) error {
 						return tx.Put("bench.done", []byte(it.ID), nil)
 					}
-				} else {
+				case "batch", "batch-w4":
 					job.Batch = func(ctx context.Context, _ time.Time, items []storage.DueItem) (int, error) {
 						for _, it := range items {
-							err := db.Update(ctx, func(tx storage.Tx) error {
-								if err := storage.Unschedule(tx, "bench", it.At, it.ID); err != nil {
-									return err
-								}
-								return tx.Put("bench.done", []byte(it.ID), nil)
-							})
-							if err != nil {
+							if err := db.Update(ctx, func(tx storage.Tx) error { return settle(tx, it) }); err != nil {
 								return 0, err
 							}
 						}
 						return len(items), nil
 					}
+				default:
+					job.Batch = func(ctx context.Context, _ time.Time, items []storage.DueItem) (int, error) {
+						err := db.Update(ctx, func(tx storage.Tx) error {
+							for _, it := range items {
+								if err := settle(tx, it); err != nil {
+									return err
+								}
+							}
+							return nil
+						})
+						if err != nil {
+							return 0, err
+						}
+						return len(items), nil
+					}
+				}
+				if kind != "tx" && kind != "batch" {
+					job.Claim = 16
+				}
+				if strings.HasSuffix(kind, "-w4") {
+					workers = 4
 				}
 				for i := 0; i < b.N; i += 1000 {
 					err := db.Update(ctx, func(tx storage.Tx) error {
@@ -69,7 +100,7 @@ func BenchmarkDue(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				d := storage.NewDue(db, clock.NewMock(), 0, job)
+				d := storage.NewDue(db, clock.NewMock(), 0, job).Workers(workers)
 				b.ResetTimer()
 				n, err := d.RunDue(ctx, time.UnixMilli(10))
 				b.StopTimer()

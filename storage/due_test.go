@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -374,5 +377,178 @@ func TestDueRelease(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"n1 a", "n2 a"}, got); diff != "" {
 		t.Errorf("handed (-want +got)\n%s", diff)
+	}
+}
+
+// TestDueWorkers: runners with several workers each, several runners (nodes)
+// and several RunDue calls per runner at once hand every item out once and
+// settle it once; a runner works on up to Workers claims at once, and
+// never more.
+func TestDueWorkers(t *testing.T) {
+	ctx := context.Background()
+	db := memory.New()
+	clk := clock.NewMock()
+	clk.Set(time.UnixMilli(1_000_000))
+	const items = 600
+	ids := make([]string, items)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("i%04d", i)
+	}
+	schedule(t, db, "send", 1, ids...)
+
+	var mu sync.Mutex
+	handed := map[string]int{}  // item -> times handed
+	settled := map[string]int{} // item -> times settled
+	var peak [3]atomic.Int64
+	nodes := make([]*storage.Due, 3)
+	for n := range nodes {
+		var inflight atomic.Int64
+		name := fmt.Sprintf("n%d", n+1)
+		nodes[n] = storage.NewDue(db, clk, 0, storage.DueJob{Kind: "send", Claim: 8,
+			Batch: func(ctx context.Context, _ time.Time, items []storage.DueItem) (int, error) {
+				now := inflight.Add(1)
+				defer inflight.Add(-1)
+				for p := peak[n].Load(); now > p && !peak[n].CompareAndSwap(p, now); p = peak[n].Load() {
+				}
+				time.Sleep(time.Millisecond) // a provider's answer
+				done, err := storage.Update(ctx, db, func(tx storage.Tx) ([]string, error) {
+					var done []string
+					for _, it := range items {
+						if err := storage.CheckLease(tx, "send", it); errors.Is(err, storage.ErrLeaseLost) {
+							continue
+						} else if err != nil {
+							return nil, err
+						}
+						if err := storage.Unschedule(tx, "send", it.At, it.ID); err != nil {
+							return nil, err
+						}
+						done = append(done, it.ID)
+					}
+					return done, nil
+				})
+				mu.Lock()
+				for _, id := range done {
+					settled[id]++
+				}
+				mu.Unlock()
+				return len(done), err
+			}}).Lease(name, time.Minute).Workers(4).OnRun(func(_ string, it storage.DueItem) {
+			mu.Lock()
+			handed[it.ID]++
+			mu.Unlock()
+		})
+	}
+	var wg sync.WaitGroup
+	var total atomic.Int64
+	for _, d := range nodes {
+		for range 2 { // two RunDue calls of one runner at once
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				n, err := d.RunDue(ctx, clk.Now())
+				if err != nil {
+					t.Error(err)
+				}
+				total.Add(int64(n))
+			}()
+		}
+	}
+	wg.Wait()
+	if total.Load() != items {
+		t.Errorf("RunDue calls settled %d items, want %d", total.Load(), items)
+	}
+	for _, id := range ids {
+		if handed[id] != 1 || settled[id] != 1 {
+			t.Errorf("item %s handed %d times, settled %d times; want once", id, handed[id], settled[id])
+		}
+	}
+	for n := range peak {
+		// Two RunDue calls of one runner: up to twice Workers at once.
+		if p := peak[n].Load(); p > 8 {
+			t.Errorf("node %d worked on %d claims at once, want at most 8", n+1, p)
+		}
+	}
+	if left, err := storage.View(ctx, db, func(tx storage.Tx) (int, error) {
+		n := 0
+		for _, b := range []storage.Bucket{storage.BucketDue, storage.BucketDueLease} {
+			if err := tx.Scan(b, storage.ScanOptions{}, func(_, _ []byte) error { n++; return nil }); err != nil {
+				return 0, err
+			}
+		}
+		return n, nil
+	}); left != 0 || err != nil {
+		t.Errorf("%d items or leases left (%v)", left, err)
+	}
+}
+
+// TestDueWorkersOrder: with several workers a runner still claims items
+// oldest first, works on at most Workers claims at once (and on at most a
+// job's own Workers), and finishes a kind before the next kind starts; a
+// job's error stops further claims and is returned once the claims in
+// flight end.
+func TestDueWorkersOrder(t *testing.T) {
+	ctx := context.Background()
+	db := memory.New()
+	clk := clock.NewMock()
+	clk.Set(time.UnixMilli(1_000_000))
+	for i := range 40 {
+		schedule(t, db, "a", int64(40-i), fmt.Sprintf("a%02d", i)) // a39 is the oldest
+		schedule(t, db, "b", int64(i), fmt.Sprintf("b%02d", i))
+	}
+	var mu sync.Mutex
+	var claims []string // the first item of each claim, in claim order
+	var log []string    // "start kind" and "end kind", in time order
+	inflight := map[string]int{}
+	peak := map[string]int{}
+	job := func(kind string, workers int) storage.DueJob {
+		return storage.DueJob{Kind: kind, Claim: 4, Workers: workers,
+			Batch: func(ctx context.Context, _ time.Time, items []storage.DueItem) (int, error) {
+				mu.Lock()
+				log = append(log, "start "+kind)
+				inflight[kind]++
+				peak[kind] = max(peak[kind], inflight[kind])
+				mu.Unlock()
+				time.Sleep(2 * time.Millisecond)
+				mu.Lock()
+				log = append(log, "end "+kind)
+				inflight[kind]--
+				mu.Unlock()
+				return len(items), storage.Release(ctx, db, kind, items)
+			}}
+	}
+	d := storage.NewDue(db, clk, 0, job("a", 0), job("b", 2)).Workers(3).OnRun(func(kind string, it storage.DueItem) {
+		mu.Lock()
+		claims = append(claims, fmt.Sprintf("%s %02d", kind, it.At))
+		mu.Unlock()
+	})
+	if n, err := d.RunDue(ctx, clk.Now()); n != 80 || err != nil {
+		t.Fatalf("RunDue = %d, %v; want 80", n, err)
+	}
+	if !slices.IsSorted(claims) || len(claims) != 80 {
+		t.Errorf("items handed out of order: %v", claims)
+	}
+	if peak["a"] != 3 || peak["b"] != 2 {
+		t.Errorf("claims at once: %v; want a: 3 (the runner's Workers), b: 2 (the job's)", peak)
+	}
+	if firstB := slices.Index(log, "start b"); firstB < 0 || slices.Contains(log[firstB:], "end a") {
+		t.Errorf("kind b started before kind a ended: %v", log)
+	}
+
+	// A failing claim: no claim starts after it, and its error is returned.
+	boom := errors.New("boom")
+	var calls atomic.Int64
+	failing := storage.NewDue(db, clk, 0, storage.DueJob{Kind: "a", Claim: 4,
+		Batch: func(ctx context.Context, _ time.Time, items []storage.DueItem) (int, error) {
+			if calls.Add(1) == 2 {
+				return 0, boom
+			}
+			time.Sleep(5 * time.Millisecond)
+			return 0, storage.Release(ctx, db, "a", items)
+		}}).Workers(3)
+	if _, err := failing.RunDue(ctx, clk.Now()); !errors.Is(err, boom) {
+		t.Fatalf("RunDue with a failing claim = %v, want boom", err)
+	}
+	if c := calls.Load(); c > 4 {
+		t.Errorf("%d claims ran, want at most 4: the failing one stops the claims", c)
 	}
 }

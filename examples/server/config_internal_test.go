@@ -57,3 +57,32 @@ func TestPostgresFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestNodeIDDefault: without -node-id a server is named after its machine
+// and -addr, the same on every start, so that a restart resumes its leased
+// due work; another address is another name; an ephemeral port leaves the
+// name to bank.New (random); -node-id wins.
+func TestNodeIDDefault(t *testing.T) {
+	t.Setenv("DATABASE_URL", "")
+	id := func(args ...string) string {
+		t.Helper()
+		c, err := parseFlags(args, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.nodeID
+	}
+	first, again := id(), id()
+	if len(first) != 16 || first != again {
+		t.Errorf("default -addr: node IDs %q then %q, want the same 16 hex digits", first, again)
+	}
+	if other := id("-addr", "127.0.0.1:8081"); other == first || len(other) != 16 {
+		t.Errorf("-addr 127.0.0.1:8081: node ID %q (8080's is %q)", other, first)
+	}
+	if got := id("-addr", "127.0.0.1:0"); got != "" {
+		t.Errorf("-addr 127.0.0.1:0: node ID %q, want none (random per start)", got)
+	}
+	if got := id("-node-id", "n1"); got != "n1" {
+		t.Errorf("-node-id n1: node ID %q", got)
+	}
+}

@@ -185,6 +185,8 @@ func (s *Sim) newBank(db storage.Backend, node int) (*bank.Bank, error) {
 		Logger:    logger(),
 		IDs:       corebank.NewIDs(rand.NewChaCha8(seed)),
 		NodeID:    fmt.Sprintf("sim-%d-%d", node, s.boots),
+		// Due work one claim at a time, in a fixed order, for replays.
+		DueWorkers: 1,
 		// Leases on the simulated clock: due work a crashed process held is
 		// taken over once the clock has moved past its lease, as a real
 		// node's would be 30 s later, rather than after 30 s of real time,
