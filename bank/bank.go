@@ -90,6 +90,13 @@ type Options struct {
 	// instead of waiting for the leases to end (examples/server derives a
 	// stable one from the machine and -addr).
 	NodeID string
+	// Instance names this bank across restarts (examples/server derives it
+	// from the machine and the listening address): a bank takes back at
+	// once the due work leased by a bank of the same Instance under
+	// another NodeID, its predecessor that died, instead of waiting for
+	// the leases to end. Banks running at once must not share one. Empty,
+	// the default, is none.
+	Instance string
 	// LeaseDuration is how long a node keeps the due work it took before
 	// another node may take it over (default storage.DefaultDueLease,
 	// 30 s). It must outlast the slowest payout check or webhook attempt
@@ -288,7 +295,7 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	// recovery, reservation expiry, accrual, maturity, settlement, refunds
 	// and lock ends), then the webhooks, so the events those
 	// changes appended go out in the same run, then idempotency expiry.
-	b.Due = storage.NewDue(b.DB, o.Clock, 0).Lease(o.NodeID, o.LeaseDuration).LeaseClock(o.LeaseClock).Workers(o.DueWorkers)
+	b.Due = storage.NewDue(b.DB, o.Clock, 0).Lease(o.NodeID, o.LeaseDuration).LeaseClock(o.LeaseClock).Workers(o.DueWorkers).Instance(o.Instance)
 	b.Due.Add(b.Ledger.DueJobs()...)
 	b.Due.Add(b.Funding.DueJobs()...)
 	b.Due.Add(b.FundingSessions.DueJobs()...)

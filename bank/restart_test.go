@@ -19,9 +19,10 @@ import (
 
 // TestRestartResumesLeasedWork: a node stops (its process dies) after
 // leasing payout checks. Another node leaves them alone while the lease
-// lasts; the node restarted under its NodeID over the same store takes
-// them back and finishes them on its first due run, without waiting for
-// the lease. The dead process, were it to wake, changes nothing.
+// lasts; the node restarted over the same store, under a new NodeID but
+// its Instance, takes them back and finishes them on its first due run,
+// without waiting for the lease. The dead process, were it to wake,
+// changes nothing.
 func TestRestartResumesLeasedWork(t *testing.T) {
 	backends := map[string]func(t *testing.T) storage.Backend{
 		"memory": func(*testing.T) storage.Backend { return memory.New() },
@@ -32,6 +33,7 @@ func TestRestartResumesLeasedWork(t *testing.T) {
 			}
 			return db
 		},
+		"postgres": openPostgres,
 	}
 	onEach(t, backends, testRestartResumesLeasedWork)
 }
@@ -44,6 +46,7 @@ func testRestartResumesLeasedWork(t *testing.T, db storage.Backend) {
 	c := newCluster(t, db, func(i int, o *bank.Options) {
 		o.LeaseDuration = 30 * time.Second
 		o.LeaseClock = leases
+		o.Instance = fmt.Sprint("host-", i)
 		if i == 0 {
 			o.Payments.Payouts = stalled
 		}
@@ -95,12 +98,13 @@ func testRestartResumesLeasedWork(t *testing.T, db storage.Backend) {
 		}
 	}
 
-	// n1 restarts: a new bank over the same store under the same NodeID
-	// finishes them on its first run, the lease still 1 s from its end.
+	// n1 restarts: a new bank over the same store, with a new NodeID (as
+	// a server's is random per start) but n1's Instance, finishes them on
+	// its first run, the lease still 1 s from its end.
 	mock := clock.NewMock()
 	mock.Set(c.nodes[0].mock.Now())
 	restarted, err := bank.New(db, bank.Options{SecretKey: make([]byte, 32), Clock: mock, Logger: quiet,
-		NodeID: "n1", LeaseDuration: 30 * time.Second, LeaseClock: leases})
+		NodeID: "n1-restarted", Instance: "host-0", LeaseDuration: 30 * time.Second, LeaseClock: leases})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,21 +50,30 @@ func Unschedule(tx Tx, kind string, at int64, id string) error {
 const BucketDueLease = Bucket("storage.due_lease")
 
 // DueLease is a node's claim on a due item of a Batch job: no other node
-// takes the item before Until (Unix milliseconds, on the runner's clock).
+// takes the item before Until (Unix milliseconds, on the runner's clock),
+// but a later process of the same Instance (see Due.Instance).
 type DueLease struct {
-	Node  string
-	Until int64
+	Node     string
+	Until    int64
+	Instance string
 }
 
+// A lease is stored as Until (8 bytes), Node, then, when the lease has an
+// Instance, a 0 byte and the Instance.
 func (l DueLease) encode() []byte {
-	return append(AppendInt64(make([]byte, 0, 8+len(l.Node)), l.Until), l.Node...)
+	b := append(AppendInt64(make([]byte, 0, 9+len(l.Node)+len(l.Instance)), l.Until), l.Node...)
+	if l.Instance != "" {
+		b = append(append(b, 0), l.Instance...)
+	}
+	return b
 }
 
 func decodeLease(v []byte) (DueLease, error) {
 	if len(v) < 8 {
 		return DueLease{}, ErrCorrupt
 	}
-	return DueLease{Until: int64(binary.BigEndian.Uint64(v)), Node: string(v[8:])}, nil
+	node, instance, _ := strings.Cut(string(v[8:]), "\x00")
+	return DueLease{Until: int64(binary.BigEndian.Uint64(v)), Node: node, Instance: instance}, nil
 }
 
 // ErrLeaseLost is returned by CheckLease when the item's lease is no
@@ -207,8 +217,9 @@ const DefaultDueLease = 30 * time.Second
 // replaced in that transaction, so two nodes never both hold an item; and
 // the job settles an item only in a transaction where CheckLease finds its
 // node's lease still there, so a stalled node that wakes after a takeover
-// changes nothing. A node takes its own leased items again on its next
-// run (the job left them, or a runner of the same node holds them): within
+// changes nothing. A node restarted under another node ID but the same
+// Instance takes its predecessor's leased items at once. A node takes its
+// own leased items again on its next run (the job left them, or a runner of the same node holds them): within
 // one node the job keeps its own work in flight from being done twice (the
 // webhooks do; a payout check applies once because it moves the item).
 //
@@ -228,6 +239,7 @@ type Due struct {
 	node       string
 	lease      time.Duration
 	leaseClock clock.Clock
+	instance   string
 	workers    int
 
 	// claimMu orders this runner's claims with its record of the items
@@ -304,6 +316,18 @@ func (d *Due) LeaseClock(clk clock.Clock) *Due {
 // affected: their transaction is their claim. Set it before RunDue runs.
 func (d *Due) Workers(n int) *Due {
 	d.workers = max(n, 1)
+	return d
+}
+
+// Instance names what this runner runs as across restarts (a server's
+// machine and address): a runner takes at once the items leased by a
+// runner of the same Instance under another node ID, its predecessor that
+// died, instead of waiting for their leases to end, so that a restarted
+// node resumes its own work at once while its node ID stays its own (new
+// at each start). Two runners that run at once must not share an
+// Instance. Empty, the default, is none. Set it before RunDue runs.
+func (d *Due) Instance(name string) *Due {
+	d.instance = name
 	return d
 }
 
@@ -564,7 +588,7 @@ func (d *Due) claim(ctx context.Context, kind string, prefix, after []byte, asOf
 			return claimed{}, err
 		}
 		now := d.leaseClock.Now().UnixMilli()
-		lease := DueLease{Node: d.node, Until: now + d.lease.Milliseconds()}
+		lease := DueLease{Node: d.node, Until: now + d.lease.Milliseconds(), Instance: d.instance}
 		c := claimed{last: dueKey(kind, items[len(items)-1].At, items[len(items)-1].ID)}
 		for _, it := range items {
 			if d.busy[busyItem{kind, it.At, it.ID}] {
@@ -581,7 +605,7 @@ func (d *Due) claim(ctx context.Context, kind string, prefix, after []byte, asOf
 				if err != nil {
 					return claimed{}, err
 				}
-				if held.Until > now && held.Node != d.node {
+				if held.Until > now && held.Node != d.node && (d.instance == "" || held.Instance != d.instance) {
 					continue // another node's, still running
 				}
 			}

@@ -44,6 +44,8 @@ type config struct {
 	// and bound how long due work it took stays its own (bank.Options).
 	nodeID        string
 	leaseDuration time.Duration
+	// instance names this server across restarts (stableInstance).
+	instance string
 }
 
 // usage opens -h: what the server is, then three ways to run it.
@@ -99,7 +101,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.dbPool, "db-pool", 20, "PostgreSQL only: most connections the server opens (each running transaction holds one)")
 	fs.DurationVar(&c.dbStatementTimeout, "db-statement-timeout", 0, "PostgreSQL only: statement_timeout of the server's connections, e.g. 5s (default: the database's)")
 	fs.IntVar(&c.dbRetries, "db-retries", 30, "PostgreSQL only: times a transaction is retried after a serialization failure or deadlock (0: never)")
-	fs.StringVar(&c.nodeID, "node-id", "", "this server's name in the leases it takes on due work (payout checks, webhook attempts) in a store several servers share, unique among them; logged at start. A server restarted under the name it had resumes its leased work at once (default: derived from the machine and -addr, so the same on every start; random on each start when -addr's port is 0)")
+	fs.StringVar(&c.nodeID, "node-id", "", "this server's name in the leases it takes on due work (payout checks, webhook attempts) in a store several servers share; logged at start (default: random on each start). A server restarted on the same machine and -addr takes back at once what it had leased under its earlier name")
 	fs.DurationVar(&c.leaseDuration, "lease-duration", storage.DefaultDueLease, "how long due work this server took stays its own: if it dies, another server on the same store takes the work over this long after; must outlast one payout check or webhook attempt")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -134,9 +136,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if c.leaseDuration <= 0 {
 		return nil, errors.New("-lease-duration must be positive")
 	}
-	if c.nodeID == "" {
-		c.nodeID = stableNodeID(c.addr)
-	}
+	c.instance = stableInstance(c.addr)
 	if c.cardCreateLimit < 1 {
 		return nil, errors.New("-card-create-limit must be at least 1")
 	}
@@ -207,16 +207,16 @@ func (c *config) pickPostgres(fs *flag.FlagSet) error {
 	return nil
 }
 
-// stableNodeID is -node-id's default: 16 hex digits of a hash of the
-// machine (its /etc/machine-id where there is one, and its host name) and
-// the listening address addr. Two servers on one machine cannot listen on
-// one address, and servers on several machines differ by machine, so the
-// name is unique among the servers on a database; and a server restarted
-// on its machine and address gets the name it had, so it takes its leased
-// due work back at once instead of waiting for the leases to end. It is ""
-// (bank.New then picks a random one) when addr's port is 0 or absent: an
-// ephemeral port is no identity.
-func stableNodeID(addr string) string {
+// stableInstance is the server's bank.Options.Instance: 16 hex digits of
+// a hash of the machine (its /etc/machine-id where there is one, and its
+// host name) and the listening address addr. Two servers on one machine
+// cannot listen on one address, and servers on several machines differ by
+// machine, so no two servers running at once share it; and a server
+// restarted on its machine and address has the one it had, so it takes
+// its leased due work back at once instead of waiting for the leases to
+// end, while its node ID stays new at each start. It is "" (none) when
+// addr's port is 0 or absent: an ephemeral port is no identity.
+func stableInstance(addr string) string {
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil || port == "" || port == "0" {
 		return ""

@@ -58,31 +58,34 @@ func TestPostgresFlags(t *testing.T) {
 	}
 }
 
-// TestNodeIDDefault: without -node-id a server is named after its machine
-// and -addr, the same on every start, so that a restart resumes its leased
-// due work; another address is another name; an ephemeral port leaves the
-// name to bank.New (random); -node-id wins.
-func TestNodeIDDefault(t *testing.T) {
+// TestInstance: a server is an instance of its machine and -addr, the same
+// on every start, so that a restart takes back its leased due work;
+// another address is another instance; an ephemeral port is none; and
+// -node-id stays random per start unless given.
+func TestInstance(t *testing.T) {
 	t.Setenv("DATABASE_URL", "")
-	id := func(args ...string) string {
+	parse := func(args ...string) *config {
 		t.Helper()
 		c, err := parseFlags(args, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return c.nodeID
+		return c
 	}
-	first, again := id(), id()
-	if len(first) != 16 || first != again {
-		t.Errorf("default -addr: node IDs %q then %q, want the same 16 hex digits", first, again)
+	first, again := parse(), parse()
+	if len(first.instance) != 16 || first.instance != again.instance {
+		t.Errorf("default -addr: instances %q then %q, want the same 16 hex digits", first.instance, again.instance)
 	}
-	if other := id("-addr", "127.0.0.1:8081"); other == first || len(other) != 16 {
-		t.Errorf("-addr 127.0.0.1:8081: node ID %q (8080's is %q)", other, first)
+	if first.nodeID != "" {
+		t.Errorf("default -node-id %q, want none (bank.New picks a random one)", first.nodeID)
 	}
-	if got := id("-addr", "127.0.0.1:0"); got != "" {
-		t.Errorf("-addr 127.0.0.1:0: node ID %q, want none (random per start)", got)
+	if other := parse("-addr", "127.0.0.1:8081").instance; other == first.instance || len(other) != 16 {
+		t.Errorf("-addr 127.0.0.1:8081: instance %q (8080's is %q)", other, first.instance)
 	}
-	if got := id("-node-id", "n1"); got != "n1" {
+	if got := parse("-addr", "127.0.0.1:0").instance; got != "" {
+		t.Errorf("-addr 127.0.0.1:0: instance %q, want none", got)
+	}
+	if got := parse("-node-id", "n1").nodeID; got != "n1" {
 		t.Errorf("-node-id n1: node ID %q", got)
 	}
 }

@@ -141,7 +141,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 
 	opts := bank.Options{
 		SecretKey: key, Clock: clk, Env: cfg.env, Logger: logger,
-		NodeID: cfg.nodeID, LeaseDuration: cfg.leaseDuration,
+		NodeID: cfg.nodeID, Instance: cfg.instance, LeaseDuration: cfg.leaseDuration,
 		Payments: payments.Options{Fees: cfg.fees},
 		Cards:    cards.Options{CreateLimit: cfg.cardCreateLimit},
 		Webhooks: webhooks.Options{RootCAs: cfg.webhookCA},
