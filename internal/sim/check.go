@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/corebank/corebank"
 	"slices"
 	"strings"
 
@@ -30,9 +31,15 @@ func registerMachine(prefix string, m Machine) {
 	machines[prefix] = m
 }
 
-// eventCheck follows the outbox.
+// eventCheck follows the outbox. IDs follow time, and one object's
+// events their order, but two banks' events of one millisecond sort
+// either way whatever their commit order (ledger.Event): so each read
+// starts at the millisecond of the newest event read, and skips the events
+// of that millisecond already read.
 type eventCheck struct {
 	after  string
+	lastMs int64
+	sameMs map[string]bool   // IDs read of millisecond lastMs
 	states map[string]string // object ID -> last state seen
 	seen   int
 }
@@ -71,8 +78,12 @@ func checkEvents(s *Sim) error {
 	if s.events.states == nil {
 		s.events.states = map[string]string{}
 	}
+	after := ""
+	if s.events.after != "" {
+		after = corebank.IDTimePrefix(s.events.lastMs) // sorts before every ID of that millisecond
+	}
 	for {
-		evs, err := s.banks[0].Ledger.Events(s.ctx, s.events.after, 500)
+		evs, err := s.banks[0].Ledger.Events(s.ctx, after, 500)
 		if err != nil {
 			if s.anyCrashed() {
 				return nil
@@ -80,6 +91,14 @@ func checkEvents(s *Sim) error {
 			return fmt.Errorf("read the outbox: %w", err)
 		}
 		for _, ev := range evs {
+			after = ev.ID
+			if ev.Created == s.events.lastMs && s.events.sameMs[ev.ID] {
+				continue
+			}
+			if ev.Created != s.events.lastMs {
+				s.events.lastMs, s.events.sameMs = ev.Created, map[string]bool{}
+			}
+			s.events.sameMs[ev.ID] = true
 			s.events.after = ev.ID
 			s.events.seen++
 			if err := s.checkMove(ev); err != nil {

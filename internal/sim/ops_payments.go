@@ -83,12 +83,27 @@ type payState struct {
 	// From events.
 	ev        map[string]*payEvTransfer
 	quoteUsed map[string]string // quote -> the transfer that used it
+	// early holds book inflows read before their transfer's creation: two
+	// banks' events of one millisecond sort either way (ledger.Event), so
+	// a settlement on one bank may sort before the creation on the other.
+	// The creation must come in the same read (paymentsEarly).
+	early map[string][]bookInflow
+}
+
+// bookInflow is what a book transfer's credit to its receiver says.
+type bookInflow struct {
+	AccountID string `json:"account_id"`
+	Amount    int64  `json:"amount"`
+	Currency  string `json:"currency"`
+	Reference string `json:"reference"`
+	Source    string `json:"source"`
 }
 
 func paymentsState(s *Sim) *payState {
 	return State(s, "payments", func() *payState {
 		return &payState{detailsBy: map[string]*payDetail{}, quoteBy: map[string]*payQuote{},
-			byID: map[string]*payTransfer{}, ev: map[string]*payEvTransfer{}, quoteUsed: map[string]string{}}
+			byID: map[string]*payTransfer{}, ev: map[string]*payEvTransfer{}, quoteUsed: map[string]string{},
+			early: map[string][]bookInflow{}}
 	})
 }
 
@@ -245,6 +260,7 @@ func paymentsDetailBody(s *Sim, r *rand.Rand, cp *payCP, method string) (body ma
 func init() {
 	registerMachine("outflows", paymentsTransferMachine)
 	registerEventHook(paymentsOnEvent)
+	registerCheck(paymentsEarly)
 	register(
 		Op{Name: "payments.counterparty.create", Weight: 3, Concurrent: true, Run: func(s *Sim, r *rand.Rand) error {
 			e := s.PickEntity(r, nil)
@@ -746,6 +762,12 @@ func paymentsOnEvent(s *Sim, ev ledger.Event) error {
 			e = &payEvTransfer{Amount: v.Amount, Fee: v.ApplicableFee, Currency: v.Currency, Account: v.AccountID,
 				Ref: v.UniqueReference, Type: v.PaymentType, Detail: v.PaymentDetailID, Quote: v.FXQuoteID, Created: v.Created}
 			st.ev[v.ID] = e
+			for _, in := range st.early[v.ID] {
+				if err = applyBookInflow(st, in); err != nil {
+					return
+				}
+			}
+			delete(st.early, v.ID)
 			if v.Status != "pending" {
 				err = fmt.Errorf("transfer %s created %s", v.ID, v.Status)
 				return
@@ -815,13 +837,7 @@ func paymentsOnEvent(s *Sim, ev ledger.Event) error {
 
 // paymentsBookInflow counts a book transfer's credit to its receiver.
 func paymentsBookInflow(s *Sim, ev ledger.Event) error {
-	var in struct {
-		AccountID string `json:"account_id"`
-		Amount    int64  `json:"amount"`
-		Currency  string `json:"currency"`
-		Reference string `json:"reference"`
-		Source    string `json:"source"`
-	}
+	var in bookInflow
 	if err := json.Unmarshal(ev.Object, &in); err != nil {
 		return fmt.Errorf("inflow event object %s", ev.Object)
 	}
@@ -830,28 +846,48 @@ func paymentsBookInflow(s *Sim, ev ledger.Event) error {
 	}
 	var err error
 	paymentsLock(s, func(st *payState) {
-		e := st.ev[in.Reference]
-		switch {
-		case e == nil:
-			err = fmt.Errorf("book inflow to %s for transfer %q, never created", in.AccountID, in.Reference)
-		case e.Type != "book-transfer":
-			err = fmt.Errorf("book inflow for %s transfer %s", e.Type, in.Reference)
-		case e.Completed+e.Failed > 0:
-			err = fmt.Errorf("book inflow for transfer %s after it ended", in.Reference)
-		default:
-			e.BookInflows++
-			e.BookInflowAmount += in.Amount
-			if e.BookInflows > 1 {
-				err = fmt.Errorf("book transfer %s credited its receiver %d times", in.Reference, e.BookInflows)
-			} else if in.Currency != e.Currency || in.Amount != e.Amount {
-				err = fmt.Errorf("book transfer %s of %d %s credited %d %s", in.Reference, e.Amount, e.Currency, in.Amount, in.Currency)
-			} else if d := st.detailsBy[e.Detail]; d != nil && d.Receiver != in.AccountID {
-				err = fmt.Errorf("book transfer %s to %s credited account %s", in.Reference, d.Receiver, in.AccountID)
-			}
+		if st.ev[in.Reference] == nil {
+			st.early[in.Reference] = append(st.early[in.Reference], in)
+			return
 		}
+		err = applyBookInflow(st, in)
 	})
 	if err == nil {
 		s.Count("payments.book_credited")
 	}
+	return err
+}
+
+// applyBookInflow checks a book inflow against its transfer's events.
+func applyBookInflow(st *payState, in bookInflow) error {
+	e := st.ev[in.Reference]
+	switch {
+	case e.Type != "book-transfer":
+		return fmt.Errorf("book inflow for %s transfer %s", e.Type, in.Reference)
+	case e.Completed+e.Failed > 0:
+		return fmt.Errorf("book inflow for transfer %s after it ended", in.Reference)
+	}
+	e.BookInflows++
+	e.BookInflowAmount += in.Amount
+	switch d := st.detailsBy[e.Detail]; {
+	case e.BookInflows > 1:
+		return fmt.Errorf("book transfer %s credited its receiver %d times", in.Reference, e.BookInflows)
+	case in.Currency != e.Currency || in.Amount != e.Amount:
+		return fmt.Errorf("book transfer %s of %d %s credited %d %s", in.Reference, e.Amount, e.Currency, in.Amount, in.Currency)
+	case d != nil && d.Receiver != in.AccountID:
+		return fmt.Errorf("book transfer %s to %s credited account %s", in.Reference, d.Receiver, in.AccountID)
+	}
+	return nil
+}
+
+// paymentsEarly fails when a book inflow read in the step's events has
+// no transfer creation in them.
+func paymentsEarly(s *Sim) error {
+	var err error
+	paymentsLock(s, func(st *payState) {
+		for ref, ins := range st.early {
+			err = fmt.Errorf("book inflow to %s for transfer %q, never created", ins[0].AccountID, ref)
+		}
+	})
 	return err
 }
