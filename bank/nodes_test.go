@@ -315,7 +315,10 @@ func openPostgres(t *testing.T) storage.Backend {
 
 func testTwoNodes(t *testing.T, db storage.Backend) {
 	ctx := context.Background()
-	c := newCluster(t, db, nil)
+	// One claim at a time per node: two claims of 16 settle a run's ~30
+	// payouts at once, on one node, and this test asserts that both nodes
+	// check some (storage's TestDueWorkers covers several workers).
+	c := newCluster(t, db, func(_ int, o *bank.Options) { o.DueWorkers = 1 })
 	s := c.setup(4, 1_000_000)
 	root := corebank.As(c.root)
 	stop := c.run()
