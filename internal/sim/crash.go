@@ -144,6 +144,19 @@ func (s *Sim) boot() error {
 	s.boots++
 	s.banks = nil
 	n := s.cfg.Banks
+	// One ID source for the banks of a boot, seeded by the run and the
+	// boot, so that a replay makes the same IDs; shared, so that events of
+	// one millisecond sort in the order they were made on any bank. Two
+	// processes' events of one millisecond sort either way (ledger.Event),
+	// and on one fake clock every step's events share a millisecond: the
+	// checks, which follow objects across banks in event order, would see
+	// a cause after its effect.
+	var seed [32]byte
+	for i := range 8 {
+		seed[i] = byte(s.cfg.Seed >> (8 * i))
+	}
+	seed[8] = byte(s.boots)
+	ids := corebank.NewIDs(rand.NewChaCha8(seed))
 	for i := range n {
 		db := storage.Backend(s.store)
 		if s.cfg.Store == Postgres {
@@ -159,7 +172,7 @@ func (s *Sim) boot() error {
 				s.extra = append(s.extra, db.(*crashStore))
 			}
 		}
-		b, err := s.newBank(db, i)
+		b, err := s.newBank(db, i, ids)
 		if err != nil {
 			return err
 		}
@@ -171,19 +184,12 @@ func (s *Sim) boot() error {
 	return nil
 }
 
-func (s *Sim) newBank(db storage.Backend, node int) (*bank.Bank, error) {
-	// IDs come from a source seeded by the run and the boot, so that a
-	// replay makes the same IDs.
-	var seed [32]byte
-	for i := range 8 {
-		seed[i] = byte(s.cfg.Seed >> (8 * i))
-	}
-	seed[8], seed[9] = byte(s.boots), byte(node)
+func (s *Sim) newBank(db storage.Backend, node int, ids *corebank.IDs) (*bank.Bank, error) {
 	o := bank.Options{
 		SecretKey: make([]byte, 32),
 		Clock:     s.Clock,
 		Logger:    logger(),
-		IDs:       corebank.NewIDs(rand.NewChaCha8(seed)),
+		IDs:       ids,
 		NodeID:    fmt.Sprintf("sim-%d-%d", node, s.boots),
 		// Due work one claim at a time, in a fixed order, for replays.
 		DueWorkers: 1,
