@@ -120,15 +120,11 @@ func parseSystemAccount(id string) (currency string, ok bool) {
 // records its change to one apart (putBal, sysdelta.go), and BalanceTx
 // reads the sum.
 func loadBal(tx storage.Tx, id string) (*balRec, error) {
-	r := &balRec{}
 	if IsSystemAccount(id) {
+		r := &balRec{}
 		return r, loadSystem(id, r)
 	}
-	raw, err := storage.Peek(tx, bucketBalances, []byte(id))
-	if err := decodeBalAt(raw, err, id, r); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return loadBase(tx, id)
 }
 
 // loadSystem sets r to an empty record of the system account id.
@@ -250,17 +246,10 @@ func (s *Service) BalanceAt(ctx context.Context, accountID string, at time.Time)
 func (s *Service) TrialBalance(ctx context.Context) (map[string]Balance, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (map[string]Balance, error) {
 		out := map[string]Balance{}
-		sum := func(r *balRec) {
-			t := out[r.currency]
-			t.Settled += r.Settled
-			t.PendingDebits += r.PendingDebits
-			t.PendingCredits += r.PendingCredits
-			out[r.currency] = t
-		}
 		err := tx.Scan(bucketBalances, storage.ScanOptions{}, func(_, v []byte) error {
 			r, err := decodeBal(v)
 			if err == nil {
-				sum(r)
+				addTotal(out, r)
 			}
 			return err
 		})
@@ -268,8 +257,17 @@ func (s *Service) TrialBalance(ctx context.Context) (map[string]Balance, error) 
 			return nil, err
 		}
 		return out, scanDeltas(tx, nil, func(_ []byte, _ string, d *balRec) error {
-			sum(d)
+			addTotal(out, d)
 			return nil
 		})
 	})
+}
+
+// addTotal adds r's balance to its currency's total in totals.
+func addTotal(totals map[string]Balance, r *balRec) {
+	t := totals[r.currency]
+	t.Settled += r.Settled
+	t.PendingDebits += r.PendingDebits
+	t.PendingCredits += r.PendingCredits
+	totals[r.currency] = t
 }

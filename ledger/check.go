@@ -95,11 +95,7 @@ func (s *Service) checkTx(tx storage.Tx, cur *CheckCursor, rep *CheckReport) (st
 		id := string(k)
 		bals[id] = r
 		rep.Accounts++
-		t := rep.Totals[r.currency]
-		t.Settled += r.Settled
-		t.PendingDebits += r.PendingDebits
-		t.PendingCredits += r.PendingCredits
-		rep.Totals[r.currency] = t
+		addTotal(rep.Totals, r)
 		if r.PendingDebits < 0 || r.PendingCredits < 0 {
 			bad("%s has negative pending amounts %+v", id, r.Balance)
 		}
@@ -121,11 +117,7 @@ func (s *Service) checkTx(tx storage.Tx, cur *CheckCursor, rep *CheckReport) (st
 			rep.Accounts++
 		}
 		r.add(d)
-		t := rep.Totals[r.currency]
-		t.Settled += d.Settled
-		t.PendingDebits += d.PendingDebits
-		t.PendingCredits += d.PendingCredits
-		rep.Totals[r.currency] = t
+		addTotal(rep.Totals, d)
 		return nil
 	})
 	if err != nil {

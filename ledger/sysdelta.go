@@ -106,7 +106,10 @@ func sysBalance(tx storage.Tx, id string) (*balRec, error) {
 func loadBase(tx storage.Tx, id string) (*balRec, error) {
 	r := &balRec{}
 	raw, err := storage.Peek(tx, bucketBalances, []byte(id))
-	return r, decodeBalAt(raw, err, id, r)
+	if err := decodeBalAt(raw, err, id, r); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // foldTx folds up to foldBatch system account changes into their
