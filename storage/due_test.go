@@ -328,8 +328,10 @@ func TestDueLeases(t *testing.T) {
 	}
 }
 
-func settle(ctx context.Context, t *testing.T, db storage.Backend, name string, items []storage.DueItem, settled map[string][]string) (int, error) {
-	done, err := storage.Update(ctx, db, func(tx storage.Tx) ([]string, error) {
+// settleLeased unschedules, in one transaction, the "send" items whose
+// lease the runner still holds, and returns their IDs.
+func settleLeased(ctx context.Context, db storage.Backend, items []storage.DueItem) ([]string, error) {
+	return storage.Update(ctx, db, func(tx storage.Tx) ([]string, error) {
 		var done []string
 		for _, it := range items {
 			if err := storage.CheckLease(tx, "send", it); errors.Is(err, storage.ErrLeaseLost) {
@@ -344,6 +346,10 @@ func settle(ctx context.Context, t *testing.T, db storage.Backend, name string, 
 		}
 		return done, nil
 	})
+}
+
+func settle(ctx context.Context, t *testing.T, db storage.Backend, name string, items []storage.DueItem, settled map[string][]string) (int, error) {
+	done, err := settleLeased(ctx, db, items)
 	if len(done) > 0 {
 		settled[name] = append(settled[name], done...)
 	}
@@ -411,21 +417,7 @@ func TestDueWorkers(t *testing.T) {
 				for p := peak[n].Load(); now > p && !peak[n].CompareAndSwap(p, now); p = peak[n].Load() {
 				}
 				time.Sleep(time.Millisecond) // a provider's answer
-				done, err := storage.Update(ctx, db, func(tx storage.Tx) ([]string, error) {
-					var done []string
-					for _, it := range items {
-						if err := storage.CheckLease(tx, "send", it); errors.Is(err, storage.ErrLeaseLost) {
-							continue
-						} else if err != nil {
-							return nil, err
-						}
-						if err := storage.Unschedule(tx, "send", it.At, it.ID); err != nil {
-							return nil, err
-						}
-						done = append(done, it.ID)
-					}
-					return done, nil
-				})
+				done, err := settleLeased(ctx, db, items)
 				mu.Lock()
 				for _, id := range done {
 					settled[id]++
