@@ -547,29 +547,39 @@ func TestLeaseTakeover(t *testing.T) {
 	onEach(t, backends, testLeaseTakeover)
 }
 
-func testLeaseTakeover(t *testing.T, db storage.Backend) {
-	ctx := context.Background()
+// stalledCluster builds a cluster whose nodes lease due work for 30 s on
+// leases, their shared wall clock, each its own Instance ("host-0",
+// "host-1"), the first node's payout provider stalling on demand, and
+// three payouts created on the first node, whose IDs it returns.
+func stalledCluster(t *testing.T, db storage.Backend, leases clock.Clock) (*cluster, *stallingPayouts, []string) {
 	stalled := &stallingPayouts{SandboxPayouts: payments.NewSandboxPayouts(nil),
 		entered: make(chan struct{}, 1), release: make(chan struct{})}
-	leases := clock.NewMock() // the nodes' shared wall clock
 	c := newCluster(t, db, func(i int, o *bank.Options) {
 		o.LeaseDuration = 30 * time.Second
 		o.LeaseClock = leases
+		o.Instance = fmt.Sprint("host-", i)
 		if i == 0 {
 			o.Payments.Payouts = stalled
 		}
 	})
 	s := c.setup(1, 1_000_000)
-	root := corebank.As(c.root)
 	var ids []string
 	for i := range 3 {
-		tr, err := c.nodes[0].Payments.CreateTransfer(ctx, root, payments.NewTransfer{AccountID: s.accounts[0].ID, PaymentDetailID: s.ach.ID,
+		tr, err := c.nodes[0].Payments.CreateTransfer(context.Background(), corebank.As(c.root), payments.NewTransfer{AccountID: s.accounts[0].ID, PaymentDetailID: s.ach.ID,
 			Amount: 100, PaymentType: "bank-transfer", Narration: "payout", UniqueReference: fmt.Sprintf("p%d", i)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, tr.ID)
 	}
+	return c, stalled, ids
+}
+
+func testLeaseTakeover(t *testing.T, db storage.Backend) {
+	ctx := context.Background()
+	leases := clock.NewMock() // the nodes' shared wall clock
+	c, stalled, ids := stalledCluster(t, db, leases)
+	root := corebank.As(c.root)
 	// Node 1 moves the clock past the sandbox rail's 5 s, so that each
 	// check finishes a payout; the advance runs its due work, which takes
 	// the checks and stops in the first.

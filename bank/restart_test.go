@@ -2,7 +2,6 @@ package bank_test
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -40,28 +39,9 @@ func TestRestartResumesLeasedWork(t *testing.T) {
 
 func testRestartResumesLeasedWork(t *testing.T, db storage.Backend) {
 	ctx := context.Background()
-	stalled := &stallingPayouts{SandboxPayouts: payments.NewSandboxPayouts(nil),
-		entered: make(chan struct{}, 1), release: make(chan struct{})}
 	leases := clock.NewMock() // the nodes' shared wall clock; it never reaches the lease's end here
-	c := newCluster(t, db, func(i int, o *bank.Options) {
-		o.LeaseDuration = 30 * time.Second
-		o.LeaseClock = leases
-		o.Instance = fmt.Sprint("host-", i)
-		if i == 0 {
-			o.Payments.Payouts = stalled
-		}
-	})
-	s := c.setup(1, 1_000_000)
+	c, stalled, ids := stalledCluster(t, db, leases)
 	root := corebank.As(c.root)
-	var ids []string
-	for i := range 3 {
-		tr, err := c.nodes[0].Payments.CreateTransfer(ctx, root, payments.NewTransfer{AccountID: s.accounts[0].ID, PaymentDetailID: s.ach.ID,
-			Amount: 100, PaymentType: "bank-transfer", Narration: "payout", UniqueReference: fmt.Sprintf("p%d", i)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, tr.ID)
-	}
 	status := func() []string {
 		var out []string
 		for _, id := range ids {
