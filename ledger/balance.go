@@ -256,7 +256,7 @@ func (s *Service) TrialBalance(ctx context.Context) (map[string]Balance, error) 
 		if err != nil {
 			return nil, err
 		}
-		return out, scanDeltas(tx, nil, func(_ []byte, _ string, d *balRec) error {
+		return out, scanDeltas(tx, nil, false, func(_ []byte, _ string, d *balRec) error {
 			addTotal(out, d)
 			return nil
 		})

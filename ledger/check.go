@@ -105,7 +105,7 @@ func (s *Service) checkTx(tx storage.Tx, cur *CheckCursor, rep *CheckReport) (st
 		return after, err
 	}
 	// System accounts' changes not yet folded into their records.
-	err = scanDeltas(tx, nil, func(k []byte, id string, d *balRec) error {
+	err = scanDeltas(tx, nil, false, func(k []byte, id string, d *balRec) error {
 		r := bals[id]
 		if r == nil {
 			r = &balRec{}

@@ -64,11 +64,9 @@ func (s *Service) appendEvent(tx storage.Tx, now time.Time, typ, entityID string
 	// minted after the object's newest, kept under the object's ID. The
 	// transactions that change one object conflict on its record anyway,
 	// so this key serializes nothing that was not. It leads with a hash of
-	// the ID: an object's first event reads its key absent, and
-	// PostgreSQL's serializable transactions lock the index page where an
-	// absent key would be, so new objects' keys, in ID (time) order, would
-	// all fall on the last page, and any two transactions that create an
-	// object would conflict there.
+	// the ID, so that new objects' keys, in ID (time) order, do not all
+	// fall on the table's last index page, where every insert would
+	// contend.
 	var obj struct {
 		ID string `json:"id"`
 	}
@@ -118,7 +116,8 @@ func nextULID(u ulid.ULID) ulid.ULID {
 // committed in, so a reader that takes its new events here misses none.
 func (s *Service) UnreadEventsTx(tx storage.Tx, limit int) ([]Event, error) {
 	var ids []string
-	if err := tx.Scan(bucketUnread, storage.ScanOptions{Limit: clampEventLimit(limit)}, func(k, _ []byte) error {
+	// A queue: an event committed while this runs is the next reader's.
+	if err := tx.Scan(bucketUnread, storage.ScanOptions{Limit: clampEventLimit(limit), Queue: true}, func(k, _ []byte) error {
 		ids = append(ids, string(k))
 		return nil
 	}); err != nil {

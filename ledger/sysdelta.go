@@ -73,9 +73,10 @@ func (r *balRec) add(d *balRec) {
 }
 
 // scanDeltas calls fn with each system account change whose account ID
-// starts with prefix, in key order.
-func scanDeltas(tx storage.Tx, prefix []byte, fn func(k []byte, id string, d *balRec) error) error {
-	return tx.Scan(bucketDeltas, storage.ScanOptions{Prefix: prefix}, func(k, v []byte) error {
+// starts with prefix, in key order; as a queue's scan
+// (storage.ScanOptions.Queue) when queue is set.
+func scanDeltas(tx storage.Tx, prefix []byte, queue bool, fn func(k []byte, id string, d *balRec) error) error {
+	return tx.Scan(bucketDeltas, storage.ScanOptions{Prefix: prefix, Queue: queue}, func(k, v []byte) error {
 		if len(k) <= deltaTail || k[len(k)-deltaTail] != '/' {
 			return storage.ErrCorrupt
 		}
@@ -94,7 +95,7 @@ func sysBalance(tx storage.Tx, id string) (*balRec, error) {
 		return nil, err
 	}
 	prefix := append([]byte(id), '/')
-	err = scanDeltas(tx, prefix, func(_ []byte, _ string, d *balRec) error {
+	err = scanDeltas(tx, prefix, false, func(_ []byte, _ string, d *balRec) error {
 		r.add(d)
 		return nil
 	})
@@ -118,7 +119,8 @@ func loadBase(tx storage.Tx, id string) (*balRec, error) {
 func (s *Service) foldTx(tx storage.Tx, now time.Time, it storage.DueItem) error {
 	sums := map[string]*balRec{}
 	var keys [][]byte
-	err := scanDeltas(tx, nil, func(k []byte, id string, d *balRec) error {
+	// A queue: the changes committed while it runs are the next fold's.
+	err := scanDeltas(tx, nil, true, func(k []byte, id string, d *balRec) error {
 		if len(keys) == foldBatch {
 			return storage.ErrStop
 		}

@@ -18,7 +18,7 @@ func TestFold(t *testing.T) {
 	count := func() int {
 		n, err := storage.View(ctx, db, func(tx storage.Tx) (int, error) {
 			n := 0
-			return n, scanDeltas(tx, nil, func([]byte, string, *balRec) error { n++; return nil })
+			return n, scanDeltas(tx, nil, false, func([]byte, string, *balRec) error { n++; return nil })
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -632,7 +632,8 @@ func lagOf(now time.Time, it DueItem) time.Duration {
 // strictly after the key after when it is set.
 func (d *Due) scan(tx Tx, prefix, after []byte, asOf int64, limit int) ([]DueItem, error) {
 	var items []DueItem
-	err := tx.Scan(BucketDue, ScanOptions{Prefix: prefix, After: after, Limit: limit}, func(k, _ []byte) error {
+	// A queue: an item scheduled while a claim runs is the next claim's.
+	err := tx.Scan(BucketDue, ScanOptions{Prefix: prefix, After: after, Limit: limit, Queue: true}, func(k, _ []byte) error {
 		rest := k[len(prefix):]
 		at, err := Uint64(rest)
 		if err != nil {

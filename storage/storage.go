@@ -60,6 +60,18 @@ type ScanOptions struct {
 	Reverse bool
 	// Limit stops the scan after this many keys; 0 means no limit.
 	Limit int
+	// Queue marks the scan of a queue: a range that other transactions
+	// insert into and whose reader takes the keys it finds out of it (due
+	// work, unread events). Inside an Update such a scan need not keep
+	// other transactions from inserting into the range until the Update
+	// ends: on a backend that runs Updates at once (storage/postgres) an
+	// Update inserting a key into the range at the same time may commit
+	// before or after the scanning one, and the scan may miss the key,
+	// which the next scan finds. The keys it does see hold until the Update
+	// ends, as every read's. Use it only where missing a key that is being
+	// inserted does no harm; in a View, and on backends that run one
+	// Update at a time, it changes nothing.
+	Queue bool
 }
 
 var (

@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Backend) {
 		{"ErrEmptyKey", testEmptyKey},
 		{"ByteOrder", testByteOrder},
 		{"ScanOptions", testScanOptions},
+		{"QueueScan", testQueueScan},
 		{"ScanStop", testScanStop},
 		{"ScanWhileWriting", testScanWhileWriting},
 		{"SliceAliasing", testAliasing},
@@ -522,6 +523,45 @@ func testScanOptions(t *testing.T, db storage.Backend) {
 		}
 		return nil
 	})
+}
+
+// testQueueScan checks that a queue's Scan (ScanOptions.Queue), alone,
+// visits what any Scan does, in an Update with buffered writes too.
+func testQueueScan(t *testing.T, db storage.Backend) {
+	putShuffled(t, db, orderKeys)
+	state := map[string]string{}
+	for _, k := range orderKeys {
+		state[k] = "v" + k
+	}
+	err := db.Update(context.Background(), func(tx storage.Tx) error {
+		want := maps.Clone(state)
+		for i, k := range orderKeys {
+			if i%3 == 0 {
+				if err := tx.Delete(bucketA, []byte(k)); err != nil {
+					return err
+				}
+				delete(want, k)
+			}
+		}
+		if err := tx.Put(bucketA, []byte("b\x00new"), []byte("new")); err != nil {
+			return err
+		}
+		want["b\x00new"] = "new"
+		for _, o := range scanCases(orderKeys) {
+			o.Queue = true
+			got, err := scan(tx, bucketA, o)
+			if err != nil {
+				return fmt.Errorf("Scan(%s): %w", describe(o), err)
+			}
+			if diff := cmp.Diff(model(want, o), got); diff != "" {
+				t.Errorf("queue's Scan(%s) (-want +got):\n%s", describe(o), diff)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 func testScanStop(t *testing.T, db storage.Backend) {
