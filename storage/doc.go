@@ -20,8 +20,8 @@
 // # Transactions
 //
 // The rule: a function passed to Backend.Update may run more than once (the
-// bolt backend re-runs a group commit's functions when one fails; a
-// PostgreSQL backend retries serialization failures), and only the last run
+// bolt backend re-runs a group commit's functions when one fails; the
+// PostgreSQL backend re-runs transactions that deadlock), and only the last run
 // commits. So it reads and writes only through its Tx, has no effect outside
 // it, and returns its results instead of assigning them to variables
 // declared outside: use the generic Update and View, which hand back what

@@ -18,7 +18,7 @@ import (
 // statement, and holds it to its end: ROW SHARE, which groups share, so
 // that groups on disjoint keys run at once on every node; EXCLUSIVE, to
 // run alone once the groups before it end, for a group lost soloAfter
-// times in a row to serialization failures (so that a long group losing
+// times in a row to deadlocks (so that a long group losing
 // to short ones on a hot key is not starved until its retries run out),
 // and for every group of a DB whose groups keep conflicting (adapt has
 // brought it down to one group at a time, and most of its transactions
@@ -51,11 +51,12 @@ type call struct {
 	ran  chan struct{} // the caller's turn is over
 }
 
-// Update runs fn in a SERIALIZABLE transaction and commits iff fn returns
-// nil. Concurrent Updates share transactions (see the package
-// documentation), so fn may run more than once, each time with a fresh Tx,
+// Update runs fn in a transaction that behaves as if run alone (two-phase
+// locking at READ COMMITTED, see the package documentation) and commits
+// iff fn returns nil. Concurrent Updates may share transactions
+// (Options.Group), and a deadlock re-runs them, so fn may run more than once, each time with a fresh Tx,
 // and always on the caller's goroutine. When a statement or the commit
-// fails with a serialization failure or a deadlock, the transaction is
+// fails with a deadlock (or a serialization failure), the transaction is
 // rolled back and its functions run again in a new one, up to
 // Options.Retries times with a jittered backoff; the error after the last
 // wraps ErrRetriesExhausted and the database's error. If fn returns an
@@ -132,7 +133,7 @@ func (d *DB) lead() {
 
 // adapt moves the number of groups that may run at once (limit) after a
 // group's transaction ended, as TCP moves its congestion window: up by one
-// at each commit, and down at each serialization failure: by one while
+// at each commit, and down at each deadlock: by one while
 // failures are a small share of the DB's transactions (fail, weighted
 // towards the latest), which is the cost of running work at once that now
 // and then shares a key (a payment and the settlement of an earlier one on
@@ -179,8 +180,13 @@ func (d *DB) contendedLocked() bool {
 // runGroup runs batch until its transaction commits, fails for good, or
 // exhausts the retries, and then finishes every call in it.
 func (d *DB) runGroup(batch []*call) {
+	hot := map[bucketKey]bool{}
 	for attempt := 0; ; attempt++ {
-		err, retry := d.tryGroup(batch, attempt)
+		err, retry := d.tryGroup(batch, attempt, hot)
+		if _, ok := err.(*errShape); ok {
+			attempt-- // not a conflict: its shape is registered now
+			continue
+		}
 		d.adapt(retry)
 		if retry && attempt < d.retries {
 			d.retried.Add(1)
@@ -201,18 +207,18 @@ func (d *DB) runGroup(batch []*call) {
 }
 
 // tryGroup runs the functions of batch one after another in one
-// SERIALIZABLE transaction and commits it. In a group of several, each
+// transaction and commits it. In a group of several, each
 // function runs after a savepoint (sent with its first statement, in the
 // same round trip), and one that fails is rolled back to it alone: its outcome (error or panic) stands if the transaction commits,
 // since it was decided on the state the commit makes real. A
-// serialization failure or a deadlock anywhere loses the whole
+// deadlock anywhere loses the whole
 // transaction: retry is true and every function runs again. Any other
 // error returned is every call's outcome.
 //
 // Statements run under the caller's context when it is alone, and
 // otherwise under one without its cancellation: a cancelled statement
 // breaks the connection, which the others' work is on.
-func (d *DB) tryGroup(batch []*call, attempt int) (err error, retry bool) {
+func (d *DB) tryGroup(batch []*call, attempt int, hot map[bucketKey]bool) (err error, retry bool) {
 	conn, err := d.pool.Acquire(context.Background())
 	if err != nil {
 		return fmt.Errorf("storage/postgres: %w", err), false
@@ -229,7 +235,7 @@ func (d *DB) tryGroup(batch []*call, attempt int) (err error, retry bool) {
 	if attempt >= soloAfter || contended {
 		lock = d.q.exclusive
 	}
-	pre := []string{beginSerializable, lock}
+	pre := []string{beginReadCommitted, lock}
 	committed := false
 	defer func() {
 		if !committed && len(pre) == 0 { // the transaction began
@@ -240,6 +246,18 @@ func (d *DB) tryGroup(batch []*call, attempt int) (err error, retry bool) {
 	solo := len(batch) == 1
 	group := writes{} // the writes of the functions that succeeded
 	reads, scans := map[bucketKey][]byte{}, map[scanKey]*cached{}
+	lk := &locking{d: d, hot: hot, prefixes: map[prefixKey]bool{}, buckets: map[storage.Bucket]lockMode{}, keys: map[storage.Bucket]int{}}
+	// A run lost to a conflict locks what it wrote exclusively at its
+	// first read when it runs again.
+	lost := func(own writes) {
+		for _, w := range []writes{group, own} {
+			for b, m := range w {
+				for k := range m {
+					hot[bucketKey{b, k}] = true
+				}
+			}
+		}
+	}
 	for _, c := range batch {
 		if c.goexit {
 			continue // its goroutine is gone
@@ -252,10 +270,26 @@ func (d *DB) tryGroup(batch []*call, attempt int) (err error, retry bool) {
 		if !solo {
 			ctx = context.WithoutCancel(ctx)
 		}
-		t := &tx{ctx: ctx, q: &d.q, conn: conn.Conn(), writable: true, savepoint: !solo, own: writes{}, base: group, reads: reads, scans: scans, pre: &pre, trips: &d.trips}
+		t := &tx{ctx: ctx, q: &d.q, conn: conn.Conn(), writable: true, savepoint: !solo, own: writes{}, base: group, reads: reads, scans: scans, pre: &pre, trips: &d.trips, lk: lk}
 		c.wake <- t
 		<-c.ran
+		if sh, ok := t.conflict.(*errShape); ok {
+			// Register its shape with no lock held, and run it again.
+			if len(pre) == 0 { // the transaction began
+				committed = true // ended here, not by the deferred rollback
+				d.trips.Add(1)
+				if _, err := conn.Exec(context.Background(), "ROLLBACK"); err != nil {
+					return wrap(ctx, err), false
+				}
+			}
+			if err := d.register(ctx, sh.shape, false); err != nil {
+				return wrap(ctx, err), false
+			}
+			return sh, true
+		}
 		if t.conflict != nil {
+			lost(t.own)
+			d.rmw.learn(reads, group)
 			return t.conflict, true
 		}
 		if c.err == nil && !c.panicked && t.broken != nil {
@@ -275,7 +309,9 @@ func (d *DB) tryGroup(batch []*call, attempt int) (err error, retry bool) {
 		if _, err := conn.Exec(ctx, "ROLLBACK TO SAVEPOINT g"); err != nil {
 			return wrap(ctx, err), retryable(err)
 		}
+		t.forget()
 	}
+	d.rmw.learn(reads, group)
 	if solo && (batch[0].err != nil || batch[0].panicked) {
 		return nil, false
 	}
@@ -283,7 +319,10 @@ func (d *DB) tryGroup(batch []*call, attempt int) (err error, retry bool) {
 	if solo {
 		ctx = batch[0].ctx
 	}
-	if err := d.commit(ctx, conn.Conn(), &pre, group); err != nil {
+	if err := d.commit(ctx, conn.Conn(), &pre, lk, group); err != nil {
+		if retryable(err) {
+			lost(nil)
+		}
 		return wrap(ctx, err), retryable(err)
 	}
 	committed = true
@@ -291,15 +330,17 @@ func (d *DB) tryGroup(batch []*call, attempt int) (err error, retry bool) {
 	return nil, false
 }
 
-// beginSerializable begins a group's transaction.
-const beginSerializable = "BEGIN ISOLATION LEVEL SERIALIZABLE"
+// beginReadCommitted begins a group's transaction: each statement reads
+// the last commits before it, and the locks (locks.go) make the whole
+// serializable.
+const beginReadCommitted = "BEGIN ISOLATION LEVEL READ COMMITTED"
 
 // commit sends a group's buffered writes and its COMMIT in one round trip:
 // after pre, the transaction's BEGIN and lock, when no statement sent
 // them (and emptied, as a statement does); every Put in one statement, and
 // each Delete in its own (an index lookup whatever the table's size). A
 // transaction that never began and writes nothing sends nothing.
-func (d *DB) commit(ctx context.Context, conn *pgx.Conn, pre *[]string, w writes) error {
+func (d *DB) commit(ctx context.Context, conn *pgx.Conn, pre *[]string, lk *locking, w writes) error {
 	if len(*pre) > 0 && len(w) == 0 {
 		return nil
 	}
@@ -316,10 +357,6 @@ func (d *DB) commit(ctx context.Context, conn *pgx.Conn, pre *[]string, w writes
 	// In key order: transactions that write some of the same keys then
 	// lock their rows in the same order, and wait for each other rather
 	// than deadlock.
-	type kw struct {
-		b, k string
-		wr   write
-	}
 	var all []kw
 	for bk, m := range w {
 		for k, wr := range m {
@@ -332,6 +369,7 @@ func (d *DB) commit(ctx context.Context, conn *pgx.Conn, pre *[]string, w writes
 		}
 		return strings.Compare(x.k, y.k)
 	})
+	d.lockWrites(&b, lk, all)
 	for _, e := range all {
 		if e.wr.deleted {
 			b.Queue(d.q.del, e.b, []byte(e.k))
@@ -361,3 +399,62 @@ func (d *DB) commit(ctx context.Context, conn *pgx.Conn, pre *[]string, w writes
 	}
 	return nil
 }
+
+// kw is a buffered write with its bucket and key.
+type kw struct {
+	b, k string
+	wr   write
+}
+
+// lockWrites queues the commit's locks before its writes (locks.go). In a
+// bucket where it writes more than escalateAt keys, or whose lock it
+// holds exclusively, the bucket's lock exclusively; in the others the
+// bucket's lock shared, first, and each written key's lock exclusively.
+// The exclusive ones go in lock order, so that commits writing some of the
+// same keys wait rather than deadlock. Then the shapes lock shared, so that the shapes the last
+// statement reads stay the ones every scan of them registered until the
+// commit, and the shared lock of each key's prefix of each registered
+// length of its bucket.
+func (d *DB) lockWrites(b *pgx.Batch, lk *locking, all []kw) {
+	per := map[string]int{}
+	for _, e := range all {
+		per[e.b]++
+	}
+	var (
+		ids     []int64
+		buckets []string
+		keys    [][]byte
+	)
+	for bucket, n := range per {
+		id := lockID(d.table, kindPrefix, storage.Bucket(bucket), nil)
+		if n > escalateAt || lk.buckets[storage.Bucket(bucket)] == exclusive {
+			ids = append(ids, id)
+			per[bucket] = -1
+			continue
+		}
+		if lk.buckets[storage.Bucket(bucket)] == unlocked {
+			b.Queue(d.q.locks.shared, id)
+		}
+	}
+	for _, e := range all {
+		if per[e.b] < 0 {
+			continue
+		}
+		ids = append(ids, lockID(d.table, kindKey, storage.Bucket(e.b), []byte(e.k)))
+		buckets, keys = append(buckets, e.b), append(keys, []byte(e.k))
+	}
+	slices.Sort(ids)
+	if len(ids) > 0 {
+		b.Queue(d.q.locks.exclusiveAll, ids)
+	}
+	if len(keys) > 0 {
+		b.Queue(d.q.locks.shared, d.shapesLock)
+		b.Queue(d.q.locks.prefixes, append([]byte(d.table), 0), buckets, keys)
+	}
+}
+
+// escalateAt is how many keys of a bucket a transaction locks one by one
+// (reads, and then writes): past it, it locks the bucket exclusively, so
+// that a transaction with many keys does not fill PostgreSQL's lock table
+// (max_locks_per_transaction times the connections, 6,400 by default).
+const escalateAt = 256

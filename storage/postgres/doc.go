@@ -21,112 +21,148 @@
 //
 // # Transactions
 //
-// Update runs its function in a SERIALIZABLE transaction (shared with
-// other Updates of the same DB, see Group commit), so concurrent Updates
-// on any number of nodes behave as if run one at a time. When
-// PostgreSQL cannot keep that promise for a transaction it aborts it with a
-// serialization failure (SQLSTATE 40001) or a deadlock (40P01), and Update
-// runs the functions again in a new transaction, after a jittered backoff
-// that doubles from half a millisecond up to 50 ms, at most Options.Retries
+// Update runs its function in a READ COMMITTED transaction under strict
+// two-phase locking (locks.go), so that concurrent Updates on any number of
+// nodes behave as if run one at a time in the order they commit, and only
+// Updates that share a key wait for each other. Every read and write takes
+// a PostgreSQL advisory lock, held until the transaction ends:
+//
+//   - A Get locks its key (present or absent), shared, in the statement
+//     before the read and in its round trip. At READ COMMITTED each
+//     statement reads a snapshot taken when it starts, so the read sees the
+//     last commit of every writer of the key, and PostgreSQL makes a commit
+//     visible before it releases the commit's locks.
+//   - A Scan locks its prefix exclusively. Writers lock every prefix of
+//     their keys whose length some Scan of the bucket used (the lengths
+//     are registered in the table Table+"_scans" before such a Scan
+//     reads, under a lock every commit holds while it reads them), shared:
+//     a scan keeps out every insert, update and delete in its range,
+//     including of keys that were absent, while writers under one prefix do
+//     not wait for each other.
+//   - Each bucket has a lock that every Get, Scan and commit in the bucket
+//     takes shared, and a Scan of the whole bucket exclusively; a
+//     transaction that locks more than 256 keys of a bucket takes it
+//     exclusively instead of more key locks, so that large transactions
+//     (migrations, the ledger's folds) do not fill PostgreSQL's lock table.
+//   - The commit locks the keys it writes exclusively, in one round trip
+//     with the writes and the COMMIT, in lock order, so that two commits
+//     writing some of the same keys wait rather than deadlock.
+//
+// This keeps the seam's promise (storage/doc.go) for every caller, without
+// any caller naming what it depends on: every read goes through Get or
+// Scan, and so is locked; a lock is held from before the read to the end
+// of the transaction, and a writer's exclusive lock conflicts with every
+// shared lock on what it changes (the key, every registered prefix of it,
+// its bucket); so two transactions that conflict are ordered by a lock,
+// with no cycle among them (two-phase locking), and their order is their
+// commit order. A View (REPEATABLE READ, READ ONLY: one snapshot, which
+// takes no lock and is never aborted) sees the commits before its
+// snapshot, which is a prefix of that order. The values a transaction
+// keeps (a key read once is not read again) stay true while it holds their
+// locks; a function of a group rolled back to its savepoint loses the
+// locks it took, and the group forgets what they guarded. One weaker read
+// is there on request: a Scan marked storage.ScanOptions.Queue (due work,
+// the outbox's unread events, the ledger's pending changes) locks only the
+// rows it returns, FOR SHARE, and lets other transactions insert into its
+// range meanwhile: its reader may miss a key inserted while it runs, and
+// the next scan finds it.
+//
+// SERIALIZABLE, which this package used before, keeps the same promise
+// with no locks of its own, but PostgreSQL's serializable transactions
+// lock the B-tree pages their reads visit, present keys and absent ones
+// alike, and an insert into such a page by another transaction counts as
+// a conflict: on one table, where the keys of a bucket sit side by side,
+// unrelated transfers met on some page and aborted each other, so that a
+// node ran best one transaction at a time (measured on this project's
+// 2-core machine: 278 transfers/s, and 122/s with 1.3 retries per transfer
+// at 15 at once), and a 1 ms round trip to the database cut that tenfold.
+//
+// Two transactions that each hold a lock the other waits for deadlock;
+// PostgreSQL detects it after deadlock_timeout (1 s by default; lower it
+// for corebank's database, ALTER DATABASE ... SET deadlock_timeout =
+// '100ms') and aborts one with SQLSTATE 40P01, and Update runs the
+// functions again in a new transaction, after a jittered backoff that
+// doubles from half a millisecond up to 50 ms, at most Options.Retries
 // times (30 by default). This is the seam's rerun rule (storage/doc.go):
-// only the run that commits counts. View runs in a REPEATABLE READ, READ
-// ONLY transaction: one snapshot, which never blocks writers and is never
-// aborted.
+// only the run that commits counts. The commonest deadlock, two
+// transactions reading one key shared and then each wanting it
+// exclusively to write it, is avoided: a run that lost a deadlock locks
+// what it wrote exclusively at its first read when it runs again, and a
+// DB learns, per bucket, how often Updates write the keys they read, and
+// locks the keys of a bucket where they mostly do exclusively at once
+// (balances, idempotency records).
 //
-// # Group commit
+// All the nodes on a table must run a release of the same schema version:
+// a node of version 1 (serializable, no locks) would not take the locks
+// the others rely on. Open refuses a newer table, and migrates an older
+// one.
 //
-// Concurrent Updates of one DB share transactions, as storage/bolt's share
-// commits: an Update queues, and a leader takes up to Options.Group (16)
-// queued Updates and hands one SERIALIZABLE transaction to each caller in
-// turn, so every function still runs on its own goroutine, sees the writes
-// of those before it, and the group commits once. Each function of a group
-// runs after a savepoint, sent with its first statement in the same round
-// trip; one that returns an error, panics or calls runtime.Goexit is rolled
-// back to it alone, and its outcome stands once the transaction commits
-// (it was decided on the state the commit makes real). A serialization
-// failure anywhere re-runs the whole group. Isolation is unchanged: the
-// group is one serializable transaction, its functions in queue order.
+// # Concurrency
 //
-// One leader runs at a time by default (Options.Leaders): a node runs one
-// group transaction at a time. More may run at once, and then only as many
-// as the conflicts allow: the number running moves as TCP's congestion
-// window does, up by one at each commit, down by one at a serialization
-// failure while failures are few, by half when they are many (commit.go,
-// adapt). Isolation stays SERIALIZABLE, the seam's promise that every
-// Update behaves as if run alone, rather than a weaker level with explicit
-// row locks: every caller would have to name the rows it depends on,
-// including the absent keys and ranges it read (an idempotency key not
-// yet used, the end of a log, an empty index range), and PostgreSQL has no
-// lock for an absent row; that audit of every caller is not done. The
-// write path shares no key between unrelated transfers (the ledger keeps
-// system accounts' balances as changes under keys of their own, the
-// outbox marks events unread instead of minting IDs after the newest;
-// bank's TestDisjointTransfersShareNoKeys audits it), yet concurrent
-// groups still abort each other: serializable transactions lock the index
-// pages their reads visit, present keys and absent ones alike, and an
-// insert into a locked page by another transaction counts as a conflict,
-// so on one table whose keys of a bucket sit side by side, any two
-// transfers are likely to meet on some page. Measured on this project's
-// 2-core machine (in-process, 16 callers posting book transfers over HTTP
-// with a due runner settling): one leader, groups of 16, 278 transfers/s
-// with no retries; 2 leaders 239/s with 0.13 retries per transfer; 4
-// leaders of 4, 145/s with 0.5; 15 of 1, 122/s with 1.3. The same load
-// at REPEATABLE READ, which takes no such locks, made 190/s through a
-// 1 ms round trip against 43/s, with no retries: the next step is that
-// level with a lock for each read and each absence it depends on.
+// A DB runs up to Options.Leaders (by default Options.PoolSize) Update
+// transactions at once, each on its own connection, and so does every
+// node: only Updates that share a key wait for each other. The number
+// running moves as TCP's congestion window does, up by one at each
+// commit, down by one at a deadlock while they are few, by half when they
+// are many (commit.go, adapt). Concurrent Updates may also share
+// transactions (Options.Group, 1 by default): a leader takes up to Group
+// queued Updates and hands one transaction to each caller in turn, so
+// every function still runs on its own goroutine, sees the writes of those
+// before it, and the group commits once. Each function of a group runs
+// after a savepoint, sent with its first statement in the same round
+// trip; one that returns an error, panics or calls runtime.Goexit is
+// rolled back to it alone, and its outcome stands once the transaction
+// commits. A deadlock anywhere re-runs the whole group. A group holds
+// every lock of its functions until it commits, so on PostgreSQL groups
+// make unrelated Updates wait for each other: they pay only where round
+// trips are scarce and conflicts are none.
 //
-// Nodes do run groups at once, one each. On a key that every Update of
-// several nodes writes, a DB whose groups mostly fail takes the store's
-// lock exclusively for each (see "Several nodes"), and the nodes take
-// turns (TestTwoNodesContended: two nodes, 8 callers each, every Update
-// appending to one log: ~10,000 Updates in 2 s with ~0.08 retries each,
-// where every group of a node taking the lock for 2 s after a failure
-// committed ~1,400).
-//
-// A transaction's BEGIN (and a group's lock) goes to the server with its
-// first statement, in the same round trip. Puts and Deletes are buffered
-// in the transaction and sent with its COMMIT in one round trip (every
-// Put in one INSERT ... SELECT FROM unnest(...) ON CONFLICT DO UPDATE), so
-// a group costs its reads' round trips and one more; reads see the buffer, so a function reads its
-// own writes and those of the functions before it in its group. A Get
-// not answered by the buffer is one statement, and the value is kept for
-// the transaction: its functions read one snapshot, so a key is read from
-// the table once per group. A Scan is a keyset range query on the
-// primary key, WHERE bucket = $1 AND key > $2 [AND key < $3] ORDER BY key
-// [DESC] LIMIT n, with a prefix turned into the range [prefix,
-// storage.PrefixEnd(prefix)) rather than a LIKE: an index seek, so a page
-// costs the same at row ten and at row ten million. A scan without a
-// limit reads batches of 32 rows doubling up to 1024, each resuming after
-// the last key of the one before, and a scan with one reads no more than
-// it needs (its limit, plus one row for each buffered delete in the
-// bucket, which may hide one); each batch is merged with the buffered
-// writes in its part of the range, and read whole before the callback
-// sees it, so the callback may write through the same transaction, and
-// the next batch sees what it wrote. Batches are kept for the
-// transaction like Gets' values: a later batch with the same bounds (the
-// newest entry of a log, an index range found empty) is answered from the
-// kept one when that holds as many rows or ended the range.
+// A transaction's BEGIN (and its group's lock, see "Several nodes") goes
+// to the server with its first statement, in the same round trip, and so
+// do the locks of each read, before it. Puts and Deletes are buffered in
+// the transaction and sent with their locks and the COMMIT in one round
+// trip (every Put in one INSERT ... SELECT FROM unnest(...) ON CONFLICT DO
+// UPDATE), so a transaction costs its reads' round trips and one more;
+// reads see the buffer, so a function reads its own writes and those of
+// the functions before it in its group. A Get not answered by the buffer
+// is one statement, and the value is kept for the transaction: its
+// functions hold the key's lock, so a key is read from the table once per
+// transaction. A Scan is a keyset range query on the primary key, WHERE
+// bucket = $1 AND key > $2 [AND key < $3] ORDER BY key [DESC] LIMIT n,
+// with a prefix turned into the range [prefix, storage.PrefixEnd(prefix))
+// rather than a LIKE: an index seek, so a page costs the same at row ten
+// and at row ten million. A scan without a limit reads batches of 32 rows
+// doubling up to 1024, each resuming after the last key of the one
+// before, and a scan with one reads no more than it needs (its limit, plus
+// one row for each buffered delete in the bucket, which may hide one);
+// each batch is merged with the buffered writes in its part of the range,
+// and read whole before the callback sees it, so the callback may write
+// through the same transaction, and the next batch sees what it wrote.
+// Batches are kept for the transaction like Gets' values: a later batch
+// with the same bounds (the newest entry of a log, an index range found
+// empty) is answered from the kept one when that holds as many rows or
+// ended the range.
 //
 // # Several nodes
 //
-// Nodes on one table run their groups at once. Every group takes a lock
-// on the schema-version table first in its transaction, before its
-// snapshot, in the round trip of its first statement: ROW SHARE, which
-// groups share; EXCLUSIVE for a group lost three times in a row to
-// serialization failures, so that a long group that loses to short ones
-// is not starved until its retries run out, and for every group of a DB
-// that is down to one group at a time and whose recent transactions
-// mostly failed, so that the nodes writing one hot key take turns rather
-// than abort each other. Before, every group of a node took it
-// exclusively for two seconds after any failure, so that one conflict
-// serialized the cluster. Views never wait for it. Writes go to the server
-// in key order, so transactions that write some of the same rows lock
-// them in the same order and wait rather than deadlock.
+// Nodes on one table run their transactions at once, and lock each
+// other's keys as they lock their own. Every Update transaction also
+// takes a lock on the schema-version table first, before its first read,
+// in the round trip of its first statement: ROW SHARE, which transactions
+// share; EXCLUSIVE for one lost three times in a row to deadlocks, so that
+// a long transaction that loses to short ones is not starved until its
+// retries run out, and for every transaction of a DB that is down to one
+// at a time and whose recent transactions mostly failed, so that the
+// nodes then take turns rather than abort each other. Views never wait
+// for it.
 //
 // # Tuning
 //
 // Options.PoolSize bounds the connections (each running View or Update
 // holds one; 20 by default), and Options.StatementTimeout sets the
-// server's statement_timeout for them. Tests get a throwaway cluster from
+// server's statement_timeout for them. A node's transactions hold a few
+// dozen advisory locks each (its keys, their registered prefixes, its
+// buckets), from PostgreSQL's lock table of max_locks_per_transaction (64)
+// times max_connections entries. Tests get a throwaway cluster from
 // package pgtest.
 package postgres

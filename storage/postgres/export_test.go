@@ -1,5 +1,7 @@
 package postgres
 
+import "github.com/corebank/corebank/storage"
+
 // Commits returns how many transactions Updates have committed.
 func Commits(d *DB) uint64 { return d.commits.Load() }
 
@@ -12,3 +14,17 @@ func Queued(d *DB) int {
 
 // RoundTrips returns how many round trips Views and Updates have made.
 func RoundTrips(d *DB) uint64 { return d.trips.Load() }
+
+// PrefixLocksSQL is the statement with which a commit locks its keys'
+// prefixes of the scanned lengths.
+func PrefixLocksSQL(d *DB) string { return d.q.locks.prefixes }
+
+// PrefixLock is the lock a Scan of prefix takes.
+func PrefixLock(d *DB, b string, prefix []byte) int64 {
+	return lockID(d.table, kindPrefix, storage.Bucket(b), prefix)
+}
+
+// KeyLock is the lock of key in b.
+func KeyLock(d *DB, b string, key []byte) int64 {
+	return lockID(d.table, kindKey, storage.Bucket(b), key)
+}

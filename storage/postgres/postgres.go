@@ -45,22 +45,20 @@ type Options struct {
 	StatementTimeout time.Duration
 	// Group is the most Updates that share one transaction. Concurrent
 	// Updates queue, and each leader takes up to Group of them, runs their
-	// functions one after another in one SERIALIZABLE transaction (each
-	// after a savepoint, so that one that fails is undone alone) and
-	// commits them together: Updates in a group never conflict with each
-	// other, and share its commit. A leader takes what is queued when it
-	// is free, so groups stay small until the leaders are all busy. Zero
-	// means 16; 1 gives every Update its own transaction.
+	// functions one after another in one transaction (each after a
+	// savepoint, so that one that fails is undone alone) and commits them
+	// together: Updates in a group never conflict with each other, and
+	// share its commit. But a group holds the locks of all its Updates
+	// until its commit, so that unrelated Updates wait for each other, and
+	// groups lock in the order of their Updates, so that two groups
+	// deadlock more often than two Updates. Zero means 1: every Update in
+	// its own transaction, PostgreSQL sharing the commits' flushes.
 	Group int
-	// Leaders is the most group transactions a DB runs at once, each on
-	// its own connection. Zero means 1. More lets groups on disjoint keys
-	// commit side by side, and DB adapts how many run at once to the
-	// serialization failures they meet (see the package documentation);
-	// but PostgreSQL's serializable transactions lock the index pages
-	// they read, so unrelated Updates on one table conflict as well, and
-	// on corebank's own load one leader commits the most (measured in
-	// the package documentation). It is at most PoolSize; the other
-	// connections serve Views.
+	// Leaders is the most transactions a DB runs at once, each on its own
+	// connection, and at most PoolSize. Zero means PoolSize. Only Updates
+	// that share a key wait for each other (see the package
+	// documentation), and DB adapts how many run at once to the deadlocks
+	// they meet.
 	Leaders int
 	// Retries is how many times Update re-runs its function after a
 	// serialization failure (SQLSTATE 40001) or a deadlock (40P01), each
@@ -73,8 +71,7 @@ const (
 	defaultTable    = "corebank_kv"
 	defaultPoolSize = 20
 	defaultRetries  = 30
-	defaultGroup    = 16
-	defaultLeaders  = 1
+	defaultGroup    = 1
 
 	// backoffBase and backoffMax bound the sleep before a retry: attempt n
 	// sleeps a uniformly random time up to min(backoffMax, backoffBase<<n).
@@ -90,6 +87,13 @@ type DB struct {
 	pool    *pgxpool.Pool
 	q       queries
 	retries int
+
+	// Locking (locks.go): the table's name in lock tags, the lock of the
+	// shapes table, the shapes known and what Gets lock exclusively.
+	table      string
+	shapesLock int64
+	shapes     shapes
+	rmw        rmw
 
 	mu     sync.Mutex // guards closed transitions against enter
 	closed atomic.Bool
@@ -133,7 +137,7 @@ func Open(ctx context.Context, dsn string, opt *Options) (*DB, error) {
 		o.Group = defaultGroup
 	}
 	if o.Leaders <= 0 {
-		o.Leaders = defaultLeaders
+		o.Leaders = o.PoolSize
 	}
 	o.Leaders = min(o.Leaders, o.PoolSize)
 	switch {
@@ -154,10 +158,15 @@ func Open(ctx context.Context, dsn string, opt *Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage/postgres: %w", err)
 	}
-	d := &DB{pool: pool, q: newQueries(o.Table), retries: o.Retries, group: o.Group, maxLeaders: o.Leaders, limit: o.Leaders}
+	d := &DB{pool: pool, q: newQueries(o.Table), retries: o.Retries, group: o.Group, maxLeaders: o.Leaders, limit: o.Leaders,
+		table: o.Table, shapesLock: lockID(o.Table, kindShapes, "", nil)}
 	if err := d.migrate(ctx, o.Table); err != nil {
 		pool.Close()
 		return nil, err
+	}
+	if err := d.loadShapes(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("storage/postgres: open %s: %w", o.Table, err)
 	}
 	return d, nil
 }
@@ -296,7 +305,7 @@ func (d *DB) Stats() Stats {
 
 // schemaVersion is the version of the table this release writes;
 // migrations[v] takes a table from version v to v+1. %[1]s is the table.
-const schemaVersion = 1
+const schemaVersion = 2
 
 var migrations = []string{
 	`CREATE TABLE IF NOT EXISTS %[1]s (
@@ -304,6 +313,14 @@ var migrations = []string{
 		key bytea NOT NULL,
 		value bytea NOT NULL,
 		PRIMARY KEY (bucket, key)
+	)`,
+	// The prefix lengths Updates scan, per bucket (locks.go). Version 2
+	// runs Updates at READ COMMITTED under locks: servers of version 1
+	// (SERIALIZABLE, no locks) must not run beside it.
+	`CREATE TABLE IF NOT EXISTS %[2]s (
+		bucket text COLLATE "C" NOT NULL,
+		len int NOT NULL,
+		PRIMARY KEY (bucket, len)
 	)`,
 }
 
@@ -313,6 +330,7 @@ var migrations = []string{
 func (d *DB) migrate(ctx context.Context, table string) error {
 	kv := pgx.Identifier(splitName(table)).Sanitize()
 	meta := pgx.Identifier(splitName(table + "_schema")).Sanitize()
+	scans := pgx.Identifier(splitName(table + "_scans")).Sanitize()
 	err := pgx.BeginFunc(ctx, d.pool, func(ptx pgx.Tx) error {
 		if _, err := ptx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "corebank/storage/postgres:"+table); err != nil {
 			return err
@@ -337,7 +355,7 @@ func (d *DB) migrate(ctx context.Context, table string) error {
 			return fmt.Errorf("%w: %s is at version %d, this release knows %d", ErrNewerSchema, table, version, schemaVersion)
 		}
 		for ; version < schemaVersion; version++ {
-			if _, err := ptx.Exec(ctx, fmt.Sprintf(migrations[version], kv)); err != nil {
+			if _, err := ptx.Exec(ctx, fmt.Sprintf(migrations[version], kv, scans)); err != nil {
 				return fmt.Errorf("migrate %s to version %d: %w", table, version+1, err)
 			}
 		}

@@ -77,8 +77,18 @@ func TestSchema(t *testing.T) {
 	}
 	defer conn.Close(ctx)
 	var version int
-	if err := conn.QueryRow(ctx, `SELECT version FROM corebank_kv_schema WHERE id = 1`).Scan(&version); err != nil || version != 1 {
-		t.Errorf("schema version row = %d, %v; want 1", version, err)
+	if err := conn.QueryRow(ctx, `SELECT version FROM corebank_kv_schema WHERE id = 1`).Scan(&version); err != nil || version != 2 {
+		t.Errorf("schema version row = %d, %v; want 2", version, err)
+	}
+	// A table of version 1 (no shapes table) is migrated and keeps its rows.
+	if _, err := conn.Exec(ctx, `DROP TABLE corebank_kv_scans; UPDATE corebank_kv_schema SET version = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(open("")); got != "default" {
+		t.Errorf("a version-1 table migrated reads %q, want %q", got, "default")
+	}
+	if err := conn.QueryRow(ctx, `SELECT version FROM corebank_kv_schema WHERE id = 1`).Scan(&version); err != nil || version != 2 {
+		t.Errorf("migrated schema version row = %d, %v; want 2", version, err)
 	}
 	if _, err := conn.Exec(ctx, `UPDATE corebank_kv_schema SET version = 99`); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,7 +31,12 @@ const (
 type queries struct {
 	get, put, del, empty string
 	shared, exclusive    string // a group's lock (commit.go)
+	locks                lockSQL
 	scan                 map[scanShape]string
+	// queue is scan's, for a queue's scan: its rows whose key's lock it
+	// could take at once (exclusively); requeue reads those again.
+	queue   map[scanShape]string
+	requeue [2]string
 }
 
 type scanShape struct {
@@ -43,7 +49,8 @@ func newQueries(table string) queries {
 	kv := pgx.Identifier(splitName(table)).Sanitize()
 	meta := pgx.Identifier(splitName(table + "_schema")).Sanitize()
 	q := queries{
-		get: `SELECT value FROM ` + kv + ` WHERE bucket = $1 AND key = $2`,
+		locks: newLockSQL(pgx.Identifier(splitName(table + "_scans")).Sanitize()),
+		get:   `SELECT value FROM ` + kv + ` WHERE bucket = $1 AND key = $2`,
 		put: `INSERT INTO ` + kv + ` (bucket, key, value)
 			SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[])
 			ON CONFLICT (bucket, key) DO UPDATE SET value = EXCLUDED.value`,
@@ -52,6 +59,11 @@ func newQueries(table string) queries {
 		shared:    `LOCK TABLE ` + meta + ` IN ROW SHARE MODE`,
 		exclusive: `LOCK TABLE ` + meta + ` IN EXCLUSIVE MODE`,
 		scan:      map[scanShape]string{},
+		queue:     map[scanShape]string{},
+		requeue: [2]string{
+			`SELECT key, value FROM ` + kv + ` WHERE bucket = $1 AND key = ANY($2::bytea[]) ORDER BY key`,
+			`SELECT key, value FROM ` + kv + ` WHERE bucket = $1 AND key = ANY($2::bytea[]) ORDER BY key DESC`,
+		},
 	}
 	for _, reverse := range []bool{false, true} {
 		for _, lower := range []string{"", ">=", ">"} {
@@ -74,6 +86,12 @@ func newQueries(table string) queries {
 				}
 				b.WriteString(` LIMIT $` + strconv.Itoa(n+1))
 				q.scan[scanShape{reverse, lower, upper}] = b.String()
+				order := ` ORDER BY key`
+				if reverse {
+					order += ` DESC`
+				}
+				q.queue[scanShape{reverse, lower, upper}] = `SELECT key FROM (` + b.String() + `) AS c
+					WHERE pg_try_advisory_xact_lock(('x' || left(md5($` + strconv.Itoa(n+2) + `::bytea || c.key), 16))::bit(64)::bigint)` + order
 			}
 		}
 	}
@@ -120,27 +138,123 @@ type tx struct {
 	// to the server after a SAVEPOINT, in the same round trip, and
 	// savepointed records that it went.
 	savepoint, savepointed bool
+
+	// lk is the Update's locking (locks.go); nil in a View, which reads
+	// one snapshot and takes no locks.
+	lk *locking
+	// added lists what this function added to the transaction's kept
+	// reads, scans and prefix locks: a function rolled back to its
+	// savepoint loses the locks it took, and what they guarded with them.
+	added []any
+}
+
+// locking is what an Update's transaction locks with.
+type locking struct {
+	d *DB
+	// hot are keys the transaction's earlier run wrote: it locks them
+	// exclusively at once.
+	hot map[bucketKey]bool
+	// prefixes are the prefixes whose locks the transaction holds, or
+	// will with its next statement (pending): a scan answered from kept
+	// rows needs no query, and the next scan of its prefix that does
+	// sends them first.
+	prefixes map[prefixKey]bool
+	pending  []stmt
+	// buckets are the buckets whose lock the transaction holds, and how;
+	// keys counts the keys it locked in each for reads.
+	buckets map[storage.Bucket]lockMode
+	keys    map[storage.Bucket]int
+}
+
+// lockMode is how a transaction holds a lock.
+type lockMode int8
+
+const (
+	unlocked lockMode = iota
+	shared
+	exclusive
+)
+
+// bucketLock is a bucket's lock a function took, and how the transaction
+// held it before.
+type bucketLock struct {
+	b    storage.Bucket
+	prev lockMode
+}
+
+// bucket returns the statements that take b's lock in mode m unless the
+// transaction holds it so already.
+func (t *tx) bucket(b storage.Bucket, m lockMode) []stmt {
+	prev := t.lk.buckets[b]
+	if prev >= m {
+		return nil
+	}
+	t.lk.buckets[b] = m
+	t.added = append(t.added, bucketLock{b, prev})
+	q := t.q.locks.shared
+	if m == exclusive {
+		q = t.q.locks.exclusive
+	}
+	return []stmt{{q, []any{lockID(t.lk.d.table, kindPrefix, b, nil)}}}
+}
+
+// keyLocks returns the statements that lock key of b for a Get in an
+// Update (none in a View): the bucket's lock shared, and the key's, shared
+// or, when the key is likely to be written, exclusively; or, once the
+// transaction has locked escalateAt keys of b, the bucket's exclusively,
+// and no key's.
+func (t *tx) keyLocks(b storage.Bucket, key []byte) []stmt {
+	if t.lk == nil {
+		return nil
+	}
+	if t.lk.buckets[b] == exclusive {
+		return nil
+	}
+	if t.lk.keys[b] >= escalateAt {
+		return t.bucket(b, exclusive)
+	}
+	t.lk.keys[b]++
+	q := t.q.locks.shared
+	if t.lk.hot[bucketKey{b, string(key)}] || t.lk.d.rmw.exclusive(b) {
+		q = t.q.locks.exclusive
+	}
+	return append(t.bucket(b, shared), stmt{q, []any{lockID(t.lk.d.table, kindKey, b, key)}})
+}
+
+// stmt is a statement with its arguments.
+type stmt struct {
+	sql  string
+	args []any
 }
 
 // query runs one statement of the transaction, after the statements that
-// begin it and the function's savepoint if they are pending, in the same
-// round trip.
-func (t *tx) query(sql string, args ...any) (pgx.Rows, error) {
+// begin it, the function's savepoint and the lock the statement's read
+// needs (lock, or else the scan's pending one) if they are pending, in the
+// same round trip. At READ COMMITTED each statement reads a snapshot taken
+// when it starts, after the statements before it ran: the lock is granted
+// before the read's snapshot.
+func (t *tx) query(locks []stmt, sql string, args ...any) (pgx.Rows, error) {
 	t.trips.Add(1)
-	var pre []string
-	if len(*t.pre) > 0 {
-		pre, *t.pre = append(pre, *t.pre...), nil
+	var pre []stmt
+	for _, p := range *t.pre {
+		pre = append(pre, stmt{sql: p})
 	}
+	*t.pre = nil
 	if t.savepoint {
-		pre = append(pre, "SAVEPOINT g")
+		pre = append(pre, stmt{sql: "SAVEPOINT g"})
 		t.savepoint, t.savepointed = false, true
 	}
+	if t.lk != nil {
+		pre = append(pre, t.lk.pending...)
+		t.lk.pending = t.lk.pending[:0]
+	}
+	pre = append(pre, locks...)
 	if len(pre) == 0 {
 		return t.conn.Query(t.ctx, sql, args...)
 	}
 	b := &pgx.Batch{}
 	for _, p := range pre {
-		b.Queue(p)
+		b.Queue(p.sql, p.args...)
 	}
 	b.Queue(sql, args...)
 	br := t.conn.SendBatch(t.ctx, b)
@@ -248,6 +362,7 @@ func (t *tx) Get(b storage.Bucket, key []byte) ([]byte, error) {
 			return nil, err
 		}
 		t.reads[ck] = v
+		t.added = append(t.added, ck)
 	}
 	if v == nil {
 		return nil, storage.ErrNotFound
@@ -257,7 +372,7 @@ func (t *tx) Get(b storage.Bucket, key []byte) ([]byte, error) {
 
 // read reads key's value from the table: nil when it is absent.
 func (t *tx) read(b storage.Bucket, key []byte) ([]byte, error) {
-	rows, err := t.query(t.q.get, string(b), key)
+	rows, err := t.query(t.keyLocks(b, key), t.q.get, string(b), key)
 	if err != nil {
 		return nil, t.fail(err)
 	}
@@ -321,6 +436,9 @@ type bucketKey struct {
 	key string
 }
 
+// prefixKey is a Scan's prefix in its bucket.
+type prefixKey bucketKey
+
 // pending is a buffered write a Scan merges into a batch.
 type pending struct {
 	key string
@@ -360,6 +478,13 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 			lo, shape.lower = o.Prefix, ">="
 		}
 	}
+	queue := o.Queue && t.lk != nil
+	if queue {
+		// Writers that lock the whole bucket lock no key of it.
+		t.lk.pending = append(t.lk.pending, t.bucket(b, shared)...)
+	} else if err := t.lockPrefix(b, o.Prefix); err != nil {
+		return err
+	}
 	feed := storage.Feed{Limit: o.Limit}
 	remaining := o.Limit
 	size := firstBatch
@@ -373,7 +498,7 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 			// Buffered deletes may hide rows of the batch.
 			n = min(n, remaining+t.deletes(b))
 		}
-		got, err := t.batch(&bt, b, shape, lo, hi, n)
+		got, err := t.batch(&bt, b, shape, lo, hi, n, queue)
 		if err != nil {
 			return err
 		}
@@ -486,7 +611,15 @@ func (t *tx) deletes(b storage.Bucket) int {
 // are buffered until its commit, so the table it reads does not change),
 // and otherwise from the table, keeping what it read. It returns how many
 // rows it read.
-func (t *tx) batch(bt *batch, b storage.Bucket, shape scanShape, lo, hi []byte, n int) (int, error) {
+//
+// A queue's batch (storage.ScanOptions.Queue) is read twice, and neither
+// kept nor answered from the kept ones: its rows whose keys' locks the
+// transaction takes at once, exclusively, skipping those another holds
+// (as SELECT ... FOR UPDATE SKIP LOCKED does with rows: concurrent readers
+// of a queue take different keys, and never wait for each other or for a
+// writer, nor it for them); then, holding them, those rows again, since a
+// writer may have committed between the read and the lock.
+func (t *tx) batch(bt *batch, b storage.Bucket, shape scanShape, lo, hi []byte, n int, queue bool) (int, error) {
 	sk := scanKey{b: b, shape: shape}
 	args := []any{string(b)}
 	if shape.lower != "" {
@@ -494,6 +627,9 @@ func (t *tx) batch(bt *batch, b storage.Bucket, shape scanShape, lo, hi []byte, 
 	}
 	if shape.upper {
 		sk.hi, args = string(hi), append(args, hi)
+	}
+	if queue {
+		return t.fetchQueue(bt, b, shape, append(args, n))
 	}
 	if c, ok := t.scans[sk]; ok && (len(c.keys) >= n || c.complete) {
 		m := min(n, len(c.keys))
@@ -515,6 +651,7 @@ func (t *tx) batch(bt *batch, b storage.Bucket, shape scanShape, lo, hi []byte, 
 		off += len(bt.vals[i])
 	}
 	t.scans[sk] = c
+	t.added = append(t.added, sk)
 	return got, nil
 }
 
@@ -522,7 +659,7 @@ func (t *tx) batch(bt *batch, b storage.Bucket, shape scanShape, lo, hi []byte, 
 // connection serves one statement at a time, and fn may run others) and
 // returns how many it read.
 func (t *tx) fetch(bt *batch, sql string, args []any) (int, error) {
-	rows, err := t.query(sql, args...)
+	rows, err := t.query(nil, sql, args...)
 	if err != nil {
 		return 0, t.fail(err)
 	}
@@ -549,4 +686,88 @@ func (t *tx) fetch(bt *batch, sql string, args []any) (int, error) {
 		start = bt.offs[i+1]
 	}
 	return len(bt.keys), nil
+}
+
+// errShape is a Scan's transaction's conflict when its prefix's length
+// could not be registered at once (locks.go): the transaction ends, the
+// length is registered, and the transaction runs again.
+type errShape struct{ shape }
+
+func (e *errShape) Error() string {
+	return fmt.Sprintf("storage/postgres: scans of %d-byte prefixes of %s are not registered yet", e.len, e.b)
+}
+
+// lockPrefix makes a Scan of an Update hold its prefix's lock exclusively
+// from its first query to the transaction's end (a scan answered from
+// rows the transaction kept read them under the lock of a prefix whose
+// range holds them), once every commit writing under the prefix takes it
+// (its length is registered).
+func (t *tx) lockPrefix(b storage.Bucket, prefix []byte) error {
+	if t.lk == nil || t.lk.buckets[b] == exclusive {
+		return nil
+	}
+	if len(prefix) == 0 {
+		t.lk.pending = append(t.lk.pending, t.bucket(b, exclusive)...)
+		return nil
+	}
+	pk := prefixKey{b, string(prefix)}
+	if t.lk.prefixes[pk] {
+		return nil
+	}
+	if sh := (shape{b, len(prefix)}); !t.lk.d.shapes.has(sh) {
+		err := t.lk.d.register(t.ctx, sh, true)
+		switch {
+		case errors.Is(err, errRegisterBusy):
+			if t.conflict == nil {
+				t.conflict = &errShape{sh}
+			}
+			return t.conflict
+		case err != nil:
+			return t.fail(err)
+		}
+	}
+	t.lk.pending = append(t.lk.pending, t.bucket(b, shared)...)
+	t.lk.pending = append(t.lk.pending, stmt{t.q.locks.exclusive, []any{lockID(t.lk.d.table, kindPrefix, b, prefix)}})
+	t.lk.prefixes[pk] = true
+	t.added = append(t.added, pk)
+	return nil
+}
+
+// forget drops from the transaction what function t added to it: its
+// savepoint was rolled back, and the locks with it.
+func (t *tx) forget() {
+	for _, a := range t.added {
+		switch a := a.(type) {
+		case bucketKey:
+			delete(t.reads, a)
+		case prefixKey:
+			delete(t.lk.prefixes, a)
+		case bucketLock:
+			t.lk.buckets[a.b] = min(t.lk.buckets[a.b], a.prev)
+		case scanKey:
+			delete(t.scans, a)
+		}
+	}
+}
+
+// fetchQueue reads a queue's batch (see batch).
+func (t *tx) fetchQueue(bt *batch, b storage.Bucket, shape scanShape, args []any) (int, error) {
+	tag := append([]byte(t.lk.d.table), 0, kindKey)
+	tag = append(append(tag, lockBucket(b)...), 0)
+	rows, err := t.query(nil, t.q.queue[shape], append(args, tag)...)
+	if err != nil {
+		return 0, t.fail(err)
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return 0, t.fail(err)
+	}
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	i := 0
+	if shape.reverse {
+		i = 1
+	}
+	return t.fetch(bt, t.q.requeue[i], []any{string(b), keys})
 }

@@ -1,0 +1,262 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/corebank/corebank/storage"
+	"github.com/corebank/corebank/storage/postgres"
+	"github.com/corebank/corebank/storage/postgres/pgtest"
+)
+
+// TestLockIDsAgree checks that the locks a commit takes on a key's
+// prefixes of the scanned lengths, which the database computes, are the
+// ones a Scan of such a prefix takes, which the DB computes: otherwise a
+// scan would not keep writers of its range out.
+func TestLockIDsAgree(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	db, err := postgres.Open(ctx, dsn, &postgres.Options{Table: "locks.kv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Register the shapes: scans of a 2-byte and a 4-byte prefix.
+	if err := db.Update(ctx, func(tx storage.Tx) error {
+		for _, p := range []string{"ab", "abcd"} {
+			if err := tx.Scan("b", storage.ScanOptions{Prefix: []byte(p)}, func(_, _ []byte) error { return nil }); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, key := range []string{"a", "ab", "abc\x00\xff", "abcde"} {
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, postgres.PrefixLocksSQL(db), append([]byte("locks.kv"), 0), []string{"b"}, [][]byte{[]byte(key)}); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := tx.Query(ctx, `SELECT (classid::bigint << 32) | objid::bigint FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() ORDER BY 1`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []int64
+		for _, n := range []int{2, 4} { // the registered lengths
+			if n <= len(key) {
+				want = append(want, postgres.PrefixLock(db, "b", []byte(key[:n])))
+			}
+		}
+		if fmt.Sprint(sortInts(want)) != fmt.Sprint(sortInts(got)) {
+			t.Errorf("key %q: the database locked %x, a scan locks %x", key, got, want)
+		}
+		_ = tx.Rollback(ctx)
+	}
+}
+
+// TestQueueScanLocks checks that a queue's Scan holds the locks of the
+// keys it returns, which the database computes, as a Get's are computed
+// here, skips a key another transaction holds, and shares a due item's
+// lock with its lease.
+func TestQueueScanLocks(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	db, err := postgres.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(ctx, func(tx storage.Tx) error {
+		for _, k := range []string{"a", "b", "c"} {
+			if err := tx.Put(storage.BucketDue, []byte(k), []byte("v")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	// Another transaction holds b.
+	otx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := otx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, postgres.KeyLock(db, string(storage.BucketDueLease), []byte("b"))); err != nil {
+		t.Fatal(err)
+	}
+	probe, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close(ctx)
+	var got []string
+	if err := db.Update(ctx, func(tx storage.Tx) error {
+		got = got[:0]
+		if err := tx.Scan(storage.BucketDue, storage.ScanOptions{Queue: true}, func(k, _ []byte) error {
+			got = append(got, string(k))
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, k := range []string{"a", "c"} {
+			var free bool
+			if err := probe.QueryRow(ctx, `SELECT pg_try_advisory_lock_shared($1)`, postgres.KeyLock(db, string(storage.BucketDue), []byte(k))).Scan(&free); err != nil {
+				return err
+			}
+			if free {
+				t.Errorf("the lock of %q is free while the scan that returned it runs", k)
+				_, _ = probe.Exec(ctx, `SELECT pg_advisory_unlock_all()`)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[a c]" {
+		t.Errorf("the queue's scan returned %v, want [a c]: b is another's", got)
+	}
+	_ = otx.Rollback(ctx)
+}
+
+func sortInts(s []int64) []int64 {
+	out := append([]int64(nil), s...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if uint64(out[j]) < uint64(out[i]) {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
+
+// TestNoWriteSkew runs, on two nodes, pairs of Updates that each read what
+// the other writes, every pair having read before either commits: under
+// snapshot isolation both would commit (write skew); Updates that behave
+// as if run alone never let both. The same with the read a Scan of a
+// prefix, which finds no key, and each Update inserting a key of its own
+// under the prefix (a phantom): one of the two must see the other's.
+func TestNoWriteSkew(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	open := func() *postgres.DB {
+		db, err := postgres.Open(ctx, dsn, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	}
+	nodes := []*postgres.DB{open(), open()}
+	for round := range 5 {
+		for _, phantom := range []bool{false, true} {
+			x, y := fmt.Appendf(nil, "x%d", round), fmt.Appendf(nil, "y%d", round)
+			prefix := fmt.Appendf(nil, "p%d/", round)
+			if err := nodes[0].Update(ctx, func(tx storage.Tx) error {
+				if err := tx.Put("skew", x, []byte("on")); err != nil {
+					return err
+				}
+				return tx.Put("skew", y, []byte("on"))
+			}); err != nil {
+				t.Fatal(err)
+			}
+			// Both read before either writes, the first run only: a run
+			// that loses is run again, and then reads alone.
+			var read sync.WaitGroup
+			read.Add(2)
+			var once [2]sync.Once
+			var wg sync.WaitGroup
+			errs := make([]error, 2)
+			for i := range 2 {
+				mine, other := x, y
+				if i == 1 {
+					mine, other = y, x
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[i] = nodes[i].Update(ctx, func(tx storage.Tx) error {
+						free := false
+						if phantom {
+							n := 0
+							if err := tx.Scan("skew", storage.ScanOptions{Prefix: prefix}, func(_, _ []byte) error { n++; return nil }); err != nil {
+								return err
+							}
+							free = n == 0
+						} else {
+							v, err := tx.Get("skew", other)
+							if err != nil {
+								return err
+							}
+							free = string(v) == "on"
+						}
+						once[i].Do(func() {
+							read.Done()
+							done := make(chan struct{})
+							go func() { read.Wait(); close(done) }()
+							select {
+							case <-done:
+							case <-time.After(5 * time.Second):
+							}
+						})
+						if !free {
+							return nil
+						}
+						if phantom {
+							return tx.Put("skew", append(append([]byte{}, prefix...), mine...), []byte("taken"))
+						}
+						return tx.Put("skew", mine, []byte("off"))
+					})
+				}()
+			}
+			wg.Wait()
+			for _, err := range errs {
+				if err != nil && !errors.Is(err, postgres.ErrRetriesExhausted) {
+					t.Fatal(err)
+				}
+			}
+			err := nodes[0].View(ctx, func(tx storage.Tx) error {
+				if phantom {
+					n := 0
+					err := tx.Scan("skew", storage.ScanOptions{Prefix: prefix}, func(_, _ []byte) error { n++; return nil })
+					if err == nil && n != 1 {
+						t.Errorf("round %d: %d keys under the prefix, want 1: both Updates saw it empty", round, n)
+					}
+					return err
+				}
+				vx, _ := tx.Get("skew", x)
+				vy, _ := tx.Get("skew", y)
+				if string(vx) == "off" && string(vy) == "off" {
+					t.Errorf("round %d: both keys off: each Update read the other's key as on (write skew)", round)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
