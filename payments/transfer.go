@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/corebank/corebank"
@@ -624,13 +626,18 @@ func (e *receiveRefused) reason() string {
 // settleTx posts the transfer's holds and marks it successful; a book
 // transfer first credits its receiving account (receiveTx).
 func (s *Service) settleTx(tx storage.Tx, now time.Time, r *transferRecord, reason string) error {
-	if r.PaymentType == BookTransfer {
-		if err := s.receiveTx(tx, now, r); err != nil {
+	// The sending account first, then the receiving one: the order in
+	// which the transfer's acceptance took them, and claims of several
+	// transfers, sorted by sending account, take them in one order too,
+	// so that on a store that locks them (storage/postgres) they wait for
+	// each other rather than deadlock.
+	for _, h := range r.Holds {
+		if _, err := s.led.PostHoldTx(tx, now, h, 0); err != nil {
 			return err
 		}
 	}
-	for _, h := range r.Holds {
-		if _, err := s.led.PostHoldTx(tx, now, h, 0); err != nil {
+	if r.PaymentType == BookTransfer {
+		if err := s.receiveTx(tx, now, r); err != nil {
 			return err
 		}
 	}
@@ -883,6 +890,10 @@ func (s *Service) checkPayouts(ctx context.Context, now time.Time, items []stora
 	if err != nil {
 		return 0, err
 	}
+	// In account order: claims applied at once on a store that locks what
+	// they touch (storage/postgres) then take their accounts in one order,
+	// and wait for each other instead of deadlocking.
+	items, due = byAccount(items, due)
 	answers := make([]payoutAnswer, len(items))
 	var firstErr error
 	for i := range items {
@@ -913,6 +924,32 @@ func (s *Service) checkPayouts(ctx context.Context, now time.Time, items []stora
 		changed += moved
 	}
 	return changed, firstErr
+}
+
+// byAccount sorts items and their transfers (nil for one gone) by the
+// transfer's account, then ID.
+func byAccount(items []storage.DueItem, due []*transferRecord) ([]storage.DueItem, []*transferRecord) {
+	idx := make([]int, len(items))
+	for i := range idx {
+		idx[i] = i
+	}
+	key := func(i int) string {
+		if due[i] == nil {
+			return ""
+		}
+		return due[i].AccountID
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		if c := strings.Compare(key(a), key(b)); c != 0 {
+			return c
+		}
+		return strings.Compare(items[a].ID, items[b].ID)
+	})
+	outItems, outDue := make([]storage.DueItem, len(items)), make([]*transferRecord, len(items))
+	for j, i := range idx {
+		outItems[j], outDue[j] = items[i], due[i]
+	}
+	return outItems, outDue
 }
 
 // payoutAnswer is what the provider said about one due transfer: res, or
