@@ -22,8 +22,8 @@ import (
 
 const ingestBatch = 256
 
-// ingestRounds bounds the batches one ingest reads (see ingest).
-const ingestRounds = 4
+// ingestFor bounds how long one ingest reads batches (see ingest).
+const ingestFor = time.Second
 
 // Wake tells Run that new events may be in the outbox. It never blocks;
 // hand it to storage.WithCommitHook so deliveries start right after commit.
@@ -35,16 +35,14 @@ func (s *Service) Wake() {
 }
 
 // ingest moves unread outbox events into deliveries, marking them read in
-// the same transaction, and returns how many deliveries it made. It reads
-// at most ingestRounds batches: under a steady load the outbox is never
-// empty, and the due runs that ingest first (the dispatcher's, and
-// RunDue's, which settles payments too) must each get their turn. While
-// another ingest runs it returns at once: that one reads what is there,
-// and one due run does not wait seconds behind the other's.
+// the same transaction, and returns how many deliveries it made. It stops
+// reading batches after ingestFor on its clock: under a steady load the
+// outbox is never empty, and the due runs that ingest first (the
+// dispatcher's, and RunDue's, which settles payments too) must go on to
+// their other work rather than each wait for the other's ingest to end
+// with the load.
 func (s *Service) ingest(ctx context.Context) (int, error) {
-	if !s.ingestMu.TryLock() {
-		return 0, nil
-	}
+	s.ingestMu.Lock()
 	defer s.ingestMu.Unlock()
 	// Most commits append no event, and each wakes the dispatcher: look in
 	// a read transaction first so that they do not each cost a write one
@@ -57,7 +55,8 @@ func (s *Service) ingest(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	total := 0
-	for round := 1; ; round++ {
+	start := s.clock.Now()
+	for {
 		now := s.clock.Now()
 		type batch struct{ events, deliveries int }
 		b, err := storage.Update(ctx, s.db, func(tx storage.Tx) (batch, error) {
@@ -89,7 +88,7 @@ func (s *Service) ingest(ctx context.Context) (int, error) {
 			return total, err
 		}
 		total += b.deliveries
-		if b.events < ingestBatch || round == ingestRounds {
+		if b.events < ingestBatch || s.clock.Since(start) >= ingestFor {
 			return total, nil
 		}
 	}
