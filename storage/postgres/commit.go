@@ -183,9 +183,18 @@ func (d *DB) runGroup(batch []*call) {
 	hot := map[bucketKey]bool{}
 	for attempt := 0; ; attempt++ {
 		err, retry := d.tryGroup(batch, attempt, hot)
-		if _, ok := err.(*errShape); ok {
-			attempt-- // not a conflict: its shape is registered now
-			continue
+		if sh, ok := err.(*errShape); ok {
+			// Not a conflict: register the scan's shape, the transaction
+			// ended and no lock held, and run the group again.
+			ctx := context.Background()
+			if len(batch) == 1 {
+				ctx = batch[0].ctx
+			}
+			if err = d.register(ctx, sh.shape, false); err == nil {
+				attempt--
+				continue
+			}
+			err, retry = wrap(ctx, err), false
 		}
 		d.adapt(retry)
 		if retry && attempt < d.retries {
@@ -273,19 +282,8 @@ func (d *DB) tryGroup(batch []*call, attempt int, hot map[bucketKey]bool) (err e
 		t := &tx{ctx: ctx, q: &d.q, conn: conn.Conn(), writable: true, savepoint: !solo, own: writes{}, base: group, reads: reads, scans: scans, pre: &pre, trips: &d.trips, lk: lk}
 		c.wake <- t
 		<-c.ran
-		if sh, ok := t.conflict.(*errShape); ok {
-			// Register its shape with no lock held, and run it again.
-			if len(pre) == 0 { // the transaction began
-				committed = true // ended here, not by the deferred rollback
-				d.trips.Add(1)
-				if _, err := conn.Exec(context.Background(), "ROLLBACK"); err != nil {
-					return wrap(ctx, err), false
-				}
-			}
-			if err := d.register(ctx, sh.shape, false); err != nil {
-				return wrap(ctx, err), false
-			}
-			return sh, true
+		if _, ok := t.conflict.(*errShape); ok {
+			return t.conflict, true // runGroup registers the shape
 		}
 		if t.conflict != nil {
 			lost(t.own)

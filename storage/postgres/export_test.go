@@ -28,3 +28,7 @@ func PrefixLock(d *DB, b string, prefix []byte) int64 {
 func KeyLock(d *DB, b string, key []byte) int64 {
 	return lockID(d.table, kindKey, storage.Bucket(b), key)
 }
+
+// ShapesLock is the lock every commit holds shared while it reads the
+// registered prefix lengths.
+func ShapesLock(d *DB) int64 { return d.shapesLock }

@@ -47,19 +47,30 @@ const (
 	kindShapes = 'r'
 )
 
-// lockID is the advisory lock of a tag.
+// lockID is the advisory lock of a key or prefix of b.
 func lockID(table string, kind byte, b storage.Bucket, key []byte) int64 {
-	if kind == kindKey {
-		b = lockBucket(b)
-	}
 	h := md5.New()
-	h.Write([]byte(table))
-	h.Write([]byte{0, kind})
-	h.Write([]byte(b))
-	h.Write([]byte{0})
+	h.Write(lockTag(table, kind, b))
 	h.Write(key)
 	var sum [md5.Size]byte
 	return int64(binary.BigEndian.Uint64(h.Sum(sum[:0])))
+}
+
+// lockTag is what a lock's tag holds before the key or prefix: the table's
+// name, the kind and the bucket (a key's lockBucket), each but the kind
+// ended by a NUL.
+func lockTag(table string, kind byte, b storage.Bucket) []byte {
+	if kind == kindKey {
+		b = lockBucket(b)
+	}
+	tag := append([]byte(table), 0, kind)
+	return append(append(tag, b...), 0)
+}
+
+// sqlLockID is lockID in SQL, of the bytea expression tag (a lockTag and
+// the key or prefix), for statements that lock keys the database finds.
+func sqlLockID(tag string) string {
+	return `('x' || left(md5(` + tag + `), 16))::bit(64)::bigint`
 }
 
 // lockBucket is the bucket whose lock a key of b shares. A due item's
@@ -95,8 +106,8 @@ func newLockSQL(shapesTable string) lockSQL {
 		exclusive:    `SELECT pg_advisory_xact_lock($1::bigint)`,
 		exclusiveAll: `SELECT pg_advisory_xact_lock(id) FROM unnest($1::bigint[]) AS id`,
 		prefixes: `SELECT pg_advisory_xact_lock_shared(id) FROM (
-			SELECT DISTINCT ('x' || left(md5($1::bytea || '\x70'::bytea || convert_to(w.b, 'UTF8') || '\x00'::bytea
-				|| substring(w.k FROM 1 FOR s.len)), 16))::bit(64)::bigint AS id
+			SELECT DISTINCT ` + sqlLockID(`$1::bytea || '\x70'::bytea || convert_to(w.b, 'UTF8') || '\x00'::bytea
+				|| substring(w.k FROM 1 FOR s.len)`) + ` AS id
 			FROM unnest($2::text[], $3::bytea[]) AS w(b, k)
 			JOIN ` + shapesTable + ` AS s ON s.bucket = w.b AND s.len <= length(w.k)
 			ORDER BY id OFFSET 0) AS l`,
@@ -133,7 +144,7 @@ func (s *shapes) add(sh shape) {
 	s.m[sh] = true
 }
 
-// load reads the registered shapes.
+// loadShapes reads the registered shapes.
 func (d *DB) loadShapes(ctx context.Context) error {
 	rows, err := d.pool.Query(ctx, d.q.locks.shapesLoad)
 	if err != nil {

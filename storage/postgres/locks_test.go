@@ -22,11 +22,7 @@ import (
 func TestLockIDsAgree(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
-	db, err := postgres.Open(ctx, dsn, &postgres.Options{Table: "locks.kv"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openAt(t, dsn, &postgres.Options{Table: "locks.kv"})
 	// Register the shapes: scans of a 2-byte and a 4-byte prefix.
 	if err := db.Update(ctx, func(tx storage.Tx) error {
 		for _, p := range []string{"ab", "abcd"} {
@@ -38,11 +34,7 @@ func TestLockIDsAgree(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, dsn)
 	for _, key := range []string{"a", "ab", "abc\x00\xff", "abcde"} {
 		tx, err := conn.Begin(ctx)
 		if err != nil {
@@ -79,11 +71,7 @@ func TestLockIDsAgree(t *testing.T) {
 func TestQueueScanLocks(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
-	db, err := postgres.Open(ctx, dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openAt(t, dsn, nil)
 	if err := db.Update(ctx, func(tx storage.Tx) error {
 		for _, k := range []string{"a", "b", "c"} {
 			if err := tx.Put(storage.BucketDue, []byte(k), []byte("v")); err != nil {
@@ -94,11 +82,7 @@ func TestQueueScanLocks(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	other, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close(ctx)
+	other := connect(t, dsn)
 	// Another transaction holds b.
 	otx, err := other.Begin(ctx)
 	if err != nil {
@@ -107,11 +91,7 @@ func TestQueueScanLocks(t *testing.T) {
 	if _, err := otx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, postgres.KeyLock(db, string(storage.BucketDueLease), []byte("b"))); err != nil {
 		t.Fatal(err)
 	}
-	probe, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer probe.Close(ctx)
+	probe := connect(t, dsn)
 	var got []string
 	if err := db.Update(ctx, func(tx storage.Tx) error {
 		got = got[:0]
@@ -141,6 +121,64 @@ func TestQueueScanLocks(t *testing.T) {
 	_ = otx.Rollback(ctx)
 }
 
+// TestScanShapeBusy checks that a Scan of a prefix length not registered
+// yet, whose registration finds the shapes lock held (by commits), ends
+// its transaction, registers the length once the lock is free, and runs
+// again, to the same result.
+func TestScanShapeBusy(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	db := openAt(t, dsn, nil)
+	if err := db.Update(ctx, func(tx storage.Tx) error { return tx.Put("b", []byte("abc"), []byte("v")) }); err != nil {
+		t.Fatal(err)
+	}
+	holder := connect(t, dsn)
+	htx, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := htx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, postgres.ShapesLock(db)); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(300*time.Millisecond, func() { _ = htx.Rollback(ctx) })
+	runs := 0
+	got, err := storage.Update(ctx, db, func(tx storage.Tx) (int, error) {
+		runs++
+		n := 0
+		err := tx.Scan("b", storage.ScanOptions{Prefix: []byte("ab")}, func(_, _ []byte) error { n++; return nil })
+		return n, err
+	})
+	if err != nil || got != 1 {
+		t.Fatalf("Update = %d, %v; want 1, nil", got, err)
+	}
+	if runs != 2 {
+		t.Errorf("the function ran %d times, want 2: once meeting the busy lock, once after the registration", runs)
+	}
+}
+
+// openAt opens a DB on dsn, closed when t ends.
+func openAt(t *testing.T, dsn string, opt *postgres.Options) *postgres.DB {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), dsn, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// connect opens a plain connection to dsn, closed when t ends: another
+// session, to hold or probe locks beside a DB's.
+func connect(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	return c
+}
+
 func sortInts(s []int64) []int64 {
 	out := append([]int64(nil), s...)
 	for i := range out {
@@ -162,15 +200,7 @@ func sortInts(s []int64) []int64 {
 func TestNoWriteSkew(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
-	open := func() *postgres.DB {
-		db, err := postgres.Open(ctx, dsn, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
-		return db
-	}
-	nodes := []*postgres.DB{open(), open()}
+	nodes := []*postgres.DB{openAt(t, dsn, nil), openAt(t, dsn, nil)}
 	for round := range 5 {
 		for _, phantom := range []bool{false, true} {
 			x, y := fmt.Appendf(nil, "x%d", round), fmt.Appendf(nil, "y%d", round)

@@ -91,7 +91,7 @@ func newQueries(table string) queries {
 					order += ` DESC`
 				}
 				q.queue[scanShape{reverse, lower, upper}] = `SELECT key FROM (` + b.String() + `) AS c
-					WHERE pg_try_advisory_xact_lock(('x' || left(md5($` + strconv.Itoa(n+2) + `::bytea || c.key), 16))::bit(64)::bigint)` + order
+					WHERE pg_try_advisory_xact_lock(` + sqlLockID(`$`+strconv.Itoa(n+2)+`::bytea || c.key`) + `)` + order
 			}
 		}
 	}
@@ -752,9 +752,7 @@ func (t *tx) forget() {
 
 // fetchQueue reads a queue's batch (see batch).
 func (t *tx) fetchQueue(bt *batch, b storage.Bucket, shape scanShape, args []any) (int, error) {
-	tag := append([]byte(t.lk.d.table), 0, kindKey)
-	tag = append(append(tag, lockBucket(b)...), 0)
-	rows, err := t.query(nil, t.q.queue[shape], append(args, tag)...)
+	rows, err := t.query(nil, t.q.queue[shape], append(args, lockTag(t.lk.d.table, kindKey, b))...)
 	if err != nil {
 		return 0, t.fail(err)
 	}
