@@ -624,7 +624,7 @@ func (e *receiveRefused) reason() string {
 }
 
 // settleTx posts the transfer's holds and marks it successful; a book
-// transfer first credits its receiving account (receiveTx).
+// transfer then credits its receiving account (receiveTx).
 func (s *Service) settleTx(tx storage.Tx, now time.Time, r *transferRecord, reason string) error {
 	// The sending account first, then the receiving one: the order in
 	// which the transfer's acceptance took them, and claims of several
