@@ -140,7 +140,12 @@ func TestScanShapeBusy(t *testing.T) {
 	if _, err := htx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, postgres.ShapesLock(db)); err != nil {
 		t.Fatal(err)
 	}
-	time.AfterFunc(300*time.Millisecond, func() { _ = htx.Rollback(ctx) })
+	released := make(chan struct{})
+	time.AfterFunc(300*time.Millisecond, func() {
+		_ = htx.Rollback(ctx)
+		close(released)
+	})
+	defer func() { <-released }() // before holder's connection closes
 	runs := 0
 	got, err := storage.Update(ctx, db, func(tx storage.Tx) (int, error) {
 		runs++
