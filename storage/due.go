@@ -109,6 +109,12 @@ func CheckLease(tx Tx, kind string, it DueItem) error {
 	return nil
 }
 
+// LeaseRef is the key CheckLease reads for it: for a Batch job to
+// Prefetch with the rest of what its transaction reads.
+func LeaseRef(kind string, it DueItem) Ref {
+	return Ref{BucketDueLease, dueKey(kind, it.At, it.ID)}
+}
+
 // LeaseTx leases it to l.Node until l.Until, in tx, and returns it
 // carrying the lease: for a service that schedules an item and works on
 // it at once (the webhooks' test delivery), so that no other node's runner
@@ -590,6 +596,13 @@ func (d *Due) claim(ctx context.Context, kind string, prefix, after []byte, asOf
 		now := d.leaseClock.Now().UnixMilli()
 		lease := DueLease{Node: d.node, Until: now + d.lease.Milliseconds(), Instance: d.instance}
 		c := claimed{last: dueKey(kind, items[len(items)-1].At, items[len(items)-1].ID)}
+		refs := make([]Ref, 0, len(items))
+		for _, it := range items {
+			refs = append(refs, LeaseRef(kind, it))
+		}
+		if err := Prefetch(tx, refs...); err != nil {
+			return claimed{}, err
+		}
 		for _, it := range items {
 			if d.busy[busyItem{kind, it.At, it.ID}] {
 				continue

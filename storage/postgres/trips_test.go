@@ -84,4 +84,28 @@ func TestRoundTrips(t *testing.T) {
 	if got := postgres.RoundTrips(db) - before; got != 2 {
 		t.Errorf("View made %d round trips, want 2", got)
 	}
+	// A Prefetch of three keys (one absent) with BEGIN, the Gets of them
+	// none, the writes with COMMIT.
+	before = postgres.RoundTrips(db)
+	if err := db.Update(ctx, func(tx storage.Tx) error {
+		keys := []string{"log1", "log2", "none"}
+		refs := make([]storage.Ref, len(keys))
+		for i, k := range keys {
+			refs[i] = storage.Ref{Bucket: benchBucket, Key: []byte(k)}
+		}
+		if err := storage.Prefetch(tx, refs...); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if _, err := tx.Get(benchBucket, []byte(k)); err != nil && err != storage.ErrNotFound {
+				return err
+			}
+		}
+		return tx.Put(benchBucket, []byte("log1"), []byte("newer"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := postgres.RoundTrips(db) - before; got != 2 {
+		t.Errorf("Update with a Prefetch made %d round trips, want 2", got)
+	}
 }

@@ -30,9 +30,12 @@ const (
 // per connection.
 type queries struct {
 	get, put, del, empty string
-	shared, exclusive    string // a group's lock (commit.go)
-	locks                lockSQL
-	scan                 map[scanShape]string
+	// getMany is Prefetch's: the ordinals (from 1) of the keys found, with
+	// their values.
+	getMany           string
+	shared, exclusive string // a group's lock (commit.go)
+	locks             lockSQL
+	scan              map[scanShape]string
 	// queue is scan's, for a queue's scan: its rows whose key's lock it
 	// could take at once (exclusively); requeue reads those again.
 	queue   map[scanShape]string
@@ -51,6 +54,8 @@ func newQueries(table string) queries {
 	q := queries{
 		locks: newLockSQL(pgx.Identifier(splitName(table + "_scans")).Sanitize()),
 		get:   `SELECT value FROM ` + kv + ` WHERE bucket = $1 AND key = $2`,
+		getMany: `SELECT k.i, t.value FROM unnest($1::text[], $2::bytea[]) WITH ORDINALITY AS k(bucket, key, i)
+			JOIN ` + kv + ` AS t ON t.bucket = k.bucket AND t.key = k.key`,
 		put: `INSERT INTO ` + kv + ` (bucket, key, value)
 			SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[])
 			ON CONFLICT (bucket, key) DO UPDATE SET value = EXCLUDED.value`,
@@ -368,6 +373,73 @@ func (t *tx) Get(b storage.Bucket, key []byte) ([]byte, error) {
 		return nil, storage.ErrNotFound
 	}
 	return append([]byte{}, v...), nil
+}
+
+// Prefetch reads keys as Gets would, locks included, in one round trip,
+// and keeps the values for the Gets that follow. Keys the transaction
+// wrote or read already are left out; the rest are locked in key order.
+func (t *tx) Prefetch(keys []storage.Ref) error {
+	if t.done {
+		return storage.ErrTxDone
+	}
+	want := make([]bucketKey, 0, len(keys))
+	seen := make(map[bucketKey]bool, len(keys))
+	for _, r := range keys {
+		ck := bucketKey{r.Bucket, string(r.Key)}
+		if _, ok := t.lookup(r.Bucket, r.Key); ok || seen[ck] {
+			continue
+		}
+		if _, ok := t.reads[ck]; ok {
+			continue
+		}
+		seen[ck] = true
+		want = append(want, ck)
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	slices.SortFunc(want, func(a, b bucketKey) int {
+		if c := strings.Compare(string(a.b), string(b.b)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	var locks []stmt
+	buckets := make([]string, len(want))
+	ks := make([][]byte, len(want))
+	for i, ck := range want {
+		locks = append(locks, t.keyLocks(ck.b, []byte(ck.key))...)
+		buckets[i], ks[i] = string(ck.b), []byte(ck.key)
+	}
+	rows, err := t.query(locks, t.q.getMany, buckets, ks)
+	if err != nil {
+		return t.fail(err)
+	}
+	defer rows.Close()
+	found := make([][]byte, len(want))
+	for rows.Next() {
+		var i int64
+		v := []byte{}
+		if err := rows.Scan(&i, &v); err != nil {
+			return t.fail(err)
+		}
+		if i < 1 || int(i) > len(want) {
+			return t.fail(fmt.Errorf("postgres: prefetch answered row %d of %d", i, len(want)))
+		}
+		if v == nil {
+			v = []byte{}
+		}
+		found[i-1] = v
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return t.fail(err)
+	}
+	for i, ck := range want {
+		t.reads[ck] = found[i] // nil: absent
+		t.added = append(t.added, ck)
+	}
+	return nil
 }
 
 // read reads key's value from the table: nil when it is absent.

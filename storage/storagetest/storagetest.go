@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Backend) {
 		{"ByteOrder", testByteOrder},
 		{"ScanOptions", testScanOptions},
 		{"QueueScan", testQueueScan},
+		{"Prefetch", testPrefetch},
 		{"ScanStop", testScanStop},
 		{"ScanWhileWriting", testScanWhileWriting},
 		{"SliceAliasing", testAliasing},
@@ -561,6 +562,69 @@ func testQueueScan(t *testing.T, db storage.Backend) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// testPrefetch checks that Gets after a Prefetch answer what they would
+// without it: stored values, absent keys, the transaction's own writes
+// before and after the Prefetch, duplicates and another bucket's keys.
+func testPrefetch(t *testing.T, db storage.Backend) {
+	mustPut(t, db, bucketA, "a", "1", "b", "2", "c", "3")
+	mustPut(t, db, bucketB, "a", "b1")
+	ref := func(b storage.Bucket, k string) storage.Ref { return storage.Ref{Bucket: b, Key: []byte(k)} }
+	refs := []storage.Ref{ref(bucketA, "a"), ref(bucketA, "b"), ref(bucketA, "c"), ref(bucketA, "none"),
+		ref(bucketA, "a"), ref(bucketB, "a"), ref(bucketB, "b"), ref(bucketA, "new")}
+	read := func(tx storage.Tx) []string {
+		var out []string
+		for _, r := range refs {
+			v, err := get(tx, r.Bucket, string(r.Key))
+			out = append(out, fmt.Sprintf("%s/%s=%s %v", r.Bucket, r.Key, v, err))
+		}
+		return out
+	}
+	var want, got []string
+	mustView(t, db, func(tx storage.Tx) error { want = read(tx); return nil })
+	mustView(t, db, func(tx storage.Tx) error {
+		if err := storage.Prefetch(tx, refs...); err != nil {
+			return err
+		}
+		got = read(tx)
+		return nil
+	})
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("View: Gets after Prefetch (-without +with):\n%s", diff)
+	}
+	write := func(tx storage.Tx) error {
+		if err := tx.Put(bucketA, []byte("b"), []byte("own")); err != nil {
+			return err
+		}
+		return tx.Delete(bucketA, []byte("c"))
+	}
+	err := db.Update(context.Background(), func(tx storage.Tx) error {
+		if err := write(tx); err != nil {
+			return err
+		}
+		want = read(tx)
+		return errors.New("rolled back")
+	})
+	if err == nil {
+		t.Fatal("the Update did not fail")
+	}
+	mustUpdate(t, db, func(tx storage.Tx) error {
+		if err := tx.Put(bucketA, []byte("b"), []byte("own")); err != nil {
+			return err
+		}
+		if err := storage.Prefetch(tx, refs...); err != nil {
+			return err
+		}
+		if err := tx.Delete(bucketA, []byte("c")); err != nil {
+			return err
+		}
+		got = read(tx)
+		return nil
+	})
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Update: Gets after Prefetch (-without +with):\n%s", diff)
 	}
 }
 
