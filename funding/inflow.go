@@ -268,6 +268,13 @@ func (s *Service) receive(tx storage.Tx, now time.Time, acct *ledger.Account, in
 		// takes the inflow's ID, and its meta what it does not say itself.
 		// No ledger idempotency key: the inflow's ID is new, so nothing
 		// could retry with it, and the key would cost a record each.
+		// The ledger reads two keys of that ID (that no entry has it, and
+		// the inflow's event order): at once, where reads are round trips.
+		if storage.Prefetching(tx) {
+			if err := (ledger.Reads{Entries: []string{r.ID}, Events: []string{r.ID}}).Prefetch(tx); err != nil {
+				return nil, err
+			}
+		}
 		_, err := s.led.PostTx(tx, now, ledger.Entry{
 			ID: r.ID,
 			Lines: []ledger.Line{

@@ -460,6 +460,13 @@ func (s *Service) getAccountTx(tx storage.Tx, id string) (*Account, error) {
 	if !validID(id) {
 		return nil, ErrAccountNotFound
 	}
+	if storage.Prefetching(tx) {
+		// The record and the balance in one read, where reads are round
+		// trips.
+		if err := (Reads{Accounts: []string{id}}).Prefetch(tx); err != nil {
+			return nil, err
+		}
+	}
 	a := &Account{}
 	if err := storage.GetJSON(tx, bucketAccounts, []byte(id), a); err != nil {
 		if errors.Is(err, storage.ErrNotFound) {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"sync"
 	"time"
 
@@ -64,16 +63,12 @@ func (s *Service) appendEvent(tx storage.Tx, now time.Time, typ, entityID string
 	// minted after the object's newest, kept under the object's ID. The
 	// transactions that change one object conflict on its record anyway,
 	// so this key serializes nothing that was not. It leads with a hash of
-	// the ID, so that new objects' keys, in ID (time) order, do not all
-	// fall on the table's last index page, where every insert would
-	// contend.
+	// the ID (eventOrderKey).
 	var obj struct {
 		ID string `json:"id"`
 	}
 	if json.Unmarshal(raw, &obj) == nil && obj.ID != "" {
-		h := fnv.New32a()
-		_, _ = h.Write([]byte(obj.ID))
-		key := append(h.Sum(nil), obj.ID...)
+		key := eventOrderKey(obj.ID)
 		v, err := tx.Get(bucketEventOrder, key)
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
@@ -121,6 +116,13 @@ func (s *Service) UnreadEventsTx(tx storage.Tx, limit int) ([]Event, error) {
 		ids = append(ids, string(k))
 		return nil
 	}); err != nil {
+		return nil, err
+	}
+	refs := make([]storage.Ref, len(ids))
+	for i, id := range ids {
+		refs[i] = storage.Ref{Bucket: bucketOutbox, Key: []byte(id)}
+	}
+	if err := storage.Prefetch(tx, refs...); err != nil {
 		return nil, err
 	}
 	out := make([]Event, 0, len(ids))

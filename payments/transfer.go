@@ -287,6 +287,9 @@ func (s *Service) CreateTransfer(ctx context.Context, caller corebank.Caller, in
 // checks before anything is written; only placeHolds and recordTransfer
 // write, so an error anywhere leaves tx to be rolled back whole.
 func (s *Service) createTransferTx(tx storage.Tx, now time.Time, id string, caller corebank.Caller, in NewTransfer) (*Transfer, error) {
+	if err := prefetchTransfer(tx, id, in); err != nil {
+		return nil, err
+	}
 	acct, err := s.transferAccount(tx, caller, in)
 	if err != nil {
 		return nil, err
@@ -388,6 +391,9 @@ func checkPayee(tx storage.Tx, acct account, in NewTransfer) (*detailFields, str
 		if errors.Is(err, ErrPaymentDetailNotFound) {
 			return nil, "", ErrPaymentDetailNotFound.With("payment detail " + in.PaymentDetailID + " not found")
 		}
+		return nil, "", err
+	}
+	if err := prefetchPayee(tx, d, in.PaymentType); err != nil {
 		return nil, "", err
 	}
 	p := corebank.Problems{}
@@ -877,6 +883,9 @@ func (s *Service) DueJobs() []storage.DueJob {
 // after handling the rest.
 func (s *Service) checkPayouts(ctx context.Context, now time.Time, items []storage.DueItem) (int, error) {
 	due, err := storage.View(ctx, s.db, func(tx storage.Tx) ([]*transferRecord, error) {
+		if err := prefetchTransfers(tx, items); err != nil {
+			return nil, err
+		}
 		out := make([]*transferRecord, len(items))
 		for i, it := range items {
 			r, err := getTransfer(tx, it.ID)
@@ -969,6 +978,9 @@ type payoutAnswer struct {
 func (s *Service) applyPayouts(ctx context.Context, now time.Time, items []storage.DueItem, answers []payoutAnswer) (int, error) {
 	for {
 		changed, err := storage.Update(ctx, s.db, func(tx storage.Tx) (int, error) {
+			if err := prefetchPayouts(tx, items); err != nil {
+				return 0, err
+			}
 			changed := 0
 			for i, it := range items {
 				// The lease first, before anything is written for the item.

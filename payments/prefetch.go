@@ -1,0 +1,84 @@
+package payments
+
+import (
+	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/storage"
+)
+
+// Where a read is a round trip to the database (storage.Prefetch), a
+// transfer's transactions read what they will need in a few reads, each
+// as soon as the keys are known, rather than one at a time.
+
+// prefetchTransfer reads, for a new transfer id, the keys the request
+// names: the debited account's, the reference's, the payment detail's and
+// the counterparty's when it is named, and the transfer's event order.
+// A request that is not valid reads nothing: it fails before any read.
+func prefetchTransfer(tx storage.Tx, id string, in NewTransfer) error {
+	if !storage.Prefetching(tx) || in.validate() != nil {
+		return nil
+	}
+	refs := append(ledger.Reads{Accounts: []string{in.AccountID}, Events: []string{id}}.Refs(),
+		storage.Ref{Bucket: bucketUnique, Key: refKey(in.AccountID, in.UniqueReference)},
+		storage.Ref{Bucket: bucketHot, Key: hotDetailKey(in.PaymentDetailID)})
+	if in.CounterpartyID != "" {
+		refs = append(refs, storage.Ref{Bucket: bucketHot, Key: hotCounterpartyKey(in.CounterpartyID)})
+	}
+	return storage.Prefetch(tx, refs...)
+}
+
+// prefetchPayee reads, once the payment detail d is, its counterparty and,
+// for a book transfer, the receiving account's service BAN.
+func prefetchPayee(tx storage.Tx, d *detailFields, paymentType string) error {
+	if !storage.Prefetching(tx) {
+		return nil
+	}
+	var rs ledger.Reads
+	if paymentType == BookTransfer && d.PaymentMethod == BookTransfer && ledger.ValidServiceBAN(d.AccountNumber) {
+		rs.BANs = []string{d.AccountNumber}
+	}
+	return storage.Prefetch(tx, append(rs.Refs(), storage.Ref{Bucket: bucketHot, Key: hotCounterpartyKey(d.CounterpartyID)})...)
+}
+
+// prefetchPayouts reads what applying items reads, on a store where each
+// read is a round trip (storage.Prefetch), in two: the leases and
+// transfers, then the holds, accounts and event keys the transfers name.
+// What it cannot read (a transfer gone) is left to the Gets, which fail
+// as they would have.
+func prefetchPayouts(tx storage.Tx, items []storage.DueItem) error {
+	if !storage.Prefetching(tx) {
+		return nil
+	}
+	refs := make([]storage.Ref, 0, 2*len(items))
+	for _, it := range items {
+		refs = append(refs, storage.LeaseRef(dueTransfer, it), storage.Ref{Bucket: bucketTransfers, Key: []byte(it.ID)})
+	}
+	if err := storage.Prefetch(tx, refs...); err != nil {
+		return err
+	}
+	var rs ledger.Reads
+	for _, it := range items {
+		r, err := getTransfer(tx, it.ID)
+		if err != nil {
+			continue
+		}
+		rs.Accounts = append(rs.Accounts, r.AccountID)
+		if r.ReceiverID != "" {
+			rs.Accounts = append(rs.Accounts, r.ReceiverID)
+		}
+		rs.Holds = append(rs.Holds, r.Holds...)
+		rs.Events = append(rs.Events, r.ID)
+	}
+	return rs.Prefetch(tx)
+}
+
+// prefetchTransfers reads the transfers of items.
+func prefetchTransfers(tx storage.Tx, items []storage.DueItem) error {
+	if !storage.Prefetching(tx) {
+		return nil
+	}
+	refs := make([]storage.Ref, len(items))
+	for i, it := range items {
+		refs[i] = storage.Ref{Bucket: bucketTransfers, Key: []byte(it.ID)}
+	}
+	return storage.Prefetch(tx, refs...)
+}
