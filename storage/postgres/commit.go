@@ -336,7 +336,7 @@ const beginReadCommitted = "BEGIN ISOLATION LEVEL READ COMMITTED"
 // commit sends a group's buffered writes and its COMMIT in one round trip:
 // after pre, the transaction's BEGIN and lock, when no statement sent
 // them (and emptied, as a statement does); every Put in one statement, and
-// each Delete in its own (an index lookup whatever the table's size). A
+// every Delete in another (a join that looks each key up in the index). A
 // transaction that never began and writes nothing sends nothing.
 func (d *DB) commit(ctx context.Context, conn *pgx.Conn, pre *[]string, lk *locking, w writes) error {
 	if len(*pre) > 0 && len(w) == 0 {
@@ -368,12 +368,21 @@ func (d *DB) commit(ctx context.Context, conn *pgx.Conn, pre *[]string, lk *lock
 		return strings.Compare(x.k, y.k)
 	})
 	d.lockWrites(&b, lk, all)
+	var delBuckets []string
+	var delKeys [][]byte
 	for _, e := range all {
 		if e.wr.deleted {
-			b.Queue(d.q.del, e.b, []byte(e.k))
+			delBuckets, delKeys = append(delBuckets, e.b), append(delKeys, []byte(e.k))
 			continue
 		}
 		bucket, keys, vals = append(bucket, e.b), append(keys, []byte(e.k)), append(vals, e.wr.value)
+	}
+	switch len(delKeys) {
+	case 0:
+	case 1:
+		b.Queue(d.q.del, delBuckets[0], delKeys[0])
+	default:
+		b.Queue(d.q.delMany, delBuckets, delKeys)
 	}
 	if len(keys) > 0 {
 		b.Queue(d.q.put, bucket, keys, vals)
@@ -419,9 +428,10 @@ func (d *DB) lockWrites(b *pgx.Batch, lk *locking, all []kw) {
 		per[e.b]++
 	}
 	var (
-		ids     []int64
-		buckets []string
-		keys    [][]byte
+		locks, ids []int64
+		modes      []bool
+		buckets    []string
+		keys       [][]byte
 	)
 	for bucket, n := range per {
 		id := lockID(d.table, kindPrefix, storage.Bucket(bucket), nil)
@@ -431,7 +441,7 @@ func (d *DB) lockWrites(b *pgx.Batch, lk *locking, all []kw) {
 			continue
 		}
 		if lk.buckets[storage.Bucket(bucket)] == unlocked {
-			b.Queue(d.q.locks.shared, id)
+			locks, modes = append(locks, id), append(modes, false)
 		}
 	}
 	for _, e := range all {
@@ -442,11 +452,17 @@ func (d *DB) lockWrites(b *pgx.Batch, lk *locking, all []kw) {
 		buckets, keys = append(buckets, e.b), append(keys, []byte(e.k))
 	}
 	slices.Sort(ids)
-	if len(ids) > 0 {
-		b.Queue(d.q.locks.exclusiveAll, ids)
+	for _, id := range ids {
+		locks, modes = append(locks, id), append(modes, true)
 	}
 	if len(keys) > 0 {
-		b.Queue(d.q.locks.shared, d.shapesLock)
+		locks, modes = append(locks, d.shapesLock), append(modes, false)
+	}
+	// One statement for them all (queries.merge says why), in that order.
+	if len(locks) > 0 {
+		b.Queue(d.q.locks.many, locks, modes)
+	}
+	if len(keys) > 0 {
 		b.Queue(d.q.locks.prefixes, append([]byte(d.table), 0), buckets, keys)
 	}
 }

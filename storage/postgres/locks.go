@@ -90,7 +90,9 @@ func lockBucket(b storage.Bucket) storage.Bucket {
 // the database computes ids).
 type lockSQL struct {
 	shared, exclusive string // one lock: $1 the id
-	exclusiveAll      string // $1 an array of ids, taken in that order
+	// many takes several locks in one statement, in order: $1 the ids,
+	// $2 for each whether exclusively.
+	many string
 	// prefixes takes the shared lock of each written key's prefix of each
 	// registered length of its bucket: $1 the table's name and a NUL, $2
 	// the buckets, $3 the keys.
@@ -102,9 +104,10 @@ type lockSQL struct {
 
 func newLockSQL(shapesTable string) lockSQL {
 	return lockSQL{
-		shared:       `SELECT pg_advisory_xact_lock_shared($1::bigint)`,
-		exclusive:    `SELECT pg_advisory_xact_lock($1::bigint)`,
-		exclusiveAll: `SELECT pg_advisory_xact_lock(id) FROM unnest($1::bigint[]) AS id`,
+		shared:    `SELECT pg_advisory_xact_lock_shared($1::bigint)`,
+		exclusive: `SELECT pg_advisory_xact_lock($1::bigint)`,
+		many: `SELECT CASE WHEN l.x THEN pg_advisory_xact_lock(l.id) ELSE pg_advisory_xact_lock_shared(l.id) END
+			FROM unnest($1::bigint[], $2::bool[]) AS l(id, x)`,
 		prefixes: `SELECT pg_advisory_xact_lock_shared(id) FROM (
 			SELECT DISTINCT ` + sqlLockID(`$1::bytea || '\x70'::bytea || convert_to(w.b, 'UTF8') || '\x00'::bytea
 				|| substring(w.k FROM 1 FOR s.len)`) + ` AS id

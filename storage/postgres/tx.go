@@ -29,7 +29,7 @@ const (
 // bounds a batch has, so each shape is one statement that pgx prepares once
 // per connection.
 type queries struct {
-	get, put, del, empty string
+	get, put, del, delMany, empty string
 	// getMany is Prefetch's: the ordinals (from 1) of the keys found, with
 	// their values.
 	getMany           string
@@ -59,7 +59,11 @@ func newQueries(table string) queries {
 		put: `INSERT INTO ` + kv + ` (bucket, key, value)
 			SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[])
 			ON CONFLICT (bucket, key) DO UPDATE SET value = EXCLUDED.value`,
-		del:       `DELETE FROM ` + kv + ` WHERE bucket = $1 AND key = $2`,
+		del: `DELETE FROM ` + kv + ` WHERE bucket = $1 AND key = $2`,
+		// A join with the keys, which the planner answers with an index
+		// lookup each on a table of any size.
+		delMany: `DELETE FROM ` + kv + ` AS t USING unnest($1::text[], $2::bytea[]) AS d(bucket, key)
+			WHERE t.bucket = d.bucket AND t.key = d.key`,
 		empty:     `SELECT NOT EXISTS (SELECT 1 FROM ` + kv + `)`,
 		shared:    `LOCK TABLE ` + meta + ` IN ROW SHARE MODE`,
 		exclusive: `LOCK TABLE ` + meta + ` IN EXCLUSIVE MODE`,
@@ -253,7 +257,7 @@ func (t *tx) query(locks []stmt, sql string, args ...any) (pgx.Rows, error) {
 		pre = append(pre, t.lk.pending...)
 		t.lk.pending = t.lk.pending[:0]
 	}
-	pre = append(pre, locks...)
+	pre = t.q.merge(append(pre, locks...))
 	if len(pre) == 0 {
 		return t.conn.Query(t.ctx, sql, args...)
 	}
@@ -275,6 +279,41 @@ func (t *tx) query(locks []stmt, sql string, args ...any) (pgx.Rows, error) {
 		return nil, err
 	}
 	return &batchRows{Rows: rows, br: br}, nil
+}
+
+// merge replaces each run of two or more single-lock statements in ss
+// with one statement taking them all, in the same order: a statement
+// costs the server as much to run as the lock it takes, and a
+// transaction's reads lock several keys at a time.
+func (q *queries) merge(ss []stmt) []stmt {
+	out := ss[:0]
+	for i := 0; i < len(ss); {
+		j := i
+		for j < len(ss) && q.single(ss[j]) {
+			j++
+		}
+		if j-i < 2 {
+			out = append(out, ss[i])
+			i++
+			continue
+		}
+		ids, modes := make([]int64, 0, j-i), make([]bool, 0, j-i)
+		for _, l := range ss[i:j] {
+			ids, modes = append(ids, l.args[0].(int64)), append(modes, l.sql == q.locks.exclusive)
+		}
+		out = append(out, stmt{q.locks.many, []any{ids, modes}})
+		i = j
+	}
+	return out
+}
+
+// single reports whether s takes one lock.
+func (q *queries) single(s stmt) bool {
+	if (s.sql != q.locks.shared && s.sql != q.locks.exclusive) || len(s.args) != 1 {
+		return false
+	}
+	_, ok := s.args[0].(int64)
+	return ok
 }
 
 // batchRows closes the batch its rows came from with them.
