@@ -521,54 +521,82 @@ func (d *Due) runBatch(ctx context.Context, j DueJob, prefix []byte, asOf int64,
 	var after []byte
 	for {
 		slots <- struct{}{}
-		if failed() {
-			<-slots
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			<-slots
-			fail(err)
-			break
-		}
-		// A read first: most runs find nothing due, and need no write.
-		seen, err := View(ctx, d.db, func(tx Tx) ([]DueItem, error) {
-			return d.scan(tx, prefix, after, asOf, 1)
-		})
-		if err != nil || len(seen) == 0 {
-			<-slots
-			if err != nil {
-				fail(err)
+		// One claim for every worker free now, each handed its share: the
+		// claims of a node take turns (claimMu), and under load, when
+		// every round trip waits, one at a time per share would bound
+		// the whole node's pace.
+		free := 1
+		for free < workers {
+			select {
+			case slots <- struct{}{}:
+				free++
+				continue
+			default:
 			}
 			break
 		}
+		give := func(n int) {
+			for range n {
+				<-slots
+			}
+		}
+		if failed() {
+			give(free)
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			give(free)
+			fail(err)
+			break
+		}
 		if after == nil {
+			// A read first: most runs find nothing due, and need no write.
+			seen, err := View(ctx, d.db, func(tx Tx) ([]DueItem, error) {
+				return d.scan(tx, prefix, after, asOf, 1)
+			})
+			if err != nil || len(seen) == 0 {
+				give(free)
+				if err != nil {
+					fail(err)
+				}
+				break
+			}
 			*lag = lagOf(d.clock.Now(), seen[0])
 		}
-		c, err := d.claim(ctx, j.Kind, prefix, after, asOf, claim)
+		c, err := d.claim(ctx, j.Kind, prefix, after, asOf, free*claim)
 		if err != nil || c.last == nil {
-			<-slots
+			give(free)
 			if err != nil {
 				fail(err)
 			}
 			break
 		}
 		after = c.last
-		if len(c.items) == 0 {
-			<-slots
-			continue
-		}
 		d.ran(j.Kind, c.items)
-		if workers == 1 {
-			work(c.items)
-			<-slots
-			continue
+		shares := 0
+		for items := c.items; len(items) > 0; shares++ {
+			n := min(claim, len(items))
+			share := items[:n:n]
+			items = items[n:]
+			if workers == 1 {
+				work(share)
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-slots }()
+				work(share)
+			}()
 		}
-		wg.Add(1)
-		go func(items []DueItem) {
-			defer wg.Done()
-			defer func() { <-slots }()
-			work(items)
-		}(c.items)
+		if workers == 1 {
+			give(free)
+		} else {
+			give(free - shares)
+		}
+		if c.ended {
+			break
+		}
 	}
 	wg.Wait()
 	return total, firstErr
@@ -579,6 +607,9 @@ func (d *Due) runBatch(ctx context.Context, j DueJob, prefix []byte, asOf int64,
 type claimed struct {
 	items []DueItem
 	last  []byte
+	// ended is set when the claim read fewer items than it could: none
+	// is left to claim before asOf.
+	ended bool
 }
 
 // claim leases to this runner up to limit items of kind due at or before
@@ -595,7 +626,7 @@ func (d *Due) claim(ctx context.Context, kind string, prefix, after []byte, asOf
 		}
 		now := d.leaseClock.Now().UnixMilli()
 		lease := DueLease{Node: d.node, Until: now + d.lease.Milliseconds(), Instance: d.instance}
-		c := claimed{last: dueKey(kind, items[len(items)-1].At, items[len(items)-1].ID)}
+		c := claimed{last: dueKey(kind, items[len(items)-1].At, items[len(items)-1].ID), ended: len(items) < limit}
 		refs := make([]Ref, 0, len(items))
 		for _, it := range items {
 			refs = append(refs, LeaseRef(kind, it))
