@@ -467,11 +467,8 @@ func (s *Service) getAccountTx(tx storage.Tx, id string) (*Account, error) {
 			return nil, err
 		}
 	}
-	a := &Account{}
-	if err := storage.GetJSON(tx, bucketAccounts, []byte(id), a); err != nil {
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil, ErrAccountNotFound.With("account " + id + " not found")
-		}
+	a, err := accountRecord(tx, id)
+	if err != nil {
 		return nil, err
 	}
 	r, err := loadBal(tx, id)
@@ -528,17 +525,51 @@ func (s *Service) AccountByServiceBAN(ctx context.Context, caller corebank.Calle
 // for domains that compose with the ledger (a book transfer resolves its
 // receiving account). Errors: ErrAccountNotFound.
 func (s *Service) AccountByServiceBANTx(tx storage.Tx, ban string) (*Account, error) {
-	if !ValidServiceBAN(ban) {
-		return nil, ErrAccountNotFound.With("no account has service_ban " + ban)
-	}
-	id, err := tx.Get(bucketBANs, []byte(ban))
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, ErrAccountNotFound.With("no account has service_ban " + ban)
-	}
+	id, err := accountIDByBAN(tx, ban)
 	if err != nil {
 		return nil, err
 	}
-	return s.getAccountTx(tx, string(id))
+	return s.getAccountTx(tx, id)
+}
+
+// AccountRecordByServiceBANTx is AccountByServiceBANTx without the
+// balance (Balance is zero): for a check of what the account is (its
+// currency, status, configuration), which then need not read, nor on a
+// store that locks what it reads (storage/postgres) wait for, the
+// transactions moving the account's money.
+func (s *Service) AccountRecordByServiceBANTx(tx storage.Tx, ban string) (*Account, error) {
+	id, err := accountIDByBAN(tx, ban)
+	if err != nil {
+		return nil, err
+	}
+	return accountRecord(tx, id)
+}
+
+// accountRecord reads account id's record, without its balance.
+func accountRecord(tx storage.Tx, id string) (*Account, error) {
+	a := &Account{}
+	if err := storage.GetJSON(tx, bucketAccounts, []byte(id), a); err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, ErrAccountNotFound.With("account " + id + " not found")
+		}
+		return nil, err
+	}
+	return a, nil
+}
+
+// accountIDByBAN returns the ID of the account with service BAN ban.
+func accountIDByBAN(tx storage.Tx, ban string) (string, error) {
+	if !ValidServiceBAN(ban) {
+		return "", ErrAccountNotFound.With("no account has service_ban " + ban)
+	}
+	id, err := tx.Get(bucketBANs, []byte(ban))
+	if errors.Is(err, storage.ErrNotFound) {
+		return "", ErrAccountNotFound.With("no account has service_ban " + ban)
+	}
+	if err != nil {
+		return "", err
+	}
+	return string(id), nil
 }
 
 // ListAccounts returns one page of active (not deleted) accounts matching

@@ -28,9 +28,12 @@ const (
 	dueFold = "ledger.fold"
 	foldID  = "system-balances"
 	// foldEvery is how often the fold runs; foldBatch how many changes one
-	// transaction folds (a full batch runs again at once).
+	// transaction folds (a full batch runs again at once): few enough that
+	// a store locking keys one by one (storage/postgres, up to 256 in a
+	// bucket) does not lock the whole bucket instead, which would stop
+	// every transfer writing a change until the fold commits.
 	foldEvery = 5 * time.Second
-	foldBatch = 8192
+	foldBatch = 200
 )
 
 // deltaTail is the length of a change key's suffix after the account ID:
