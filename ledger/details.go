@@ -852,12 +852,17 @@ func (s *Service) AccountDetailsOfAccountTx(tx storage.Tx, accountID string) ([]
 	return out, nil
 }
 
+// detailsOfAccountPrefix is the index prefix of accountID's details.
+func detailsOfAccountPrefix(accountID string) []byte {
+	return []byte("acct/" + accountID + "/")
+}
+
 // detailsIDsOfAccount returns the IDs of accountID's undeleted details.
 func detailsIDsOfAccount(tx storage.Tx, accountID string) ([]string, error) {
 	if !validID(accountID) {
 		return nil, nil
 	}
-	prefix := []byte("acct/" + accountID + "/")
+	prefix := detailsOfAccountPrefix(accountID)
 	var ids []string
 	err := tx.Scan(bucketDetailsIndex, storage.ScanOptions{Prefix: prefix}, func(k, _ []byte) error {
 		ids = append(ids, string(k[len(prefix):]))

@@ -21,6 +21,22 @@ type Reads struct {
 	Events []string
 	// BANs are service BANs it looks accounts up by.
 	BANs []string
+	// DetailsOf are accounts whose account details it lists
+	// (AccountDetailsOfAccountTx: an inflow to the account finds the
+	// details it came through).
+	DetailsOf []string
+}
+
+// With returns r and o together.
+func (r Reads) With(o Reads) Reads {
+	return Reads{
+		Accounts:  append(r.Accounts, o.Accounts...),
+		Holds:     append(r.Holds, o.Holds...),
+		Entries:   append(r.Entries, o.Entries...),
+		Events:    append(r.Events, o.Events...),
+		BANs:      append(r.BANs, o.BANs...),
+		DetailsOf: append(r.DetailsOf, o.DetailsOf...),
+	}
 }
 
 // Prefetch reads r ahead in tx (storage.Prefetch), when tx can.
@@ -33,7 +49,7 @@ func (r Reads) Prefetch(tx storage.Tx) error {
 
 // Refs returns the keys r reads.
 func (r Reads) Refs() []storage.Ref {
-	out := make([]storage.Ref, 0, 2*len(r.Accounts)+len(r.Holds)+len(r.Entries)+len(r.Events)+len(r.BANs))
+	out := make([]storage.Ref, 0, 2*len(r.Accounts)+len(r.Holds)+len(r.Entries)+len(r.Events)+len(r.BANs)+len(r.DetailsOf))
 	for _, id := range r.Accounts {
 		out = append(out, storage.Ref{Bucket: bucketAccounts, Key: []byte(id)}, storage.Ref{Bucket: bucketBalances, Key: []byte(id)})
 	}
@@ -48,6 +64,11 @@ func (r Reads) Refs() []storage.Ref {
 	}
 	for _, ban := range r.BANs {
 		out = append(out, storage.Ref{Bucket: bucketBANs, Key: []byte(ban)})
+	}
+	for _, id := range r.DetailsOf {
+		if validID(id) {
+			out = append(out, storage.Ref{Bucket: bucketDetailsIndex, Key: detailsOfAccountPrefix(id), Prefix: true})
+		}
 	}
 	return out
 }

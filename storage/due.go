@@ -112,7 +112,7 @@ func CheckLease(tx Tx, kind string, it DueItem) error {
 // LeaseRef is the key CheckLease reads for it: for a Batch job to
 // Prefetch with the rest of what its transaction reads.
 func LeaseRef(kind string, it DueItem) Ref {
-	return Ref{BucketDueLease, dueKey(kind, it.At, it.ID)}
+	return Ref{Bucket: BucketDueLease, Key: dueKey(kind, it.At, it.ID)}
 }
 
 // LeaseTx leases it to l.Node until l.Until, in tx, and returns it
@@ -402,6 +402,7 @@ func (d *Due) Kinds() []string {
 // kind does not stop the others: their errors are joined, and the failed
 // items stay queued for the next call.
 func (d *Due) RunDue(ctx context.Context, asOf time.Time) (int, error) {
+	ctx = WithPriority(ctx)
 	total := 0
 	var errs []error
 	for _, j := range d.jobs {

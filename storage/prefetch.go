@@ -1,9 +1,12 @@
 package storage
 
-// Ref names one key of a bucket.
+// Ref names one key of a bucket or, with Prefix, every key under a
+// prefix: what a Scan with that Prefix alone (no After, no Limit, not
+// Reverse, not Queue) reads.
 type Ref struct {
 	Bucket Bucket
 	Key    []byte
+	Prefix bool
 }
 
 // Prefetcher is an optional interface a Tx may implement (as Peeker is):

@@ -31,8 +31,9 @@ const (
 type queries struct {
 	get, put, del, delMany, empty string
 	// getMany is Prefetch's: the ordinals (from 1) of the keys found, with
-	// their values.
-	getMany           string
+	// their values; scanMany its first batch ($4 rows) of each range
+	// [$2, $3) of a bucket ($1), by the range's ordinal, in key order.
+	getMany, scanMany string
 	shared, exclusive string // a group's lock (commit.go)
 	locks             lockSQL
 	scan              map[scanShape]string
@@ -56,6 +57,10 @@ func newQueries(table string) queries {
 		get:   `SELECT value FROM ` + kv + ` WHERE bucket = $1 AND key = $2`,
 		getMany: `SELECT k.i, t.value FROM unnest($1::text[], $2::bytea[]) WITH ORDINALITY AS k(bucket, key, i)
 			JOIN ` + kv + ` AS t ON t.bucket = k.bucket AND t.key = k.key`,
+		scanMany: `SELECT p.i, t.key, t.value FROM unnest($1::text[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS p(bucket, lo, hi, i)
+			CROSS JOIN LATERAL (SELECT key, value FROM ` + kv + `
+				WHERE bucket = p.bucket AND key >= p.lo AND key < p.hi ORDER BY key LIMIT $4) AS t
+			ORDER BY p.i, t.key`,
 		put: `INSERT INTO ` + kv + ` (bucket, key, value)
 			SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[])
 			ON CONFLICT (bucket, key) DO UPDATE SET value = EXCLUDED.value`,
@@ -423,7 +428,12 @@ func (t *tx) Prefetch(keys []storage.Ref) error {
 	}
 	want := make([]bucketKey, 0, len(keys))
 	seen := make(map[bucketKey]bool, len(keys))
+	var prefixes []storage.Ref
 	for _, r := range keys {
+		if r.Prefix {
+			prefixes = append(prefixes, r)
+			continue
+		}
 		ck := bucketKey{r.Bucket, string(r.Key)}
 		if _, ok := t.lookup(r.Bucket, r.Key); ok || seen[ck] {
 			continue
@@ -433,6 +443,9 @@ func (t *tx) Prefetch(keys []storage.Ref) error {
 		}
 		seen[ck] = true
 		want = append(want, ck)
+	}
+	if err := t.prefetchScans(prefixes); err != nil {
+		return err
 	}
 	if len(want) == 0 {
 		return nil
@@ -477,6 +490,76 @@ func (t *tx) Prefetch(keys []storage.Ref) error {
 	for i, ck := range want {
 		t.reads[ck] = found[i] // nil: absent
 		t.added = append(t.added, ck)
+	}
+	return nil
+}
+
+// prefetchScans reads the first batch of a Scan of each prefix of refs
+// (storage.Ref.Prefix) in one round trip, taking the locks each Scan
+// would, and keeps the batches as the Scans keep theirs: the Scans that
+// follow are answered from them. Prefixes already kept and the empty
+// prefix are left to their Scans.
+func (t *tx) prefetchScans(refs []storage.Ref) error {
+	if len(refs) == 0 || t.scans == nil {
+		return nil
+	}
+	var (
+		sks      []scanKey
+		buckets  []string
+		los, his [][]byte
+		seen     = map[scanKey]bool{}
+	)
+	for _, r := range refs {
+		end, ok := storage.PrefixEnd(r.Key)
+		if len(r.Key) == 0 || !ok {
+			continue
+		}
+		sk := scanKey{b: r.Bucket, shape: scanShape{lower: ">=", upper: true}, lo: string(r.Key), hi: string(end)}
+		if _, kept := t.scans[sk]; kept || seen[sk] {
+			continue
+		}
+		if err := t.lockPrefix(r.Bucket, r.Key); err != nil {
+			return err
+		}
+		seen[sk] = true
+		sks = append(sks, sk)
+		buckets, los, his = append(buckets, string(r.Bucket)), append(los, r.Key), append(his, end)
+	}
+	if len(sks) == 0 {
+		return nil
+	}
+	rows, err := t.query(nil, t.q.scanMany, buckets, los, his, firstBatch)
+	if err != nil {
+		return t.fail(err)
+	}
+	defer rows.Close()
+	got := make([]*cached, len(sks))
+	for i := range got {
+		got[i] = &cached{}
+	}
+	for rows.Next() {
+		var i int64
+		var k, v []byte
+		if err := rows.Scan(&i, &k, &v); err != nil {
+			return t.fail(err)
+		}
+		if i < 1 || int(i) > len(sks) {
+			return t.fail(fmt.Errorf("postgres: prefetch answered prefix %d of %d", i, len(sks)))
+		}
+		if v == nil {
+			v = []byte{}
+		}
+		c := got[i-1]
+		c.keys, c.vals = append(c.keys, k), append(c.vals, v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return t.fail(err)
+	}
+	for i, sk := range sks {
+		got[i].complete = len(got[i].keys) < firstBatch
+		t.scans[sk] = got[i]
+		t.added = append(t.added, sk)
 	}
 	return nil
 }

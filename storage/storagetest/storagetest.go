@@ -565,18 +565,28 @@ func testQueueScan(t *testing.T, db storage.Backend) {
 	}
 }
 
-// testPrefetch checks that Gets after a Prefetch answer what they would
-// without it: stored values, absent keys, the transaction's own writes
-// before and after the Prefetch, duplicates and another bucket's keys.
+// testPrefetch checks that Gets and Scans after a Prefetch answer what
+// they would without it: stored values, absent keys and empty prefixes,
+// the transaction's own writes before and after the Prefetch, duplicates
+// and another bucket's keys.
 func testPrefetch(t *testing.T, db storage.Backend) {
 	mustPut(t, db, bucketA, "a", "1", "b", "2", "c", "3")
 	mustPut(t, db, bucketB, "a", "b1")
 	ref := func(b storage.Bucket, k string) storage.Ref { return storage.Ref{Bucket: b, Key: []byte(k)} }
+	prefix := func(b storage.Bucket, p string) storage.Ref {
+		return storage.Ref{Bucket: b, Key: []byte(p), Prefix: true}
+	}
 	refs := []storage.Ref{ref(bucketA, "a"), ref(bucketA, "b"), ref(bucketA, "c"), ref(bucketA, "none"),
-		ref(bucketA, "a"), ref(bucketB, "a"), ref(bucketB, "b"), ref(bucketA, "new")}
+		ref(bucketA, "a"), ref(bucketB, "a"), ref(bucketB, "b"), ref(bucketA, "new"),
+		prefix(bucketA, "b"), prefix(bucketA, "c"), prefix(bucketA, "n"), prefix(bucketB, "a"), prefix(bucketA, "b")}
 	read := func(tx storage.Tx) []string {
 		var out []string
 		for _, r := range refs {
+			if r.Prefix {
+				kvs, err := scan(tx, r.Bucket, storage.ScanOptions{Prefix: r.Key})
+				out = append(out, fmt.Sprintf("%s/%s*=%v %v", r.Bucket, r.Key, kvs, err))
+				continue
+			}
 			v, err := get(tx, r.Bucket, string(r.Key))
 			out = append(out, fmt.Sprintf("%s/%s=%s %v", r.Bucket, r.Key, v, err))
 		}
