@@ -70,6 +70,11 @@ type record struct {
 // narration?, settle?}; Reference and Source are set only by code (a book
 // transfer's leg), never from a request body.
 type NewInflow struct {
+	// ID, when set, is the inflow's ID, made by the caller (corebank.IDs at
+	// the time of the receipt) so that it could read ahead what receiving
+	// reads (ReceiveReads); empty, the Service makes one. Never from a
+	// request body.
+	ID        string `json:"-"`
 	AccountID string `json:"account_id"`
 	Amount    int64  `json:"amount"`
 	// Currency, when set, must be the account's currency.
@@ -175,6 +180,20 @@ func (s *Service) ReceiveTx(tx storage.Tx, now time.Time, in NewInflow) (*Inflow
 	return s.receive(tx, now, acct, in)
 }
 
+// ReceiveReads are the ledger keys that receiving an inflow with ID id
+// reads of that ID: that no entry has it, and the inflow's event order.
+func ReceiveReads(id string) ledger.Reads {
+	return ledger.Reads{Entries: []string{id}, Events: []string{id}}
+}
+
+// ReceiveReadsFor are ReceiveReads of an inflow with ID id to accountID,
+// with the account's details, which receiving looks through.
+func ReceiveReadsFor(id, accountID string) ledger.Reads {
+	r := ReceiveReads(id)
+	r.DetailsOf = []string{accountID}
+	return r
+}
+
 // checkMoneyIn checks what every way money comes in names: the account
 // and an amount of at least 1 that an account can hold.
 func checkMoneyIn(p corebank.Problems, accountID string, amount int64) {
@@ -244,7 +263,7 @@ func (s *Service) receive(tx storage.Tx, now time.Time, acct *ledger.Account, in
 	}
 	ms := now.UnixMilli()
 	r := &record{Inflow: Inflow{
-		ID:               s.ids.New(now),
+		ID:               in.ID,
 		Type:             "inflow",
 		AccountID:        acct.ID,
 		EntityID:         acct.EntityID,
@@ -258,6 +277,9 @@ func (s *Service) receive(tx storage.Tx, now time.Time, acct *ledger.Account, in
 		Created:          ms,
 		Updated:          ms,
 	}}
+	if r.ID == "" {
+		r.ID = s.ids.New(now)
+	}
 	clearing := s.led.SystemAccount(acct.Currency, clearingPurpose(source))
 	narration := in.Narration
 	if narration == "" {
@@ -271,7 +293,7 @@ func (s *Service) receive(tx storage.Tx, now time.Time, acct *ledger.Account, in
 		// The ledger reads two keys of that ID (that no entry has it, and
 		// the inflow's event order): at once, where reads are round trips.
 		if storage.Prefetching(tx) {
-			if err := (ledger.Reads{Entries: []string{r.ID}, Events: []string{r.ID}}).Prefetch(tx); err != nil {
+			if err := ReceiveReads(r.ID).Prefetch(tx); err != nil {
 				return nil, err
 			}
 		}

@@ -1,6 +1,9 @@
 package payments
 
 import (
+	"time"
+
+	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 )
@@ -41,34 +44,42 @@ func prefetchPayee(tx storage.Tx, d *detailFields, paymentType string) error {
 
 // prefetchPayouts reads what applying items reads, on a store where each
 // read is a round trip (storage.Prefetch), in two: the leases and
-// transfers, then the holds, accounts and event keys the transfers name.
-// What it cannot read (a transfer gone) is left to the Gets, which fail
-// as they would have.
-func prefetchPayouts(tx storage.Tx, items []storage.DueItem) error {
+// transfers, then the holds, accounts and event keys the transfers name,
+// with those of the inflow crediting each book transfer's receiving
+// account, whose ID it makes now and returns by transfer ID. What it
+// cannot read (a transfer gone) is left to the Gets, which fail as they
+// would have.
+func (s *Service) prefetchPayouts(tx storage.Tx, now time.Time, items []storage.DueItem) (map[string]string, error) {
 	if !storage.Prefetching(tx) {
-		return nil
+		return nil, nil
 	}
 	refs := make([]storage.Ref, 0, 2*len(items))
 	for _, it := range items {
 		refs = append(refs, storage.LeaseRef(dueTransfer, it), storage.Ref{Bucket: bucketTransfers, Key: []byte(it.ID)})
 	}
 	if err := storage.Prefetch(tx, refs...); err != nil {
-		return err
+		return nil, err
 	}
 	var rs ledger.Reads
+	inflows := map[string]string{}
 	for _, it := range items {
 		r, err := getTransfer(tx, it.ID)
 		if err != nil {
 			continue
 		}
 		rs.Accounts = append(rs.Accounts, r.AccountID)
-		if r.ReceiverID != "" {
-			rs.Accounts = append(rs.Accounts, r.ReceiverID)
-		}
 		rs.Holds = append(rs.Holds, r.Holds...)
 		rs.Events = append(rs.Events, r.ID)
+		if r.ReceiverID != "" {
+			rs.Accounts = append(rs.Accounts, r.ReceiverID)
+			if s.receiver != nil {
+				id := s.ids.New(now)
+				inflows[r.ID] = id
+				rs = rs.With(funding.ReceiveReadsFor(id, r.ReceiverID))
+			}
+		}
 	}
-	return rs.Prefetch(tx)
+	return inflows, rs.Prefetch(tx)
 }
 
 // prefetchTransfers reads the transfers of items.

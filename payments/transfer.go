@@ -114,6 +114,10 @@ type transferRecord struct {
 	// (resolved from the payment detail at creation, so a later change of
 	// the detail does not redirect it); "" for other payment types.
 	ReceiverID string `json:"receiver_id,omitempty"`
+	// inflowID, never stored, is the ID a settlement made for the
+	// receiving side's inflow before the credit, to read ahead what
+	// receiving it reads (prefetchPayouts); "" lets the receiver make one.
+	inflowID string
 }
 
 func railPurpose(paymentType string) string {
@@ -594,7 +598,7 @@ func (s *Service) credit(tx storage.Tx, now time.Time, r *transferRecord) error 
 		return ledger.ErrAccountDeleted.With("the receiving account " + to.ID + " is deleted")
 	}
 	if s.receiver != nil {
-		_, err := s.receiver.ReceiveTx(tx, now, funding.NewInflow{AccountID: to.ID, Amount: r.Amount,
+		_, err := s.receiver.ReceiveTx(tx, now, funding.NewInflow{ID: r.inflowID, AccountID: to.ID, Amount: r.Amount,
 			Currency: r.Currency, Narration: r.Narration, Reference: r.ID, Source: BookTransfer})
 		return err
 	}
@@ -981,7 +985,8 @@ type payoutAnswer struct {
 func (s *Service) applyPayouts(ctx context.Context, now time.Time, items []storage.DueItem, answers []payoutAnswer) (int, error) {
 	for {
 		changed, err := storage.Update(ctx, s.db, func(tx storage.Tx) (int, error) {
-			if err := prefetchPayouts(tx, items); err != nil {
+			inflows, err := s.prefetchPayouts(tx, now, items)
+			if err != nil {
 				return 0, err
 			}
 			changed := 0
@@ -992,7 +997,7 @@ func (s *Service) applyPayouts(ctx context.Context, now time.Time, items []stora
 				} else if err != nil {
 					return 0, err
 				}
-				moved, err := s.applyPayoutTx(tx, now, it, answers[i].res, answers[i].err)
+				moved, err := s.applyPayoutTx(tx, now, it, answers[i].res, answers[i].err, inflows[it.ID])
 				if refused := (*receiveRefused)(nil); errors.As(err, &refused) {
 					return 0, &refusedItem{i: i, reason: refused.reason(), err: err}
 				}
@@ -1028,8 +1033,11 @@ func (e *refusedItem) Unwrap() error { return e.err }
 // about the transfer of a due item, and reschedules it while unfinished.
 // It reports whether the transfer changed status. The caller checks the
 // item's lease first (storage.CheckLease).
-func (s *Service) applyPayoutTx(tx storage.Tx, now time.Time, it storage.DueItem, res PayoutResult, perr error) (bool, error) {
+func (s *Service) applyPayoutTx(tx storage.Tx, now time.Time, it storage.DueItem, res PayoutResult, perr error, inflowID string) (bool, error) {
 	cur, err := getTransfer(tx, it.ID)
+	if cur != nil {
+		cur.inflowID = inflowID
+	}
 	if errors.Is(err, ErrTransferNotFound) || err == nil && cur.DueAt != it.At {
 		// Gone, or moved by someone else meanwhile: this item is stale.
 		return false, storage.Unschedule(tx, dueTransfer, it.At, it.ID)

@@ -58,14 +58,14 @@ func TestTransferRecordEqualsJSON(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d record %d: %v", seed, i, err)
 		}
-		if diff := cmp.Diff(&want, got); diff != "" {
+		if diff := cmp.Diff(&want, got, cmp.AllowUnexported(transferRecord{})); diff != "" {
 			t.Fatalf("seed %d record %d: binary vs JSON (-json +binary)\n%s", seed, i, diff)
 		}
 		legacy, err := decodeTransferRecord(raw, r.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(&want, legacy); diff != "" {
+		if diff := cmp.Diff(&want, legacy, cmp.AllowUnexported(transferRecord{})); diff != "" {
 			t.Fatalf("seed %d record %d: a JSON record reads differently\n%s", seed, i, diff)
 		}
 		b := r.encode()
@@ -98,7 +98,7 @@ func TestTransferRecordVersions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, got, cmp.AllowUnexported(transferRecord{})); diff != "" {
 			t.Errorf("version %d (-v3 +stored):\n%s", old[0], diff)
 		}
 		if n := len(old) - len(r.encode()); n < 26 {
