@@ -70,7 +70,12 @@ func (d *DB) Update(ctx context.Context, fn func(storage.Tx) error) error {
 	defer d.leave()
 	c := &call{ctx: ctx, fn: fn, wake: make(chan *tx, 1), ran: make(chan struct{}, 1)}
 	d.qmu.Lock()
-	d.queue = append(d.queue, c)
+	if storage.HasPriority(ctx) {
+		d.queue = slices.Insert(d.queue, d.urgent, c)
+		d.urgent++
+	} else {
+		d.queue = append(d.queue, c)
+	}
 	if d.leaders < d.limit {
 		d.leaders++
 		go d.lead()
@@ -126,6 +131,7 @@ func (d *DB) lead() {
 		}
 		batch := d.queue[:n:n]
 		d.queue = d.queue[n:]
+		d.urgent = max(0, d.urgent-n)
 		d.qmu.Unlock()
 		d.runGroup(batch)
 	}

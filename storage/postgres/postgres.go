@@ -108,11 +108,14 @@ type DB struct {
 	// limit is how many groups may run at once now, and fail the share of
 	// group transactions lost to serialization failures, weighted towards
 	// the latest (adapt, commit.go).
-	limit   int
-	fail    float64
-	qmu     sync.Mutex
-	queue   []*call // Updates waiting for a group
-	leaders int     // groups running
+	limit int
+	fail  float64
+	qmu   sync.Mutex
+	queue []*call // Updates waiting for a group
+	// urgent counts the queue's first calls, those with
+	// storage.WithPriority, which go ahead of the rest in their order.
+	urgent  int
+	leaders int // groups running
 }
 
 // Open connects to the database named by dsn (a postgres:// URL or a
