@@ -126,3 +126,55 @@ func TestGroupCommit(t *testing.T) {
 		t.Errorf("keys after the group (-want +got):\n%s", diff)
 	}
 }
+
+// TestPriorityFirst holds the one leader while Updates queue: those whose
+// context has storage.WithPriority run first, in their order, then the
+// rest in theirs.
+func TestPriorityFirst(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpen(t, &postgres.Options{Leaders: 1})
+	release, started := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = db.Update(ctx, func(tx storage.Tx) error {
+			once.Do(func() { close(started) })
+			<-release
+			return nil
+		})
+	}()
+	<-started
+	var (
+		mu  sync.Mutex
+		ran []string
+	)
+	for i, name := range []string{"request 1", "due 1", "request 2", "due 2", "request 3"} {
+		c := ctx
+		if name[:3] == "due" {
+			c = storage.WithPriority(ctx)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := db.Update(c, func(tx storage.Tx) error {
+				mu.Lock()
+				ran = append(ran, name)
+				mu.Unlock()
+				return tx.Put(benchBucket, []byte(name), nil)
+			}); err != nil {
+				t.Error(err)
+			}
+		}()
+		for postgres.Queued(db) != i+1 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	close(release)
+	wg.Wait()
+	want := []string{"due 1", "due 2", "request 1", "request 2", "request 3"}
+	if diff := cmp.Diff(want, ran); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+}

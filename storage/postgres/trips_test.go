@@ -108,4 +108,31 @@ func TestRoundTrips(t *testing.T) {
 	if got := postgres.RoundTrips(db) - before; got != 2 {
 		t.Errorf("Update with a Prefetch made %d round trips, want 2", got)
 	}
+	// A Prefetch of two prefixes (one empty) with BEGIN, the Scans of
+	// them none, the ROLLBACK.
+	before = postgres.RoundTrips(db)
+	var scanned []string
+	if err := db.View(ctx, func(tx storage.Tx) error {
+		if err := storage.Prefetch(tx, storage.Ref{Bucket: benchBucket, Key: []byte("log"), Prefix: true},
+			storage.Ref{Bucket: benchBucket, Key: []byte("none"), Prefix: true}); err != nil {
+			return err
+		}
+		for _, p := range []string{"log", "none"} {
+			if err := tx.Scan(benchBucket, storage.ScanOptions{Prefix: []byte(p)}, func(k, _ []byte) error {
+				scanned = append(scanned, string(k))
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"log0", "log1", "log2", "log3", "log4", "log9"}, scanned); diff != "" {
+		t.Errorf("scans after a Prefetch (-want +got):\n%s", diff)
+	}
+	if got := postgres.RoundTrips(db) - before; got != 2 {
+		t.Errorf("View with a prefix Prefetch made %d round trips, want 2", got)
+	}
 }
