@@ -1,13 +1,8 @@
 package bank_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"sort"
 	"strings"
 	"sync"
@@ -33,67 +28,12 @@ func TestDisjointTransfersShareNoKeys(t *testing.T) {
 	mock := clock.NewMock()
 	mock.Set(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	rec := &recorder{Backend: memory.New()}
-	b, err := bank.New(rec, bank.Options{SecretKey: make([]byte, 32), Clock: mock, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	root, _, err := b.Entities.Bootstrap(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(b.Handler)
-	defer srv.Close()
-	call := func(method, path, idem string, body any) map[string]any {
-		t.Helper()
-		var rd io.Reader
-		if body != nil {
-			raw, _ := json.Marshal(body)
-			rd = bytes.NewReader(raw)
-		}
-		req, _ := http.NewRequest(method, srv.URL+path, rd)
-		req.Header.Set("Authorization", "Bearer "+root.APIKey)
-		req.Header.Set("Content-Type", "application/json")
-		if idem != "" {
-			req.Header.Set("Idempotency-Key", idem)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
+	b := serveBank(t, rec, bank.Options{SecretKey: make([]byte, 32), Clock: mock, Logger: quiet})
+	pairs := b.bookPairs(t, 2, 1_000_000)
+	send := func(p bookPair, ref string) {
+		if err := b.send(p, ref); err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
-		var out map[string]any
-		raw, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode/100 != 2 || json.Unmarshal(raw, &out) != nil {
-			t.Fatalf("%s %s = %d %s", method, path, resp.StatusCode, raw)
-		}
-		if data, ok := out["data"].(map[string]any); ok {
-			return data // an envelope
-		}
-		return out
-	}
-	cp := call("POST", "/counterparties", "", map[string]any{"type": "individual", "profile": map[string]any{
-		"first_name": "Book", "last_name": "Payee", "relationship": "vendor", "email": "payee@example.com",
-		"address": map[string]any{"line1": "1 Main St", "city": "Austin", "country": "US"}}})["id"].(string)
-	type pair struct{ from, detail string }
-	pairs := make([]pair, 2)
-	for i := range pairs {
-		account := func(name string) map[string]any {
-			return call("POST", "/accounts", "", map[string]any{"type": "checking", "currency": "USD", "display_name": name})
-		}
-		from, to := account(fmt.Sprint("Source ", i)), account(fmt.Sprint("Destination ", i))
-		call("POST", "/sandbox/inflows", "", map[string]any{"account_id": from["id"], "amount": 1_000_000, "narration": "seed"})
-		pd := call("POST", "/payment-details", "", map[string]any{"counterparty_id": cp,
-			"payment_method": "book-transfer", "currency": "USD", "account_holder_name": "Book Payee",
-			"account_number": to["service_ban"]})
-		pairs[i] = pair{from["id"].(string), pd["id"].(string)}
-	}
-	// Warm up: the first transfer of a bank writes one-time records.
-	send := func(p pair, ref string) {
-		call("POST", "/transfers", ref, map[string]any{"account_id": p.from, "payment_detail_id": p.detail,
-			"amount": 1, "currency": "USD", "payment_type": "book-transfer", "narration": "audit", "unique_reference": ref})
 	}
 	settle := func() {
 		mock.Add(2 * time.Second)
@@ -101,6 +41,7 @@ func TestDisjointTransfersShareNoKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Warm up: the first transfer of a bank writes one-time records.
 	for i, p := range pairs {
 		send(p, fmt.Sprint("warm-", i))
 	}
