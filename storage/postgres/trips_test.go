@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/corebank/corebank/storage"
@@ -134,5 +136,44 @@ func TestRoundTrips(t *testing.T) {
 	}
 	if got := postgres.RoundTrips(db) - before; got != 2 {
 		t.Errorf("View with a prefix Prefetch made %d round trips, want 2", got)
+	}
+}
+
+// TestDueRunLooks checks that a due run on a store of many kinds, one of
+// them with an item due, looks at every kind in one View and runs only
+// the one: on PostgreSQL an idle kind costs no transaction.
+func TestDueRunLooks(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpen(t, nil)
+	clk := clock.NewMock()
+	clk.Set(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC))
+	var ran []string
+	var jobs []storage.DueJob
+	for i := range 20 {
+		kind := fmt.Sprintf("kind%02d", i)
+		jobs = append(jobs, storage.DueJob{Kind: kind, Tx: func(tx storage.Tx, _ time.Time, it storage.DueItem) error {
+			ran = append(ran, kind+" "+it.ID)
+			return nil
+		}})
+	}
+	if err := db.Update(ctx, func(tx storage.Tx) error {
+		return storage.Schedule(tx, "kind07", clk.Now().UnixMilli(), "item")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	due := storage.NewDue(db, clk, 0, jobs...)
+	before := postgres.RoundTrips(db)
+	if n, err := due.RunDue(ctx, clk.Now()); n != 1 || err != nil {
+		t.Fatalf("RunDue = %d, %v; want 1", n, err)
+	}
+	// The look (a prefetch of every kind, the ROLLBACK), then kind07's
+	// pass (its queue scan, which reads again the rows it locked, and the
+	// commit) and its last, empty one (the scan, the ROLLBACK); not two or
+	// more for each of the 19 others.
+	if got := postgres.RoundTrips(db) - before; got != 7 {
+		t.Errorf("RunDue made %d round trips, want 7", got)
+	}
+	if diff := cmp.Diff([]string{"kind07 item"}, ran); diff != "" {
+		t.Errorf("ran (-want +got):\n%s", diff)
 	}
 }
