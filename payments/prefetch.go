@@ -53,9 +53,9 @@ func (s *Service) prefetchPayouts(tx storage.Tx, now time.Time, items []storage.
 	if !storage.Prefetching(tx) {
 		return nil, nil
 	}
-	refs := make([]storage.Ref, 0, 2*len(items))
+	refs := transferRefs(make([]storage.Ref, 0, 2*len(items)), items)
 	for _, it := range items {
-		refs = append(refs, storage.LeaseRef(dueTransfer, it), storage.Ref{Bucket: bucketTransfers, Key: []byte(it.ID)})
+		refs = append(refs, storage.LeaseRef(dueTransfer, it))
 	}
 	if err := storage.Prefetch(tx, refs...); err != nil {
 		return nil, err
@@ -87,9 +87,13 @@ func prefetchTransfers(tx storage.Tx, items []storage.DueItem) error {
 	if !storage.Prefetching(tx) {
 		return nil
 	}
-	refs := make([]storage.Ref, len(items))
-	for i, it := range items {
-		refs[i] = storage.Ref{Bucket: bucketTransfers, Key: []byte(it.ID)}
+	return storage.Prefetch(tx, transferRefs(make([]storage.Ref, 0, len(items)), items)...)
+}
+
+// transferRefs appends the keys of items' transfers to refs.
+func transferRefs(refs []storage.Ref, items []storage.DueItem) []storage.Ref {
+	for _, it := range items {
+		refs = append(refs, storage.Ref{Bucket: bucketTransfers, Key: []byte(it.ID)})
 	}
-	return storage.Prefetch(tx, refs...)
+	return refs
 }
