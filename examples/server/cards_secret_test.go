@@ -155,8 +155,14 @@ func scanCard(t *testing.T, files map[string][]byte, number, cvv string) {
 	}
 	re := regexp.MustCompile(`(?i)"cvv"|cvv=|"` + cvv + `"|:` + cvv + `\b`)
 	for name, b := range files {
-		if loc := re.FindIndex(b); loc != nil {
+		for _, loc := range re.FindAllIndex(b, -1) {
+			// An idempotency record keeps the HTTP status it answered
+			// ("status":200), which a random issued CVV can equal.
+			if bytes.HasSuffix(b[:loc[0]], []byte(`"status"`)) {
+				continue
+			}
 			t.Errorf("CVV %s (or a cvv field) found in %s at byte %d: %q", cvv, name, loc[0], b[loc[0]:loc[1]])
+			break
 		}
 	}
 }
