@@ -509,6 +509,16 @@ func (t *tx) prefetchScans(refs []storage.Ref) error {
 		los, his [][]byte
 		seen     = map[scanKey]bool{}
 	)
+	// The prefixes' locks in one order, whatever the caller's: two
+	// transactions that prefetch some of the same prefixes (two claims
+	// crediting the same accounts) otherwise each take one and wait for
+	// the other's.
+	refs = slices.SortedFunc(slices.Values(refs), func(a, b storage.Ref) int {
+		if c := strings.Compare(string(a.Bucket), string(b.Bucket)); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.Key, b.Key)
+	})
 	for _, r := range refs {
 		end, ok := storage.PrefixEnd(r.Key)
 		if len(r.Key) == 0 || !ok {
