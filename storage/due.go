@@ -411,13 +411,20 @@ func (d *Due) RunDue(ctx context.Context, asOf time.Time) (int, error) {
 	var errs []error
 	for _, j := range d.jobs {
 		var lag time.Duration
-		if due != nil && !due[j.Kind] && j.Prepare == nil {
-			if d.onLag != nil {
-				d.onLag(j.Kind, 0)
+		// oldest is the first item due, when the look found it and no
+		// Prepare can add an older one: the run needs no look of its own.
+		var oldest *DueItem
+		if due != nil && j.Prepare == nil {
+			it, ok := due[j.Kind]
+			if !ok {
+				if d.onLag != nil {
+					d.onLag(j.Kind, 0)
+				}
+				continue
 			}
-			continue
+			oldest = &it
 		}
-		n, err := d.run(ctx, j, asOf.UnixMilli(), &lag)
+		n, err := d.run(ctx, j, asOf.UnixMilli(), oldest, &lag)
 		if d.onLag != nil {
 			d.onLag(j.Kind, lag)
 		}
@@ -429,13 +436,14 @@ func (d *Due) RunDue(ctx context.Context, asOf time.Time) (int, error) {
 	return total, errors.Join(errs...)
 }
 
-// dueKinds reports which kinds have an item due at or before asOf, read in
-// one View: on a store where reads are round trips (storage.Prefetch), one
-// for every kind, rather than a transaction each for the many kinds with
-// nothing due, on every run of every node. Elsewhere it returns nil, and
-// every kind is run: a look there costs what it saves.
-func (d *Due) dueKinds(ctx context.Context, asOf int64) (map[string]bool, error) {
-	return View(ctx, d.db, func(tx Tx) (map[string]bool, error) {
+// dueKinds returns, by kind, the first item due at or before asOf of each
+// kind that has one, read in one View: on a store where reads are round
+// trips (storage.Prefetch), one for every kind, rather than a transaction
+// each for the many kinds with nothing due, on every run of every node.
+// Elsewhere it returns nil, and every kind is run: a look there costs
+// what it saves.
+func (d *Due) dueKinds(ctx context.Context, asOf int64) (map[string]DueItem, error) {
+	return View(ctx, d.db, func(tx Tx) (map[string]DueItem, error) {
 		if !Prefetching(tx) {
 			return nil, nil
 		}
@@ -446,20 +454,23 @@ func (d *Due) dueKinds(ctx context.Context, asOf int64) (map[string]bool, error)
 		if err := Prefetch(tx, refs...); err != nil {
 			return nil, err
 		}
-		due := make(map[string]bool, len(d.jobs))
+		due := make(map[string]DueItem, len(d.jobs))
 		for i, j := range d.jobs {
 			items, err := d.scan(tx, refs[i].Key, nil, asOf, 1)
 			if err != nil {
 				return nil, err
 			}
-			due[j.Kind] = len(items) > 0
+			if len(items) > 0 {
+				due[j.Kind] = items[0]
+			}
 		}
 		return due, nil
 	})
 }
 
-// run does j's due items; *lag is set from the first (oldest) item read.
-func (d *Due) run(ctx context.Context, j DueJob, asOf int64, lag *time.Duration) (int, error) {
+// run does j's due items; *lag is set from the first (oldest) item read,
+// or from oldest when a look found it.
+func (d *Due) run(ctx context.Context, j DueJob, asOf int64, oldest *DueItem, lag *time.Duration) (int, error) {
 	if j.Prepare != nil {
 		if err := j.Prepare(ctx); err != nil {
 			return 0, err
@@ -467,7 +478,7 @@ func (d *Due) run(ctx context.Context, j DueJob, asOf int64, lag *time.Duration)
 	}
 	prefix := append([]byte(j.Kind), '/')
 	if j.Batch != nil {
-		return d.runBatch(ctx, j, prefix, asOf, lag)
+		return d.runBatch(ctx, j, prefix, asOf, oldest, lag)
 	}
 	total := 0
 	// Each pass resumes after the last key handled: an item rescheduled to
@@ -512,7 +523,7 @@ func (d *Due) run(ctx context.Context, j DueJob, asOf int64, lag *time.Duration)
 // job's workers in flight. A worker is free before its claim is taken, so
 // that leased items never wait for one. The first error (a claim's, a
 // job's, ctx's) stops further claims; the claims in flight finish first.
-func (d *Due) runBatch(ctx context.Context, j DueJob, prefix []byte, asOf int64, lag *time.Duration) (int, error) {
+func (d *Due) runBatch(ctx context.Context, j DueJob, prefix []byte, asOf int64, oldest *DueItem, lag *time.Duration) (int, error) {
 	claim := d.batch
 	if j.Claim > 0 {
 		claim = j.Claim
@@ -589,7 +600,9 @@ func (d *Due) runBatch(ctx context.Context, j DueJob, prefix []byte, asOf int64,
 			fail(err)
 			break
 		}
-		if after == nil {
+		if after == nil && oldest != nil {
+			*lag = lagOf(d.clock.Now(), *oldest)
+		} else if after == nil {
 			// A read first: most runs find nothing due, and need no write.
 			seen, err := View(ctx, d.db, func(tx Tx) ([]DueItem, error) {
 				return d.scan(tx, prefix, after, asOf, 1)

@@ -177,3 +177,38 @@ func TestDueRunLooks(t *testing.T) {
 		t.Errorf("ran (-want +got):\n%s", diff)
 	}
 }
+
+// TestDueBatchRunLooks checks that a Batch job's run takes the first item
+// from the look rather than looking again before it claims.
+func TestDueBatchRunLooks(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpen(t, nil)
+	clk := clock.NewMock()
+	clk.Set(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC))
+	var ran []string
+	job := storage.DueJob{Kind: "batch", Batch: func(_ context.Context, _ time.Time, items []storage.DueItem) (int, error) {
+		for _, it := range items {
+			ran = append(ran, it.ID)
+		}
+		return len(items), nil
+	}}
+	if err := db.Update(ctx, func(tx storage.Tx) error {
+		return storage.Schedule(tx, "batch", clk.Now().UnixMilli(), "item")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	due := storage.NewDue(db, clk, 0, job).Lease("node", time.Minute)
+	before := postgres.RoundTrips(db)
+	if n, err := due.RunDue(ctx, clk.Now()); n != 1 || err != nil {
+		t.Fatalf("RunDue = %d, %v; want 1", n, err)
+	}
+	// The look (its prefetch, the ROLLBACK), then the claim (its queue
+	// scan, which reads again the rows it locked, the lease's read, and
+	// the commit), which read fewer items than it could: no further claim.
+	if got := postgres.RoundTrips(db) - before; got != 6 {
+		t.Errorf("RunDue made %d round trips, want 6", got)
+	}
+	if diff := cmp.Diff([]string{"item"}, ran); diff != "" {
+		t.Errorf("ran (-want +got):\n%s", diff)
+	}
+}
