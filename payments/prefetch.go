@@ -82,14 +82,6 @@ func (s *Service) prefetchPayouts(tx storage.Tx, now time.Time, items []storage.
 	return inflows, rs.Prefetch(tx)
 }
 
-// prefetchTransfers reads the transfers of items.
-func prefetchTransfers(tx storage.Tx, items []storage.DueItem) error {
-	if !storage.Prefetching(tx) {
-		return nil
-	}
-	return storage.Prefetch(tx, transferRefs(make([]storage.Ref, 0, len(items)), items)...)
-}
-
 // transferRefs appends the keys of items' transfers to refs.
 func transferRefs(refs []storage.Ref, items []storage.DueItem) []storage.Ref {
 	for _, it := range items {

@@ -283,3 +283,56 @@ func TestSettlementConcurrentRunners(t *testing.T) {
 		})
 	}
 }
+
+// TestSettlementMixedClaim: a claim of book transfers and payouts settles
+// the book transfers in its first transaction, asks the provider about the
+// payouts alone, and applies its answers in a second.
+func TestSettlementMixedClaim(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			s := newSettleEnv(t, b.open(t))
+			rail := &downRail{}
+			o := payments.Options{Clock: s.clk, IDs: corebank.NewIDs(nil), Payouts: rail,
+				Receiver: ledgerReceiver(s.env, func(funding.NewInflow) error { return nil })}
+			s.svc = payments.NewService(s.db, s.led, &o)
+			cp, err := s.svc.CreateCounterparty(ctx, corebank.As("ent1"), individual("Ach", "Payee", "ach@example.com"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ach := s.detail(t, "ent1", achDetail(cp.ID))
+			var ids []string
+			for i := range 10 {
+				d := s.toD
+				if i%3 == 1 {
+					d = ach
+				}
+				tr, err := s.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(s.from, d, 100, fmt.Sprintf("m%d", i)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, tr.ID)
+			}
+			s.commits.Store(0)
+			if got, err := s.svc.RunDue(ctx, s.clk.Now()); got != 10 || err != nil {
+				t.Fatalf("RunDue = %d, %v; want 10", got, err)
+			}
+			if c := rail.calls.Load(); c != 3 {
+				t.Errorf("the provider was asked %d times, want 3 (the payouts)", c)
+			}
+			// The quote kind's transaction, the claim, the book transfers'
+			// and the payouts' answers.
+			if c := s.commits.Load(); c != 4 {
+				t.Errorf("%d transactions committed, want 4", c)
+			}
+			for i, st := range s.statuses(t, ids) {
+				if st != payments.StatusSuccessful {
+					t.Errorf("transfer %d is %q", i, st)
+				}
+			}
+			if b := s.balance(t, s.to.ID); b.Settled != 700 {
+				t.Errorf("receiver %+v, want 700 settled", b)
+			}
+			s.checkBalanced(t)
+		})
+	}
+}

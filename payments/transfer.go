@@ -877,61 +877,27 @@ func (s *Service) DueJobs() []storage.DueJob {
 	}
 }
 
-// checkPayouts asks the payout provider about each due transfer, outside
-// any transaction, then applies every answer in one transaction, moving
-// each check to when the provider says (30 s later after an error). A book
-// transfer needs no provider: it is due to succeed, and when the receiving
-// side refuses, the transaction is rolled back and run again with that
-// transfer failed instead, so the refusal costs the others nothing. A
-// transfer whose item another node took over is left to that node. Any
-// other error falls back to one transaction per transfer, so that those
-// before the failing one are still applied and the rest given back. It
-// returns how many transfers changed status, and the first provider error
-// after handling the rest.
+// checkPayouts settles due book transfers and asks the payout provider
+// about each due payout, outside any transaction, then applies every
+// answer. The first transaction reads the claim's transfers and settles
+// the book transfers among them, which need no provider, so that a claim
+// of book transfers costs one transaction; the payouts' answers go in a
+// second. When the receiving side refuses a book transfer, the transaction
+// is rolled back and run again with that transfer failed instead, so the
+// refusal costs the others nothing. A transfer whose item another node
+// took over is left to that node. Any other error falls back to one
+// transaction per transfer, so that those before the failing one are
+// still applied and the rest given back. It returns how many transfers
+// changed status, and the first provider error after handling the rest.
 func (s *Service) checkPayouts(ctx context.Context, now time.Time, items []storage.DueItem) (int, error) {
-	due, err := storage.View(ctx, s.db, func(tx storage.Tx) ([]*transferRecord, error) {
-		if err := prefetchTransfers(tx, items); err != nil {
-			return nil, err
-		}
-		out := make([]*transferRecord, len(items))
-		for i, it := range items {
-			r, err := getTransfer(tx, it.ID)
-			if err != nil && !errors.Is(err, ErrTransferNotFound) {
-				return nil, err
-			}
-			out[i] = r // nil: gone; settle drops the item
-		}
-		return out, nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	// In account order: claims applied at once on a store that locks what
-	// they touch (storage/postgres) then take their accounts in one order,
-	// and wait for each other instead of deadlocking.
-	items, due = byAccount(items, due)
-	answers := make([]payoutAnswer, len(items))
 	var firstErr error
-	for i := range items {
-		switch {
-		case due[i] == nil:
-		case due[i].PaymentType == BookTransfer:
-			answers[i].res = PayoutResult{Status: StatusSuccessful}
-		default:
-			answers[i].res, answers[i].err = s.payouts.Check(ctx, due[i].view(), now)
-			if answers[i].err != nil && firstErr == nil {
-				e := *ErrPayoutProviderUnavailable
-				e.Err = answers[i].err
-				firstErr = &e
-			}
-		}
-	}
-	if changed, err := s.applyPayouts(ctx, now, items, answers); err == nil {
+	if changed, err := s.settle(ctx, now, items, &firstErr); err == nil {
 		return changed, firstErr
 	}
 	changed := 0
+	firstErr = nil
 	for i := range items {
-		moved, err := s.applyPayouts(ctx, now, items[i:i+1], answers[i:i+1])
+		moved, err := s.settle(ctx, now, items[i:i+1], &firstErr)
 		if err != nil {
 			// Give the rest back, so the next run takes them at once.
 			_ = storage.Release(context.WithoutCancel(ctx), s.db, dueTransfer, items[i:])
@@ -942,79 +908,141 @@ func (s *Service) checkPayouts(ctx context.Context, now time.Time, items []stora
 	return changed, firstErr
 }
 
-// byAccount sorts items and their transfers (nil for one gone) by the
-// transfer's account, then ID.
-func byAccount(items []storage.DueItem, due []*transferRecord) ([]storage.DueItem, []*transferRecord) {
+// settle is checkPayouts for items in at most two transactions: it
+// returns how many transfers changed status, and the error of a
+// transaction. The first provider error, as ErrPayoutProviderUnavailable,
+// goes in *firstErr unless one is there.
+func (s *Service) settle(ctx context.Context, now time.Time, items []storage.DueItem, firstErr *error) (int, error) {
+	changed, asks, err := s.applyPayouts(ctx, now, items, make([]payoutAnswer, len(items)))
+	if err != nil || len(asks) == 0 {
+		return changed, err
+	}
+	asked := make([]storage.DueItem, len(asks))
+	answers := make([]payoutAnswer, len(asks))
+	for i, a := range asks {
+		asked[i] = items[a.i]
+		answers[i].asked = true
+		answers[i].res, answers[i].err = s.payouts.Check(ctx, a.t, now)
+		if answers[i].err != nil && *firstErr == nil {
+			e := *ErrPayoutProviderUnavailable
+			e.Err = answers[i].err
+			*firstErr = &e
+		}
+	}
+	moved, _, err := s.applyPayouts(ctx, now, asked, answers)
+	return changed + moved, err
+}
+
+// byAccount returns the indexes of items in the order of their
+// transfers' accounts, then IDs (a transfer gone first). prefetchPayouts
+// locks what it reads in key order; the reads it does not cover are then
+// made, and locked, in one order by every claim applied at once on a
+// store that locks what they touch (storage/postgres), which then wait
+// for each other instead of deadlocking.
+func byAccount(tx storage.Tx, items []storage.DueItem) ([]int, error) {
+	accounts := make([]string, len(items))
+	for i, it := range items {
+		r, err := getTransfer(tx, it.ID)
+		switch {
+		case errors.Is(err, ErrTransferNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			accounts[i] = r.AccountID
+		}
+	}
 	idx := make([]int, len(items))
 	for i := range idx {
 		idx[i] = i
 	}
-	key := func(i int) string {
-		if due[i] == nil {
-			return ""
-		}
-		return due[i].AccountID
-	}
 	slices.SortStableFunc(idx, func(a, b int) int {
-		if c := strings.Compare(key(a), key(b)); c != 0 {
+		if c := strings.Compare(accounts[a], accounts[b]); c != 0 {
 			return c
 		}
 		return strings.Compare(items[a].ID, items[b].ID)
 	})
-	outItems, outDue := make([]storage.DueItem, len(items)), make([]*transferRecord, len(items))
-	for j, i := range idx {
-		outItems[j], outDue[j] = items[i], due[i]
-	}
-	return outItems, outDue
+	return idx, nil
 }
 
-// payoutAnswer is what the provider said about one due transfer: res, or
-// the error err.
+// payoutAnswer is what the provider said about one due transfer (res, or
+// the error err) once asked is set. Unasked, applyPayouts answers a book
+// transfer itself (successful) and leaves a payout to the provider.
 type payoutAnswer struct {
-	res PayoutResult
-	err error
+	res   PayoutResult
+	err   error
+	asked bool
+}
+
+// payoutAsk is a due payout, the i-th item, for the provider to answer.
+type payoutAsk struct {
+	i int
+	t *Transfer
 }
 
 // applyPayouts applies answers[i] to the transfer of items[i], all in one
-// transaction, and returns how many transfers changed status. Items whose
-// lease this node lost are skipped. A book transfer the receiving side
-// refuses stops the transaction, whose writes for it cannot be kept apart
-// from the others', and the transaction runs again with that answer (in
-// answers, which it changes) failing the transfer: a failure credits
-// nobody, so each item is refused once at most.
-func (s *Service) applyPayouts(ctx context.Context, now time.Time, items []storage.DueItem, answers []payoutAnswer) (int, error) {
+// transaction, and returns how many transfers changed status, and the
+// items whose answer is the provider's to give: payouts not yet asked,
+// left as they are. Items whose lease this node lost are skipped. A book
+// transfer the receiving side refuses stops the transaction, whose writes
+// for it cannot be kept apart from the others', and the transaction runs
+// again with that answer (in answers, which it changes) failing the
+// transfer: a failure credits nobody, so each item is refused once at
+// most.
+func (s *Service) applyPayouts(ctx context.Context, now time.Time, items []storage.DueItem, answers []payoutAnswer) (int, []payoutAsk, error) {
+	type applied struct {
+		changed int
+		asks    []payoutAsk
+	}
 	for {
-		changed, err := storage.Update(ctx, s.db, func(tx storage.Tx) (int, error) {
+		a, err := storage.Update(ctx, s.db, func(tx storage.Tx) (applied, error) {
+			var a applied
 			inflows, err := s.prefetchPayouts(tx, now, items)
 			if err != nil {
-				return 0, err
+				return a, err
 			}
-			changed := 0
-			for i, it := range items {
+			order, err := byAccount(tx, items)
+			if err != nil {
+				return a, err
+			}
+			for _, i := range order {
+				it := items[i]
 				// The lease first, before anything is written for the item.
 				if err := storage.CheckLease(tx, dueTransfer, it); errors.Is(err, storage.ErrLeaseLost) {
 					continue // another node took the check over: its answer counts
 				} else if err != nil {
-					return 0, err
+					return a, err
 				}
-				moved, err := s.applyPayoutTx(tx, now, it, answers[i].res, answers[i].err, inflows[it.ID])
+				ans := answers[i]
+				if !ans.asked {
+					cur, err := getTransfer(tx, it.ID)
+					if err != nil && !errors.Is(err, ErrTransferNotFound) {
+						return a, err
+					}
+					if err == nil && cur.PaymentType != BookTransfer && cur.DueAt == it.At {
+						a.asks = append(a.asks, payoutAsk{i: i, t: cur.view()})
+						continue
+					}
+					// A book transfer succeeds; a stale item is dropped.
+					ans.res = PayoutResult{Status: StatusSuccessful}
+				}
+				moved, err := s.applyPayoutTx(tx, now, it, ans.res, ans.err, inflows[it.ID])
 				if refused := (*receiveRefused)(nil); errors.As(err, &refused) {
-					return 0, &refusedItem{i: i, reason: refused.reason(), err: err}
+					return a, &refusedItem{i: i, reason: refused.reason(), err: err}
 				}
 				if err != nil {
-					return 0, err
+					return a, err
 				}
 				if moved {
-					changed++
+					a.changed++
 				}
 			}
-			return changed, nil
+			return a, nil
 		})
 		var ri *refusedItem
 		if !errors.As(err, &ri) || answers[ri.i].res.Status == StatusFailed {
-			return changed, err
+			return a.changed, a.asks, err
 		}
-		answers[ri.i] = payoutAnswer{res: PayoutResult{Status: StatusFailed, StatusReason: ri.reason}}
+		answers[ri.i] = payoutAnswer{res: PayoutResult{Status: StatusFailed, StatusReason: ri.reason}, asked: true}
 	}
 }
 
