@@ -24,6 +24,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -398,11 +399,13 @@ func (b *Bank) RunDue(ctx context.Context, now time.Time) (int, error) {
 
 // Run runs what works beside the requests until ctx is done: the webhook
 // dispatcher, which sends first attempts right after each commit whatever
-// the clock says, and on a real clock the due work every
-// Options.DueInterval. On a mock clock due work runs only through RunDue (POST
-// /sandbox/clock/advance calls it), and in the sandbox Run brings the clock
-// up to the time another node's advance stored every DueInterval. Run
-// returns nil when ctx is done.
+// the clock says and runs the webhooks' due work, and on a real clock the
+// rest of the due work every Options.DueInterval, in two lanes (settlement
+// and the books' housekeeping) that do not wait for each other. On a mock
+// clock due work runs only through RunDue (POST /sandbox/clock/advance
+// calls it), and in the sandbox Run brings the clock up to the time
+// another node's advance stored every DueInterval. Run returns nil when
+// ctx is done.
 func (b *Bank) Run(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
@@ -417,31 +420,58 @@ func (b *Bank) Run(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	// On a real clock each tick runs the due work. On a fake one, whose due
-	// work runs through RunDue, it brings the clock up to another node's
-	// advance, so that this node's background work (webhook retries) sees
-	// it without waiting for a request here.
-	tick := func() {
-		// Again at once while a run finds work (up to rerunsAtOnce times):
-		// what fell due while it ran, under load much, does not wait a
-		// whole interval.
-		for range rerunsAtOnce {
-			if n, err := b.RunDue(ctx, b.Clock.Now()); n == 0 || err != nil || ctx.Err() != nil {
-				return
+	if mock {
+		// On a fake clock, whose due work runs through RunDue, each tick
+		// brings the clock up to another node's advance, so that this
+		// node's background work (webhook retries) sees it without
+		// waiting for a request here.
+		every(ctx, b.tick, func() bool { _, _ = b.clock.Sync(ctx); return false })
+		return nil
+	}
+	// On a real clock the due work runs in two lanes, each on its own
+	// ticker: the jobs that settle and wait on the outside world (Batch
+	// jobs), and the transactions that keep the books (Tx jobs: expiries,
+	// the ledger's folds), so that a fold of a busy second's changes does
+	// not hold settlement back. The webhooks' kinds are the dispatcher's,
+	// which runs them after every commit.
+	hooks := map[string]bool{}
+	for _, j := range b.Webhooks.DueJobs() {
+		hooks[j.Kind] = true
+	}
+	lane := func(batch bool) func() bool {
+		keep := func(j storage.DueJob) bool { return !hooks[j.Kind] && (j.Batch != nil) == batch }
+		return func() bool {
+			n, err := b.Due.RunDueWhere(ctx, b.Clock.Now(), keep)
+			if err != nil {
+				b.log.Error("due work failed", "err", err)
 			}
+			return n > 0 && err == nil
 		}
 	}
-	if mock {
-		tick = func() { _, _ = b.clock.Sync(ctx) }
-	}
-	t := time.NewTicker(b.tick)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); every(ctx, b.tick, lane(true)) }()
+	every(ctx, b.tick, lane(false))
+	wg.Wait()
+	return nil
+}
+
+// every calls run on each tick of interval until ctx is done, and again
+// at once while it reports work found (up to rerunsAtOnce times): what
+// fell due while it ran, under load much, does not wait a whole interval.
+func every(ctx context.Context, interval time.Duration, run func() bool) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-t.C:
-			tick()
+			for range rerunsAtOnce {
+				if !run() || ctx.Err() != nil {
+					break
+				}
+			}
 		}
 	}
 }

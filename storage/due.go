@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -402,14 +403,27 @@ func (d *Due) Kinds() []string {
 // kind does not stop the others: their errors are joined, and the failed
 // items stay queued for the next call.
 func (d *Due) RunDue(ctx context.Context, asOf time.Time) (int, error) {
+	return d.RunDueWhere(ctx, asOf, nil)
+}
+
+// RunDueWhere is RunDue for the jobs keep accepts (all when keep is nil),
+// in the same order: a program that runs its due work in lanes, each on
+// its own goroutine, keeps a long run of one kind (a fold of many changes,
+// the webhook dispatcher's ingest of a busy outbox) from holding back the
+// others (settlement).
+func (d *Due) RunDueWhere(ctx context.Context, asOf time.Time, keep func(DueJob) bool) (int, error) {
 	ctx = WithPriority(ctx)
-	due, err := d.dueKinds(ctx, asOf.UnixMilli())
+	jobs := d.jobs
+	if keep != nil {
+		jobs = slices.DeleteFunc(slices.Clone(jobs), func(j DueJob) bool { return !keep(j) })
+	}
+	due, err := d.dueKinds(ctx, jobs, asOf.UnixMilli())
 	if err != nil {
 		return 0, err
 	}
 	total := 0
 	var errs []error
-	for _, j := range d.jobs {
+	for _, j := range jobs {
 		var lag time.Duration
 		// oldest is the first item due, when the look found it and no
 		// Prepare can add an older one: the run needs no look of its own.
@@ -442,20 +456,20 @@ func (d *Due) RunDue(ctx context.Context, asOf time.Time) (int, error) {
 // each for the many kinds with nothing due, on every run of every node.
 // Elsewhere it returns nil, and every kind is run: a look there costs
 // what it saves.
-func (d *Due) dueKinds(ctx context.Context, asOf int64) (map[string]DueItem, error) {
+func (d *Due) dueKinds(ctx context.Context, jobs []DueJob, asOf int64) (map[string]DueItem, error) {
 	return View(ctx, d.db, func(tx Tx) (map[string]DueItem, error) {
 		if !Prefetching(tx) {
 			return nil, nil
 		}
-		refs := make([]Ref, len(d.jobs))
-		for i, j := range d.jobs {
+		refs := make([]Ref, len(jobs))
+		for i, j := range jobs {
 			refs[i] = Ref{Bucket: BucketDue, Key: append([]byte(j.Kind), '/'), Prefix: true}
 		}
 		if err := Prefetch(tx, refs...); err != nil {
 			return nil, err
 		}
-		due := make(map[string]DueItem, len(d.jobs))
-		for i, j := range d.jobs {
+		due := make(map[string]DueItem, len(jobs))
+		for i, j := range jobs {
 			items, err := d.scan(tx, refs[i].Key, nil, asOf, 1)
 			if err != nil {
 				return nil, err

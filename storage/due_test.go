@@ -73,6 +73,35 @@ func TestDueOrder(t *testing.T) {
 	}
 }
 
+// TestDueWhere: RunDueWhere runs the kinds keep accepts, in order, and
+// leaves the others' items due.
+func TestDueWhere(t *testing.T) {
+	ctx := context.Background()
+	db := memory.New()
+	clk := clock.NewMock()
+	var log []string
+	job := func(kind string) storage.DueJob {
+		return storage.DueJob{Kind: kind, Tx: func(tx storage.Tx, now time.Time, it storage.DueItem) error {
+			log = append(log, kind+" "+it.ID)
+			return nil
+		}}
+	}
+	schedule(t, db, "a", 1, "a1")
+	schedule(t, db, "b", 1, "b1")
+	schedule(t, db, "c", 1, "c1")
+	d := storage.NewDue(db, clk, 0, job("a"), job("b"), job("c"))
+	notB := func(j storage.DueJob) bool { return j.Kind != "b" }
+	if n, err := d.RunDueWhere(ctx, time.UnixMilli(1), notB); n != 2 || err != nil {
+		t.Fatalf("RunDueWhere = %d, %v; want 2", n, err)
+	}
+	if n, err := d.RunDue(ctx, time.UnixMilli(1)); n != 1 || err != nil {
+		t.Fatalf("RunDue = %d, %v; want b's 1", n, err)
+	}
+	if diff := cmp.Diff([]string{"a a1", "c c1", "b b1"}, log); diff != "" {
+		t.Errorf("ran (-want +got)\n%s", diff)
+	}
+}
+
 // TestDueReschedule: an item rescheduled later but still due runs again in
 // the same call; one rescheduled past asOf waits.
 func TestDueReschedule(t *testing.T) {
