@@ -26,21 +26,30 @@ type httpBank struct {
 // until the test ends.
 func serveBank(t *testing.T, db storage.Backend, o bank.Options) *httpBank {
 	t.Helper()
-	ctx := context.Background()
+	h := serveNode(t, db, o, "")
+	root, _, err := h.Entities.Bootstrap(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.key = root.APIKey
+	return h
+}
+
+// serveNode builds and migrates a bank on db, a store another bank
+// bootstrapped (its root's API key is key), and serves it until the test
+// ends: one more node of that bank.
+func serveNode(t *testing.T, db storage.Backend, o bank.Options, key string) *httpBank {
+	t.Helper()
 	b, err := bank.New(db, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	root, _, err := b.Entities.Bootstrap(ctx)
-	if err != nil {
+	if _, err := b.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(b.Handler)
 	t.Cleanup(srv.Close)
-	return &httpBank{Bank: b, url: srv.URL, key: root.APIKey, hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}}
+	return &httpBank{Bank: b, url: srv.URL, key: key, hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}}
 }
 
 // call sends a request (with an Idempotency-Key unless idem is "") and

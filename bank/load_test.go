@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/corebank/corebank/bank"
+	"github.com/corebank/corebank/httpapi"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/postgres"
 	"github.com/corebank/corebank/storage/postgres/pgtest"
@@ -19,6 +20,7 @@ var (
 	loadDuration = flag.Duration("pgload.duration", 0, "TestPostgresLoad: how long the clients send (0 skips the test; 15s is the figure to quote)")
 	loadClients  = flag.Int("pgload.clients", 64, "TestPostgresLoad: clients, each with its own pair of accounts")
 	loadDelay    = flag.Duration("pgload.delay", 0, "TestPostgresLoad: latency a proxy adds each way between the bank and PostgreSQL (0: none)")
+	loadNodes    = flag.Int("pgload.nodes", 1, "TestPostgresLoad: nodes of the bank, each on its own pool and serving its share of the clients")
 )
 
 // TestPostgresLoad measures a bank in process over PostgreSQL, as an
@@ -39,18 +41,44 @@ func TestPostgresLoad(t *testing.T) {
 	if *loadDelay > 0 {
 		dsn = pgtest.Proxy(t, dsn, *loadDelay)
 	}
-	db, err := postgres.Open(ctx, dsn, nil)
-	if err != nil {
-		t.Fatal(err)
+	var dbs []*postgres.DB
+	open := func() storage.Backend {
+		db, err := postgres.Open(ctx, dsn, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		dbs = append(dbs, db)
+		return db
 	}
-	t.Cleanup(func() { _ = db.Close() })
-	b := serveBank(t, db, bank.Options{SecretKey: make([]byte, 32), Logger: quiet})
+	stats := func() (s postgres.Stats) {
+		for _, db := range dbs {
+			st := db.Stats()
+			s.Commits += st.Commits
+			s.Retries += st.Retries
+			s.RoundTrips += st.RoundTrips
+		}
+		return s
+	}
+	// As examples/server runs a bank on PostgreSQL: keyed responses stored
+	// after their answers, batched.
+	o := bank.Options{SecretKey: make([]byte, 32), Logger: quiet, HTTP: httpapi.Options{DeferCompletion: true}}
+	db := open()
+	nodes := []*httpBank{serveBank(t, db, o)}
+	for range *loadNodes - 1 {
+		nodes = append(nodes, serveNode(t, open(), o, nodes[0].key))
+	}
+	b := nodes[0]
 	pairs := b.bookPairs(t, *loadClients, 1_000_000_000)
 	bg, stop := context.WithCancel(ctx)
-	ran := make(chan struct{})
-	go func() { defer close(ran); _ = b.Run(bg) }()
-	t.Cleanup(func() { stop(); <-ran })
+	var ran sync.WaitGroup
+	for _, n := range nodes {
+		ran.Add(1)
+		go func() { defer ran.Done(); _ = n.Run(bg) }()
+	}
+	t.Cleanup(func() { stop(); ran.Wait() })
 
+	before := stats()
 	start := time.Now()
 	end := start.Add(*loadDuration)
 	var sent atomic.Int64
@@ -60,7 +88,7 @@ func TestPostgresLoad(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := 0; time.Now().Before(end); j++ {
-				if err := b.send(p, fmt.Sprintf("load-%d-%d", i, j)); err != nil {
+				if err := nodes[i%len(nodes)].send(p, fmt.Sprintf("load-%d-%d", i, j)); err != nil {
 					t.Error(err)
 					return
 				}
@@ -96,7 +124,9 @@ func TestPostgresLoad(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	drained := time.Now()
+	after := stats()
 	ack, done := float64(n)/stopped.Sub(start).Seconds(), float64(n)/drained.Sub(start).Seconds()
-	t.Logf("%d clients, %s load, proxy delay %v each way: %d transfers, acknowledged %.0f/s, settled %.0f/s (÷ acknowledged %.2f), %d pending at the end, settled %v later",
-		len(pairs), *loadDuration, *loadDelay, n, ack, done, done/ack, pending, drained.Sub(stopped).Round(time.Millisecond))
+	t.Logf("%d clients, %d nodes, %s load, proxy delay %v each way: %d transfers, acknowledged %.0f/s, settled %.0f/s (÷ acknowledged %.2f), %d pending at the end, settled %v later; per transfer %.2f commits, %.3f retries, %.1f round trips",
+		len(pairs), len(nodes), *loadDuration, *loadDelay, n, ack, done, done/ack, pending, drained.Sub(stopped).Round(time.Millisecond),
+		float64(after.Commits-before.Commits)/float64(n), float64(after.Retries-before.Retries)/float64(n), float64(after.RoundTrips-before.RoundTrips)/float64(n))
 }
