@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/corebank/corebank/storage"
@@ -119,6 +120,55 @@ func TestQueueScanLocks(t *testing.T) {
 		t.Errorf("the queue's scan returned %v, want [a c]: b is another's", got)
 	}
 	_ = otx.Rollback(ctx)
+}
+
+// TestQueueScanPassesHeld checks that a queue's Scan with a limit passes
+// over a window of keys others hold to the free keys after it, rather than
+// ending there as if the queue were empty: a node's claim must find the
+// work another node's claims do not hold.
+func TestQueueScanPassesHeld(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	db := openAt(t, dsn, nil)
+	var keys []string
+	for i := range 200 {
+		keys = append(keys, fmt.Sprintf("k%03d", i))
+	}
+	if err := db.Update(ctx, func(tx storage.Tx) error {
+		for _, k := range keys {
+			if err := tx.Put(storage.BucketDue, []byte(k), []byte("v")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Another transaction holds the first 150, more than a batch.
+	other := connect(t, dsn)
+	otx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = otx.Rollback(ctx) }()
+	for _, k := range keys[:150] {
+		if _, err := otx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, postgres.KeyLock(db, string(storage.BucketDue), []byte(k))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	if err := db.Update(ctx, func(tx storage.Tx) error {
+		got = got[:0]
+		return tx.Scan(storage.BucketDue, storage.ScanOptions{Queue: true, Limit: 20}, func(k, _ []byte) error {
+			got = append(got, string(k))
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(keys[150:170], got); diff != "" {
+		t.Errorf("the queue's scan (-want +got):\n%s", diff)
+	}
 }
 
 // TestScanShapeBusy checks that a Scan of a prefix length not registered

@@ -104,8 +104,12 @@ func newQueries(table string) queries {
 				if reverse {
 					order += ` DESC`
 				}
-				q.queue[scanShape{reverse, lower, upper}] = `SELECT key FROM (` + b.String() + `) AS c
-					WHERE pg_try_advisory_xact_lock(` + sqlLockID(`$`+strconv.Itoa(n+2)+`::bytea || c.key`) + `)` + order
+				// Every key of the window, and whether its lock was
+				// taken: a window whose keys others hold is passed over,
+				// not taken for the queue's end. The limit is inside, so
+				// that no lock is tried beyond the window.
+				q.queue[scanShape{reverse, lower, upper}] = `SELECT key, pg_try_advisory_xact_lock(` + sqlLockID(`$`+strconv.Itoa(n+2)+`::bytea || c.key`) + `)
+					FROM (` + b.String() + `) AS c` + order
 			}
 		}
 	}
@@ -339,6 +343,10 @@ type batch struct {
 	arena      []byte
 	offs       []int
 	last       []byte
+	// window and windowLast are, for a queue's batch, how many keys the
+	// read went over, locked or skipped, and the last of them.
+	window     int
+	windowLast []byte
 }
 
 // fail records a statement's error and returns it wrapped.
@@ -707,10 +715,15 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 			return err
 		}
 		// The batch covers the range up to its last key when it is full,
-		// and to the range's end when it is not.
+		// and to the range's end when it is not. A queue's batch covers
+		// the keys it went over, those others hold included.
+		read, next := got, func() []byte { return bt.keys[got-1] }
+		if queue {
+			read, next = bt.window, func() []byte { return bt.windowLast }
+		}
 		var last []byte
-		if got == n {
-			last = bt.keys[got-1]
+		if read == n {
+			last = next()
 		}
 		buf = t.pending(buf[:0], b, shape, lo, hi, last)
 		i, j := 0, 0
@@ -737,10 +750,10 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 			}
 			remaining--
 		}
-		if got < n {
+		if read < n {
 			return nil
 		}
-		bt.last = append(bt.last[:0], bt.keys[got-1]...)
+		bt.last = append(bt.last[:0], last...)
 		if o.Reverse {
 			hi, shape.upper = bt.last, true
 		} else {
@@ -960,11 +973,27 @@ func (t *tx) fetchQueue(bt *batch, b storage.Bucket, shape scanShape, args []any
 	if err != nil {
 		return 0, t.fail(err)
 	}
-	keys, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
+	var keys [][]byte
+	bt.window = 0
+	for rows.Next() {
+		var k []byte
+		var locked bool
+		if err := rows.Scan(&k, &locked); err != nil {
+			rows.Close()
+			return 0, t.fail(err)
+		}
+		bt.window++
+		bt.windowLast = append(bt.windowLast[:0], k...)
+		if locked {
+			keys = append(keys, k)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
 		return 0, t.fail(err)
 	}
 	if len(keys) == 0 {
+		bt.keys, bt.vals = bt.keys[:0], bt.vals[:0]
 		return 0, nil
 	}
 	i := 0
