@@ -97,6 +97,11 @@
 // the others rely on. Open refuses a newer table, and migrates an older
 // one.
 //
+// Every statement is planned for its arguments when it runs
+// (plan_cache_mode force_custom_plan on the pool's connections): plans
+// kept from when the table was small made reads a hundred times slower
+// once a load had grown it, until an ANALYZE (postgres.go, Open).
+//
 // # Concurrency
 //
 // A DB runs up to Options.Leaders (by default Options.PoolSize) Update
