@@ -41,14 +41,15 @@ func (s *Service) Drain(ctx context.Context) (int, error) {
 	return s.RunDue(ctx, s.clock.Now())
 }
 
-// Run delivers until ctx is done: after each Wake and every PollInterval
-// of real time it reads the outbox and starts every attempt due at the
-// clock's current time, without waiting for attempts before looking for
-// more; on each PollInterval (and at the start) it also runs the retention
-// jobs, which a Wake alone does not, so that a busy bank's commits do not
-// each cost a write transaction here. When ctx is done it waits for the
-// attempts in flight to be recorded and returns nil. Errors are logged and
-// retried on the next round.
+// Run delivers until ctx is done: after each Wake (wakeGap at the soonest
+// after its latest pass began) and every PollInterval of real time it
+// reads the outbox and starts every attempt due at the clock's current
+// time, without waiting for attempts before looking for more; on each
+// PollInterval (and at the start) it also runs the retention jobs, which
+// a Wake alone does not, so that a busy bank's commits do not each cost a
+// write transaction here. When ctx is done it waits for the attempts in
+// flight to be recorded and returns nil. Errors are logged and retried on
+// the next round.
 func (s *Service) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -57,7 +58,9 @@ func (s *Service) Run(ctx context.Context) error {
 	t := time.NewTicker(s.poll)
 	defer t.Stop()
 	tick := true
+	var last time.Time // when the latest pass began, in real time
 	for {
+		last = time.Now()
 		now := s.clock.Now()
 		if tick {
 			if _, err := housekeeping.RunDue(ctx, now); err != nil && ctx.Err() == nil {
@@ -72,11 +75,26 @@ func (s *Service) Run(ctx context.Context) error {
 			return nil
 		case <-s.wake:
 			tick = false
+			// Under load every commit wakes the dispatcher: one pass per
+			// wakeGap at most, so that each ingests the events of many
+			// commits, and a node's passes cost a bounded number of
+			// transactions a second, however many commits wake it.
+			if wait := wakeGap - time.Since(last); wait > 0 {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(wait):
+				}
+			}
 		case <-t.C:
 			tick = true
 		}
 	}
 }
+
+// wakeGap is the least time between the starts of two passes of Run that
+// a Wake began: a first attempt waits for it at most.
+const wakeGap = 50 * time.Millisecond
 
 // due returns a runner of jobs that leases as this Service's node.
 func (s *Service) due(jobs ...storage.DueJob) *storage.Due {
