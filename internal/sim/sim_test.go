@@ -48,7 +48,12 @@ func runSeed(t *testing.T, cfg Config) Result {
 		return res
 	}
 	f := res.Failure
-	replay := fmt.Sprintf("go test ./internal/sim -run '^%s$' -seed=%d -steps=%d -store=%s", t.Name(), cfg.Seed, cfg.Steps, cfg.Store)
+	sized := fmt.Sprintf("-steps=%d -store=%s", cfg.Steps, cfg.Store)
+	if cfg.Store == Postgres {
+		// TestSimPostgres reads its own flag, and ignores -steps and -store.
+		sized = fmt.Sprintf("-pgsteps=%d", cfg.Steps)
+	}
+	replay := fmt.Sprintf("go test ./internal/sim -run '^%s$' -seed=%d %s", t.Name(), cfg.Seed, sized)
 	if cfg.NoFaults {
 		replay += " -nofaults"
 	}
