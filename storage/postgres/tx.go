@@ -717,13 +717,16 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 		// The batch covers the range up to its last key when it is full,
 		// and to the range's end when it is not. A queue's batch covers
 		// the keys it went over, those others hold included.
-		read, next := got, func() []byte { return bt.keys[got-1] }
+		full := got == n
 		if queue {
-			read, next = bt.window, func() []byte { return bt.windowLast }
+			full = bt.window == n
 		}
 		var last []byte
-		if read == n {
-			last = next()
+		switch {
+		case full && queue:
+			last = bt.windowLast
+		case full:
+			last = bt.keys[got-1]
 		}
 		buf = t.pending(buf[:0], b, shape, lo, hi, last)
 		i, j := 0, 0
@@ -750,7 +753,7 @@ func (t *tx) Scan(b storage.Bucket, o storage.ScanOptions, fn func(key, value []
 			}
 			remaining--
 		}
-		if read < n {
+		if !full {
 			return nil
 		}
 		bt.last = append(bt.last[:0], last...)
