@@ -35,7 +35,7 @@ func TestDueOrder(t *testing.T) {
 		"acquiring.challenge", "acquiring.refund", "acquiring.dispute", "acquiring.evidence", "cards.authorization",
 		"capital.recover", "capital.expire", "capital.accrual", "capital.maturity", "capital.settle",
 		"capital.refund", "capital.lock",
-		"webhooks.expire", "webhooks.sweep", "webhooks.attempt",
+		"webhooks.attempt", "webhooks.expire", "webhooks.sweep",
 		"httpapi.idempotency",
 	}
 	if diff := cmp.Diff(want, a.Due.Kinds()); diff != "" {

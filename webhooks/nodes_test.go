@@ -167,3 +167,52 @@ func TestAttemptTakeover(t *testing.T) {
 		t.Errorf("receiver got %d requests, want 2 (node 1's late one and node 2's)", hits)
 	}
 }
+
+// TestLeasedAttemptOutlivesJump: node 1 takes an event's first attempt and
+// dies before sending it; then the clock jumps past EventRetention, as a
+// sandbox advance can. Node 2's next run must send that first attempt (it
+// fell due long before the retention sweep) rather than purge the pending
+// delivery as expired: the event reaches the receiver.
+func TestLeasedAttemptOutlivesJump(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	e := newEnv(t, nil, func(n int) int {
+		if n == 1 {
+			close(entered)
+			<-release // node 1 hangs until the test ends: it is gone
+		}
+		return http.StatusOK
+	}, func(o *webhooks.Options) { o.Node = "n1"; o.Lease = 30 * time.Second })
+	o2 := e.opts
+	o2.Node = "n2"
+	n2 := webhooks.NewService(e.db, e.outbox, mustSealer(t), &o2)
+	if _, err := e.svc.Create(ctx, corebank.As(entityA), webhooks.NewWebhook{
+		EntityID: entityA, URL: e.recv.srv.URL + "/hook", ExpiresIn: ptr(int64(365 * 86400)), EnabledEvents: events(true),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ev := e.outbox.Append(t, "accounts.created", entityA, map[string]string{"id": "a"})
+
+	stalled := make(chan error, 1)
+	go func() {
+		_, err := e.svc.Drain(ctx)
+		stalled <- err
+	}()
+	<-entered
+	defer func() {
+		close(release)
+		<-stalled
+	}()
+	e.clk.Add(31 * 24 * time.Hour)
+	if _, err := n2.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for _, h := range e.recv.Hits() {
+		if h.Header.Get(webhooks.HeaderEventID) == ev.ID {
+			got++
+		}
+	}
+	if got != 2 {
+		t.Errorf("the receiver got the event %d times, want 2 (node 1's hung attempt and node 2's)", got)
+	}
+}

@@ -12,25 +12,30 @@ import (
 // (retention.go) and sending (send.go) through storage's due queue.
 
 // DueJobs returns the webhooks' due work for a storage.Due runner, in the
-// order RunDue runs it: "webhooks.expire" (a webhook's expires_in
-// elapsed) and "webhooks.sweep" (events and deliveries past
-// EventRetention, oldest first), each inside the transaction that takes the item off the
-// queue, then "webhooks.attempt", a Batch job that sends every attempt due
-// (first attempts whatever the clock, retries on it) outside any
-// transaction and returns once they are recorded. Reading the outbox is not
-// due work: RunDue and Run do it before sending.
+// order RunDue runs it: "webhooks.attempt", a Batch job that reads the
+// outbox into deliveries (its Prepare) and sends every attempt due (first
+// attempts whatever the clock, retries on it) outside any transaction,
+// returning once they are recorded; then "webhooks.expire" (a webhook's
+// expires_in elapsed) and "webhooks.sweep" (events and deliveries past
+// EventRetention, oldest first), each inside the transaction that takes
+// the item off the queue. Sending comes first because a runner meets its
+// kinds one after the other, not in time order: after a clock jump (or a
+// crashed node's lease) a first attempt due long before the sweep must be
+// sent before the sweep purges its delivery as past retention, or its
+// event would never reach the receiver.
 func (s *Service) DueJobs() []storage.DueJob {
-	return append(s.housekeeping(), s.sendJob(nil))
+	return append([]storage.DueJob{s.sendJob(nil)}, s.housekeeping()...)
 }
 
-// RunDue does every job due at asOf: webhooks whose expires_in elapsed
-// become inactive, events and deliveries past EventRetention are purged,
-// new outbox events become deliveries, and every first attempt and every
-// retry due at asOf is sent, Concurrency at a time. It returns once those
-// attempts are recorded, with the number of items handled (expiries,
-// purges and attempts sent). A retry that one of these attempts makes due
-// at asOf waits for the next call. The sandbox clock-advance route calls
-// it after moving the clock; Run does the same work continuously.
+// RunDue does every job due at asOf: new outbox events become
+// deliveries, every first attempt and every retry due at asOf is sent,
+// Concurrency at a time, then webhooks whose expires_in elapsed become
+// inactive and events and deliveries past EventRetention are purged. It
+// returns once those attempts are recorded, with the number of items
+// handled (attempts sent, expiries and purges). A retry that one of these
+// attempts makes due at asOf waits for the next call. The sandbox
+// clock-advance route calls it after moving the clock; Run does the same
+// work continuously.
 func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
 	return s.due(s.DueJobs()...).RunDue(ctx, asOf)
 }
@@ -62,13 +67,13 @@ func (s *Service) Run(ctx context.Context) error {
 	for {
 		last = time.Now()
 		now := s.clock.Now()
-		if tick {
+		if _, err := sending.RunDue(ctx, now); err != nil && ctx.Err() == nil {
+			s.log.Error("webhook dispatch", "err", err)
+		}
+		if tick { // after sending, as in DueJobs
 			if _, err := housekeeping.RunDue(ctx, now); err != nil && ctx.Err() == nil {
 				s.log.Error("webhook housekeeping", "err", err)
 			}
-		}
-		if _, err := sending.RunDue(ctx, now); err != nil && ctx.Err() == nil {
-			s.log.Error("webhook dispatch", "err", err)
 		}
 		select {
 		case <-ctx.Done():

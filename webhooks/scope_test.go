@@ -191,7 +191,7 @@ func TestDueJobs(t *testing.T) {
 	for _, j := range e.svc.DueJobs() {
 		kinds = append(kinds, j.Kind)
 	}
-	want := []string{"webhooks.expire", "webhooks.sweep", "webhooks.attempt"}
+	want := []string{"webhooks.attempt", "webhooks.expire", "webhooks.sweep"}
 	if len(kinds) != len(want) {
 		t.Fatalf("kinds = %v, want %v", kinds, want)
 	}

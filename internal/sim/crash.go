@@ -191,6 +191,10 @@ func (s *Sim) newBank(db storage.Backend, node int, ids *corebank.IDs) (*bank.Ba
 		Logger:    logger(),
 		IDs:       ids,
 		NodeID:    fmt.Sprintf("sim-%d-%d", node, s.boots),
+		// The same instance across reboots, as examples/server names
+		// itself: a rebooted bank takes its predecessor's leased work at
+		// once (the other bank still waits out the lease).
+		Instance: fmt.Sprintf("sim-%d", node),
 		// Due work one claim at a time, in a fixed order, for replays.
 		DueWorkers: 1,
 		// Leases on the simulated clock: due work a crashed process held is

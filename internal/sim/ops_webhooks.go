@@ -457,9 +457,18 @@ func (st *whState) verify(s *Sim, dm whDemand) error {
 	where := fmt.Sprintf("webhook %s (%s, entity %s, %v), event %s (%s of entity %s, created %d; receiver ok since %d, webhook unchanged since %d)",
 		h.ID, h.URL, h.Entity, h.events.Preferred(), dm.ev, ev.typ, ev.entity, ev.created, h.modeAt, h.changedAt)
 	acked := h.pairs[dm.ev] != nil && h.pairs[dm.ev].acks > 0
+	// A crash mid-attempt leaves the item leased by the dead node for the
+	// lease (on the simulated clock, as the simulator builds the bank),
+	// and a clock jump within it may carry the first attempt past the
+	// webhook's expiry or the event's retention: not a broken promise.
+	leased := st.rebootAt >= ev.created
 	if d == nil && s.whMS() >= ev.created+whRetention.Milliseconds() {
 		// The bank purged the event and its deliveries (EventRetention):
 		// the receiver's record is all that is left.
+		if !acked && leased {
+			s.counts["webhooks.demand_excused_crash"]++
+			return nil
+		}
 		if !acked {
 			return fmt.Errorf("%s: the receiver never acknowledged it (the bank's records are past retention)", where)
 		}
@@ -472,15 +481,16 @@ func (st *whState) verify(s *Sim, dm whDemand) error {
 	switch d.Status {
 	case webhooks.DeliverySucceeded:
 	case webhooks.DeliveryPending:
-		if st.rebootAt >= ev.created {
-			// A crash mid-attempt leaves the item leased by the dead node
-			// for the lease (on the real clock, as the simulator builds the
-			// bank): not a broken promise.
+		if leased {
 			s.counts["webhooks.demand_excused_crash"]++
 			return nil
 		}
 		return fmt.Errorf("%s: delivery %s still pending after the retry window, attempts %+v", where, d.ID, d.Attempts)
 	default:
+		if leased && len(d.Attempts) == 0 {
+			s.counts["webhooks.demand_excused_crash"]++
+			return nil
+		}
 		return fmt.Errorf("%s: delivery %s %s (%s) though the receiver answered 200 throughout, attempts %+v", where, d.ID, d.Status, d.FailureReason, d.Attempts)
 	}
 	if !acked {
