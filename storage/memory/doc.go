@@ -19,7 +19,7 @@
 // adds a version and leaves the tree and the hash index alone.
 //
 // A bucket gets its hash index on the first point read, overwrite or delete
-// an Update makes in it, or at the start of the first Update after a View's
+// an Update makes in it, or at the start of the first batch of Updates after a View's
 // point read in it. Until then it has only been appended to, like a
 // ledger's history that is read by scans alone, and it is a log: each key
 // is one entry, its key, value and sequence number carved side by side from
@@ -40,7 +40,9 @@
 //
 // # Updates
 //
-// Updates run one at a time. The running Update adds its writes to the
+// Updates run one at a time, in the order they arrive, each on whichever
+// goroutine leads the writer at the time (see writer.go): no lock passes
+// from one Update's goroutine to the next. The running Update adds its writes to the
 // version chains directly, tagged with the next sequence number, which no
 // View can see yet; its own reads and scans take the newest version, so they
 // see its writes without a separate buffer to merge. Commit is publishing the
@@ -51,7 +53,7 @@
 // # Garbage collection
 //
 // A key that gained a second version or a tombstone is queued with the
-// sequence number of its commit. At the start of each Update, entries that
+// sequence number of its commit. At the start of each batch of Updates, entries that
 // every open View has moved past are compacted: older versions are dropped
 // and keys whose only version is a tombstone are removed. Memory therefore
 // tracks the live data, and a long-lived View keeps alive only the versions

@@ -342,7 +342,14 @@ type DB struct {
 	mu      sync.RWMutex
 	buckets map[storage.Bucket]*bucket
 
-	wmu     fifo       // serializes Updates and guards the fields below
+	// The writer (writer.go): qmu guards the queue of Updates and whether
+	// one of them leads; wmu is held by the leader while it runs Updates
+	// (only Close waits for it) and guards the fields below.
+	qmu     sync.Mutex
+	queue   []*call
+	next    []*call // the previous batch's array, for the next swap
+	leading bool
+	wmu     sync.Mutex
 	arena   []byte     // free tail of the current record block (see block)
 	items   []item     // current item slab (see newItem)
 	spare   []*older   // older lists compaction freed, for reuse
@@ -360,25 +367,11 @@ type DB struct {
 	closed atomic.Bool
 }
 
-// fifo is a lock granted in the order it was asked for. Updates queue on it
-// rather than on a sync.Mutex, which lets a running goroutine take the
-// lock again ahead of those already waiting (for up to a millisecond
-// before it turns fair): under 16 concurrent writers that left a few of
-// them waiting for many others' transactions, and put the p99 of a card
-// authorization (cards BenchmarkAuthorize/concurrent16) at over 2 ms while
-// its median was 30 µs. A channel's blocked senders are served in order,
-// and a receive hands the slot straight to the first of them.
-type fifo chan struct{}
-
-func (f fifo) Lock()   { f <- struct{}{} }
-func (f fifo) Unlock() { <-f }
-
 // New returns an empty in-memory database.
 func New() *DB {
 	return &DB{
 		buckets: make(map[storage.Bucket]*bucket),
 		pins:    make(map[uint64]int),
-		wmu:     make(fifo, 1),
 	}
 }
 
@@ -426,10 +419,11 @@ func (d *DB) View(ctx context.Context, fn func(storage.Tx) error) error {
 }
 
 // Update runs fn in a read-write transaction and commits iff fn returns
-// nil. Updates run one at a time; fn runs exactly once. If fn returns an
-// error or panics, nothing it wrote is kept and the error is returned (the
-// panic re-raised). It returns storage.ErrClosed after Close and ctx.Err()
-// if ctx is already done.
+// nil. Updates run one at a time, in the order they arrive (see writer.go:
+// possibly on another Update's goroutine); fn runs exactly once. If fn
+// returns an error or panics, nothing it wrote is kept and the error is
+// returned (the panic re-raised on this goroutine). It returns
+// storage.ErrClosed after Close and ctx.Err() if ctx is already done.
 func (d *DB) Update(ctx context.Context, fn func(storage.Tx) error) error {
 	if d.closed.Load() {
 		return storage.ErrClosed
@@ -437,19 +431,13 @@ func (d *DB) Update(ctx context.Context, fn func(storage.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	d.wmu.Lock()
-	defer d.wmu.Unlock()
+	return d.write(fn)
+}
+
+// apply runs fn as one Update; the caller holds wmu.
+func (d *DB) apply(fn func(storage.Tx) error) (err error) {
 	if d.closed.Load() {
 		return storage.ErrClosed
-	}
-	d.collect()
-	if d.wanted.Load() {
-		d.wanted.Store(false)
-		for _, bk := range d.buckets {
-			if bk.wanted.Load() {
-				d.hash(bk)
-			}
-		}
 	}
 	t := &tx{db: d, seq: d.seq.Load() + 1, write: true}
 	committed := false
@@ -465,6 +453,23 @@ func (d *DB) Update(ctx context.Context, fn func(storage.Tx) error) error {
 	d.commit(t.seq)
 	committed = true
 	return nil
+}
+
+// prepare is the upkeep before a batch of Updates: compaction, and hash
+// indexes for the buckets Views asked for. The caller holds wmu.
+func (d *DB) prepare() {
+	if d.closed.Load() {
+		return
+	}
+	d.collect()
+	if d.wanted.Load() {
+		d.wanted.Store(false)
+		for _, bk := range d.buckets {
+			if bk.wanted.Load() {
+				d.hash(bk)
+			}
+		}
+	}
 }
 
 // commit publishes seq and queues the touched items for compaction.
