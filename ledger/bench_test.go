@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -104,6 +105,55 @@ func BenchmarkTwoPhaseTransfer(b *testing.B) {
 			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "transfers/s")
 		})
+	}
+}
+
+// BenchmarkContention measures two-phase transfers from exactly 16
+// callers, whatever GOMAXPROCS: on disjoint accounts (each caller moves
+// between its own pair, so nothing but the store is shared) and into one
+// hot account (every caller pays the same merchant, so every transfer
+// writes its balance). Run it at -cpu 1,2,16: on a store that serializes
+// writers, disjoint gains nothing from cores; hot is the floor.
+func BenchmarkContention(b *testing.B) {
+	const callers = 16
+	for _, be := range backends {
+		for _, shape := range []string{"disjoint", "hot"} {
+			b.Run(be.name+"/"+shape, func(b *testing.B) {
+				s := ledger.NewService(be.open(b), nil)
+				ids := benchAccounts(b, s, 2*callers+1, 1<<50)
+				hot := ids[2*callers]
+				var next atomic.Int64
+				var wg sync.WaitGroup
+				b.ReportAllocs()
+				b.ResetTimer()
+				for g := range callers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						from, to := ids[2*g], ids[2*g+1]
+						if shape == "hot" {
+							to = hot
+						}
+						for next.Add(1) <= int64(b.N) {
+							h, err := s.Hold(ctx, ledger.HoldRequest{DebitAccountID: from, CreditAccountID: to, Amount: 100})
+							if err != nil {
+								b.Error(err)
+								return
+							}
+							if _, err := s.PostHold(ctx, h.ID, 0); err != nil {
+								b.Error(err)
+								return
+							}
+							if shape == "disjoint" {
+								from, to = to, from
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "transfers/s")
+			})
+		}
 	}
 }
 
