@@ -64,11 +64,8 @@ func (s *Service) appendEvent(tx storage.Tx, now time.Time, typ, entityID string
 	// transactions that change one object conflict on its record anyway,
 	// so this key serializes nothing that was not. It leads with a hash of
 	// the ID (eventOrderKey).
-	var obj struct {
-		ID string `json:"id"`
-	}
-	if json.Unmarshal(raw, &obj) == nil && obj.ID != "" {
-		key := eventOrderKey(obj.ID)
+	if objID := objectID(raw); objID != "" {
+		key := eventOrderKey(objID)
 		v, err := tx.Get(bucketEventOrder, key)
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
