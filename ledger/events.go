@@ -82,7 +82,10 @@ func (s *Service) appendEvent(tx storage.Tx, now time.Time, typ, entityID string
 		}
 	}
 	ev := &Event{ID: id.String(), Type: typ, EntityID: entityID, Object: raw, Created: int64(id.Time())}
-	if err := tx.Put(bucketOutbox, []byte(ev.ID), encodeEvent(ev)); err != nil {
+	sc := eventScratches.Get().(*eventScratch)
+	err = tx.Put(bucketOutbox, []byte(ev.ID), sc.encode(ev))
+	eventScratches.Put(sc)
+	if err != nil {
 		return nil, err
 	}
 	if err := tx.Put(bucketUnread, []byte(ev.ID), []byte{}); err != nil {
@@ -191,21 +194,7 @@ const (
 var eventS2Dict = sync.OnceValue(func() *s2.Dict { return s2.MakeDict([]byte(eventDict), nil) })
 
 func encodeEvent(ev *Event) []byte {
-	body := make([]byte, 1, 1+2*binary.MaxVarintLen16+len(ev.Type)+len(ev.EntityID)+len(ev.Object))
-	body[0] = eventPlain
-	body = binary.AppendUvarint(body, uint64(len(ev.Type)))
-	body = append(body, ev.Type...)
-	body = binary.AppendUvarint(body, uint64(len(ev.EntityID)))
-	body = append(body, ev.EntityID...)
-	body = append(body, ev.Object...)
-
-	out := make([]byte, 1+s2.MaxEncodedLen(len(body)-1))
-	out[0] = eventS2
-	enc := eventS2Dict().Encode(out[1:], body[1:])
-	if len(enc)+1 >= len(body) {
-		return body
-	}
-	return out[:1+len(enc)]
+	return new(eventScratch).encode(ev)
 }
 
 func decodeEvent(k, v []byte) (Event, error) {
