@@ -35,7 +35,10 @@ type decodedCard struct {
 // cached one that shares what its fields point to: callers may set its
 // fields but must not change what they point to (controls, phone).
 func (d *decodedCards) get(tx storage.Tx, id string) (*record, error) {
-	raw, err := tx.Get(cardBucket, []byte(id))
+	// Peeked, not copied: on a hit the bytes are only compared (a copy of
+	// a kilobyte per decision was an eighth of what it allocates); a miss
+	// keeps a copy.
+	raw, err := storage.Peek(tx, cardBucket, []byte(id))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, ErrCardNotFound
 	}
@@ -50,7 +53,7 @@ func (d *decodedCards) get(tx storage.Tx, id string) (*record, error) {
 		if err != nil {
 			return nil, err
 		}
-		e = decodedCard{raw: raw, r: r}
+		e = decodedCard{raw: bytes.Clone(raw), r: r}
 		d.mu.Lock()
 		if d.m == nil || len(d.m) >= maxDecoded {
 			d.m = make(map[string]decodedCard)
