@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,11 +14,9 @@ import (
 
 	"github.com/benbjohnson/clock"
 
-	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/bank"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/storage/memory"
-	"github.com/corebank/corebank/webhooks"
 )
 
 // Start is where a bank's clock starts unless WithClockStart says
@@ -167,9 +164,11 @@ var httptestRoots = sync.OnceValue(func() *x509.CertPool {
 })
 
 // Advance moves the bank's clock forward by d, runs every job due at the
-// new time (bank.Bank.RunDue), waits for the attempts due to the bank's
-// Receivers to be recorded, and returns the new time. Calls are
-// serialised. It fails the test if due work fails.
+// new time (bank.Bank.RunDue), waits until every webhook attempt due then
+// has been made and recorded, to any endpoint (the test's own receivers
+// as well as CaptureWebhooks'), and returns the new time. Calls are
+// serialised. It fails the test if due work fails or an attempt is still
+// in flight after WaitTimeout.
 func (b *Bank) Advance(d time.Duration) time.Time {
 	b.t.Helper()
 	b.advance.Lock()
@@ -179,51 +178,12 @@ func (b *Bank) Advance(d time.Duration) time.Time {
 	if _, err := b.RunDue(context.Background(), now); err != nil {
 		b.t.Fatalf("corebanktest: due work at %s: %v", now.Format(time.RFC3339), err)
 	}
-	b.mu.Lock()
-	rs := slices.Clone(b.receivers)
-	b.mu.Unlock()
-	deadline := time.Now().Add(WaitTimeout)
-	for _, r := range rs {
-		for b.sending(r, now) {
-			if time.Now().After(deadline) {
-				b.t.Fatalf("corebanktest: webhook deliveries to %s still pending after %s", r.Server.URL, WaitTimeout)
-			}
-			time.Sleep(time.Millisecond)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), WaitTimeout)
+	defer cancel()
+	if err := b.Webhooks.Settle(ctx); err != nil {
+		b.t.Fatalf("corebanktest: webhook attempts still in flight after %s: %v", WaitTimeout, err)
 	}
 	return now
-}
-
-// sending reports whether a delivery to r is pending with an attempt due
-// at now. After RunDue, that is one the background dispatcher took first
-// and is still sending (RunDue skips those). r.settled, the last of a run
-// of finished deliveries from the first, saves rereading them.
-func (b *Bank) sending(r *Receiver, now time.Time) bool {
-	b.t.Helper()
-	opts := corebank.ListOptions{Limit: corebank.MaxLimit, After: r.settled}
-	finished := true
-	for {
-		page, err := b.Webhooks.Deliveries(context.Background(), corebank.System(), b.Root.EntityID, r.Webhook.ID, opts)
-		if err != nil {
-			b.t.Fatalf("corebanktest: list deliveries: %v", err)
-		}
-		for _, d := range page.Items {
-			if d.Status != webhooks.DeliveryPending {
-				if finished {
-					r.settled = d.ID
-				}
-				continue
-			}
-			if len(d.Attempts) == 0 || d.NextAttemptAt <= now.UnixMilli() {
-				return true
-			}
-			finished = false // a retry waits for a later time
-		}
-		if !page.HasNext {
-			return false
-		}
-		opts.After = page.Next
-	}
 }
 
 // lateHandler serves through the handler stored in h, and 503 until one

@@ -63,7 +63,9 @@
 // registers it as a webhook of the root entity for every event type, so it
 // gets the events of the root and of every entity below it. Each delivery's
 // signature is checked with webhooks.Verify against the webhook's secret,
-// at the bank's clock with a tolerance of WebhookTolerance; a delivery
+// at the real time with a tolerance of WebhookTolerance (the bank signs
+// with the time of sending, whatever its clock, as a production receiver
+// expects); a delivery
 // that fails the check is answered 401 and fails the test. Wait blocks
 // (in real time, up to WaitTimeout) until a delivery of an event type
 // arrives; Deliveries lists those received so far.

@@ -18,8 +18,9 @@ import (
 	"github.com/corebank/corebank/webhooks"
 )
 
-// WebhookTolerance is how far a delivery's timestamp may lie from the
-// bank's clock when a Receiver checks it.
+// WebhookTolerance is how far a delivery's timestamp may lie from the real
+// time when a Receiver checks it: a bank signs with the time of sending,
+// whatever its clock.
 const WebhookTolerance = 5 * time.Minute
 
 // WaitTimeout is how long, in real time, Receiver.Wait waits for a
@@ -35,8 +36,8 @@ type Delivery struct {
 	Event string
 	// Data is the body's data: the object the event reports.
 	Data json.RawMessage
-	// Timestamp is the x-service-event-timestamp header, on the bank's
-	// clock.
+	// Timestamp is the x-service-event-timestamp header: the real time of
+	// sending, not the bank's clock.
 	Timestamp time.Time
 	// Body is the request body as received.
 	Body []byte
@@ -52,13 +53,11 @@ type Receiver struct {
 	Server *httptest.Server
 
 	t     testing.TB
-	clock clock.Clock
+	clock clock.Clock // the real clock, which the bank signs with
 
 	mu     sync.Mutex
 	got    []Delivery
 	notify chan struct{} // closed and replaced on every delivery
-
-	settled string // see Bank.sending; used under Bank.advance
 
 	// ready is closed once Webhook is set (or registration failed): a
 	// delivery can arrive before Create has returned.
@@ -76,7 +75,7 @@ func (b *Bank) CaptureWebhooks() *Receiver {
 	if _, err := b.Webhooks.Drain(context.Background()); err != nil {
 		b.t.Fatalf("corebanktest: read the outbox: %v", err)
 	}
-	r := &Receiver{t: b.t, clock: b.Clock, notify: make(chan struct{}), ready: make(chan struct{})}
+	r := &Receiver{t: b.t, clock: clock.New(), notify: make(chan struct{}), ready: make(chan struct{})}
 	r.Server = httptest.NewUnstartedServer(http.HandlerFunc(r.serve))
 	// The bank's transport may still be dialling a spare connection when
 	// the receiver closes, which the server would log as a failed TLS
@@ -101,8 +100,8 @@ func (b *Bank) CaptureWebhooks() *Receiver {
 	return r
 }
 
-// serve verifies one delivery against the webhook's secret at the bank's
-// clock and keeps it; a delivery that fails is answered 401 and fails the
+// serve verifies one delivery against the webhook's secret at the real
+// time and keeps it; a delivery that fails is answered 401 and fails the
 // test.
 func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	<-r.ready

@@ -259,12 +259,11 @@
 // Options.RunJobs at the new time, and answers only after the jobs ran.
 //
 // Under a fake clock every time the API shows or stamps is the fake one,
-// webhook deliveries included: x-service-event-timestamp (and so the signed
-// "{timestamp}.{body}") is the fake clock's Unix milliseconds at the
-// attempt, which may lie days from the wall clock. A receiver verifying
-// against the wall clock then refuses it as out of tolerance; verify with
-// the bank's clock instead (webhooks.Verifier{Secret: s, Clock: mock}, or
-// GET /sandbox/clock's now_ms for a receiver in another process).
+// with one exception: a webhook delivery's x-service-event-timestamp (and
+// so the signed "{timestamp}.{body}") is the real Unix milliseconds of
+// sending, as CONTRACT's webhook headers are checked by a receiver against
+// its own clock with a tolerance. The event's created and the
+// delivery's attempts keep the fake time.
 //
 // # Probes and the OpenAPI document
 //

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -43,6 +44,44 @@ func (e *env) tick(t testing.TB, d, step time.Duration) {
 		if _, err := e.svc.RunDue(ctx, e.clk.Now()); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestSignedAtWallClock: with the default SignClock, a bank whose clock is
+// months from the wall clock (the test's mock) signs each attempt with
+// the real time of sending, so a receiver that verifies against
+// time.Now() with a 5-minute tolerance, as production receivers do,
+// accepts it; the event's own times stay on the bank's clock.
+func TestSignedAtWallClock(t *testing.T) {
+	e := newEnv(t, nil, nil, func(o *webhooks.Options) { o.SignClock = nil })
+	w := e.mustCreate(t, entityA, events(true))
+	e.outbox.Append(t, "accounts.created", entityA, map[string]any{"id": "acc_1"})
+	before := time.Now()
+	if n := e.mustDrain(t); n != 1 {
+		t.Fatalf("Drain sent %d attempts, want 1", n)
+	}
+	after := time.Now()
+	hits := e.recv.Hits()
+	if len(hits) != 1 {
+		t.Fatalf("receiver got %d requests, want 1", len(hits))
+	}
+	h := hits[0]
+	if err := webhooks.Verify(w.Secret, h.Header.Get(webhooks.HeaderTimestamp), h.Header.Get(webhooks.HeaderSignature), h.Body, 5*time.Minute, time.Now()); err != nil {
+		t.Errorf("Verify against the wall clock = %v", err)
+	}
+	ms, _ := strconv.ParseInt(h.Header.Get(webhooks.HeaderTimestamp), 10, 64)
+	if at := time.UnixMilli(ms); at.Before(before.Truncate(time.Millisecond)) || at.After(after) {
+		t.Errorf("timestamp %v, want the time of sending (%v to %v)", at, before, after)
+	}
+	if err := webhooks.Verify(w.Secret, h.Header.Get(webhooks.HeaderTimestamp), h.Header.Get(webhooks.HeaderSignature), h.Body, 5*time.Minute, e.clk.Now()); !errors.Is(err, webhooks.ErrTimestampOutOfTolerance) {
+		t.Errorf("Verify against the bank's clock = %v, want ErrTimestampOutOfTolerance", err)
+	}
+	ds, err := e.svc.Deliveries(ctx, corebank.System(), "", w.ID, corebank.ListOptions{})
+	if err != nil || len(ds.Items) != 1 || len(ds.Items[0].Attempts) != 1 {
+		t.Fatalf("deliveries %+v, %v", ds, err)
+	}
+	if got, want := ds.Items[0].Attempts[0].At, corebank.Millis(e.clk.Now()); got != want {
+		t.Errorf("attempt recorded at %d, want the bank's clock %d", got, want)
 	}
 }
 

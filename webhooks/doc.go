@@ -61,12 +61,13 @@
 // it with Verify, which also refuses timestamps outside a tolerance so that
 // a captured delivery cannot be replayed later.
 //
-// The timestamp is Options.Clock's time at the attempt, like every time the
-// service keeps. Under a fake clock (examples/server -fake-clock, a test's
-// clock.Mock) it is the fake time, which may lie days from the wall clock,
-// so a receiver must check it against the same clock: a Verifier with the
-// bank's Clock does (webhooks.Verifier{Secret: s, Clock: mock}).
-// Verify against time.Now() is for banks on the real clock.
+// The timestamp is the real time of sending (Options.SignClock, the wall
+// clock by default), whatever Options.Clock says: a receiver checks it
+// against its own clock, as production code does (Verify with time.Now(),
+// a Verifier with a nil Clock), and Stripe signs with real time even under
+// its test clocks. Under a fake clock (examples/server -fake-clock, a
+// test's clock.Mock) everything else stays on the fake time: the event's
+// created, the attempts' at, and the schedule of retries.
 //
 // # Retries
 //

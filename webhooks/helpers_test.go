@@ -140,7 +140,10 @@ func newEnv(t testing.TB, db storage.Backend, status func(int) int, mod func(*we
 		t.Cleanup(func() { db.Close() })
 	}
 	e := &env{clk: clk, db: db, outbox: newOutbox(clk, db), recv: newReceiver(t, status)}
-	e.opts = webhooks.Options{Clock: clk, Env: webhooks.EnvSandbox, RootCAs: e.recv.Pool()}
+	// Signed on the mock clock, so that tests read an attempt's time (the
+	// retry schedule) from its timestamp; TestSignedAtWallClock covers the
+	// default.
+	e.opts = webhooks.Options{Clock: clk, SignClock: clk, Env: webhooks.EnvSandbox, RootCAs: e.recv.Pool()}
 	if mod != nil {
 		mod(&e.opts)
 	}

@@ -40,6 +40,28 @@ func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
 	return s.due(s.DueJobs()...).RunDue(ctx, asOf)
 }
 
+// Settle returns once no attempt is in flight in this Service, or ctx's
+// error. After RunDue(asOf), whose own attempts are recorded when it
+// returns, the only attempts due at asOf still unrecorded are those Run
+// had already started (RunDue skips them): a caller that must see every
+// delivery due at asOf attempted, to whatever endpoint (corebanktest's
+// Advance), calls RunDue and then Settle.
+func (s *Service) Settle(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		n := len(s.inflight)
+		s.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond): // real time: attempts are real requests
+		}
+	}
+}
+
 // Drain is RunDue at the clock's current time: it delivers everything
 // pending now.
 func (s *Service) Drain(ctx context.Context) (int, error) {

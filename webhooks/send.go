@@ -190,7 +190,7 @@ func (s *Service) attempt(ctx context.Context, it storage.DueItem) (sent bool, e
 		a.Error = "internal error: the webhook secret cannot be opened"
 		s.log.Error("webhook secret", "webhook", rec.ID, "err", oerr)
 	} else {
-		a.StatusCode, a.Error, a.DurationMS = s.post(ctx, rec.URL, string(secret), &got.ev, nowMS)
+		a.StatusCode, a.Error, a.DurationMS = s.post(ctx, rec.URL, string(secret), &got.ev)
 	}
 	if a.Error != "" {
 		s.log.Info("webhook attempt failed", "webhook", rec.ID, "delivery", d.ID, "event", got.ev.ID,
@@ -226,9 +226,9 @@ func Body(typ string, data json.RawMessage) []byte {
 }
 
 // post sends one signed attempt and classifies the outcome.
-func (s *Service) post(ctx context.Context, url, secret string, ev *Event, nowMS int64) (code int, errText string, durMS int64) {
+func (s *Service) post(ctx context.Context, url, secret string, ev *Event) (code int, errText string, durMS int64) {
 	body := Body(ev.Type, ev.Data)
-	ts := strconv.FormatInt(nowMS, 10)
+	ts := strconv.FormatInt(s.signClk.Now().UnixMilli(), 10) // the time of sending (Options.SignClock)
 	ctx, cancel := context.WithTimeout(ctx, AttemptTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))

@@ -218,6 +218,13 @@ type Options struct {
 	Lease time.Duration
 	// LeaseClock measures leases (default Clock); see storage.Due.LeaseClock.
 	LeaseClock clock.Clock
+	// SignClock gives an attempt's x-service-event-timestamp, and so its
+	// signature: the time of sending, by default the real clock whatever
+	// Clock says. A receiver checks the timestamp against its own clock,
+	// as Stripe's do even under test clocks, so a bank on a fake clock
+	// must not sign with it. The event's own times (created, the
+	// attempts' records, the schedule of retries) stay on Clock.
+	SignClock clock.Clock
 	// OnAttempt, when set, is called once per delivery attempt after its
 	// outcome is recorded, with OutcomeSucceeded, OutcomeFailed or
 	// OutcomeStopped (metrics: examples/server counts deliveries by
@@ -261,6 +268,7 @@ type Service struct {
 	node      string
 	lease     time.Duration
 	leaseClk  clock.Clock
+	signClk   clock.Clock
 
 	sem      chan struct{}
 	wake     chan struct{}
@@ -329,6 +337,9 @@ func NewService(db storage.Backend, outbox Outbox, sealer Sealer, opt *Options) 
 	if o.LeaseClock == nil {
 		o.LeaseClock = o.Clock
 	}
+	if o.SignClock == nil {
+		o.SignClock = clock.New()
+	}
 	ancestry, _ := o.Tree.(Ancestry)
 	return &Service{
 		db:        db,
@@ -350,6 +361,7 @@ func NewService(db storage.Backend, outbox Outbox, sealer Sealer, opt *Options) 
 		node:      o.Node,
 		lease:     o.Lease,
 		leaseClk:  o.LeaseClock,
+		signClk:   o.SignClock,
 		sem:       make(chan struct{}, o.Concurrency),
 		wake:      make(chan struct{}, 1),
 		inflight:  map[string]bool{},

@@ -57,11 +57,10 @@ func Verify(secret, timestamp, signature string, body []byte, tolerance time.Dur
 	return nil
 }
 
-// Verifier checks deliveries against a clock, so that a receiver of a bank
-// on a fake clock (examples/server -fake-clock, a test's clock.Mock) can
-// check timestamps against the time the bank signs with: an attempt's
-// x-service-event-timestamp is the bank's clock, not the wall clock. The
-// zero Tolerance is DefaultTolerance; a nil Clock is the real clock.
+// Verifier checks deliveries against a clock: the real clock when Clock is
+// nil, which is what a bank signs with by default (webhooks.Options.
+// SignClock), fake clock or not; another Clock for a bank given another
+// SignClock. The zero Tolerance is DefaultTolerance.
 //
 //	v := webhooks.Verifier{Secret: hook.Secret, Clock: bankClock}
 //	err := v.VerifyRequest(r.Header, body)

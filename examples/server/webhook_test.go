@@ -18,8 +18,9 @@ import (
 
 // TestWebhookFlagsAndFakeClock runs the binary with -memory, -fake-clock,
 // -clock-start and -webhook-ca and checks that a local TLS receiver gets
-// signed deliveries, and that a pending inflow settles only when the fake
-// clock is advanced.
+// deliveries that verify against the wall clock (as a production receiver
+// checks them), and that a pending inflow settles only when the fake clock
+// is advanced.
 func TestWebhookFlagsAndFakeClock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
@@ -118,11 +119,20 @@ func TestWebhookFlagsAndFakeClock(t *testing.T) {
 		t.Fatalf("received %d deliveries %+v, want one inflows.completed", len(received), received)
 	}
 	r := received[0]
-	// The signature is checked against the fake clock's time, which is the
-	// time the server stamps deliveries with.
-	now := time.Date(2026, 2, 2, 10, 1, 0, 0, time.UTC)
-	if err := webhooks.Verify(secret, r.ts, r.sig, r.body, 5*time.Minute, now); err != nil {
-		t.Fatalf("delivery does not verify: %v", err)
+	// A production receiver: it checks the signature against its own
+	// clock with a 5-minute tolerance. The server signs with the real time
+	// of sending, whatever its fake clock says; the event it reports keeps
+	// the fake time.
+	if err := webhooks.Verify(secret, r.ts, r.sig, r.body, 5*time.Minute, time.Now()); err != nil {
+		t.Fatalf("delivery does not verify against the wall clock: %v", err)
+	}
+	var ev struct {
+		Data struct {
+			Created int64 `json:"created"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(r.body, &ev); err != nil || ev.Data.Created != time.Date(2026, 2, 2, 10, 0, 0, 0, time.UTC).UnixMilli() {
+		t.Errorf("inflow created %d (%v), want the fake clock's 10:00, when the inflow was made", ev.Data.Created, err)
 	}
 }
 
