@@ -82,9 +82,10 @@ type cardsList struct {
 
 // listCards lists an entity's cards but deleted ones, oldest first, under
 // data.cards (meta beside them, as data.items lists have it); account_id
-// keeps one account's.
+// keeps one account's. next_cursor, which the document lists, is cursor.
 func (h *handler) listCards(x *exchange, r *http.Request) error {
 	q := newQuery(r.URL.RawQuery)
+	q.cursorAlias("next_cursor")
 	filters := map[string]string{}
 	account := q.str("account_id")
 	if account != "" {

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -170,5 +171,54 @@ func TestCardAuthorization(t *testing.T) {
 	evs := txs[0].(map[string]any)["events"].([]any)
 	if last := evs[len(evs)-1].(map[string]any); last["type"] != "increment_declined" || last["decline_reason"] != "insufficient_funds" {
 		t.Errorf("declined increment not recorded: %v", evs)
+	}
+}
+
+// TestCardsPages: GET /cards follows its cursors, under either name the
+// document gives (cursor, next_cursor) and back with prev_cursor, and
+// refuses a cursor it did not issue with 422.
+func TestCardsPages(t *testing.T) {
+	e := newEnv(t)
+	acct := e.account(e.key, "", "USD")
+	var want []string
+	for range 5 {
+		want = append(want, e.must(201, "POST", "/virtual-cards", e.key, cardBody(acct)).str("data", "id"))
+	}
+	page := func(q string) (ids []string, next, prev string) {
+		t.Helper()
+		r := e.must(200, "GET", "/cards?limit=2"+q, e.key, nil)
+		for _, c := range r.data()["cards"].([]any) {
+			ids = append(ids, c.(map[string]any)["id"].(string))
+		}
+		p := r.data()["meta"].(map[string]any)["pagination"].(map[string]any)
+		next, _ = p["next_cursor"].(string)
+		prev, _ = p["previous_cursor"].(string)
+		return ids, next, prev
+	}
+	for _, name := range []string{"cursor", "next_cursor"} {
+		var got []string
+		ids, next, _ := page("")
+		got = append(got, ids...)
+		for next != "" {
+			ids, next, _ = page("&" + name + "=" + url.QueryEscape(next))
+			got = append(got, ids...)
+			if len(got) > len(want) {
+				break
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("following %s (-want +got):\n%s", name, diff)
+		}
+	}
+	_, next, _ := page("")
+	ids, _, prev := page("&next_cursor=" + url.QueryEscape(next))
+	if back, _, _ := page("&prev_cursor=" + url.QueryEscape(prev)); len(ids) != 2 || !cmp.Equal(back, want[:2]) {
+		t.Errorf("prev_cursor from page 2 gave %v, want %v", back, want[:2])
+	}
+	for _, q := range []string{"next_cursor=garbage", "cursor=garbage", "cursor=" + url.QueryEscape(next) + "&next_cursor=" + url.QueryEscape(next)} {
+		r := e.do("GET", "/cards?"+q, e.key, nil)
+		if r.Status != http.StatusUnprocessableEntity {
+			t.Errorf("GET /cards?%s = %d %s, want 422", q, r.Status, r.Raw)
+		}
 	}
 }

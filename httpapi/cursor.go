@@ -119,6 +119,21 @@ func (h *handler) readScopedListOf(x *exchange, q *query, name string, filters m
 	return l, nil
 }
 
+// cursorAlias reads the query parameter name as cursor, for the lists
+// whose documents (or clients following meta.pagination.next_cursor)
+// spell it so; giving both is 422 on name.
+func (q *query) cursorAlias(name string) {
+	n := q.str(name)
+	if n == "" {
+		return
+	}
+	if q.str("cursor") != "" {
+		q.add(name, "give either cursor or "+name+", not both")
+		return
+	}
+	q.v.Set("cursor", n)
+}
+
 // pageParams reads limit, cursor and prev_cursor (alias pre_cursor) into
 // ListOptions, checking cursors against the list's filter hash.
 func (h *handler) pageParams(q *query, fh string) corebank.ListOptions {

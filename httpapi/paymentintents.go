@@ -80,13 +80,7 @@ func readAcqFilter(q *query, filters map[string]string, extra ...string) acquiri
 		PaymentIntentActionID: filters["payment_intent_action_id"]}
 	f.DateFrom = q.dateParam("date_from", filters)
 	f.DateTo = q.dateParam("date_to", filters)
-	if n := q.str("next_cursor"); n != "" {
-		if q.str("cursor") != "" {
-			q.add("next_cursor", "give either cursor or next_cursor, not both")
-		} else {
-			q.v.Set("cursor", n)
-		}
-	}
+	q.cursorAlias("next_cursor")
 	return f
 }
 
