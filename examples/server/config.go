@@ -33,13 +33,16 @@ type config struct {
 	fakeClock          bool
 	clockStart         time.Time
 	bootstrapOut       string
-	issueRootKeys      string
-	webhookCA          *x509.CertPool
-	cardCreateLimit    int
-	secretKeyFile      string
-	fees               payments.FeeSchedule
-	logFormat          string
-	metricsAddr        string
+	// keysBeside is set when bootstrapOut is the sandbox's default, the
+	// file beside the store (keysFile), rather than -bootstrap-out.
+	keysBeside      bool
+	issueRootKeys   string
+	webhookCA       *x509.CertPool
+	cardCreateLimit int
+	secretKeyFile   string
+	fees            payments.FeeSchedule
+	logFormat       string
+	metricsAddr     string
 	// nodeID and leaseDuration name this server among those on one store
 	// and bound how long due work it took stays its own (bank.Options).
 	nodeID        string
@@ -52,8 +55,10 @@ type config struct {
 const usage = `corebank server serves corebank's REST API (accounts, entities, payments,
 webhooks and, in the sandbox, the /sandbox/* simulation routes) over a bbolt
 file, memory, or a PostgreSQL database that several servers may share. On a store without a root entity it creates one with a
-full-access and a read-only API key and writes them to -bootstrap-out; on a
-store that has one, -issue-root-keys mints new keys. GET /healthz and
+full-access and a read-only API key and writes them to -bootstrap-out (in
+the sandbox, by default, to <db>.root-keys.json beside a bbolt store, mode
+0600, and prints a curl line that uses them); on a store that has one,
+-issue-root-keys mints new keys. GET /healthz and
 /readyz need no key, every request is logged with its X-Request-Id, and
 -metrics-addr serves Prometheus metrics on a second listener.
 
@@ -88,9 +93,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.dbPath, "db", "corebank.db", "bbolt file; the store survives restarts. A postgres:// or postgresql:// URL selects PostgreSQL instead, which several servers may share (DATABASE_URL is used when -db is not given)")
 	fs.BoolVar(&c.memory, "memory", false, "in-memory store instead of bbolt")
 	fs.StringVar(&c.env, "env", "sandbox", "sandbox or production; /sandbox/* routes exist only in sandbox")
-	fs.BoolVar(&c.fakeClock, "fake-clock", false, "sandbox only: time moves only through POST /sandbox/clock/advance; webhook timestamps follow it, so receivers verify against it (GET /sandbox/clock)")
+	fs.BoolVar(&c.fakeClock, "fake-clock", false, "sandbox only: time moves only through POST /sandbox/clock/advance (webhook deliveries are still signed with the real time of sending, so receivers verify against their own clock)")
 	fs.StringVar(&clockStart, "clock-start", "", "RFC 3339 start time of the fake clock (default now)")
-	fs.StringVar(&c.bootstrapOut, "bootstrap-out", "", "file to write the bootstrap JSON to")
+	fs.StringVar(&c.bootstrapOut, "bootstrap-out", "", "file to write the bootstrap JSON (the new root's keys) to; in the sandbox a bbolt store's default is <db>.root-keys.json")
 	fs.StringVar(&c.issueRootKeys, "issue-root-keys", "", "issue a new full-access and read-only API key for the root entity and write them, in the bootstrap file's form, to this file (recovers lost bootstrap keys; existing keys keep working)")
 	fs.StringVar(&webhookCA, "webhook-ca", "", "PEM file of extra CAs trusted for webhook deliveries")
 	fs.IntVar(&c.cardCreateLimit, "card-create-limit", 20, "card creations allowed per entity per rolling hour")
@@ -160,8 +165,17 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if c.secretKeyFile == "" && !c.memory && c.dsn == "" {
 		c.secretKeyFile = c.dbPath + ".key"
 	}
+	if c.bootstrapOut == "" && c.env == "sandbox" && !c.memory && c.dsn == "" {
+		// A first run (go run ./examples/server) must leave keys to call
+		// it with: the sandbox keeps a new store's beside it.
+		c.bootstrapOut, c.keysBeside = keysFile(c.dbPath), true
+	}
 	return &c, nil
 }
+
+// keysFile is where a sandbox keeps the root keys of the bolt store at
+// dbPath (mode 0600) when no -bootstrap-out is given.
+func keysFile(dbPath string) string { return dbPath + ".root-keys.json" }
 
 // isPostgresURL reports whether s names a PostgreSQL database.
 func isPostgresURL(s string) bool {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -210,6 +211,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
+	announceKeys(stdout, cfg, ln.Addr())
 	fmt.Fprintf(stdout, "listening on %s\n", ln.Addr())
 	logger.Info("listening on "+ln.Addr().String(), "env", cfg.env, "memory", cfg.memory, "postgres", cfg.dsn != "", "fake_clock", cfg.fakeClock)
 
@@ -264,6 +266,8 @@ func bootstrap(ctx context.Context, app *bank.Bank, cfg *config, logger *slog.Lo
 			}
 			logger.Warn("no -bootstrap-out given: the root API keys were not saved anywhere; to get keys, " + hint)
 		}
+	case cfg.keysBeside:
+		logger.Info("store already has a root entity; its keys were written beside it when it was created", "file", cfg.bootstrapOut)
 	case cfg.bootstrapOut != "":
 		// The README's first run and a second one look alike to a
 		// newcomer: say plainly why the file they wait for never comes.
@@ -291,6 +295,42 @@ func bootstrap(ctx context.Context, app *bank.Bank, cfg *config, logger *slog.Lo
 	}
 	logger.Info("issued new root API keys", "entity_id", keys.EntityID, "file", cfg.issueRootKeys)
 	return nil
+}
+
+// announceKeys prints, in the sandbox, where the root's keys are (the
+// bootstrap file, when it exists) and a curl line that calls the server
+// with them, so that a first run needs no other step. The key itself is
+// never printed or logged: the line reads it from the file.
+func announceKeys(w io.Writer, cfg *config, addr net.Addr) {
+	if cfg.env != "sandbox" || cfg.bootstrapOut == "" {
+		return
+	}
+	path, err := filepath.Abs(cfg.bootstrapOut)
+	if err != nil {
+		return
+	}
+	if _, err := os.Stat(path); err != nil {
+		return
+	}
+	fmt.Fprintf(w, "root API keys in %s\n", path)
+	fmt.Fprintf(w, "try: curl -s -H \"Authorization: Bearer $(jq -r .api_key %s)\" %s/accounts\n", shellQuote(path), baseURL(addr))
+}
+
+// baseURL is the http:// URL a client on this machine reaches addr at.
+func baseURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // issueRootKeys creates a full-access and a read-only key for the root.

@@ -66,6 +66,7 @@ type proc struct {
 	metrics string // the -metrics-addr listener, when given
 	done    chan error
 	logs    *syncWriter
+	out     *syncWriter // stdout up to the "listening on" line
 }
 
 // startServer runs the binary and waits for its "listening on" line.
@@ -81,11 +82,12 @@ func startServer(t *testing.T, bin string, args ...string) *proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, done: make(chan error, 1), logs: logs}
+	p := &proc{cmd: cmd, done: make(chan error, 1), logs: logs, out: &syncWriter{}}
 	lines := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
+			fmt.Fprintln(p.out, sc.Text())
 			if addr, ok := strings.CutPrefix(sc.Text(), "metrics on "); ok {
 				p.metrics = addr // printed before the listening line, read after it
 			}
