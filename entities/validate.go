@@ -128,8 +128,10 @@ func (v *validator) email(path, s string, required bool) {
 }
 
 // phone checks a phone number with its country code: an optional "+"
-// then digits, 10-14 characters in all, not starting with 0 after the "+".
-// It returns the number in E.164 form ("+" then digits).
+// then digits, 10-14 characters in all, not starting with 0 after the "+",
+// and a number its country's numbering plan allocates
+// (coordinates.ValidateE164). It returns the number in E.164 form ("+"
+// then digits).
 func (v *validator) phone(path, s string, required bool) string {
 	if s == "" {
 		if required {
@@ -140,6 +142,10 @@ func (v *validator) phone(path, s string, required bool) string {
 	digits := strings.TrimPrefix(s, "+")
 	if len(s) < 10 || len(s) > 14 || !corebank.IsDigits(digits) || digits[0] == '0' {
 		v.add(path, "must be 10-14 characters: an optional + then the country code and number, digits only")
+		return ""
+	}
+	if err := coordinates.ValidateE164(normPhone(s)); err != nil {
+		v.add(path, coordinates.Problem(err))
 		return ""
 	}
 	return normPhone(s)

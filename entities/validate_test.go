@@ -49,6 +49,9 @@ func TestCreateIndividualValidation(t *testing.T) {
 		{"PhoneMax14", func(n *entities.NewIndividual) { n.Person.Phonenumber = "+2348012345678901" }, "person.phonenumber"},
 		{"PhoneDigitsOnly", func(n *entities.NewIndividual) { n.Person.Phonenumber = "+234-801-2345" }, "person.phonenumber"},
 		{"PhoneCountryCodeNotZero", func(n *entities.NewIndividual) { n.Person.Phonenumber = "08012345678" }, "person.phonenumber"},
+		{"PhoneNoSuchCountryCode", func(n *entities.NewIndividual) { n.Person.Phonenumber = "+999123456789" }, "person.phonenumber"},
+		{"PhoneNotInNumberingPlan", func(n *entities.NewIndividual) { n.Person.Phonenumber = "+15555555555" }, "person.phonenumber"},
+		{"PhoneAllZeros", func(n *entities.NewIndividual) { n.Person.Phonenumber = "+10000000000" }, "person.phonenumber"},
 		{"BVNOnlyForNG", func(n *entities.NewIndividual) { n.Person.Nationality = "GH"; n.Person.NIN = "" }, "person.bvn"},
 		{"NINOnlyForNG", func(n *entities.NewIndividual) { n.Person.Nationality = "GH"; n.Person.BVN = "" }, "person.nin"},
 		{"BVN11Digits", func(n *entities.NewIndividual) { n.Person.BVN = "2221234567" }, "person.bvn"},
@@ -147,7 +150,7 @@ func TestCreateIndividualValidation(t *testing.T) {
 			"GenderUpperM":     func(n *entities.NewIndividual) { n.Person.Gender = "M" },
 			"GenderOther":      func(n *entities.NewIndividual) { n.Person.Gender = "Other" },
 			"PhoneWithoutPlus": func(n *entities.NewIndividual) { n.Person.Phonenumber = "2348012345678" },
-			"PhoneTenChars":    func(n *entities.NewIndividual) { n.Person.Phonenumber = "+441234567" },
+			"PhoneTenChars":    func(n *entities.NewIndividual) { n.Person.Phonenumber = "+376712345" }, // Andorra
 			"LeapDay":          func(n *entities.NewIndividual) { n.Person.DateOfBirth = "1992-02-29" },
 			"NoAddress":        func(n *entities.NewIndividual) { n.Address = nil },
 			"NoIdentification": func(n *entities.NewIndividual) { n.Identification = nil },

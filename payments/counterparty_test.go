@@ -25,7 +25,7 @@ func TestCreateCounterparty(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		e := newMemEnv(t)
 		in := individual("Ada", "Lovelace", "ada@example.com")
-		in.Profile.Phone = &payments.Phone{Number: "+447700900123", Type: "mobile", Country: "GB"}
+		in.Profile.Phone = &payments.Phone{Number: "+447911123456", Type: "mobile", Country: "GB"}
 		in.Profile.Identification = []payments.Identification{{Type: "P", Number: "123456789", IssuingCountry: "GB"}}
 		in.Meta = map[string]string{"k": "v"}
 		c, err := e.svc.CreateCounterparty(ctx, corebank.As("ent1"), in)
@@ -89,7 +89,7 @@ func TestCreateCounterparty(t *testing.T) {
 			n.Profile.Phone = &payments.Phone{Number: "07700 900123", Type: "mobile", Country: "GB"}
 		}, []string{"profile.phone.number"}},
 		{"ErrPhoneTypeCountry", func(n *payments.NewCounterparty) {
-			n.Profile.Phone = &payments.Phone{Number: "+447700900123", Type: "fax", Country: "XX"}
+			n.Profile.Phone = &payments.Phone{Number: "+447911123456", Type: "fax", Country: "XX"}
 		}, []string{"profile.phone.type", "profile.phone.country"}},
 		{"ErrBusinessFieldsOnIndividual", func(n *payments.NewCounterparty) { n.Profile.LegalName = "Acme" }, []string{"profile.legal_name"}},
 		{"ErrNicknameTooLong", func(n *payments.NewCounterparty) { n.Nickname = string(make([]byte, 101)) }, []string{"nickname"}},
@@ -179,7 +179,7 @@ func TestCounterpartyDuplicate(t *testing.T) {
 func TestUpdateCounterparty(t *testing.T) {
 	e := newMemEnv(t)
 	in := individual("Ada", "Lovelace", "ada@example.com")
-	in.Profile.Phone = &payments.Phone{Number: "+447700900123", Type: "mobile", Country: "GB"}
+	in.Profile.Phone = &payments.Phone{Number: "+447911123456", Type: "mobile", Country: "GB"}
 	c, err := e.svc.CreateCounterparty(ctx, corebank.As("ent1"), in)
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +198,7 @@ func TestUpdateCounterparty(t *testing.T) {
 		want.Profile.LastName = "King"
 		want.Nickname = "Ada King"
 		want.Profile.Address = &payments.Address{Line1: "1 Main St", City: "Paris", Country: "FR"}
-		want.Profile.Phone = &payments.Phone{Number: "+447700900123", Type: "work", Country: "GB"}
+		want.Profile.Phone = &payments.Phone{Number: "+447911123456", Type: "work", Country: "GB"}
 		want.Updated = got.Updated
 		if diff := cmp.Diff(&want, got); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
