@@ -4790,7 +4790,7 @@ type PatchBusinessEntitiesByIdJSONBody struct {
 	EntityId         *string                                              `json:"entity_id,omitempty"`
 
 	// Meta entities.BusinessMetaInput
-	Meta             interface{}                                    `json:"meta,omitempty"`
+	Meta             *map[string]interface{}                        `json:"meta,omitempty"`
 	Name             *string                                        `json:"name,omitempty"`
 	OperatingAddress *PatchBusinessEntitiesByIdBodyOperatingAddress `json:"operating_address,omitempty"`
 }
@@ -5502,12 +5502,12 @@ type PatchEntityWebhooksByIdJSONBody struct {
 	Description *string `json:"description,omitempty"`
 
 	// EnabledEvents webhooks.EnabledEvents
-	EnabledEvents interface{} `json:"enabled_events,omitempty"`
-	EntityId      *string     `json:"entity_id,omitempty"`
-	ExpiresIn     *int        `json:"expires_in,omitempty"`
-	Status        *string     `json:"status,omitempty"`
-	Tags          *[]*string  `json:"tags,omitempty"`
-	Url           *string     `json:"url,omitempty"`
+	EnabledEvents *map[string]interface{} `json:"enabled_events,omitempty"`
+	EntityId      *string                 `json:"entity_id,omitempty"`
+	ExpiresIn     *int                    `json:"expires_in,omitempty"`
+	Status        *string                 `json:"status,omitempty"`
+	Tags          *[]*string              `json:"tags,omitempty"`
+	Url           *string                 `json:"url,omitempty"`
 }
 
 // PatchEntityWebhooksByIdParams defines parameters for PatchEntityWebhooksById.
