@@ -1384,6 +1384,30 @@ func (e GetAccounts200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostAccountsJSONBodyType.
+const (
+	PostAccountsJSONBodyTypeChecking    PostAccountsJSONBodyType = "checking"
+	PostAccountsJSONBodyTypeDebit       PostAccountsJSONBodyType = "debit"
+	PostAccountsJSONBodyTypeOperational PostAccountsJSONBodyType = "operational"
+	PostAccountsJSONBodyTypeSafeguard   PostAccountsJSONBodyType = "safeguard"
+)
+
+// Valid indicates whether the value is a known member of the PostAccountsJSONBodyType enum.
+func (e PostAccountsJSONBodyType) Valid() bool {
+	switch e {
+	case PostAccountsJSONBodyTypeChecking:
+		return true
+	case PostAccountsJSONBodyTypeDebit:
+		return true
+	case PostAccountsJSONBodyTypeOperational:
+		return true
+	case PostAccountsJSONBodyTypeSafeguard:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostAccounts201JSONResponseBodyStatus.
 const (
 	PostAccounts201JSONResponseBodyStatusSuccess PostAccounts201JSONResponseBodyStatus = "success"
@@ -1738,6 +1762,27 @@ const (
 func (e GetDisputesById200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetDisputesById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostDocumentsJSONBodyMetaFileType.
+const (
+	Applicationpdf PostDocumentsJSONBodyMetaFileType = "application/pdf"
+	Imagejpeg      PostDocumentsJSONBodyMetaFileType = "image/jpeg"
+	Imagepng       PostDocumentsJSONBodyMetaFileType = "image/png"
+)
+
+// Valid indicates whether the value is a known member of the PostDocumentsJSONBodyMetaFileType enum.
+func (e PostDocumentsJSONBodyMetaFileType) Valid() bool {
+	switch e {
+	case Applicationpdf:
+		return true
+	case Imagejpeg:
+		return true
+	case Imagepng:
 		return true
 	default:
 		return false
@@ -4419,16 +4464,19 @@ type WebhookDelivery struct {
 		Number     int    `json:"number"`
 		StatusCode int    `json:"status_code"`
 	} `json:"attempts"`
-	Created       int    `json:"created"`
-	EventId       string `json:"event_id"`
-	EventType     string `json:"event_type"`
-	Id            string `json:"id"`
-	NextAttemptAt int    `json:"next_attempt_at"`
-	RetryUntil    int    `json:"retry_until"`
-	Status        string `json:"status"`
-	Test          bool   `json:"test"`
-	Updated       int    `json:"updated"`
-	WebhookId     string `json:"webhook_id"`
+	Created   int    `json:"created"`
+	EventId   string `json:"event_id"`
+	EventType string `json:"event_type"`
+
+	// FailureReason why a failed delivery stopped ("retry window elapsed", "webhook inactive", ...); absent unless status is failed
+	FailureReason *string `json:"failure_reason,omitempty"`
+	Id            string  `json:"id"`
+	NextAttemptAt int     `json:"next_attempt_at"`
+	RetryUntil    int     `json:"retry_until"`
+	Status        string  `json:"status"`
+	Test          bool    `json:"test"`
+	Updated       int     `json:"updated"`
+	WebhookId     string  `json:"webhook_id"`
 }
 
 // WebhookTest defines model for WebhookTest.
@@ -4556,11 +4604,11 @@ type GetAccounts200JSONResponseBodyStatus string
 
 // PostAccountsJSONBody defines parameters for PostAccounts.
 type PostAccountsJSONBody struct {
-	Currency    string              `json:"currency"`
-	DisplayName string              `json:"display_name"`
-	EntityId    *string             `json:"entity_id,omitempty"`
-	Meta        *map[string]*string `json:"meta,omitempty"`
-	Type        string              `json:"type"`
+	Currency    string                   `json:"currency"`
+	DisplayName string                   `json:"display_name"`
+	EntityId    *string                  `json:"entity_id,omitempty"`
+	Meta        *map[string]*string      `json:"meta,omitempty"`
+	Type        PostAccountsJSONBodyType `json:"type"`
 }
 
 // PostAccountsParams defines parameters for PostAccounts.
@@ -4571,6 +4619,9 @@ type PostAccountsParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostAccountsJSONBodyType defines parameters for PostAccounts.
+type PostAccountsJSONBodyType string
 
 // PostAccounts201JSONResponseBodyStatus defines parameters for PostAccounts.
 type PostAccounts201JSONResponseBodyStatus string
@@ -4737,11 +4788,13 @@ type NewBusinessBusinessOfficersItemPersonIdentification struct {
 
 // NewBusinessBusinessOfficersItemPerson defines parameters for PostBusinessEntities.
 type NewBusinessBusinessOfficersItemPerson struct {
-	Address        *NewBusinessBusinessOfficersItemPersonAddress        `json:"address,omitempty"`
-	Bvn            *string                                              `json:"bvn,omitempty"`
-	DateOfBirth    *string                                              `json:"date_of_birth,omitempty"`
-	Email          *string                                              `json:"email,omitempty"`
-	FirstName      *string                                              `json:"first_name,omitempty"`
+	Address     *NewBusinessBusinessOfficersItemPersonAddress `json:"address,omitempty"`
+	Bvn         *string                                       `json:"bvn,omitempty"`
+	DateOfBirth *string                                       `json:"date_of_birth,omitempty"`
+	Email       *string                                       `json:"email,omitempty"`
+	FirstName   *string                                       `json:"first_name,omitempty"`
+
+	// Gender m, f or other, in any case; stored lower case
 	Gender         *string                                              `json:"gender,omitempty"`
 	Identification *NewBusinessBusinessOfficersItemPersonIdentification `json:"identification,omitempty"`
 	IsPep          *bool                                                `json:"is_pep,omitempty"`
@@ -4880,11 +4933,13 @@ type PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentification struc
 
 // PatchBusinessEntitiesByIdBodyBusinessOfficersItemPerson defines parameters for PatchBusinessEntitiesById.
 type PatchBusinessEntitiesByIdBodyBusinessOfficersItemPerson struct {
-	Address        *PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonAddress        `json:"address,omitempty"`
-	Bvn            *string                                                                `json:"bvn,omitempty"`
-	DateOfBirth    *string                                                                `json:"date_of_birth,omitempty"`
-	Email          *string                                                                `json:"email,omitempty"`
-	FirstName      *string                                                                `json:"first_name,omitempty"`
+	Address     *PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonAddress `json:"address,omitempty"`
+	Bvn         *string                                                         `json:"bvn,omitempty"`
+	DateOfBirth *string                                                         `json:"date_of_birth,omitempty"`
+	Email       *string                                                         `json:"email,omitempty"`
+	FirstName   *string                                                         `json:"first_name,omitempty"`
+
+	// Gender m, f or other, in any case; stored lower case
 	Gender         *string                                                                `json:"gender,omitempty"`
 	Identification *PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentification `json:"identification,omitempty"`
 	IsPep          *bool                                                                  `json:"is_pep,omitempty"`
@@ -5349,9 +5404,12 @@ type NewDocumentLinkToIdentity struct {
 	PersonId *string `json:"person_id,omitempty"`
 }
 
+// PostDocumentsJSONBodyMetaFileType defines parameters for PostDocuments.
+type PostDocumentsJSONBodyMetaFileType string
+
 // NewDocumentMeta defines parameters for PostDocuments.
 type NewDocumentMeta struct {
-	FileType string `json:"file_type"`
+	FileType PostDocumentsJSONBodyMetaFileType `json:"file_type"`
 }
 
 // PostDocuments201JSONResponseBodyStatus defines parameters for PostDocuments.
@@ -5811,6 +5869,8 @@ type NewIndividualPerson struct {
 	DateOfBirth string  `json:"date_of_birth"`
 	Email       string  `json:"email"`
 	FirstName   string  `json:"first_name"`
+
+	// Gender m, f or other, in any case; stored lower case
 	Gender      string  `json:"gender"`
 	IsPep       *bool   `json:"is_pep,omitempty"`
 	LastName    string  `json:"last_name"`
@@ -5899,6 +5959,8 @@ type PatchIndividualEntitiesByIdBodyPerson struct {
 	DateOfBirth *string `json:"date_of_birth,omitempty"`
 	Email       *string `json:"email,omitempty"`
 	FirstName   *string `json:"first_name,omitempty"`
+
+	// Gender m, f or other, in any case; stored lower case
 	Gender      *string `json:"gender,omitempty"`
 	IsPep       *bool   `json:"is_pep,omitempty"`
 	LastName    *string `json:"last_name,omitempty"`
