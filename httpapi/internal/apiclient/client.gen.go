@@ -2601,19 +2601,16 @@ func (e GetRefundsById200JSONResponseBodyStatus) Valid() bool {
 
 // Defines values for PostSandboxChallengeFormdataBodyChoice.
 const (
-	PostSandboxChallengeFormdataBodyChoiceApprove PostSandboxChallengeFormdataBodyChoice = "approve"
-	PostSandboxChallengeFormdataBodyChoiceCancel  PostSandboxChallengeFormdataBodyChoice = "cancel"
-	PostSandboxChallengeFormdataBodyChoiceReject  PostSandboxChallengeFormdataBodyChoice = "reject"
+	Complete PostSandboxChallengeFormdataBodyChoice = "complete"
+	Fail     PostSandboxChallengeFormdataBodyChoice = "fail"
 )
 
 // Valid indicates whether the value is a known member of the PostSandboxChallengeFormdataBodyChoice enum.
 func (e PostSandboxChallengeFormdataBodyChoice) Valid() bool {
 	switch e {
-	case PostSandboxChallengeFormdataBodyChoiceApprove:
+	case Complete:
 		return true
-	case PostSandboxChallengeFormdataBodyChoiceCancel:
-		return true
-	case PostSandboxChallengeFormdataBodyChoiceReject:
+	case Fail:
 		return true
 	default:
 		return false
@@ -6635,13 +6632,14 @@ type GetSandboxChallengeParams struct {
 
 // PostSandboxChallengeFormdataBody defines parameters for PostSandboxChallenge.
 type PostSandboxChallengeFormdataBody struct {
+	// Choice complete (with the password: authenticated) or fail (authentication_failed)
 	Choice PostSandboxChallengeFormdataBodyChoice `form:"choice" json:"choice"`
-
-	// FailureCode with reject: one of SPEC.md's failure codes (default payment_rejected)
-	FailureCode *string `form:"failure_code,omitempty" json:"failure_code,omitempty"`
 
 	// Nonce the value the page rendered into its form
 	Nonce string `form:"nonce" json:"nonce"`
+
+	// Password with complete: the sandbox issuer's one password, password; any other fails authentication
+	Password *string `form:"password,omitempty" json:"password,omitempty"`
 }
 
 // PostSandboxChallengeParams defines parameters for PostSandboxChallenge.
