@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -66,15 +65,7 @@ func TestFirstRun(t *testing.T) {
 			t.Errorf("the printed line %s answered %s (%v)", curl, got, err)
 		}
 	}
-	// The store is the first server's until it exits (bbolt's lock).
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("server did not stop after SIGTERM\n%s", p.logs)
-	}
+	stop(t, p) // the store is the first server's until it exits (bbolt's lock)
 
 	again := startServer(t, bin, "-db", db)
 	if !strings.Contains(again.out.String(), "root API keys in "+keys+"\n") {
@@ -82,6 +73,23 @@ func TestFirstRun(t *testing.T) {
 	}
 	if raw2, err := os.ReadFile(keys); err != nil || string(raw2) != string(raw) {
 		t.Errorf("a restart changed the keys file (%v)", err)
+	}
+
+	// Without the file (a store from before, or the file removed), a
+	// restart says how to get keys.
+	stop(t, again)
+	if err := os.Remove(keys); err != nil {
+		t.Fatal(err)
+	}
+	third := startServer(t, bin, "-db", db)
+	if strings.Contains(third.out.String(), "root API keys in") {
+		t.Errorf("announced a keys file that is gone:\n%s", third.out)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(third.logs.String(), "-issue-root-keys") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond) // stderr is copied from a pipe
+	}
+	if !strings.Contains(third.logs.String(), "server: the store has a root entity but no keys file beside it") {
+		t.Errorf("no word on how to get keys:\n%s", third.logs)
 	}
 }
 

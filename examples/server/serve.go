@@ -267,6 +267,14 @@ func bootstrap(ctx context.Context, app *bank.Bank, cfg *config, logger *slog.Lo
 			logger.Warn("no -bootstrap-out given: the root API keys were not saved anywhere; to get keys, " + hint)
 		}
 	case cfg.keysBeside:
+		if _, err := os.Stat(cfg.bootstrapOut); err != nil {
+			// A store made before keys were kept beside it, or whose file
+			// was removed: say how to get keys rather than nothing.
+			msg := fmt.Sprintf("the store has a root entity but no keys file beside it (%s): to get keys, restart with -issue-root-keys FILE (existing keys keep working)", cfg.bootstrapOut)
+			fmt.Fprintln(stderr, "server: "+msg)
+			logger.Warn(msg)
+			break
+		}
 		logger.Info("store already has a root entity; its keys were written beside it when it was created", "file", cfg.bootstrapOut)
 	case cfg.bootstrapOut != "":
 		// The README's first run and a second one look alike to a
