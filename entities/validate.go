@@ -144,11 +144,12 @@ func (v *validator) phone(path, s string, required bool) string {
 		v.add(path, "must be 10-14 characters: an optional + then the country code and number, digits only")
 		return ""
 	}
-	if err := coordinates.ValidateE164(normPhone(s)); err != nil {
+	e164 := normPhone(s)
+	if err := coordinates.ValidateE164(e164); err != nil {
 		v.add(path, coordinates.Problem(err))
 		return ""
 	}
-	return normPhone(s)
+	return e164
 }
 
 // normPhone is a valid phone number's stored form: "+" then digits.
