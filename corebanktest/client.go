@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"testing"
+
+	"github.com/corebank/corebank/client"
 )
 
 // Client sends JSON requests to a bank's API with one API key.
@@ -96,4 +98,16 @@ func (c *Client) Call(want int, method, path string, body, out any) {
 	if err := json.Unmarshal(raw, out); err != nil {
 		c.t.Fatalf("corebanktest: %s %s: decode response into %T: %v: %s", method, path, out, err, raw)
 	}
+}
+
+// API returns the typed client of the bank's API (package client),
+// authenticated with the root's full-access key and trusting the bank's
+// server, TLS or not. For another key, client.New(b.Server.URL, key,
+// &client.Options{HTTPClient: b.Server.Client()}).
+func (b *Bank) API() *client.Client {
+	c, err := client.New(b.Server.URL, b.Root.APIKey, &client.Options{HTTPClient: b.Server.Client()})
+	if err != nil {
+		b.t.Fatalf("corebanktest: %v", err)
+	}
+	return c
 }

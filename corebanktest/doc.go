@@ -6,7 +6,7 @@
 //		b := corebanktest.New(t)
 //		hooks := b.CaptureWebhooks()
 //		acct := b.FundedAccount("USD", 50_000)
-//		... POST /transfers with b.Call ...
+//		tr, err := b.API().PostTransfers(ctx, client.PostTransfersJSONRequestBody{...}, nil)
 //		b.Advance(5 * time.Second)
 //		d := hooks.Wait("outflows.completed")
 //	}
@@ -23,7 +23,10 @@
 // WithOptions. Every bank is independent: its own store, clock, server and
 // dispatcher, so parallel tests each make their own.
 //
-// Helpers cover what tests do most. Call sends an authenticated JSON
+// API returns the typed client (package client) of the bank, with the
+// root's full-access key: one method per operation, lists as iterators,
+// refusals as *client.APIError. Helpers cover what tests do most. Call
+// sends an authenticated JSON
 // request with the root's full-access key and decodes the answer (the data
 // of an envelope, or a bare object); Client does the same with another
 // key, and Do returns the raw status and body. FundedAccount opens a root

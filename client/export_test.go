@@ -1,0 +1,4 @@
+package client
+
+// Operations is the operationIds the client was generated from.
+var Operations = operations
