@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -153,9 +154,8 @@ func scanCard(t *testing.T, files map[string][]byte, number, cvv string) {
 			}
 		}
 	}
-	re := regexp.MustCompile(`(?i)"cvv"|cvv=|"` + cvv + `"|:` + cvv + `\b`)
 	for name, b := range files {
-		for _, loc := range re.FindAllIndex(b, -1) {
+		for _, loc := range cvvHits(b, cvv) {
 			// An idempotency record keeps the HTTP status it answered
 			// ("status":200), which a random issued CVV can equal.
 			if bytes.HasSuffix(b[:loc[0]], []byte(`"status"`)) {
@@ -163,6 +163,66 @@ func scanCard(t *testing.T, files map[string][]byte, number, cvv string) {
 			}
 			t.Errorf("CVV %s (or a cvv field) found in %s at byte %d: %q", cvv, name, loc[0], b[loc[0]:loc[1]])
 			break
+		}
+	}
+}
+
+// cvvPattern is what cvvHits looks for, as a regular expression: the
+// plain path, which the test of cvvHits compares it with. Over the store's
+// files (megabytes, case-insensitive) it took 8 s of the package's CPU.
+func cvvPattern(cvv string) *regexp.Regexp {
+	return regexp.MustCompile(`(?i)"cvv"|cvv=|"` + cvv + `"|:` + cvv + `\b`)
+}
+
+// cvvHits returns where b holds a cvv field ("cvv", cvv=, in any case) or
+// the CVV as a JSON value ("914", or :914 not followed by a word
+// character), in order of their start, as cvvPattern's FindAllIndex does
+// (which cannot overlap: none of these can).
+func cvvHits(b []byte, cvv string) [][]int {
+	lower := make([]byte, len(b))
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	var hits [][]int
+	for _, needle := range []string{`"cvv"`, `cvv=`, `"` + cvv + `"`, `:` + cvv} {
+		for off := 0; ; {
+			i := bytes.Index(lower[off:], []byte(needle))
+			if i < 0 {
+				break
+			}
+			start, end := off+i, off+i+len(needle)
+			off = start + 1
+			if needle[0] == ':' && end < len(b) && isWordByte(b[end]) {
+				continue
+			}
+			hits = append(hits, []int{start, end})
+		}
+	}
+	slices.SortFunc(hits, func(x, y []int) int { return x[0] - y[0] })
+	return hits
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+// TestCvvHits checks cvvHits finds what cvvPattern finds.
+func TestCvvHits(t *testing.T) {
+	inputs := []string{
+		``, `{"cvv":"914"}`, `CVV=914&x`, `{"Cvv": 1}`, `"card":{"code":914}`, `:9140 :914x :914 `, `"status":914,`,
+		"\x00\x01\"914\"\xff\xfecvv=\x80:914", `:914`, `"91"4" "914`, `"CVV""cvv"cvv=CVV=`,
+	}
+	for _, in := range inputs {
+		want := cvvPattern("914").FindAllIndex([]byte(in), -1)
+		got := cvvHits([]byte(in), "914")
+		if len(want) == 0 && len(got) == 0 {
+			continue
+		}
+		if !slices.EqualFunc(got, want, slices.Equal[[]int]) {
+			t.Errorf("%q: cvvHits %v, the pattern %v", in, got, want)
 		}
 	}
 }
