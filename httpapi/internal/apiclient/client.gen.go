@@ -5376,6 +5376,12 @@ type GetDisputesByIdParams struct {
 // GetDisputesById200JSONResponseBodyStatus defines parameters for GetDisputesById.
 type GetDisputesById200JSONResponseBodyStatus string
 
+// GetDocsParams defines parameters for GetDocs.
+type GetDocsParams struct {
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
 // PostDocumentsJSONBody defines parameters for PostDocuments.
 type PostDocumentsJSONBody struct {
 	Description    *string                    `json:"description,omitempty"`
@@ -8401,6 +8407,11 @@ type ClientInterface interface {
 	// Corresponds with GET /disputes/{id} (the `GetDisputesById` operationId).
 	GetDisputesById(ctx context.Context, id string, params *GetDisputesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetDocs A reference of this document, rendered as HTML (no key). Self-contained: it loads nothing and runs no script
+	//
+	// Corresponds with GET /docs (the `GetDocs` operationId).
+	GetDocs(ctx context.Context, params *GetDocsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostDocumentsWithBody Upload a verification document (base64 files, body up to 30 MiB)
 	//
 	// Takes any type of body and a specified content type.
@@ -9953,6 +9964,21 @@ func (c *Client) GetDisputes(ctx context.Context, params *GetDisputesParams, req
 // Corresponds with GET /disputes/{id} (the `GetDisputesById` operationId).
 func (c *Client) GetDisputesById(ctx context.Context, id string, params *GetDisputesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetDisputesByIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDocs A reference of this document, rendered as HTML (no key). Self-contained: it loads nothing and runs no script
+//
+// Corresponds with GET /docs (the `GetDocs` operationId).
+func (c *Client) GetDocs(ctx context.Context, params *GetDocsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDocsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -15027,6 +15053,48 @@ func NewGetDisputesByIdRequest(server string, id string, params *GetDisputesById
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetDocsRequest constructs an http.Request for the GetDocs method
+func NewGetDocsRequest(server string, params *GetDocsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/docs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -23326,6 +23394,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /disputes/{id} (the `GetDisputesById` operationId).
 	GetDisputesByIdWithResponse(ctx context.Context, id string, params *GetDisputesByIdParams, reqEditors ...RequestEditorFn) (*GetDisputesByIdResponse, error)
 
+	// GetDocsWithResponse A reference of this document, rendered as HTML (no key). Self-contained: it loads nothing and runs no script
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /docs (the `GetDocs` operationId).
+	GetDocsWithResponse(ctx context.Context, params *GetDocsParams, reqEditors ...RequestEditorFn) (*GetDocsResponse, error)
+
 	// PostDocumentsWithBodyWithResponse Upload a verification document (base64 files, body up to 30 MiB)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -28129,6 +28204,48 @@ func (r GetDisputesByIdResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetDisputesByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDocsResponse200Headers the declared response headers of an HTTP 200 response for GetDocs
+type GetDocsResponse200Headers struct {
+	ContentSecurityPolicy *string
+	XRequestId            string
+}
+
+type GetDocsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDocsResponse200Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDocsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDocsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDocsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDocsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -40544,6 +40661,19 @@ func (c *ClientWithResponses) GetDisputesByIdWithResponse(ctx context.Context, i
 	return ParseGetDisputesByIdResponse(rsp)
 }
 
+// GetDocsWithResponse A reference of this document, rendered as HTML (no key). Self-contained: it loads nothing and runs no script
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /docs (the `GetDocs` operationId).
+func (c *ClientWithResponses) GetDocsWithResponse(ctx context.Context, params *GetDocsParams, reqEditors ...RequestEditorFn) (*GetDocsResponse, error) {
+	rsp, err := c.GetDocs(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDocsResponse(rsp)
+}
+
 // PostDocumentsWithBodyWithResponse Upload a verification document (base64 files, body up to 30 MiB)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -46278,6 +46408,42 @@ func ParseGetDisputesByIdResponse(rsp *http.Response) (*GetDisputesByIdResponse,
 			headers.XRequestId = value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDocsResponse parses an HTTP response from a GetDocsWithResponse call
+func ParseGetDocsResponse(rsp *http.Response) (*GetDocsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDocsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDocsResponse200Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
