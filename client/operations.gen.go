@@ -29,6 +29,7 @@ var operations = []string{
 	"GetCounterpartiesPaymentDetails",
 	"GetDisputes",
 	"GetDisputesById",
+	"GetDocs",
 	"GetDocumentsById",
 	"GetDocumentsFile",
 	"GetDocumentsFileBack",
@@ -200,7 +201,7 @@ func (c *Client) GetAccountsById(ctx context.Context, id string, params *GetAcco
 	return &out, nil
 }
 
-// GetAccountsStatements calls GET /accounts/{id}/statements: A monthly statement (year and month required).
+// GetAccountsStatements calls GET /accounts/{id}/statements: a monthly statement (year and month required).
 func (c *Client) GetAccountsStatements(ctx context.Context, id string, params *GetAccountsStatementsParams) (*Statement, error) {
 	var out Statement
 	if err := c.do(ctx, &call{method: "GET", path: "/accounts/" + url.PathEscape(id) + "/statements", params: params, envelope: true}, &out); err != nil {
@@ -293,6 +294,11 @@ func (c *Client) GetDisputesById(ctx context.Context, id string, params *GetDisp
 		return nil, err
 	}
 	return &out, nil
+}
+
+// GetDocs calls GET /docs: a reference of this document, rendered as HTML (no key). Self-contained: it loads nothing and runs no script, and returns the answer as it is (a page for a browser, or a file).
+func (c *Client) GetDocs(ctx context.Context, params *GetDocsParams) (*RawResponse, error) {
+	return c.raw(ctx, &call{method: "GET", path: "/docs", params: params})
 }
 
 // GetDocumentsById calls GET /documents/{id}: get a document.

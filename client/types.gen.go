@@ -5370,6 +5370,12 @@ type GetDisputesByIdParams struct {
 // GetDisputesById200JSONResponseBodyStatus defines parameters for GetDisputesById.
 type GetDisputesById200JSONResponseBodyStatus string
 
+// GetDocsParams defines parameters for GetDocs.
+type GetDocsParams struct {
+	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
 // PostDocumentsJSONBody defines parameters for PostDocuments.
 type PostDocumentsJSONBody struct {
 	Description    *string                    `json:"description,omitempty"`

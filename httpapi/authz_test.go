@@ -135,6 +135,7 @@ func authzRoutes(e *hookEnv) map[string]authzRoute {
 		"GET /healthz":      {build: authzGet("/healthz"), noObject: "a probe needing no key; it names no object and no entity"},
 		"GET /readyz":       {build: authzGet("/readyz"), noObject: "a probe needing no key; it names no object and no entity"},
 		"GET /openapi.json": {build: authzGet("/openapi.json"), noObject: "the API's document, needing no key; it names no object and no entity"},
+		"GET /docs":         {build: authzGet("/docs"), noObject: "the document's HTML reference, needing no key; it names no object and no entity"},
 
 		"POST /accounts": {build: authzSend("/accounts", authzFixed(map[string]any{"type": "checking", "currency": "EUR",
 			"display_name": "Authz EUR"})), entity: entBody},

@@ -17,9 +17,10 @@ import (
 	"github.com/corebank/corebank/corebanktest"
 )
 
-// findBrowser is the path of a Chromium on PATH. Without one the test
-// skips with one line, unless COREBANK_REQUIRE_TOOLS is set (.ci/run sets
-// it and installs Debian's chromium), when it fails.
+// findBrowser is the path of a Chromium on PATH, for the browser tests
+// (the checkout and challenge pages, the API reference). Without one the
+// test skips with one line, unless COREBANK_REQUIRE_TOOLS is set (.ci/run
+// sets it and installs Debian's chromium), when it fails.
 func findBrowser(t *testing.T) string {
 	t.Helper()
 	names := []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
@@ -29,9 +30,9 @@ func findBrowser(t *testing.T) string {
 		}
 	}
 	if os.Getenv("COREBANK_REQUIRE_TOOLS") != "" {
-		t.Fatalf("the checkout page's browser test needs one of %s on PATH, and COREBANK_REQUIRE_TOOLS is set", strings.Join(names, ", "))
+		t.Fatalf("%s needs one of %s on PATH, and COREBANK_REQUIRE_TOOLS is set", t.Name(), strings.Join(names, ", "))
 	}
-	t.Skipf("skipping: no %s on PATH for the checkout page's browser test", strings.Join(names, ", "))
+	t.Skipf("skipping: no %s on PATH for %s", strings.Join(names, ", "), t.Name())
 	return ""
 }
 

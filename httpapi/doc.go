@@ -267,11 +267,17 @@
 //
 // # Probes and the OpenAPI document
 //
-// Three routes need no key (the open set in routes.go, which also holds
-// the sandbox checkout page's), and an Authorization header on them is
-// ignored:
+// Four routes need no key (the open set in routes.go, which also holds
+// the sandbox checkout and challenge pages'), and an Authorization header
+// on them is ignored:
 //
 //	GET /openapi.json 200 the OpenAPI 3 document of every route (openapi.go)
+//	GET /docs     200 the document rendered as one HTML page (docs.go): the
+//	              operations by tag, their parameters, bodies and answers,
+//	              and the schemas. docs.html is generated in the tree by
+//	              internal/docgen (go generate ./httpapi/); the page loads
+//	              nothing and runs no script (Content-Security-Policy
+//	              default-src 'none', its one stylesheet by hash)
 //	GET /healthz  200 {"status": "ok"} while the process serves requests
 //	GET /readyz   200 {"status": "ready"} when a read transaction on the
 //	              store completes within Options.ReadyTimeout (default 2 s),

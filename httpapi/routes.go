@@ -8,8 +8,10 @@ var routes = []route{
 	// Probes (ops.go); open: no key.
 	{"GET /healthz", (*handler).healthz},
 	{"GET /readyz", (*handler).readyz},
-	// The OpenAPI document (openapi.go); open: no key.
+	// The OpenAPI document (openapi.go) and its HTML reference (docs.go);
+	// open: no key.
 	{"GET /openapi.json", (*handler).openAPI},
+	{"GET /docs", (*handler).docs},
 
 	// Accounts.
 	{"POST /accounts", (*handler).createAccount},
@@ -162,6 +164,7 @@ var open = map[string]bool{
 	"GET /healthz":                    true,
 	"GET /readyz":                     true,
 	"GET /openapi.json":               true,
+	"GET /docs":                       true,
 	"GET /sandbox/checkout/{token}":   true,
 	"POST /sandbox/checkout/{token}":  true,
 	"GET /sandbox/challenge/{token}":  true,

@@ -330,7 +330,7 @@ func render(ops []op) []byte {
 }
 
 func lowerFirst(s string) string {
-	if len(s) > 1 && strings.ToUpper(s[:2]) == s[:2] {
+	if len(s) > 1 && 'A' <= s[1] && s[1] <= 'Z' {
 		return s // an initialism
 	}
 	return strings.ToLower(s[:1]) + s[1:]
