@@ -44,9 +44,9 @@ func testConcurrent(t *testing.T, db storage.Backend) {
 		initial  = 10000
 		// Enough movements for every pair of the 12 accounts to collide
 		// many times over; the deadline only bounds a slow run (-race).
-		movements = 6000
+		movements = 3000
 	)
-	dur := 2 * time.Second
+	dur := time.Second
 	if testing.Short() {
 		dur = 200 * time.Millisecond
 	}

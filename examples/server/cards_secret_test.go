@@ -35,6 +35,7 @@ func TestNoCardDataAtRest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
+	t.Parallel()
 	p, dataDir, c, pemKey := startBolt(t)
 	acct := c.must(201, "POST", "/accounts", "", map[string]any{"type": "checking", "currency": "USD", "display_name": "Shop"}).data("id")
 

@@ -19,6 +19,7 @@ func TestCheckoutURLAbsolute(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
+	t.Parallel()
 	bin := buildServer(t)
 	for _, tc := range []struct{ name, addr, host string }{
 		{"Loopback", "127.0.0.1:0", "127.0.0.1"},

@@ -27,7 +27,7 @@ import (
 	"github.com/corebank/corebank/webhooks"
 )
 
-var clusterDuration = flag.Duration("cluster.duration", 5*time.Second, "TestCluster, TestClusterKill: how long the clients send (the issue's figure is 60s)")
+var clusterDuration = flag.Duration("cluster.duration", 2*time.Second, "TestCluster, TestClusterKill: how long the clients send (.ci/run: 5s; the issue's figure is 60s)")
 
 // Cluster test parameters.
 const (
@@ -97,6 +97,7 @@ func runCluster(t *testing.T, kill bool) {
 	if testing.Short() {
 		t.Skip("builds and runs two server binaries")
 	}
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	r := &clusterRun{t: t, transfers: map[string]string{},
 		http: &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: clusterClients}}}

@@ -18,7 +18,7 @@ import (
 )
 
 var (
-	crashCycles   = flag.Int("crash.cycles", 50, "TestCrashExactlyOnce: how many times the server is killed")
+	crashCycles   = flag.Int("crash.cycles", 15, "TestCrashExactlyOnce: how many times the server is killed (.ci/run: 50)")
 	crashSeed     = flag.Uint64("crash.seed", 0, "TestCrashExactlyOnce: seed of the clients and the kill moments (0: from the time)")
 	crashDowntime = flag.Duration("crash.downtime", 0, "TestCrashExactlyOnce: when set, the server runs on -fake-clock and each restart starts this much later, as after an outage that long (0: the real clock)")
 )
@@ -60,6 +60,7 @@ func TestCrashExactlyOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SIGKILLs the server binary -crash.cycles times (about 6 s); run without -short")
 	}
+	t.Parallel()
 	seed := *crashSeed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())

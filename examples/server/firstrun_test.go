@@ -19,6 +19,7 @@ func TestFirstRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
+	t.Parallel()
 	bin := buildServer(t)
 	db := filepath.Join(t.TempDir(), "corebank.db")
 	p := startServer(t, bin, "-db", db)

@@ -18,6 +18,7 @@ func TestNoIssuedCardDataAtRest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
+	t.Parallel()
 	p, dataDir, c, _ := startBolt(t)
 	acct := c.must(201, "POST", "/accounts", "", map[string]any{"type": "checking", "currency": "USD", "display_name": "Cards"}).data("id")
 	other := c.must(201, "POST", "/accounts", "", map[string]any{"type": "checking", "currency": "USD", "display_name": "Other"}).data("id")

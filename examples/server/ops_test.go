@@ -27,6 +27,7 @@ func TestPortTaken(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
+	t.Parallel()
 	bin := buildServer(t)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -66,6 +67,7 @@ func TestBootstrapOutOnExistingRoot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
+	t.Parallel()
 	bin := buildServer(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "corebank.db")
@@ -104,6 +106,7 @@ func TestHelp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
+	t.Parallel()
 	out, err := exec.Command(buildServer(t), "-h").CombinedOutput()
 	if err != nil {
 		t.Fatalf("-h: %v\n%s", err, out)
@@ -141,6 +144,7 @@ func TestObservability(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
+	t.Parallel()
 	recv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer recv.Close()
 	dir := t.TempDir()

@@ -23,6 +23,7 @@ func TestPostgresTransfer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	bin := buildServer(t)
 	dir := t.TempDir()

@@ -34,6 +34,7 @@ func TestNoSecretAtRest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
+	t.Parallel()
 	// The receiver keeps what the webhooks deliver: event payloads must not
 	// carry secrets either.
 	var delivered syncWriter

@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +27,7 @@ import (
 var binDir string
 
 func TestMain(m *testing.M) {
+	parallelByDefault(4)
 	dir, err := os.MkdirTemp("", "corebank-server-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -34,6 +37,19 @@ func TestMain(m *testing.M) {
 	code := pgtest.Run(m) // stops the PostgreSQL cluster if a test started one
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// parallelByDefault runs up to n of the package's parallel tests at once
+// unless -test.parallel says otherwise: they spend most of their time
+// waiting on the server processes they start, and the default (GOMAXPROCS,
+// 2 on a small machine) left the package running for minutes.
+func parallelByDefault(n int) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(n))
+	}
 }
 
 var (
@@ -198,6 +214,7 @@ func TestRestartKeepsAcknowledgedWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
+	t.Parallel()
 	bin := buildServer(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "corebank.db")

@@ -25,6 +25,7 @@ func TestWebhookFlagsAndFakeClock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
+	t.Parallel()
 	type got struct {
 		event string
 		ts    string
@@ -142,6 +143,7 @@ func TestProductionHasNoSandbox(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
+	t.Parallel()
 	bin := buildServer(t)
 	boot := filepath.Join(t.TempDir(), "bootstrap.json")
 	p := startServer(t, bin, "-memory", "-env", "production", "-bootstrap-out", boot)
@@ -177,6 +179,7 @@ func TestRootKeyRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
+	t.Parallel()
 	bin := buildServer(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "corebank.db")

@@ -234,7 +234,10 @@ func (c *cluster) run(bin, data string, cred *syscall.Credential) error {
 	c.cmd = exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-k", c.dir,
 		"-c", "listen_addresses=",
 		"-c", "max_connections=300",
-		"-c", "log_min_messages=warning")
+		"-c", "log_min_messages=warning",
+		// A deadlock is found after deadlock_timeout (1 s by default);
+		// the tests make them on purpose, and wait that long for each.
+		"-c", "deadlock_timeout=50ms")
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
 	logf, err := os.Create(filepath.Join(c.dir, "server.log"))
 	if err != nil {
