@@ -3498,16 +3498,18 @@ type EntityType string
 type EntityComposite struct {
 	Address  *Address `json:"address"`
 	Business *struct {
-		CategoryCode      *string `json:"category_code,omitempty"`
-		Created           int     `json:"created"`
-		Description       string  `json:"description"`
-		Email             string  `json:"email"`
-		Id                string  `json:"id"`
+		CategoryCode *string `json:"category_code,omitempty"`
+		Created      int     `json:"created"`
+		Description  string  `json:"description"`
+		Email        string  `json:"email"`
+		Id           string  `json:"id"`
+
+		// IncorporationMeta each part present only when given
 		IncorporationMeta *struct {
-			Country string `json:"country"`
-			Month   int    `json:"month"`
-			State   string `json:"state"`
-			Year    int    `json:"year"`
+			Country *string `json:"country,omitempty"`
+			Month   *int    `json:"month,omitempty"`
+			State   *string `json:"state,omitempty"`
+			Year    *int    `json:"year,omitempty"`
 		} `json:"incorporation_meta"`
 		Industry           string `json:"industry"`
 		LegalName          string `json:"legal_name"`
