@@ -4693,7 +4693,7 @@ type PostBusinessEntitiesJSONBody struct {
 	Business         NewBusinessBusiness                `json:"business"`
 	BusinessOfficers *[]NewBusinessBusinessOfficersItem `json:"business_officers,omitempty"`
 
-	// Meta BusinessMetaInput
+	// Meta sales_channels, an array of strings, and any other key with a string value
 	Meta               *NewBusinessMeta             `json:"meta,omitempty"`
 	Name               string                       `json:"name"`
 	OperatingAddress   *NewBusinessOperatingAddress `json:"operating_address,omitempty"`
@@ -4816,7 +4816,8 @@ type NewBusinessBusinessOfficersItem struct {
 
 // NewBusinessMeta defines parameters for PostBusinessEntities.
 type NewBusinessMeta struct {
-	SalesChannels *[]*string `json:"sales_channels,omitempty"`
+	SalesChannels        *[]*string        `json:"sales_channels,omitempty"`
+	AdditionalProperties map[string]string `json:"-"`
 }
 
 // NewBusinessOperatingAddress defines parameters for PostBusinessEntities.
@@ -4841,8 +4842,8 @@ type PatchBusinessEntitiesByIdJSONBody struct {
 	BusinessOfficers *[]PatchBusinessEntitiesByIdBodyBusinessOfficersItem `json:"business_officers,omitempty"`
 	EntityId         *string                                              `json:"entity_id,omitempty"`
 
-	// Meta entities.BusinessMetaInput
-	Meta             *map[string]interface{}                        `json:"meta,omitempty"`
+	// Meta sales_channels, an array of strings, and any other key with a string value
+	Meta             *PatchBusinessEntitiesByIdJSONBody_Meta        `json:"meta,omitempty"`
 	Name             *string                                        `json:"name,omitempty"`
 	OperatingAddress *PatchBusinessEntitiesByIdBodyOperatingAddress `json:"operating_address,omitempty"`
 }
@@ -4957,6 +4958,12 @@ type PatchBusinessEntitiesByIdBodyBusinessOfficersItem struct {
 	JobTitle            *string                                                  `json:"job_title,omitempty"`
 	OwnershipPercentage *float32                                                 `json:"ownership_percentage,omitempty"`
 	Person              *PatchBusinessEntitiesByIdBodyBusinessOfficersItemPerson `json:"person,omitempty"`
+}
+
+// PatchBusinessEntitiesByIdJSONBody_Meta defines parameters for PatchBusinessEntitiesById.
+type PatchBusinessEntitiesByIdJSONBody_Meta struct {
+	SalesChannels        *[]*string        `json:"sales_channels,omitempty"`
+	AdditionalProperties map[string]string `json:"-"`
 }
 
 // PatchBusinessEntitiesByIdBodyOperatingAddress defines parameters for PatchBusinessEntitiesById.
@@ -7352,6 +7359,142 @@ func (a RateLimitError_Details) MarshalJSON() ([]byte, error) {
 		object["retry_after"], err = json.Marshal(a.RetryAfter)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'retry_after': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for NewBusinessMeta. Returns the specified
+// element and whether it was found
+func (a NewBusinessMeta) Get(fieldName string) (value string, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for NewBusinessMeta
+func (a *NewBusinessMeta) Set(fieldName string, value string) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]string)
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for NewBusinessMeta to handle AdditionalProperties
+func (a *NewBusinessMeta) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["sales_channels"]; found {
+		err = json.Unmarshal(raw, &a.SalesChannels)
+		if err != nil {
+			return fmt.Errorf("error reading 'sales_channels': %w", err)
+		}
+		delete(object, "sales_channels")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]string)
+		for fieldName, fieldBuf := range object {
+			var fieldVal string
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for NewBusinessMeta to handle AdditionalProperties
+func (a NewBusinessMeta) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.SalesChannels != nil {
+		object["sales_channels"], err = json.Marshal(a.SalesChannels)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'sales_channels': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for PatchBusinessEntitiesByIdJSONBody_Meta. Returns the specified
+// element and whether it was found
+func (a PatchBusinessEntitiesByIdJSONBody_Meta) Get(fieldName string) (value string, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for PatchBusinessEntitiesByIdJSONBody_Meta
+func (a *PatchBusinessEntitiesByIdJSONBody_Meta) Set(fieldName string, value string) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]string)
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for PatchBusinessEntitiesByIdJSONBody_Meta to handle AdditionalProperties
+func (a *PatchBusinessEntitiesByIdJSONBody_Meta) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["sales_channels"]; found {
+		err = json.Unmarshal(raw, &a.SalesChannels)
+		if err != nil {
+			return fmt.Errorf("error reading 'sales_channels': %w", err)
+		}
+		delete(object, "sales_channels")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]string)
+		for fieldName, fieldBuf := range object {
+			var fieldVal string
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for PatchBusinessEntitiesByIdJSONBody_Meta to handle AdditionalProperties
+func (a PatchBusinessEntitiesByIdJSONBody_Meta) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.SalesChannels != nil {
+		object["sales_channels"], err = json.Marshal(a.SalesChannels)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'sales_channels': %w", err)
 		}
 	}
 
