@@ -18,43 +18,43 @@ import (
 
 // Defines values for AccountCurrency.
 const (
-	AED AccountCurrency = "AED"
-	CAD AccountCurrency = "CAD"
-	EUR AccountCurrency = "EUR"
-	GBP AccountCurrency = "GBP"
-	KES AccountCurrency = "KES"
-	NGN AccountCurrency = "NGN"
-	RLD AccountCurrency = "RLD"
-	USC AccountCurrency = "USC"
-	USD AccountCurrency = "USD"
-	UST AccountCurrency = "UST"
-	ZAR AccountCurrency = "ZAR"
+	AccountCurrencyAED AccountCurrency = "AED"
+	AccountCurrencyCAD AccountCurrency = "CAD"
+	AccountCurrencyEUR AccountCurrency = "EUR"
+	AccountCurrencyGBP AccountCurrency = "GBP"
+	AccountCurrencyKES AccountCurrency = "KES"
+	AccountCurrencyNGN AccountCurrency = "NGN"
+	AccountCurrencyRLD AccountCurrency = "RLD"
+	AccountCurrencyUSC AccountCurrency = "USC"
+	AccountCurrencyUSD AccountCurrency = "USD"
+	AccountCurrencyUST AccountCurrency = "UST"
+	AccountCurrencyZAR AccountCurrency = "ZAR"
 )
 
 // Valid indicates whether the value is a known member of the AccountCurrency enum.
 func (e AccountCurrency) Valid() bool {
 	switch e {
-	case AED:
+	case AccountCurrencyAED:
 		return true
-	case CAD:
+	case AccountCurrencyCAD:
 		return true
-	case EUR:
+	case AccountCurrencyEUR:
 		return true
-	case GBP:
+	case AccountCurrencyGBP:
 		return true
-	case KES:
+	case AccountCurrencyKES:
 		return true
-	case NGN:
+	case AccountCurrencyNGN:
 		return true
-	case RLD:
+	case AccountCurrencyRLD:
 		return true
-	case USC:
+	case AccountCurrencyUSC:
 		return true
-	case USD:
+	case AccountCurrencyUSD:
 		return true
-	case UST:
+	case AccountCurrencyUST:
 		return true
-	case ZAR:
+	case AccountCurrencyZAR:
 		return true
 	default:
 		return false
@@ -1369,6 +1369,75 @@ func (e GetAccountDetailsById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetAccountsParamsCurrency.
+const (
+	GetAccountsParamsCurrencyAED GetAccountsParamsCurrency = "AED"
+	GetAccountsParamsCurrencyCAD GetAccountsParamsCurrency = "CAD"
+	GetAccountsParamsCurrencyEUR GetAccountsParamsCurrency = "EUR"
+	GetAccountsParamsCurrencyGBP GetAccountsParamsCurrency = "GBP"
+	GetAccountsParamsCurrencyKES GetAccountsParamsCurrency = "KES"
+	GetAccountsParamsCurrencyNGN GetAccountsParamsCurrency = "NGN"
+	GetAccountsParamsCurrencyRLD GetAccountsParamsCurrency = "RLD"
+	GetAccountsParamsCurrencyUSC GetAccountsParamsCurrency = "USC"
+	GetAccountsParamsCurrencyUSD GetAccountsParamsCurrency = "USD"
+	GetAccountsParamsCurrencyUST GetAccountsParamsCurrency = "UST"
+	GetAccountsParamsCurrencyZAR GetAccountsParamsCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the GetAccountsParamsCurrency enum.
+func (e GetAccountsParamsCurrency) Valid() bool {
+	switch e {
+	case GetAccountsParamsCurrencyAED:
+		return true
+	case GetAccountsParamsCurrencyCAD:
+		return true
+	case GetAccountsParamsCurrencyEUR:
+		return true
+	case GetAccountsParamsCurrencyGBP:
+		return true
+	case GetAccountsParamsCurrencyKES:
+		return true
+	case GetAccountsParamsCurrencyNGN:
+		return true
+	case GetAccountsParamsCurrencyRLD:
+		return true
+	case GetAccountsParamsCurrencyUSC:
+		return true
+	case GetAccountsParamsCurrencyUSD:
+		return true
+	case GetAccountsParamsCurrencyUST:
+		return true
+	case GetAccountsParamsCurrencyZAR:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetAccountsParamsType.
+const (
+	GetAccountsParamsTypeChecking    GetAccountsParamsType = "checking"
+	GetAccountsParamsTypeDebit       GetAccountsParamsType = "debit"
+	GetAccountsParamsTypeOperational GetAccountsParamsType = "operational"
+	GetAccountsParamsTypeSafeguard   GetAccountsParamsType = "safeguard"
+)
+
+// Valid indicates whether the value is a known member of the GetAccountsParamsType enum.
+func (e GetAccountsParamsType) Valid() bool {
+	switch e {
+	case GetAccountsParamsTypeChecking:
+		return true
+	case GetAccountsParamsTypeDebit:
+		return true
+	case GetAccountsParamsTypeOperational:
+		return true
+	case GetAccountsParamsTypeSafeguard:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetAccounts200JSONResponseBodyStatus.
 const (
 	GetAccounts200JSONResponseBodyStatusSuccess GetAccounts200JSONResponseBodyStatus = "success"
@@ -1633,6 +1702,42 @@ func (e PostCardsUnfreeze200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetCounterpartiesParamsStatus.
+const (
+	GetCounterpartiesParamsStatusActive   GetCounterpartiesParamsStatus = "active"
+	GetCounterpartiesParamsStatusInactive GetCounterpartiesParamsStatus = "inactive"
+)
+
+// Valid indicates whether the value is a known member of the GetCounterpartiesParamsStatus enum.
+func (e GetCounterpartiesParamsStatus) Valid() bool {
+	switch e {
+	case GetCounterpartiesParamsStatusActive:
+		return true
+	case GetCounterpartiesParamsStatusInactive:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetCounterpartiesParamsType.
+const (
+	GetCounterpartiesParamsTypeBusiness   GetCounterpartiesParamsType = "business"
+	GetCounterpartiesParamsTypeIndividual GetCounterpartiesParamsType = "individual"
+)
+
+// Valid indicates whether the value is a known member of the GetCounterpartiesParamsType enum.
+func (e GetCounterpartiesParamsType) Valid() bool {
+	switch e {
+	case GetCounterpartiesParamsTypeBusiness:
+		return true
+	case GetCounterpartiesParamsTypeIndividual:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetCounterparties200JSONResponseBodyStatus.
 const (
 	GetCounterparties200JSONResponseBodyStatusSuccess GetCounterparties200JSONResponseBodyStatus = "success"
@@ -1738,6 +1843,30 @@ func (e PostDisposableCards201JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetDisputesParamsStatus.
+const (
+	GetDisputesParamsStatusLost          GetDisputesParamsStatus = "lost"
+	GetDisputesParamsStatusNeedsResponse GetDisputesParamsStatus = "needs_response"
+	GetDisputesParamsStatusUnderReview   GetDisputesParamsStatus = "under_review"
+	GetDisputesParamsStatusWon           GetDisputesParamsStatus = "won"
+)
+
+// Valid indicates whether the value is a known member of the GetDisputesParamsStatus enum.
+func (e GetDisputesParamsStatus) Valid() bool {
+	switch e {
+	case GetDisputesParamsStatusLost:
+		return true
+	case GetDisputesParamsStatusNeedsResponse:
+		return true
+	case GetDisputesParamsStatusUnderReview:
+		return true
+	case GetDisputesParamsStatusWon:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetDisputes200JSONResponseBodyStatus.
 const (
 	GetDisputes200JSONResponseBodyStatusSuccess GetDisputes200JSONResponseBodyStatus = "success"
@@ -1813,6 +1942,51 @@ const (
 func (e GetDocumentsById200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetDocumentsById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetEntitiesParamsStatus.
+const (
+	GetEntitiesParamsStatusApproved   GetEntitiesParamsStatus = "approved"
+	GetEntitiesParamsStatusIncomplete GetEntitiesParamsStatus = "incomplete"
+	GetEntitiesParamsStatusPending    GetEntitiesParamsStatus = "pending"
+	GetEntitiesParamsStatusRejected   GetEntitiesParamsStatus = "rejected"
+	GetEntitiesParamsStatusSuspended  GetEntitiesParamsStatus = "suspended"
+)
+
+// Valid indicates whether the value is a known member of the GetEntitiesParamsStatus enum.
+func (e GetEntitiesParamsStatus) Valid() bool {
+	switch e {
+	case GetEntitiesParamsStatusApproved:
+		return true
+	case GetEntitiesParamsStatusIncomplete:
+		return true
+	case GetEntitiesParamsStatusPending:
+		return true
+	case GetEntitiesParamsStatusRejected:
+		return true
+	case GetEntitiesParamsStatusSuspended:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetEntitiesParamsType.
+const (
+	GetEntitiesParamsTypeBusiness   GetEntitiesParamsType = "business"
+	GetEntitiesParamsTypeIndividual GetEntitiesParamsType = "individual"
+)
+
+// Valid indicates whether the value is a known member of the GetEntitiesParamsType enum.
+func (e GetEntitiesParamsType) Valid() bool {
+	switch e {
+	case GetEntitiesParamsTypeBusiness:
+		return true
+	case GetEntitiesParamsTypeIndividual:
 		return true
 	default:
 		return false
@@ -1999,6 +2173,39 @@ func (e PostEventsRedeliver200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetFundingSessionsParamsStatus.
+const (
+	GetFundingSessionsParamsStatusAwaitingUser      GetFundingSessionsParamsStatus = "awaiting_user"
+	GetFundingSessionsParamsStatusCancelled         GetFundingSessionsParamsStatus = "cancelled"
+	GetFundingSessionsParamsStatusExpired           GetFundingSessionsParamsStatus = "expired"
+	GetFundingSessionsParamsStatusFailed            GetFundingSessionsParamsStatus = "failed"
+	GetFundingSessionsParamsStatusPendingSettlement GetFundingSessionsParamsStatus = "pending_settlement"
+	GetFundingSessionsParamsStatusProcessing        GetFundingSessionsParamsStatus = "processing"
+	GetFundingSessionsParamsStatusSettled           GetFundingSessionsParamsStatus = "settled"
+)
+
+// Valid indicates whether the value is a known member of the GetFundingSessionsParamsStatus enum.
+func (e GetFundingSessionsParamsStatus) Valid() bool {
+	switch e {
+	case GetFundingSessionsParamsStatusAwaitingUser:
+		return true
+	case GetFundingSessionsParamsStatusCancelled:
+		return true
+	case GetFundingSessionsParamsStatusExpired:
+		return true
+	case GetFundingSessionsParamsStatusFailed:
+		return true
+	case GetFundingSessionsParamsStatusPendingSettlement:
+		return true
+	case GetFundingSessionsParamsStatusProcessing:
+		return true
+	case GetFundingSessionsParamsStatusSettled:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetFundingSessions200JSONResponseBodyMetaPaginationOrder.
 const (
 	Asc GetFundingSessions200JSONResponseBodyMetaPaginationOrder = "asc"
@@ -2158,6 +2365,48 @@ func (e PatchIndividualEntitiesById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetIntentActionsParamsStatus.
+const (
+	GetIntentActionsParamsStatusCompleted         GetIntentActionsParamsStatus = "completed"
+	GetIntentActionsParamsStatusFailed            GetIntentActionsParamsStatus = "failed"
+	GetIntentActionsParamsStatusPending           GetIntentActionsParamsStatus = "pending"
+	GetIntentActionsParamsStatusPendingUserAction GetIntentActionsParamsStatus = "pending_user_action"
+)
+
+// Valid indicates whether the value is a known member of the GetIntentActionsParamsStatus enum.
+func (e GetIntentActionsParamsStatus) Valid() bool {
+	switch e {
+	case GetIntentActionsParamsStatusCompleted:
+		return true
+	case GetIntentActionsParamsStatusFailed:
+		return true
+	case GetIntentActionsParamsStatusPending:
+		return true
+	case GetIntentActionsParamsStatusPendingUserAction:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetIntentActionsParamsPaymentType.
+const (
+	GetIntentActionsParamsPaymentTypeCardAcq      GetIntentActionsParamsPaymentType = "card-acq"
+	GetIntentActionsParamsPaymentTypeWalletpayAcq GetIntentActionsParamsPaymentType = "walletpay-acq"
+)
+
+// Valid indicates whether the value is a known member of the GetIntentActionsParamsPaymentType enum.
+func (e GetIntentActionsParamsPaymentType) Valid() bool {
+	switch e {
+	case GetIntentActionsParamsPaymentTypeCardAcq:
+		return true
+	case GetIntentActionsParamsPaymentTypeWalletpayAcq:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetIntentActions200JSONResponseBodyStatus.
 const (
 	GetIntentActions200JSONResponseBodyStatusSuccess GetIntentActions200JSONResponseBodyStatus = "success"
@@ -2272,6 +2521,33 @@ const (
 func (e PatchPaymentDetailsById200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case PatchPaymentDetailsById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetPaymentIntentsParamsStatus.
+const (
+	GetPaymentIntentsParamsStatusCancelled      GetPaymentIntentsParamsStatus = "cancelled"
+	GetPaymentIntentsParamsStatusCompleted      GetPaymentIntentsParamsStatus = "completed"
+	GetPaymentIntentsParamsStatusFailed         GetPaymentIntentsParamsStatus = "failed"
+	GetPaymentIntentsParamsStatusProcessing     GetPaymentIntentsParamsStatus = "processing"
+	GetPaymentIntentsParamsStatusRequiresAction GetPaymentIntentsParamsStatus = "requires_action"
+)
+
+// Valid indicates whether the value is a known member of the GetPaymentIntentsParamsStatus enum.
+func (e GetPaymentIntentsParamsStatus) Valid() bool {
+	switch e {
+	case GetPaymentIntentsParamsStatusCancelled:
+		return true
+	case GetPaymentIntentsParamsStatusCompleted:
+		return true
+	case GetPaymentIntentsParamsStatusFailed:
+		return true
+	case GetPaymentIntentsParamsStatusProcessing:
+		return true
+	case GetPaymentIntentsParamsStatusRequiresAction:
 		return true
 	default:
 		return false
@@ -2524,6 +2800,51 @@ func (e GetProductsParamsType) Valid() bool {
 	}
 }
 
+// Defines values for GetProductsParamsCurrency.
+const (
+	GetProductsParamsCurrencyAED GetProductsParamsCurrency = "AED"
+	GetProductsParamsCurrencyCAD GetProductsParamsCurrency = "CAD"
+	GetProductsParamsCurrencyEUR GetProductsParamsCurrency = "EUR"
+	GetProductsParamsCurrencyGBP GetProductsParamsCurrency = "GBP"
+	GetProductsParamsCurrencyKES GetProductsParamsCurrency = "KES"
+	GetProductsParamsCurrencyNGN GetProductsParamsCurrency = "NGN"
+	GetProductsParamsCurrencyRLD GetProductsParamsCurrency = "RLD"
+	GetProductsParamsCurrencyUSC GetProductsParamsCurrency = "USC"
+	GetProductsParamsCurrencyUSD GetProductsParamsCurrency = "USD"
+	GetProductsParamsCurrencyUST GetProductsParamsCurrency = "UST"
+	GetProductsParamsCurrencyZAR GetProductsParamsCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the GetProductsParamsCurrency enum.
+func (e GetProductsParamsCurrency) Valid() bool {
+	switch e {
+	case GetProductsParamsCurrencyAED:
+		return true
+	case GetProductsParamsCurrencyCAD:
+		return true
+	case GetProductsParamsCurrencyEUR:
+		return true
+	case GetProductsParamsCurrencyGBP:
+		return true
+	case GetProductsParamsCurrencyKES:
+		return true
+	case GetProductsParamsCurrencyNGN:
+		return true
+	case GetProductsParamsCurrencyRLD:
+		return true
+	case GetProductsParamsCurrencyUSC:
+		return true
+	case GetProductsParamsCurrencyUSD:
+		return true
+	case GetProductsParamsCurrencyUST:
+		return true
+	case GetProductsParamsCurrencyZAR:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetProducts200JSONResponseBodyStatus.
 const (
 	GetProducts200JSONResponseBodyStatusSuccess GetProducts200JSONResponseBodyStatus = "success"
@@ -2548,6 +2869,27 @@ const (
 func (e GetProductsById200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetProductsById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetRefundsParamsStatus.
+const (
+	GetRefundsParamsStatusFailed     GetRefundsParamsStatus = "failed"
+	GetRefundsParamsStatusPending    GetRefundsParamsStatus = "pending"
+	GetRefundsParamsStatusSuccessful GetRefundsParamsStatus = "successful"
+)
+
+// Valid indicates whether the value is a known member of the GetRefundsParamsStatus enum.
+func (e GetRefundsParamsStatus) Valid() bool {
+	switch e {
+	case GetRefundsParamsStatusFailed:
+		return true
+	case GetRefundsParamsStatusPending:
+		return true
+	case GetRefundsParamsStatusSuccessful:
 		return true
 	default:
 		return false
@@ -2767,6 +3109,33 @@ func (e PostSandboxRefundsSimulateJSONBodyOutcome) Valid() bool {
 	case PostSandboxRefundsSimulateJSONBodyOutcomeFailed:
 		return true
 	case PostSandboxRefundsSimulateJSONBodyOutcomeSuccessful:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetTransfersParamsStatus.
+const (
+	GetTransfersParamsStatusFailed     GetTransfersParamsStatus = "failed"
+	GetTransfersParamsStatusPending    GetTransfersParamsStatus = "pending"
+	GetTransfersParamsStatusProcessing GetTransfersParamsStatus = "processing"
+	GetTransfersParamsStatusReversed   GetTransfersParamsStatus = "reversed"
+	GetTransfersParamsStatusSuccessful GetTransfersParamsStatus = "successful"
+)
+
+// Valid indicates whether the value is a known member of the GetTransfersParamsStatus enum.
+func (e GetTransfersParamsStatus) Valid() bool {
+	switch e {
+	case GetTransfersParamsStatusFailed:
+		return true
+	case GetTransfersParamsStatusPending:
+		return true
+	case GetTransfersParamsStatusProcessing:
+		return true
+	case GetTransfersParamsStatusReversed:
+		return true
+	case GetTransfersParamsStatusSuccessful:
 		return true
 	default:
 		return false
@@ -4586,17 +4955,23 @@ type GetAccountDetailsById200JSONResponseBodyStatus string
 
 // GetAccountsParams defines parameters for GetAccounts.
 type GetAccountsParams struct {
-	Currency   *string `form:"currency,omitempty" json:"currency,omitempty"`
-	Cursor     *string `form:"cursor,omitempty" json:"cursor,omitempty"`
-	EntityId   *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
-	Limit      *int    `form:"limit,omitempty" json:"limit,omitempty"`
-	PreCursor  *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
-	PrevCursor *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
-	Type       *string `form:"type,omitempty" json:"type,omitempty"`
+	Currency   *GetAccountsParamsCurrency `form:"currency,omitempty" json:"currency,omitempty"`
+	Cursor     *string                    `form:"cursor,omitempty" json:"cursor,omitempty"`
+	EntityId   *string                    `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Limit      *int                       `form:"limit,omitempty" json:"limit,omitempty"`
+	PreCursor  *string                    `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
+	PrevCursor *string                    `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+	Type       *GetAccountsParamsType     `form:"type,omitempty" json:"type,omitempty"`
 
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// GetAccountsParamsCurrency defines parameters for GetAccounts.
+type GetAccountsParamsCurrency string
+
+// GetAccountsParamsType defines parameters for GetAccounts.
+type GetAccountsParamsType string
 
 // GetAccounts200JSONResponseBodyStatus defines parameters for GetAccounts.
 type GetAccounts200JSONResponseBodyStatus string
@@ -5106,17 +5481,23 @@ type PostCardsUnfreeze200JSONResponseBodyStatus string
 
 // GetCounterpartiesParams defines parameters for GetCounterparties.
 type GetCounterpartiesParams struct {
-	Cursor     *string `form:"cursor,omitempty" json:"cursor,omitempty"`
-	EntityId   *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
-	Limit      *int    `form:"limit,omitempty" json:"limit,omitempty"`
-	PreCursor  *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
-	PrevCursor *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
-	Status     *string `form:"status,omitempty" json:"status,omitempty"`
-	Type       *string `form:"type,omitempty" json:"type,omitempty"`
+	Cursor     *string                        `form:"cursor,omitempty" json:"cursor,omitempty"`
+	EntityId   *string                        `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Limit      *int                           `form:"limit,omitempty" json:"limit,omitempty"`
+	PreCursor  *string                        `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
+	PrevCursor *string                        `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+	Status     *GetCounterpartiesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Type       *GetCounterpartiesParamsType   `form:"type,omitempty" json:"type,omitempty"`
 
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// GetCounterpartiesParamsStatus defines parameters for GetCounterparties.
+type GetCounterpartiesParamsStatus string
+
+// GetCounterpartiesParamsType defines parameters for GetCounterparties.
+type GetCounterpartiesParamsType string
 
 // GetCounterparties200JSONResponseBodyStatus defines parameters for GetCounterparties.
 type GetCounterparties200JSONResponseBodyStatus string
@@ -5348,11 +5729,11 @@ type PostDisposableCards201JSONResponseBodyStatus string
 
 // GetDisputesParams defines parameters for GetDisputes.
 type GetDisputesParams struct {
-	Status    *string `form:"status,omitempty" json:"status,omitempty"`
-	Reference *string `form:"reference,omitempty" json:"reference,omitempty"`
-	Currency  *string `form:"currency,omitempty" json:"currency,omitempty"`
-	AccountId *string `form:"account_id,omitempty" json:"account_id,omitempty"`
-	EntityId  *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Status    *GetDisputesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Reference *string                  `form:"reference,omitempty" json:"reference,omitempty"`
+	Currency  *string                  `form:"currency,omitempty" json:"currency,omitempty"`
+	AccountId *string                  `form:"account_id,omitempty" json:"account_id,omitempty"`
+	EntityId  *string                  `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 
 	// DateFrom ISO 8601 or Unix ms, inclusive
 	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
@@ -5370,6 +5751,9 @@ type GetDisputesParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// GetDisputesParamsStatus defines parameters for GetDisputes.
+type GetDisputesParamsStatus string
 
 // GetDisputes200JSONResponseBodyStatus defines parameters for GetDisputes.
 type GetDisputes200JSONResponseBodyStatus string
@@ -5450,18 +5834,24 @@ type GetDocumentsFileBackParams struct {
 
 // GetEntitiesParams defines parameters for GetEntities.
 type GetEntitiesParams struct {
-	Cursor       *string `form:"cursor,omitempty" json:"cursor,omitempty"`
-	EntityId     *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
-	Limit        *int    `form:"limit,omitempty" json:"limit,omitempty"`
-	ParentEntity *string `form:"parent_entity,omitempty" json:"parent_entity,omitempty"`
-	PreCursor    *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
-	PrevCursor   *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
-	Status       *string `form:"status,omitempty" json:"status,omitempty"`
-	Type         *string `form:"type,omitempty" json:"type,omitempty"`
+	Cursor       *string                  `form:"cursor,omitempty" json:"cursor,omitempty"`
+	EntityId     *string                  `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Limit        *int                     `form:"limit,omitempty" json:"limit,omitempty"`
+	ParentEntity *string                  `form:"parent_entity,omitempty" json:"parent_entity,omitempty"`
+	PreCursor    *string                  `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
+	PrevCursor   *string                  `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+	Status       *GetEntitiesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Type         *GetEntitiesParamsType   `form:"type,omitempty" json:"type,omitempty"`
 
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// GetEntitiesParamsStatus defines parameters for GetEntities.
+type GetEntitiesParamsStatus string
+
+// GetEntitiesParamsType defines parameters for GetEntities.
+type GetEntitiesParamsType string
 
 // GetEntities200JSONResponseBodyStatus defines parameters for GetEntities.
 type GetEntities200JSONResponseBodyStatus string
@@ -5671,20 +6061,23 @@ type PostEventsRedeliver200JSONResponseBodyStatus string
 
 // GetFundingSessionsParams defines parameters for GetFundingSessions.
 type GetFundingSessionsParams struct {
-	AccountId     *string `form:"account_id,omitempty" json:"account_id,omitempty"`
-	CreatedAfter  *int    `form:"created_after,omitempty" json:"created_after,omitempty"`
-	CreatedBefore *int    `form:"created_before,omitempty" json:"created_before,omitempty"`
-	Currency      *string `form:"currency,omitempty" json:"currency,omitempty"`
-	Cursor        *string `form:"cursor,omitempty" json:"cursor,omitempty"`
-	EntityId      *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
-	Limit         *int    `form:"limit,omitempty" json:"limit,omitempty"`
-	PreCursor     *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
-	PrevCursor    *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
-	Status        *string `form:"status,omitempty" json:"status,omitempty"`
+	AccountId     *string                         `form:"account_id,omitempty" json:"account_id,omitempty"`
+	CreatedAfter  *int                            `form:"created_after,omitempty" json:"created_after,omitempty"`
+	CreatedBefore *int                            `form:"created_before,omitempty" json:"created_before,omitempty"`
+	Currency      *string                         `form:"currency,omitempty" json:"currency,omitempty"`
+	Cursor        *string                         `form:"cursor,omitempty" json:"cursor,omitempty"`
+	EntityId      *string                         `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Limit         *int                            `form:"limit,omitempty" json:"limit,omitempty"`
+	PreCursor     *string                         `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
+	PrevCursor    *string                         `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+	Status        *GetFundingSessionsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// GetFundingSessionsParamsStatus defines parameters for GetFundingSessions.
+type GetFundingSessionsParamsStatus string
 
 // GetFundingSessions200JSONResponseBody_Meta_FiltersApplied defines parameters for GetFundingSessions.
 type GetFundingSessions200JSONResponseBody_Meta_FiltersApplied struct {
@@ -5980,11 +6373,11 @@ type PatchIndividualEntitiesById200JSONResponseBodyStatus string
 
 // GetIntentActionsParams defines parameters for GetIntentActions.
 type GetIntentActionsParams struct {
-	Status    *string `form:"status,omitempty" json:"status,omitempty"`
-	Reference *string `form:"reference,omitempty" json:"reference,omitempty"`
-	Currency  *string `form:"currency,omitempty" json:"currency,omitempty"`
-	AccountId *string `form:"account_id,omitempty" json:"account_id,omitempty"`
-	EntityId  *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Status    *GetIntentActionsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Reference *string                       `form:"reference,omitempty" json:"reference,omitempty"`
+	Currency  *string                       `form:"currency,omitempty" json:"currency,omitempty"`
+	AccountId *string                       `form:"account_id,omitempty" json:"account_id,omitempty"`
+	EntityId  *string                       `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 
 	// DateFrom ISO 8601 or Unix ms, inclusive
 	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
@@ -5995,14 +6388,20 @@ type GetIntentActionsParams struct {
 	NextCursor *string `form:"next_cursor,omitempty" json:"next_cursor,omitempty"`
 
 	// Cursor alias of next_cursor
-	Cursor          *string `form:"cursor,omitempty" json:"cursor,omitempty"`
-	PrevCursor      *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
-	PaymentType     *string `form:"payment_type,omitempty" json:"payment_type,omitempty"`
-	PaymentIntentId *string `form:"payment_intent_id,omitempty" json:"payment_intent_id,omitempty"`
+	Cursor          *string                            `form:"cursor,omitempty" json:"cursor,omitempty"`
+	PrevCursor      *string                            `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+	PaymentType     *GetIntentActionsParamsPaymentType `form:"payment_type,omitempty" json:"payment_type,omitempty"`
+	PaymentIntentId *string                            `form:"payment_intent_id,omitempty" json:"payment_intent_id,omitempty"`
 
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// GetIntentActionsParamsStatus defines parameters for GetIntentActions.
+type GetIntentActionsParamsStatus string
+
+// GetIntentActionsParamsPaymentType defines parameters for GetIntentActions.
+type GetIntentActionsParamsPaymentType string
 
 // GetIntentActions200JSONResponseBodyStatus defines parameters for GetIntentActions.
 type GetIntentActions200JSONResponseBodyStatus string
@@ -6189,11 +6588,11 @@ type PatchPaymentDetailsById200JSONResponseBodyStatus string
 
 // GetPaymentIntentsParams defines parameters for GetPaymentIntents.
 type GetPaymentIntentsParams struct {
-	Status    *string `form:"status,omitempty" json:"status,omitempty"`
-	Reference *string `form:"reference,omitempty" json:"reference,omitempty"`
-	Currency  *string `form:"currency,omitempty" json:"currency,omitempty"`
-	AccountId *string `form:"account_id,omitempty" json:"account_id,omitempty"`
-	EntityId  *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Status    *GetPaymentIntentsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Reference *string                        `form:"reference,omitempty" json:"reference,omitempty"`
+	Currency  *string                        `form:"currency,omitempty" json:"currency,omitempty"`
+	AccountId *string                        `form:"account_id,omitempty" json:"account_id,omitempty"`
+	EntityId  *string                        `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 
 	// DateFrom ISO 8601 or Unix ms, inclusive
 	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
@@ -6210,6 +6609,9 @@ type GetPaymentIntentsParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// GetPaymentIntentsParamsStatus defines parameters for GetPaymentIntents.
+type GetPaymentIntentsParamsStatus string
 
 // GetPaymentIntents200JSONResponseBodyStatus defines parameters for GetPaymentIntents.
 type GetPaymentIntents200JSONResponseBodyStatus string
@@ -6411,9 +6813,9 @@ type GetProductOrdersWithdrawalPreview200JSONResponseBodyStatus string
 
 // GetProductsParams defines parameters for GetProducts.
 type GetProductsParams struct {
-	Type     *GetProductsParamsType `form:"type,omitempty" json:"type,omitempty"`
-	Currency *string                `form:"currency,omitempty" json:"currency,omitempty"`
-	EntityId *string                `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Type     *GetProductsParamsType     `form:"type,omitempty" json:"type,omitempty"`
+	Currency *GetProductsParamsCurrency `form:"currency,omitempty" json:"currency,omitempty"`
+	EntityId *string                    `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 
 	// Limit 1-100, default 25
 	Limit      *int    `form:"limit,omitempty" json:"limit,omitempty"`
@@ -6429,6 +6831,9 @@ type GetProductsParams struct {
 
 // GetProductsParamsType defines parameters for GetProducts.
 type GetProductsParamsType string
+
+// GetProductsParamsCurrency defines parameters for GetProducts.
+type GetProductsParamsCurrency string
 
 // GetProducts200JSONResponseBodyStatus defines parameters for GetProducts.
 type GetProducts200JSONResponseBodyStatus string
@@ -6452,11 +6857,11 @@ type GetReadyzParams struct {
 
 // GetRefundsParams defines parameters for GetRefunds.
 type GetRefundsParams struct {
-	Status    *string `form:"status,omitempty" json:"status,omitempty"`
-	Reference *string `form:"reference,omitempty" json:"reference,omitempty"`
-	Currency  *string `form:"currency,omitempty" json:"currency,omitempty"`
-	AccountId *string `form:"account_id,omitempty" json:"account_id,omitempty"`
-	EntityId  *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Status    *GetRefundsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Reference *string                 `form:"reference,omitempty" json:"reference,omitempty"`
+	Currency  *string                 `form:"currency,omitempty" json:"currency,omitempty"`
+	AccountId *string                 `form:"account_id,omitempty" json:"account_id,omitempty"`
+	EntityId  *string                 `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 
 	// DateFrom ISO 8601 or Unix ms, inclusive
 	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
@@ -6473,6 +6878,9 @@ type GetRefundsParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// GetRefundsParamsStatus defines parameters for GetRefunds.
+type GetRefundsParamsStatus string
 
 // GetRefunds200JSONResponseBodyStatus defines parameters for GetRefunds.
 type GetRefunds200JSONResponseBodyStatus string
@@ -6926,17 +7334,20 @@ type PostSandboxTransfersSimulateParams struct {
 
 // GetTransfersParams defines parameters for GetTransfers.
 type GetTransfersParams struct {
-	AccountId  *string `form:"account_id,omitempty" json:"account_id,omitempty"`
-	Cursor     *string `form:"cursor,omitempty" json:"cursor,omitempty"`
-	EntityId   *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
-	Limit      *int    `form:"limit,omitempty" json:"limit,omitempty"`
-	PreCursor  *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
-	PrevCursor *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
-	Status     *string `form:"status,omitempty" json:"status,omitempty"`
+	AccountId  *string                   `form:"account_id,omitempty" json:"account_id,omitempty"`
+	Cursor     *string                   `form:"cursor,omitempty" json:"cursor,omitempty"`
+	EntityId   *string                   `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Limit      *int                      `form:"limit,omitempty" json:"limit,omitempty"`
+	PreCursor  *string                   `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
+	PrevCursor *string                   `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+	Status     *GetTransfersParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// GetTransfersParamsStatus defines parameters for GetTransfers.
+type GetTransfersParamsStatus string
 
 // GetTransfers200JSONResponseBodyStatus defines parameters for GetTransfers.
 type GetTransfers200JSONResponseBodyStatus string
