@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 
 	"github.com/corebank/corebank/bank"
 	"github.com/corebank/corebank/entities"
@@ -65,7 +66,7 @@ func TestClientREADMEFlow(t *testing.T) {
 	ent, err := c.PostIndividualEntitiesWithResponse(ctx, nil, apiclient.PostIndividualEntitiesJSONRequestBody{
 		Name: "Ada Lovelace",
 		Person: apiclient.NewIndividualPerson{FirstName: "Ada", LastName: "Lovelace",
-			DateOfBirth: "1990-04-01", Email: "ada@example.com", Nationality: "US", Gender: "f", Phonenumber: "+12025550143"},
+			DateOfBirth: openapi_types.Date{Time: time.Date(1990, 4, 1, 0, 0, 0, 0, time.UTC)}, Email: "ada@example.com", Nationality: "US", Gender: "f", Phonenumber: "+12025550143"},
 	})
 	must("create entity", 201, ent, err, func() []byte { return ent.Body })
 	entityID := ent.JSON201.Data.Entity.Id
@@ -97,11 +98,11 @@ func TestClientREADMEFlow(t *testing.T) {
 	pd, err := c.PostPaymentDetailsWithResponse(ctx, nil, apiclient.PostPaymentDetailsJSONRequestBody{
 		EntityId: &entityID, PaymentMethod: "bank-transfer", Currency: "USD", AccountHolderName: "Grace Hopper",
 		CounterpartyId: cp.JSON201.Data.Id, Country: str("US"), Scheme: str("ach"),
-		RoutingNumber: str("021000021"), AccountNumber: str("123456789"), AccountType: str("checking")})
+		RoutingNumber: str("021000021"), AccountNumber: str("123456789"), AccountType: ptr(apiclient.PostPaymentDetailsJSONBodyAccountTypeChecking)})
 	must("payment detail", 201, pd, err, func() []byte { return pd.Body })
 	tr, err := c.PostTransfersWithResponse(ctx, nil, apiclient.PostTransfersJSONRequestBody{
 		EntityId: &entityID, AccountId: acctID, PaymentDetailId: pd.JSON201.Id, Amount: 2500,
-		Currency: str("USD"), PaymentType: "bank-transfer", Narration: "invoice 42", UniqueReference: "inv-42"})
+		Currency: ptr(apiclient.PostTransfersJSONBodyCurrencyUSD), PaymentType: "bank-transfer", Narration: "invoice 42", UniqueReference: "inv-42"})
 	must("transfer", 201, tr, err, func() []byte { return tr.Body })
 	if s := tr.JSON201.Data.Status; s != "pending" {
 		t.Fatalf("new transfer status %q", s)
@@ -121,3 +122,6 @@ func TestClientREADMEFlow(t *testing.T) {
 		t.Errorf("balance after the transfer: %+v", bal)
 	}
 }
+
+// ptr is a pointer to v, for the generated client's optional fields.
+func ptr[T any](v T) *T { return &v }

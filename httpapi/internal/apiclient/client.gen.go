@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for AccountCurrency.
@@ -357,22 +358,22 @@ func (e CardTransactionStatus) Valid() bool {
 
 // Defines values for CounterpartyProfileRelationship.
 const (
-	Customer CounterpartyProfileRelationship = "customer"
-	Employee CounterpartyProfileRelationship = "employee"
-	Supplier CounterpartyProfileRelationship = "supplier"
-	Vendor   CounterpartyProfileRelationship = "vendor"
+	CounterpartyProfileRelationshipCustomer CounterpartyProfileRelationship = "customer"
+	CounterpartyProfileRelationshipEmployee CounterpartyProfileRelationship = "employee"
+	CounterpartyProfileRelationshipSupplier CounterpartyProfileRelationship = "supplier"
+	CounterpartyProfileRelationshipVendor   CounterpartyProfileRelationship = "vendor"
 )
 
 // Valid indicates whether the value is a known member of the CounterpartyProfileRelationship enum.
 func (e CounterpartyProfileRelationship) Valid() bool {
 	switch e {
-	case Customer:
+	case CounterpartyProfileRelationshipCustomer:
 		return true
-	case Employee:
+	case CounterpartyProfileRelationshipEmployee:
 		return true
-	case Supplier:
+	case CounterpartyProfileRelationshipSupplier:
 		return true
-	case Vendor:
+	case CounterpartyProfileRelationshipVendor:
 		return true
 	default:
 		return false
@@ -865,6 +866,51 @@ func (e IntentActionParamsPaymentTypeDataAuthModel) Valid() bool {
 	}
 }
 
+// Defines values for NewProductCurrency.
+const (
+	NewProductCurrencyAED NewProductCurrency = "AED"
+	NewProductCurrencyCAD NewProductCurrency = "CAD"
+	NewProductCurrencyEUR NewProductCurrency = "EUR"
+	NewProductCurrencyGBP NewProductCurrency = "GBP"
+	NewProductCurrencyKES NewProductCurrency = "KES"
+	NewProductCurrencyNGN NewProductCurrency = "NGN"
+	NewProductCurrencyRLD NewProductCurrency = "RLD"
+	NewProductCurrencyUSC NewProductCurrency = "USC"
+	NewProductCurrencyUSD NewProductCurrency = "USD"
+	NewProductCurrencyUST NewProductCurrency = "UST"
+	NewProductCurrencyZAR NewProductCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the NewProductCurrency enum.
+func (e NewProductCurrency) Valid() bool {
+	switch e {
+	case NewProductCurrencyAED:
+		return true
+	case NewProductCurrencyCAD:
+		return true
+	case NewProductCurrencyEUR:
+		return true
+	case NewProductCurrencyGBP:
+		return true
+	case NewProductCurrencyKES:
+		return true
+	case NewProductCurrencyNGN:
+		return true
+	case NewProductCurrencyRLD:
+		return true
+	case NewProductCurrencyUSC:
+		return true
+	case NewProductCurrencyUSD:
+		return true
+	case NewProductCurrencyUST:
+		return true
+	case NewProductCurrencyZAR:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NewProductEligibleEntityTypes.
 const (
 	NewProductEligibleEntityTypesBusiness   NewProductEligibleEntityTypes = "business"
@@ -877,6 +923,33 @@ func (e NewProductEligibleEntityTypes) Valid() bool {
 	case NewProductEligibleEntityTypesBusiness:
 		return true
 	case NewProductEligibleEntityTypesIndividual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NewProductTenorDays.
+const (
+	NewProductTenorDaysN180 NewProductTenorDays = 180
+	NewProductTenorDaysN30  NewProductTenorDays = 30
+	NewProductTenorDaysN60  NewProductTenorDays = 60
+	NewProductTenorDaysN7   NewProductTenorDays = 7
+	NewProductTenorDaysN90  NewProductTenorDays = 90
+)
+
+// Valid indicates whether the value is a known member of the NewProductTenorDays enum.
+func (e NewProductTenorDays) Valid() bool {
+	switch e {
+	case NewProductTenorDaysN180:
+		return true
+	case NewProductTenorDaysN30:
+		return true
+	case NewProductTenorDaysN60:
+		return true
+	case NewProductTenorDaysN7:
+		return true
+	case NewProductTenorDaysN90:
 		return true
 	default:
 		return false
@@ -1062,25 +1135,25 @@ func (e ProductStatus) Valid() bool {
 
 // Defines values for ProductTenorDays.
 const (
-	N180 ProductTenorDays = 180
-	N30  ProductTenorDays = 30
-	N60  ProductTenorDays = 60
-	N7   ProductTenorDays = 7
-	N90  ProductTenorDays = 90
+	ProductTenorDaysN180 ProductTenorDays = 180
+	ProductTenorDaysN30  ProductTenorDays = 30
+	ProductTenorDaysN60  ProductTenorDays = 60
+	ProductTenorDaysN7   ProductTenorDays = 7
+	ProductTenorDaysN90  ProductTenorDays = 90
 )
 
 // Valid indicates whether the value is a known member of the ProductTenorDays enum.
 func (e ProductTenorDays) Valid() bool {
 	switch e {
-	case N180:
+	case ProductTenorDaysN180:
 		return true
-	case N30:
+	case ProductTenorDaysN30:
 		return true
-	case N60:
+	case ProductTenorDaysN60:
 		return true
-	case N7:
+	case ProductTenorDaysN7:
 		return true
-	case N90:
+	case ProductTenorDaysN90:
 		return true
 	default:
 		return false
@@ -1339,6 +1412,30 @@ func (e GetAccountDetails200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostAccountDetailsJSONBodyChain.
+const (
+	Base  PostAccountDetailsJSONBodyChain = "base"
+	Eth   PostAccountDetailsJSONBodyChain = "eth"
+	Matic PostAccountDetailsJSONBodyChain = "matic"
+	Sol   PostAccountDetailsJSONBodyChain = "sol"
+)
+
+// Valid indicates whether the value is a known member of the PostAccountDetailsJSONBodyChain enum.
+func (e PostAccountDetailsJSONBodyChain) Valid() bool {
+	switch e {
+	case Base:
+		return true
+	case Eth:
+		return true
+	case Matic:
+		return true
+	case Sol:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostAccountDetails201JSONResponseBodyStatus.
 const (
 	PostAccountDetails201JSONResponseBodyStatusSuccess PostAccountDetails201JSONResponseBodyStatus = "success"
@@ -1453,6 +1550,51 @@ func (e GetAccounts200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostAccountsJSONBodyCurrency.
+const (
+	PostAccountsJSONBodyCurrencyAED PostAccountsJSONBodyCurrency = "AED"
+	PostAccountsJSONBodyCurrencyCAD PostAccountsJSONBodyCurrency = "CAD"
+	PostAccountsJSONBodyCurrencyEUR PostAccountsJSONBodyCurrency = "EUR"
+	PostAccountsJSONBodyCurrencyGBP PostAccountsJSONBodyCurrency = "GBP"
+	PostAccountsJSONBodyCurrencyKES PostAccountsJSONBodyCurrency = "KES"
+	PostAccountsJSONBodyCurrencyNGN PostAccountsJSONBodyCurrency = "NGN"
+	PostAccountsJSONBodyCurrencyRLD PostAccountsJSONBodyCurrency = "RLD"
+	PostAccountsJSONBodyCurrencyUSC PostAccountsJSONBodyCurrency = "USC"
+	PostAccountsJSONBodyCurrencyUSD PostAccountsJSONBodyCurrency = "USD"
+	PostAccountsJSONBodyCurrencyUST PostAccountsJSONBodyCurrency = "UST"
+	PostAccountsJSONBodyCurrencyZAR PostAccountsJSONBodyCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the PostAccountsJSONBodyCurrency enum.
+func (e PostAccountsJSONBodyCurrency) Valid() bool {
+	switch e {
+	case PostAccountsJSONBodyCurrencyAED:
+		return true
+	case PostAccountsJSONBodyCurrencyCAD:
+		return true
+	case PostAccountsJSONBodyCurrencyEUR:
+		return true
+	case PostAccountsJSONBodyCurrencyGBP:
+		return true
+	case PostAccountsJSONBodyCurrencyKES:
+		return true
+	case PostAccountsJSONBodyCurrencyNGN:
+		return true
+	case PostAccountsJSONBodyCurrencyRLD:
+		return true
+	case PostAccountsJSONBodyCurrencyUSC:
+		return true
+	case PostAccountsJSONBodyCurrencyUSD:
+		return true
+	case PostAccountsJSONBodyCurrencyUST:
+		return true
+	case PostAccountsJSONBodyCurrencyZAR:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostAccountsJSONBodyType.
 const (
 	PostAccountsJSONBodyTypeChecking    PostAccountsJSONBodyType = "checking"
@@ -1552,6 +1694,90 @@ func (e GetAccountsStatements200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostBusinessEntitiesJSONBodyBusinessType.
+const (
+	PostBusinessEntitiesJSONBodyBusinessTypeCorporation        PostBusinessEntitiesJSONBodyBusinessType = "corporation"
+	PostBusinessEntitiesJSONBodyBusinessTypeLlc                PostBusinessEntitiesJSONBodyBusinessType = "llc"
+	PostBusinessEntitiesJSONBodyBusinessTypePartnership        PostBusinessEntitiesJSONBodyBusinessType = "partnership"
+	PostBusinessEntitiesJSONBodyBusinessTypeSoleProprietorship PostBusinessEntitiesJSONBodyBusinessType = "sole_proprietorship"
+)
+
+// Valid indicates whether the value is a known member of the PostBusinessEntitiesJSONBodyBusinessType enum.
+func (e PostBusinessEntitiesJSONBodyBusinessType) Valid() bool {
+	switch e {
+	case PostBusinessEntitiesJSONBodyBusinessTypeCorporation:
+		return true
+	case PostBusinessEntitiesJSONBodyBusinessTypeLlc:
+		return true
+	case PostBusinessEntitiesJSONBodyBusinessTypePartnership:
+		return true
+	case PostBusinessEntitiesJSONBodyBusinessTypeSoleProprietorship:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentType.
+const (
+	PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeDriversLicense        PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentType = "drivers_license"
+	PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeInternationalPassport PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentType = "international_passport"
+	PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeNationalId            PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentType = "national_id"
+)
+
+// Valid indicates whether the value is a known member of the PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentType enum.
+func (e PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentType) Valid() bool {
+	switch e {
+	case PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeDriversLicense:
+		return true
+	case PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeInternationalPassport:
+		return true
+	case PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeNationalId:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype.
+const (
+	PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeBVN PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype = "BVN"
+	PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeNIN PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype = "NIN"
+	PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeSSN PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype = "SSN"
+)
+
+// Valid indicates whether the value is a known member of the PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype enum.
+func (e PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype) Valid() bool {
+	switch e {
+	case PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeBVN:
+		return true
+	case PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeNIN:
+		return true
+	case PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeSSN:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType.
+const (
+	PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressTypeBankStatement PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType = "bank_statement"
+	PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressTypeUtilityBill   PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType = "utility_bill"
+)
+
+// Valid indicates whether the value is a known member of the PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType enum.
+func (e PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType) Valid() bool {
+	switch e {
+	case PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressTypeBankStatement:
+		return true
+	case PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressTypeUtilityBill:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostBusinessEntities201JSONResponseBodyStatus.
 const (
 	PostBusinessEntities201JSONResponseBodyStatusSuccess PostBusinessEntities201JSONResponseBodyStatus = "success"
@@ -1561,6 +1787,90 @@ const (
 func (e PostBusinessEntities201JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case PostBusinessEntities201JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchBusinessEntitiesByIdJSONBodyBusinessType.
+const (
+	PatchBusinessEntitiesByIdJSONBodyBusinessTypeCorporation        PatchBusinessEntitiesByIdJSONBodyBusinessType = "corporation"
+	PatchBusinessEntitiesByIdJSONBodyBusinessTypeLlc                PatchBusinessEntitiesByIdJSONBodyBusinessType = "llc"
+	PatchBusinessEntitiesByIdJSONBodyBusinessTypePartnership        PatchBusinessEntitiesByIdJSONBodyBusinessType = "partnership"
+	PatchBusinessEntitiesByIdJSONBodyBusinessTypeSoleProprietorship PatchBusinessEntitiesByIdJSONBodyBusinessType = "sole_proprietorship"
+)
+
+// Valid indicates whether the value is a known member of the PatchBusinessEntitiesByIdJSONBodyBusinessType enum.
+func (e PatchBusinessEntitiesByIdJSONBodyBusinessType) Valid() bool {
+	switch e {
+	case PatchBusinessEntitiesByIdJSONBodyBusinessTypeCorporation:
+		return true
+	case PatchBusinessEntitiesByIdJSONBodyBusinessTypeLlc:
+		return true
+	case PatchBusinessEntitiesByIdJSONBodyBusinessTypePartnership:
+		return true
+	case PatchBusinessEntitiesByIdJSONBodyBusinessTypeSoleProprietorship:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentType.
+const (
+	PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeDriversLicense        PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentType = "drivers_license"
+	PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeInternationalPassport PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentType = "international_passport"
+	PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeNationalId            PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentType = "national_id"
+)
+
+// Valid indicates whether the value is a known member of the PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentType enum.
+func (e PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentType) Valid() bool {
+	switch e {
+	case PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeDriversLicense:
+		return true
+	case PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeInternationalPassport:
+		return true
+	case PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeNationalId:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype.
+const (
+	PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeBVN PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype = "BVN"
+	PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeNIN PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype = "NIN"
+	PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeSSN PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype = "SSN"
+)
+
+// Valid indicates whether the value is a known member of the PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype enum.
+func (e PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype) Valid() bool {
+	switch e {
+	case PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeBVN:
+		return true
+	case PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeNIN:
+		return true
+	case PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeSSN:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType.
+const (
+	PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressTypeBankStatement PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType = "bank_statement"
+	PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressTypeUtilityBill   PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType = "utility_bill"
+)
+
+// Valid indicates whether the value is a known member of the PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType enum.
+func (e PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType) Valid() bool {
+	switch e {
+	case PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressTypeBankStatement:
+		return true
+	case PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressTypeUtilityBill:
 		return true
 	default:
 		return false
@@ -1636,6 +1946,24 @@ const (
 func (e GetCardsById200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetCardsById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostCardsFreezeJSONBodyStatus.
+const (
+	PostCardsFreezeJSONBodyStatusBlocked PostCardsFreezeJSONBodyStatus = "blocked"
+	PostCardsFreezeJSONBodyStatusFraud   PostCardsFreezeJSONBodyStatus = "fraud"
+)
+
+// Valid indicates whether the value is a known member of the PostCardsFreezeJSONBodyStatus enum.
+func (e PostCardsFreezeJSONBodyStatus) Valid() bool {
+	switch e {
+	case PostCardsFreezeJSONBodyStatusBlocked:
+		return true
+	case PostCardsFreezeJSONBodyStatusFraud:
 		return true
 	default:
 		return false
@@ -1753,6 +2081,96 @@ func (e GetCounterparties200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostCounterpartiesJSONBodyProfileIdentificationType.
+const (
+	PostCounterpartiesJSONBodyProfileIdentificationTypeD PostCounterpartiesJSONBodyProfileIdentificationType = "D"
+	PostCounterpartiesJSONBodyProfileIdentificationTypeL PostCounterpartiesJSONBodyProfileIdentificationType = "L"
+	PostCounterpartiesJSONBodyProfileIdentificationTypeN PostCounterpartiesJSONBodyProfileIdentificationType = "N"
+	PostCounterpartiesJSONBodyProfileIdentificationTypeP PostCounterpartiesJSONBodyProfileIdentificationType = "P"
+)
+
+// Valid indicates whether the value is a known member of the PostCounterpartiesJSONBodyProfileIdentificationType enum.
+func (e PostCounterpartiesJSONBodyProfileIdentificationType) Valid() bool {
+	switch e {
+	case PostCounterpartiesJSONBodyProfileIdentificationTypeD:
+		return true
+	case PostCounterpartiesJSONBodyProfileIdentificationTypeL:
+		return true
+	case PostCounterpartiesJSONBodyProfileIdentificationTypeN:
+		return true
+	case PostCounterpartiesJSONBodyProfileIdentificationTypeP:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostCounterpartiesJSONBodyProfilePhoneType.
+const (
+	PostCounterpartiesJSONBodyProfilePhoneTypeHome   PostCounterpartiesJSONBodyProfilePhoneType = "home"
+	PostCounterpartiesJSONBodyProfilePhoneTypeMobile PostCounterpartiesJSONBodyProfilePhoneType = "mobile"
+	PostCounterpartiesJSONBodyProfilePhoneTypeOther  PostCounterpartiesJSONBodyProfilePhoneType = "other"
+	PostCounterpartiesJSONBodyProfilePhoneTypeWork   PostCounterpartiesJSONBodyProfilePhoneType = "work"
+)
+
+// Valid indicates whether the value is a known member of the PostCounterpartiesJSONBodyProfilePhoneType enum.
+func (e PostCounterpartiesJSONBodyProfilePhoneType) Valid() bool {
+	switch e {
+	case PostCounterpartiesJSONBodyProfilePhoneTypeHome:
+		return true
+	case PostCounterpartiesJSONBodyProfilePhoneTypeMobile:
+		return true
+	case PostCounterpartiesJSONBodyProfilePhoneTypeOther:
+		return true
+	case PostCounterpartiesJSONBodyProfilePhoneTypeWork:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostCounterpartiesJSONBodyProfileRelationship.
+const (
+	PostCounterpartiesJSONBodyProfileRelationshipCustomer PostCounterpartiesJSONBodyProfileRelationship = "customer"
+	PostCounterpartiesJSONBodyProfileRelationshipEmployee PostCounterpartiesJSONBodyProfileRelationship = "employee"
+	PostCounterpartiesJSONBodyProfileRelationshipSupplier PostCounterpartiesJSONBodyProfileRelationship = "supplier"
+	PostCounterpartiesJSONBodyProfileRelationshipVendor   PostCounterpartiesJSONBodyProfileRelationship = "vendor"
+)
+
+// Valid indicates whether the value is a known member of the PostCounterpartiesJSONBodyProfileRelationship enum.
+func (e PostCounterpartiesJSONBodyProfileRelationship) Valid() bool {
+	switch e {
+	case PostCounterpartiesJSONBodyProfileRelationshipCustomer:
+		return true
+	case PostCounterpartiesJSONBodyProfileRelationshipEmployee:
+		return true
+	case PostCounterpartiesJSONBodyProfileRelationshipSupplier:
+		return true
+	case PostCounterpartiesJSONBodyProfileRelationshipVendor:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostCounterpartiesJSONBodyType.
+const (
+	PostCounterpartiesJSONBodyTypeBusiness   PostCounterpartiesJSONBodyType = "business"
+	PostCounterpartiesJSONBodyTypeIndividual PostCounterpartiesJSONBodyType = "individual"
+)
+
+// Valid indicates whether the value is a known member of the PostCounterpartiesJSONBodyType enum.
+func (e PostCounterpartiesJSONBodyType) Valid() bool {
+	switch e {
+	case PostCounterpartiesJSONBodyTypeBusiness:
+		return true
+	case PostCounterpartiesJSONBodyTypeIndividual:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostCounterparties201JSONResponseBodyStatus.
 const (
 	PostCounterparties201JSONResponseBodyStatusSuccess PostCounterparties201JSONResponseBodyStatus = "success"
@@ -1777,6 +2195,78 @@ const (
 func (e GetCounterpartiesById200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetCounterpartiesById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchCounterpartiesByIdJSONBodyProfileIdentificationType.
+const (
+	PatchCounterpartiesByIdJSONBodyProfileIdentificationTypeD PatchCounterpartiesByIdJSONBodyProfileIdentificationType = "D"
+	PatchCounterpartiesByIdJSONBodyProfileIdentificationTypeL PatchCounterpartiesByIdJSONBodyProfileIdentificationType = "L"
+	PatchCounterpartiesByIdJSONBodyProfileIdentificationTypeN PatchCounterpartiesByIdJSONBodyProfileIdentificationType = "N"
+	PatchCounterpartiesByIdJSONBodyProfileIdentificationTypeP PatchCounterpartiesByIdJSONBodyProfileIdentificationType = "P"
+)
+
+// Valid indicates whether the value is a known member of the PatchCounterpartiesByIdJSONBodyProfileIdentificationType enum.
+func (e PatchCounterpartiesByIdJSONBodyProfileIdentificationType) Valid() bool {
+	switch e {
+	case PatchCounterpartiesByIdJSONBodyProfileIdentificationTypeD:
+		return true
+	case PatchCounterpartiesByIdJSONBodyProfileIdentificationTypeL:
+		return true
+	case PatchCounterpartiesByIdJSONBodyProfileIdentificationTypeN:
+		return true
+	case PatchCounterpartiesByIdJSONBodyProfileIdentificationTypeP:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchCounterpartiesByIdJSONBodyProfilePhoneType.
+const (
+	PatchCounterpartiesByIdJSONBodyProfilePhoneTypeHome   PatchCounterpartiesByIdJSONBodyProfilePhoneType = "home"
+	PatchCounterpartiesByIdJSONBodyProfilePhoneTypeMobile PatchCounterpartiesByIdJSONBodyProfilePhoneType = "mobile"
+	PatchCounterpartiesByIdJSONBodyProfilePhoneTypeOther  PatchCounterpartiesByIdJSONBodyProfilePhoneType = "other"
+	PatchCounterpartiesByIdJSONBodyProfilePhoneTypeWork   PatchCounterpartiesByIdJSONBodyProfilePhoneType = "work"
+)
+
+// Valid indicates whether the value is a known member of the PatchCounterpartiesByIdJSONBodyProfilePhoneType enum.
+func (e PatchCounterpartiesByIdJSONBodyProfilePhoneType) Valid() bool {
+	switch e {
+	case PatchCounterpartiesByIdJSONBodyProfilePhoneTypeHome:
+		return true
+	case PatchCounterpartiesByIdJSONBodyProfilePhoneTypeMobile:
+		return true
+	case PatchCounterpartiesByIdJSONBodyProfilePhoneTypeOther:
+		return true
+	case PatchCounterpartiesByIdJSONBodyProfilePhoneTypeWork:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchCounterpartiesByIdJSONBodyProfileRelationship.
+const (
+	PatchCounterpartiesByIdJSONBodyProfileRelationshipCustomer PatchCounterpartiesByIdJSONBodyProfileRelationship = "customer"
+	PatchCounterpartiesByIdJSONBodyProfileRelationshipEmployee PatchCounterpartiesByIdJSONBodyProfileRelationship = "employee"
+	PatchCounterpartiesByIdJSONBodyProfileRelationshipSupplier PatchCounterpartiesByIdJSONBodyProfileRelationship = "supplier"
+	PatchCounterpartiesByIdJSONBodyProfileRelationshipVendor   PatchCounterpartiesByIdJSONBodyProfileRelationship = "vendor"
+)
+
+// Valid indicates whether the value is a known member of the PatchCounterpartiesByIdJSONBodyProfileRelationship enum.
+func (e PatchCounterpartiesByIdJSONBodyProfileRelationship) Valid() bool {
+	switch e {
+	case PatchCounterpartiesByIdJSONBodyProfileRelationshipCustomer:
+		return true
+	case PatchCounterpartiesByIdJSONBodyProfileRelationshipEmployee:
+		return true
+	case PatchCounterpartiesByIdJSONBodyProfileRelationshipSupplier:
+		return true
+	case PatchCounterpartiesByIdJSONBodyProfileRelationshipVendor:
 		return true
 	default:
 		return false
@@ -1891,6 +2381,33 @@ const (
 func (e GetDisputesById200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetDisputesById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostDocumentsJSONBodyKey.
+const (
+	CertificateOfIncorporation PostDocumentsJSONBodyKey = "certificate_of_incorporation"
+	Identity                   PostDocumentsJSONBodyKey = "identity"
+	MemorandumOfAssociation    PostDocumentsJSONBodyKey = "memorandum_of_association"
+	ProofOfAddress             PostDocumentsJSONBodyKey = "proof_of_address"
+	TaxVerification            PostDocumentsJSONBodyKey = "tax_verification"
+)
+
+// Valid indicates whether the value is a known member of the PostDocumentsJSONBodyKey enum.
+func (e PostDocumentsJSONBodyKey) Valid() bool {
+	switch e {
+	case CertificateOfIncorporation:
+		return true
+	case Identity:
+		return true
+	case MemorandumOfAssociation:
+		return true
+	case ProofOfAddress:
+		return true
+	case TaxVerification:
 		return true
 	default:
 		return false
@@ -2083,6 +2600,24 @@ func (e GetEntityWebhooksById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PatchEntityWebhooksByIdJSONBodyStatus.
+const (
+	PatchEntityWebhooksByIdJSONBodyStatusActive   PatchEntityWebhooksByIdJSONBodyStatus = "active"
+	PatchEntityWebhooksByIdJSONBodyStatusInactive PatchEntityWebhooksByIdJSONBodyStatus = "inactive"
+)
+
+// Valid indicates whether the value is a known member of the PatchEntityWebhooksByIdJSONBodyStatus enum.
+func (e PatchEntityWebhooksByIdJSONBodyStatus) Valid() bool {
+	switch e {
+	case PatchEntityWebhooksByIdJSONBodyStatusActive:
+		return true
+	case PatchEntityWebhooksByIdJSONBodyStatusInactive:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PatchEntityWebhooksById200JSONResponseBodyStatus.
 const (
 	PatchEntityWebhooksById200JSONResponseBodyStatusSuccess PatchEntityWebhooksById200JSONResponseBodyStatus = "success"
@@ -2236,6 +2771,51 @@ func (e GetFundingSessions200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostFundingSessionsJSONBodyCurrency.
+const (
+	PostFundingSessionsJSONBodyCurrencyAED PostFundingSessionsJSONBodyCurrency = "AED"
+	PostFundingSessionsJSONBodyCurrencyCAD PostFundingSessionsJSONBodyCurrency = "CAD"
+	PostFundingSessionsJSONBodyCurrencyEUR PostFundingSessionsJSONBodyCurrency = "EUR"
+	PostFundingSessionsJSONBodyCurrencyGBP PostFundingSessionsJSONBodyCurrency = "GBP"
+	PostFundingSessionsJSONBodyCurrencyKES PostFundingSessionsJSONBodyCurrency = "KES"
+	PostFundingSessionsJSONBodyCurrencyNGN PostFundingSessionsJSONBodyCurrency = "NGN"
+	PostFundingSessionsJSONBodyCurrencyRLD PostFundingSessionsJSONBodyCurrency = "RLD"
+	PostFundingSessionsJSONBodyCurrencyUSC PostFundingSessionsJSONBodyCurrency = "USC"
+	PostFundingSessionsJSONBodyCurrencyUSD PostFundingSessionsJSONBodyCurrency = "USD"
+	PostFundingSessionsJSONBodyCurrencyUST PostFundingSessionsJSONBodyCurrency = "UST"
+	PostFundingSessionsJSONBodyCurrencyZAR PostFundingSessionsJSONBodyCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the PostFundingSessionsJSONBodyCurrency enum.
+func (e PostFundingSessionsJSONBodyCurrency) Valid() bool {
+	switch e {
+	case PostFundingSessionsJSONBodyCurrencyAED:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyCAD:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyEUR:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyGBP:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyKES:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyNGN:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyRLD:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyUSC:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyUSD:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyUST:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyZAR:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostFundingSessionsJSONBodyFundingType.
 const (
 	PostFundingSessionsJSONBodyFundingTypeCrypto      PostFundingSessionsJSONBodyFundingType = "crypto"
@@ -2305,6 +2885,96 @@ func (e PatchFundingSessionsById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostFxQuotesJSONBodyFromCurrency.
+const (
+	PostFxQuotesJSONBodyFromCurrencyAED PostFxQuotesJSONBodyFromCurrency = "AED"
+	PostFxQuotesJSONBodyFromCurrencyCAD PostFxQuotesJSONBodyFromCurrency = "CAD"
+	PostFxQuotesJSONBodyFromCurrencyEUR PostFxQuotesJSONBodyFromCurrency = "EUR"
+	PostFxQuotesJSONBodyFromCurrencyGBP PostFxQuotesJSONBodyFromCurrency = "GBP"
+	PostFxQuotesJSONBodyFromCurrencyKES PostFxQuotesJSONBodyFromCurrency = "KES"
+	PostFxQuotesJSONBodyFromCurrencyNGN PostFxQuotesJSONBodyFromCurrency = "NGN"
+	PostFxQuotesJSONBodyFromCurrencyRLD PostFxQuotesJSONBodyFromCurrency = "RLD"
+	PostFxQuotesJSONBodyFromCurrencyUSC PostFxQuotesJSONBodyFromCurrency = "USC"
+	PostFxQuotesJSONBodyFromCurrencyUSD PostFxQuotesJSONBodyFromCurrency = "USD"
+	PostFxQuotesJSONBodyFromCurrencyUST PostFxQuotesJSONBodyFromCurrency = "UST"
+	PostFxQuotesJSONBodyFromCurrencyZAR PostFxQuotesJSONBodyFromCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the PostFxQuotesJSONBodyFromCurrency enum.
+func (e PostFxQuotesJSONBodyFromCurrency) Valid() bool {
+	switch e {
+	case PostFxQuotesJSONBodyFromCurrencyAED:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyCAD:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyEUR:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyGBP:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyKES:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyNGN:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyRLD:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyUSC:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyUSD:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyUST:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyZAR:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostFxQuotesJSONBodyToCurrency.
+const (
+	PostFxQuotesJSONBodyToCurrencyAED PostFxQuotesJSONBodyToCurrency = "AED"
+	PostFxQuotesJSONBodyToCurrencyCAD PostFxQuotesJSONBodyToCurrency = "CAD"
+	PostFxQuotesJSONBodyToCurrencyEUR PostFxQuotesJSONBodyToCurrency = "EUR"
+	PostFxQuotesJSONBodyToCurrencyGBP PostFxQuotesJSONBodyToCurrency = "GBP"
+	PostFxQuotesJSONBodyToCurrencyKES PostFxQuotesJSONBodyToCurrency = "KES"
+	PostFxQuotesJSONBodyToCurrencyNGN PostFxQuotesJSONBodyToCurrency = "NGN"
+	PostFxQuotesJSONBodyToCurrencyRLD PostFxQuotesJSONBodyToCurrency = "RLD"
+	PostFxQuotesJSONBodyToCurrencyUSC PostFxQuotesJSONBodyToCurrency = "USC"
+	PostFxQuotesJSONBodyToCurrencyUSD PostFxQuotesJSONBodyToCurrency = "USD"
+	PostFxQuotesJSONBodyToCurrencyUST PostFxQuotesJSONBodyToCurrency = "UST"
+	PostFxQuotesJSONBodyToCurrencyZAR PostFxQuotesJSONBodyToCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the PostFxQuotesJSONBodyToCurrency enum.
+func (e PostFxQuotesJSONBodyToCurrency) Valid() bool {
+	switch e {
+	case PostFxQuotesJSONBodyToCurrencyAED:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyCAD:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyEUR:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyGBP:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyKES:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyNGN:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyRLD:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyUSC:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyUSD:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyUST:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyZAR:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostFxQuotes201JSONResponseBodyStatus.
 const (
 	PostFxQuotes201JSONResponseBodyStatusSuccess PostFxQuotes201JSONResponseBodyStatus = "success"
@@ -2335,6 +3005,66 @@ func (e GetFxQuotesById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostIndividualEntitiesJSONBodyIdentificationDocumentType.
+const (
+	PostIndividualEntitiesJSONBodyIdentificationDocumentTypeDriversLicense        PostIndividualEntitiesJSONBodyIdentificationDocumentType = "drivers_license"
+	PostIndividualEntitiesJSONBodyIdentificationDocumentTypeInternationalPassport PostIndividualEntitiesJSONBodyIdentificationDocumentType = "international_passport"
+	PostIndividualEntitiesJSONBodyIdentificationDocumentTypeNationalId            PostIndividualEntitiesJSONBodyIdentificationDocumentType = "national_id"
+)
+
+// Valid indicates whether the value is a known member of the PostIndividualEntitiesJSONBodyIdentificationDocumentType enum.
+func (e PostIndividualEntitiesJSONBodyIdentificationDocumentType) Valid() bool {
+	switch e {
+	case PostIndividualEntitiesJSONBodyIdentificationDocumentTypeDriversLicense:
+		return true
+	case PostIndividualEntitiesJSONBodyIdentificationDocumentTypeInternationalPassport:
+		return true
+	case PostIndividualEntitiesJSONBodyIdentificationDocumentTypeNationalId:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtype.
+const (
+	PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtypeBVN PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtype = "BVN"
+	PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtypeNIN PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtype = "NIN"
+	PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtypeSSN PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtype = "SSN"
+)
+
+// Valid indicates whether the value is a known member of the PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtype enum.
+func (e PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtype) Valid() bool {
+	switch e {
+	case PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtypeBVN:
+		return true
+	case PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtypeNIN:
+		return true
+	case PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtypeSSN:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostIndividualEntitiesJSONBodyIdentificationProofOfAddressType.
+const (
+	PostIndividualEntitiesJSONBodyIdentificationProofOfAddressTypeBankStatement PostIndividualEntitiesJSONBodyIdentificationProofOfAddressType = "bank_statement"
+	PostIndividualEntitiesJSONBodyIdentificationProofOfAddressTypeUtilityBill   PostIndividualEntitiesJSONBodyIdentificationProofOfAddressType = "utility_bill"
+)
+
+// Valid indicates whether the value is a known member of the PostIndividualEntitiesJSONBodyIdentificationProofOfAddressType enum.
+func (e PostIndividualEntitiesJSONBodyIdentificationProofOfAddressType) Valid() bool {
+	switch e {
+	case PostIndividualEntitiesJSONBodyIdentificationProofOfAddressTypeBankStatement:
+		return true
+	case PostIndividualEntitiesJSONBodyIdentificationProofOfAddressTypeUtilityBill:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostIndividualEntities201JSONResponseBodyStatus.
 const (
 	PostIndividualEntities201JSONResponseBodyStatusSuccess PostIndividualEntities201JSONResponseBodyStatus = "success"
@@ -2344,6 +3074,66 @@ const (
 func (e PostIndividualEntities201JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case PostIndividualEntities201JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentType.
+const (
+	PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeDriversLicense        PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentType = "drivers_license"
+	PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeInternationalPassport PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentType = "international_passport"
+	PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeNationalId            PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentType = "national_id"
+)
+
+// Valid indicates whether the value is a known member of the PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentType enum.
+func (e PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentType) Valid() bool {
+	switch e {
+	case PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeDriversLicense:
+		return true
+	case PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeInternationalPassport:
+		return true
+	case PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeNationalId:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtype.
+const (
+	PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtypeBVN PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtype = "BVN"
+	PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtypeNIN PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtype = "NIN"
+	PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtypeSSN PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtype = "SSN"
+)
+
+// Valid indicates whether the value is a known member of the PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtype enum.
+func (e PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtype) Valid() bool {
+	switch e {
+	case PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtypeBVN:
+		return true
+	case PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtypeNIN:
+		return true
+	case PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtypeSSN:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressType.
+const (
+	PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressTypeBankStatement PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressType = "bank_statement"
+	PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressTypeUtilityBill   PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressType = "utility_bill"
+)
+
+// Valid indicates whether the value is a known member of the PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressType enum.
+func (e PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressType) Valid() bool {
+	switch e {
+	case PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressTypeBankStatement:
+		return true
+	case PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressTypeUtilityBill:
 		return true
 	default:
 		return false
@@ -2497,6 +3287,117 @@ func (e GetOnboardingSubmissionsById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostPaymentDetailsJSONBodyAccountType.
+const (
+	PostPaymentDetailsJSONBodyAccountTypeChecking PostPaymentDetailsJSONBodyAccountType = "checking"
+	PostPaymentDetailsJSONBodyAccountTypeSavings  PostPaymentDetailsJSONBodyAccountType = "savings"
+)
+
+// Valid indicates whether the value is a known member of the PostPaymentDetailsJSONBodyAccountType enum.
+func (e PostPaymentDetailsJSONBodyAccountType) Valid() bool {
+	switch e {
+	case PostPaymentDetailsJSONBodyAccountTypeChecking:
+		return true
+	case PostPaymentDetailsJSONBodyAccountTypeSavings:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostPaymentDetailsJSONBodyBlockchainNetwork.
+const (
+	PostPaymentDetailsJSONBodyBlockchainNetworkBASEMAINNET    PostPaymentDetailsJSONBodyBlockchainNetwork = "BASE_MAINNET"
+	PostPaymentDetailsJSONBodyBlockchainNetworkETHMAINNET     PostPaymentDetailsJSONBodyBlockchainNetwork = "ETH_MAINNET"
+	PostPaymentDetailsJSONBodyBlockchainNetworkPOLYGONMAINNET PostPaymentDetailsJSONBodyBlockchainNetwork = "POLYGON_MAINNET"
+	PostPaymentDetailsJSONBodyBlockchainNetworkSOLANAMAINNET  PostPaymentDetailsJSONBodyBlockchainNetwork = "SOLANA_MAINNET"
+)
+
+// Valid indicates whether the value is a known member of the PostPaymentDetailsJSONBodyBlockchainNetwork enum.
+func (e PostPaymentDetailsJSONBodyBlockchainNetwork) Valid() bool {
+	switch e {
+	case PostPaymentDetailsJSONBodyBlockchainNetworkBASEMAINNET:
+		return true
+	case PostPaymentDetailsJSONBodyBlockchainNetworkETHMAINNET:
+		return true
+	case PostPaymentDetailsJSONBodyBlockchainNetworkPOLYGONMAINNET:
+		return true
+	case PostPaymentDetailsJSONBodyBlockchainNetworkSOLANAMAINNET:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostPaymentDetailsJSONBodyCurrency.
+const (
+	PostPaymentDetailsJSONBodyCurrencyAED PostPaymentDetailsJSONBodyCurrency = "AED"
+	PostPaymentDetailsJSONBodyCurrencyCAD PostPaymentDetailsJSONBodyCurrency = "CAD"
+	PostPaymentDetailsJSONBodyCurrencyEUR PostPaymentDetailsJSONBodyCurrency = "EUR"
+	PostPaymentDetailsJSONBodyCurrencyGBP PostPaymentDetailsJSONBodyCurrency = "GBP"
+	PostPaymentDetailsJSONBodyCurrencyKES PostPaymentDetailsJSONBodyCurrency = "KES"
+	PostPaymentDetailsJSONBodyCurrencyNGN PostPaymentDetailsJSONBodyCurrency = "NGN"
+	PostPaymentDetailsJSONBodyCurrencyRLD PostPaymentDetailsJSONBodyCurrency = "RLD"
+	PostPaymentDetailsJSONBodyCurrencyUSC PostPaymentDetailsJSONBodyCurrency = "USC"
+	PostPaymentDetailsJSONBodyCurrencyUSD PostPaymentDetailsJSONBodyCurrency = "USD"
+	PostPaymentDetailsJSONBodyCurrencyUST PostPaymentDetailsJSONBodyCurrency = "UST"
+	PostPaymentDetailsJSONBodyCurrencyZAR PostPaymentDetailsJSONBodyCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the PostPaymentDetailsJSONBodyCurrency enum.
+func (e PostPaymentDetailsJSONBodyCurrency) Valid() bool {
+	switch e {
+	case PostPaymentDetailsJSONBodyCurrencyAED:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyCAD:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyEUR:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyGBP:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyKES:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyNGN:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyRLD:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyUSC:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyUSD:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyUST:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyZAR:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostPaymentDetailsJSONBodyPaymentMethod.
+const (
+	PostPaymentDetailsJSONBodyPaymentMethodBankTransfer       PostPaymentDetailsJSONBodyPaymentMethod = "bank-transfer"
+	PostPaymentDetailsJSONBodyPaymentMethodBookTransfer       PostPaymentDetailsJSONBodyPaymentMethod = "book-transfer"
+	PostPaymentDetailsJSONBodyPaymentMethodMomoTransfer       PostPaymentDetailsJSONBodyPaymentMethod = "momo-transfer"
+	PostPaymentDetailsJSONBodyPaymentMethodStablecoinTransfer PostPaymentDetailsJSONBodyPaymentMethod = "stablecoin-transfer"
+)
+
+// Valid indicates whether the value is a known member of the PostPaymentDetailsJSONBodyPaymentMethod enum.
+func (e PostPaymentDetailsJSONBodyPaymentMethod) Valid() bool {
+	switch e {
+	case PostPaymentDetailsJSONBodyPaymentMethodBankTransfer:
+		return true
+	case PostPaymentDetailsJSONBodyPaymentMethodBookTransfer:
+		return true
+	case PostPaymentDetailsJSONBodyPaymentMethodMomoTransfer:
+		return true
+	case PostPaymentDetailsJSONBodyPaymentMethodStablecoinTransfer:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetPaymentDetailsById200JSONResponseBodyStatus.
 const (
 	GetPaymentDetailsById200JSONResponseBodyStatusSuccess GetPaymentDetailsById200JSONResponseBodyStatus = "success"
@@ -2506,6 +3407,117 @@ const (
 func (e GetPaymentDetailsById200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetPaymentDetailsById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchPaymentDetailsByIdJSONBodyAccountType.
+const (
+	PatchPaymentDetailsByIdJSONBodyAccountTypeChecking PatchPaymentDetailsByIdJSONBodyAccountType = "checking"
+	PatchPaymentDetailsByIdJSONBodyAccountTypeSavings  PatchPaymentDetailsByIdJSONBodyAccountType = "savings"
+)
+
+// Valid indicates whether the value is a known member of the PatchPaymentDetailsByIdJSONBodyAccountType enum.
+func (e PatchPaymentDetailsByIdJSONBodyAccountType) Valid() bool {
+	switch e {
+	case PatchPaymentDetailsByIdJSONBodyAccountTypeChecking:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyAccountTypeSavings:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchPaymentDetailsByIdJSONBodyBlockchainNetwork.
+const (
+	PatchPaymentDetailsByIdJSONBodyBlockchainNetworkBASEMAINNET    PatchPaymentDetailsByIdJSONBodyBlockchainNetwork = "BASE_MAINNET"
+	PatchPaymentDetailsByIdJSONBodyBlockchainNetworkETHMAINNET     PatchPaymentDetailsByIdJSONBodyBlockchainNetwork = "ETH_MAINNET"
+	PatchPaymentDetailsByIdJSONBodyBlockchainNetworkPOLYGONMAINNET PatchPaymentDetailsByIdJSONBodyBlockchainNetwork = "POLYGON_MAINNET"
+	PatchPaymentDetailsByIdJSONBodyBlockchainNetworkSOLANAMAINNET  PatchPaymentDetailsByIdJSONBodyBlockchainNetwork = "SOLANA_MAINNET"
+)
+
+// Valid indicates whether the value is a known member of the PatchPaymentDetailsByIdJSONBodyBlockchainNetwork enum.
+func (e PatchPaymentDetailsByIdJSONBodyBlockchainNetwork) Valid() bool {
+	switch e {
+	case PatchPaymentDetailsByIdJSONBodyBlockchainNetworkBASEMAINNET:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyBlockchainNetworkETHMAINNET:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyBlockchainNetworkPOLYGONMAINNET:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyBlockchainNetworkSOLANAMAINNET:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchPaymentDetailsByIdJSONBodyCurrency.
+const (
+	PatchPaymentDetailsByIdJSONBodyCurrencyAED PatchPaymentDetailsByIdJSONBodyCurrency = "AED"
+	PatchPaymentDetailsByIdJSONBodyCurrencyCAD PatchPaymentDetailsByIdJSONBodyCurrency = "CAD"
+	PatchPaymentDetailsByIdJSONBodyCurrencyEUR PatchPaymentDetailsByIdJSONBodyCurrency = "EUR"
+	PatchPaymentDetailsByIdJSONBodyCurrencyGBP PatchPaymentDetailsByIdJSONBodyCurrency = "GBP"
+	PatchPaymentDetailsByIdJSONBodyCurrencyKES PatchPaymentDetailsByIdJSONBodyCurrency = "KES"
+	PatchPaymentDetailsByIdJSONBodyCurrencyNGN PatchPaymentDetailsByIdJSONBodyCurrency = "NGN"
+	PatchPaymentDetailsByIdJSONBodyCurrencyRLD PatchPaymentDetailsByIdJSONBodyCurrency = "RLD"
+	PatchPaymentDetailsByIdJSONBodyCurrencyUSC PatchPaymentDetailsByIdJSONBodyCurrency = "USC"
+	PatchPaymentDetailsByIdJSONBodyCurrencyUSD PatchPaymentDetailsByIdJSONBodyCurrency = "USD"
+	PatchPaymentDetailsByIdJSONBodyCurrencyUST PatchPaymentDetailsByIdJSONBodyCurrency = "UST"
+	PatchPaymentDetailsByIdJSONBodyCurrencyZAR PatchPaymentDetailsByIdJSONBodyCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the PatchPaymentDetailsByIdJSONBodyCurrency enum.
+func (e PatchPaymentDetailsByIdJSONBodyCurrency) Valid() bool {
+	switch e {
+	case PatchPaymentDetailsByIdJSONBodyCurrencyAED:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyCAD:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyEUR:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyGBP:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyKES:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyNGN:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyRLD:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyUSC:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyUSD:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyUST:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyZAR:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchPaymentDetailsByIdJSONBodyPaymentMethod.
+const (
+	PatchPaymentDetailsByIdJSONBodyPaymentMethodBankTransfer       PatchPaymentDetailsByIdJSONBodyPaymentMethod = "bank-transfer"
+	PatchPaymentDetailsByIdJSONBodyPaymentMethodBookTransfer       PatchPaymentDetailsByIdJSONBodyPaymentMethod = "book-transfer"
+	PatchPaymentDetailsByIdJSONBodyPaymentMethodMomoTransfer       PatchPaymentDetailsByIdJSONBodyPaymentMethod = "momo-transfer"
+	PatchPaymentDetailsByIdJSONBodyPaymentMethodStablecoinTransfer PatchPaymentDetailsByIdJSONBodyPaymentMethod = "stablecoin-transfer"
+)
+
+// Valid indicates whether the value is a known member of the PatchPaymentDetailsByIdJSONBodyPaymentMethod enum.
+func (e PatchPaymentDetailsByIdJSONBodyPaymentMethod) Valid() bool {
+	switch e {
+	case PatchPaymentDetailsByIdJSONBodyPaymentMethodBankTransfer:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyPaymentMethodBookTransfer:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyPaymentMethodMomoTransfer:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyPaymentMethodStablecoinTransfer:
 		return true
 	default:
 		return false
@@ -2563,6 +3575,51 @@ const (
 func (e GetPaymentIntents200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetPaymentIntents200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostPaymentIntentsJSONBodyCurrency.
+const (
+	PostPaymentIntentsJSONBodyCurrencyAED PostPaymentIntentsJSONBodyCurrency = "AED"
+	PostPaymentIntentsJSONBodyCurrencyCAD PostPaymentIntentsJSONBodyCurrency = "CAD"
+	PostPaymentIntentsJSONBodyCurrencyEUR PostPaymentIntentsJSONBodyCurrency = "EUR"
+	PostPaymentIntentsJSONBodyCurrencyGBP PostPaymentIntentsJSONBodyCurrency = "GBP"
+	PostPaymentIntentsJSONBodyCurrencyKES PostPaymentIntentsJSONBodyCurrency = "KES"
+	PostPaymentIntentsJSONBodyCurrencyNGN PostPaymentIntentsJSONBodyCurrency = "NGN"
+	PostPaymentIntentsJSONBodyCurrencyRLD PostPaymentIntentsJSONBodyCurrency = "RLD"
+	PostPaymentIntentsJSONBodyCurrencyUSC PostPaymentIntentsJSONBodyCurrency = "USC"
+	PostPaymentIntentsJSONBodyCurrencyUSD PostPaymentIntentsJSONBodyCurrency = "USD"
+	PostPaymentIntentsJSONBodyCurrencyUST PostPaymentIntentsJSONBodyCurrency = "UST"
+	PostPaymentIntentsJSONBodyCurrencyZAR PostPaymentIntentsJSONBodyCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the PostPaymentIntentsJSONBodyCurrency enum.
+func (e PostPaymentIntentsJSONBodyCurrency) Valid() bool {
+	switch e {
+	case PostPaymentIntentsJSONBodyCurrencyAED:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyCAD:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyEUR:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyGBP:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyKES:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyNGN:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyRLD:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyUSC:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyUSD:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyUST:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyZAR:
 		return true
 	default:
 		return false
@@ -2998,6 +4055,63 @@ func (e PostSandboxDisputesSimulateJSONBodyOutcome) Valid() bool {
 	}
 }
 
+// Defines values for PostSandboxEntitiesReviewJSONBodyDecision.
+const (
+	PostSandboxEntitiesReviewJSONBodyDecisionApproved  PostSandboxEntitiesReviewJSONBodyDecision = "approved"
+	PostSandboxEntitiesReviewJSONBodyDecisionRejected  PostSandboxEntitiesReviewJSONBodyDecision = "rejected"
+	PostSandboxEntitiesReviewJSONBodyDecisionSuspended PostSandboxEntitiesReviewJSONBodyDecision = "suspended"
+)
+
+// Valid indicates whether the value is a known member of the PostSandboxEntitiesReviewJSONBodyDecision enum.
+func (e PostSandboxEntitiesReviewJSONBodyDecision) Valid() bool {
+	switch e {
+	case PostSandboxEntitiesReviewJSONBodyDecisionApproved:
+		return true
+	case PostSandboxEntitiesReviewJSONBodyDecisionRejected:
+		return true
+	case PostSandboxEntitiesReviewJSONBodyDecisionSuspended:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostSandboxFundingSessionsSimulateJSONBodyFailureCode.
+const (
+	PostSandboxFundingSessionsSimulateJSONBodyFailureCodeInstitutionNotSupported PostSandboxFundingSessionsSimulateJSONBodyFailureCode = "institution_not_supported"
+	PostSandboxFundingSessionsSimulateJSONBodyFailureCodeInstitutionUnavailable  PostSandboxFundingSessionsSimulateJSONBodyFailureCode = "institution_unavailable"
+	PostSandboxFundingSessionsSimulateJSONBodyFailureCodeInsufficientFunds       PostSandboxFundingSessionsSimulateJSONBodyFailureCode = "insufficient_funds"
+	PostSandboxFundingSessionsSimulateJSONBodyFailureCodePaymentBlocked          PostSandboxFundingSessionsSimulateJSONBodyFailureCode = "payment_blocked"
+	PostSandboxFundingSessionsSimulateJSONBodyFailureCodePaymentCancelled        PostSandboxFundingSessionsSimulateJSONBodyFailureCode = "payment_cancelled"
+	PostSandboxFundingSessionsSimulateJSONBodyFailureCodePaymentRejected         PostSandboxFundingSessionsSimulateJSONBodyFailureCode = "payment_rejected"
+	PostSandboxFundingSessionsSimulateJSONBodyFailureCodeProviderError           PostSandboxFundingSessionsSimulateJSONBodyFailureCode = "provider_error"
+	PostSandboxFundingSessionsSimulateJSONBodyFailureCodeSessionExpired          PostSandboxFundingSessionsSimulateJSONBodyFailureCode = "session_expired"
+)
+
+// Valid indicates whether the value is a known member of the PostSandboxFundingSessionsSimulateJSONBodyFailureCode enum.
+func (e PostSandboxFundingSessionsSimulateJSONBodyFailureCode) Valid() bool {
+	switch e {
+	case PostSandboxFundingSessionsSimulateJSONBodyFailureCodeInstitutionNotSupported:
+		return true
+	case PostSandboxFundingSessionsSimulateJSONBodyFailureCodeInstitutionUnavailable:
+		return true
+	case PostSandboxFundingSessionsSimulateJSONBodyFailureCodeInsufficientFunds:
+		return true
+	case PostSandboxFundingSessionsSimulateJSONBodyFailureCodePaymentBlocked:
+		return true
+	case PostSandboxFundingSessionsSimulateJSONBodyFailureCodePaymentCancelled:
+		return true
+	case PostSandboxFundingSessionsSimulateJSONBodyFailureCodePaymentRejected:
+		return true
+	case PostSandboxFundingSessionsSimulateJSONBodyFailureCodeProviderError:
+		return true
+	case PostSandboxFundingSessionsSimulateJSONBodyFailureCodeSessionExpired:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostSandboxFundingSessionsSimulateJSONBodyOutcome.
 const (
 	PostSandboxFundingSessionsSimulateJSONBodyOutcomeCancelled         PostSandboxFundingSessionsSimulateJSONBodyOutcome = "cancelled"
@@ -3022,6 +4136,51 @@ func (e PostSandboxFundingSessionsSimulateJSONBodyOutcome) Valid() bool {
 	case PostSandboxFundingSessionsSimulateJSONBodyOutcomeProcessing:
 		return true
 	case PostSandboxFundingSessionsSimulateJSONBodyOutcomeSettled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostSandboxInflowsJSONBodyCurrency.
+const (
+	PostSandboxInflowsJSONBodyCurrencyAED PostSandboxInflowsJSONBodyCurrency = "AED"
+	PostSandboxInflowsJSONBodyCurrencyCAD PostSandboxInflowsJSONBodyCurrency = "CAD"
+	PostSandboxInflowsJSONBodyCurrencyEUR PostSandboxInflowsJSONBodyCurrency = "EUR"
+	PostSandboxInflowsJSONBodyCurrencyGBP PostSandboxInflowsJSONBodyCurrency = "GBP"
+	PostSandboxInflowsJSONBodyCurrencyKES PostSandboxInflowsJSONBodyCurrency = "KES"
+	PostSandboxInflowsJSONBodyCurrencyNGN PostSandboxInflowsJSONBodyCurrency = "NGN"
+	PostSandboxInflowsJSONBodyCurrencyRLD PostSandboxInflowsJSONBodyCurrency = "RLD"
+	PostSandboxInflowsJSONBodyCurrencyUSC PostSandboxInflowsJSONBodyCurrency = "USC"
+	PostSandboxInflowsJSONBodyCurrencyUSD PostSandboxInflowsJSONBodyCurrency = "USD"
+	PostSandboxInflowsJSONBodyCurrencyUST PostSandboxInflowsJSONBodyCurrency = "UST"
+	PostSandboxInflowsJSONBodyCurrencyZAR PostSandboxInflowsJSONBodyCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the PostSandboxInflowsJSONBodyCurrency enum.
+func (e PostSandboxInflowsJSONBodyCurrency) Valid() bool {
+	switch e {
+	case PostSandboxInflowsJSONBodyCurrencyAED:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyCAD:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyEUR:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyGBP:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyKES:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyNGN:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyRLD:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyUSC:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyUSD:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyUST:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyZAR:
 		return true
 	default:
 		return false
@@ -3115,6 +4274,30 @@ func (e PostSandboxRefundsSimulateJSONBodyOutcome) Valid() bool {
 	}
 }
 
+// Defines values for PostSandboxTransfersSimulateJSONBodyOutcome.
+const (
+	PostSandboxTransfersSimulateJSONBodyOutcomeFailed     PostSandboxTransfersSimulateJSONBodyOutcome = "failed"
+	PostSandboxTransfersSimulateJSONBodyOutcomeProcessing PostSandboxTransfersSimulateJSONBodyOutcome = "processing"
+	PostSandboxTransfersSimulateJSONBodyOutcomeReversed   PostSandboxTransfersSimulateJSONBodyOutcome = "reversed"
+	PostSandboxTransfersSimulateJSONBodyOutcomeSuccessful PostSandboxTransfersSimulateJSONBodyOutcome = "successful"
+)
+
+// Valid indicates whether the value is a known member of the PostSandboxTransfersSimulateJSONBodyOutcome enum.
+func (e PostSandboxTransfersSimulateJSONBodyOutcome) Valid() bool {
+	switch e {
+	case PostSandboxTransfersSimulateJSONBodyOutcomeFailed:
+		return true
+	case PostSandboxTransfersSimulateJSONBodyOutcomeProcessing:
+		return true
+	case PostSandboxTransfersSimulateJSONBodyOutcomeReversed:
+		return true
+	case PostSandboxTransfersSimulateJSONBodyOutcomeSuccessful:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetTransfersParamsStatus.
 const (
 	GetTransfersParamsStatusFailed     GetTransfersParamsStatus = "failed"
@@ -3157,6 +4340,75 @@ func (e GetTransfers200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostTransfersJSONBodyCurrency.
+const (
+	PostTransfersJSONBodyCurrencyAED PostTransfersJSONBodyCurrency = "AED"
+	PostTransfersJSONBodyCurrencyCAD PostTransfersJSONBodyCurrency = "CAD"
+	PostTransfersJSONBodyCurrencyEUR PostTransfersJSONBodyCurrency = "EUR"
+	PostTransfersJSONBodyCurrencyGBP PostTransfersJSONBodyCurrency = "GBP"
+	PostTransfersJSONBodyCurrencyKES PostTransfersJSONBodyCurrency = "KES"
+	PostTransfersJSONBodyCurrencyNGN PostTransfersJSONBodyCurrency = "NGN"
+	PostTransfersJSONBodyCurrencyRLD PostTransfersJSONBodyCurrency = "RLD"
+	PostTransfersJSONBodyCurrencyUSC PostTransfersJSONBodyCurrency = "USC"
+	PostTransfersJSONBodyCurrencyUSD PostTransfersJSONBodyCurrency = "USD"
+	PostTransfersJSONBodyCurrencyUST PostTransfersJSONBodyCurrency = "UST"
+	PostTransfersJSONBodyCurrencyZAR PostTransfersJSONBodyCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the PostTransfersJSONBodyCurrency enum.
+func (e PostTransfersJSONBodyCurrency) Valid() bool {
+	switch e {
+	case PostTransfersJSONBodyCurrencyAED:
+		return true
+	case PostTransfersJSONBodyCurrencyCAD:
+		return true
+	case PostTransfersJSONBodyCurrencyEUR:
+		return true
+	case PostTransfersJSONBodyCurrencyGBP:
+		return true
+	case PostTransfersJSONBodyCurrencyKES:
+		return true
+	case PostTransfersJSONBodyCurrencyNGN:
+		return true
+	case PostTransfersJSONBodyCurrencyRLD:
+		return true
+	case PostTransfersJSONBodyCurrencyUSC:
+		return true
+	case PostTransfersJSONBodyCurrencyUSD:
+		return true
+	case PostTransfersJSONBodyCurrencyUST:
+		return true
+	case PostTransfersJSONBodyCurrencyZAR:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostTransfersJSONBodyPaymentType.
+const (
+	PostTransfersJSONBodyPaymentTypeBankTransfer       PostTransfersJSONBodyPaymentType = "bank-transfer"
+	PostTransfersJSONBodyPaymentTypeBookTransfer       PostTransfersJSONBodyPaymentType = "book-transfer"
+	PostTransfersJSONBodyPaymentTypeMomoTransfer       PostTransfersJSONBodyPaymentType = "momo-transfer"
+	PostTransfersJSONBodyPaymentTypeStablecoinTransfer PostTransfersJSONBodyPaymentType = "stablecoin-transfer"
+)
+
+// Valid indicates whether the value is a known member of the PostTransfersJSONBodyPaymentType enum.
+func (e PostTransfersJSONBodyPaymentType) Valid() bool {
+	switch e {
+	case PostTransfersJSONBodyPaymentTypeBankTransfer:
+		return true
+	case PostTransfersJSONBodyPaymentTypeBookTransfer:
+		return true
+	case PostTransfersJSONBodyPaymentTypeMomoTransfer:
+		return true
+	case PostTransfersJSONBodyPaymentTypeStablecoinTransfer:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostTransfers201JSONResponseBodyStatus.
 const (
 	PostTransfers201JSONResponseBodyStatusSuccess PostTransfers201JSONResponseBodyStatus = "success"
@@ -3181,6 +4433,45 @@ const (
 func (e GetTransfersById200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetTransfersById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostVirtualCardsJSONBodyMccGroupControlsGroupName.
+const (
+	Airlines      PostVirtualCardsJSONBodyMccGroupControlsGroupName = "airlines"
+	CarRental     PostVirtualCardsJSONBodyMccGroupControlsGroupName = "car_rental"
+	Cash          PostVirtualCardsJSONBodyMccGroupControlsGroupName = "cash"
+	Gambling      PostVirtualCardsJSONBodyMccGroupControlsGroupName = "gambling"
+	Lodging       PostVirtualCardsJSONBodyMccGroupControlsGroupName = "lodging"
+	MoneyTransfer PostVirtualCardsJSONBodyMccGroupControlsGroupName = "money_transfer"
+	QuasiCash     PostVirtualCardsJSONBodyMccGroupControlsGroupName = "quasi_cash"
+	Restaurants   PostVirtualCardsJSONBodyMccGroupControlsGroupName = "restaurants"
+	Travel        PostVirtualCardsJSONBodyMccGroupControlsGroupName = "travel"
+)
+
+// Valid indicates whether the value is a known member of the PostVirtualCardsJSONBodyMccGroupControlsGroupName enum.
+func (e PostVirtualCardsJSONBodyMccGroupControlsGroupName) Valid() bool {
+	switch e {
+	case Airlines:
+		return true
+	case CarRental:
+		return true
+	case Cash:
+		return true
+	case Gambling:
+		return true
+	case Lodging:
+		return true
+	case MoneyTransfer:
+		return true
+	case QuasiCash:
+		return true
+	case Restaurants:
+		return true
+	case Travel:
 		return true
 	default:
 		return false
@@ -3695,9 +4986,9 @@ type CardTransactionStatus string
 
 // Cardholder defines model for Cardholder.
 type Cardholder struct {
-	Email     string `json:"email"`
-	FirstName string `json:"first_name"`
-	LastName  string `json:"last_name"`
+	Email     openapi_types.Email `json:"email"`
+	FirstName string              `json:"first_name"`
+	LastName  string              `json:"last_name"`
 
 	// PhoneNumber E.164
 	PhoneNumber string `json:"phone_number"`
@@ -4205,9 +5496,9 @@ type IntentActionParams struct {
 	Action   IntentActionParamsAction   `json:"action"`
 	Category IntentActionParamsCategory `json:"category"`
 	Customer struct {
-		Email     string `json:"email"`
-		FirstName string `json:"first_name"`
-		LastName  string `json:"last_name"`
+		Email     openapi_types.Email `json:"email"`
+		FirstName string              `json:"first_name"`
+		LastName  string              `json:"last_name"`
 	} `json:"customer"`
 	PaymentType     IntentActionParamsPaymentType `json:"payment_type"`
 	PaymentTypeData struct {
@@ -4268,15 +5559,17 @@ type NewProduct struct {
 
 	// CrossDealFeeRate a decimal string ("0.10"); a JSON number is accepted too
 	CrossDealFeeRate *NewProduct_CrossDealFeeRate `json:"cross_deal_fee_rate,omitempty"`
-	Currency         string                       `json:"currency"`
+	Currency         NewProductCurrency           `json:"currency"`
 
 	// Description HTML
 	Description *string `json:"description,omitempty"`
 	DisplayName string  `json:"display_name"`
 	Documents   *[]struct {
-		Title   string `json:"title"`
-		Url     string `json:"url"`
-		Version *int   `json:"version,omitempty"`
+		Title string `json:"title"`
+		Url   string `json:"url"`
+
+		// Version 0 or absent: 1
+		Version *int `json:"version,omitempty"`
 	} `json:"documents,omitempty"`
 	EarlyWithdrawalEnabled *bool `json:"early_withdrawal_enabled,omitempty"`
 	EarlyWithdrawalMinDays *int  `json:"early_withdrawal_min_days,omitempty"`
@@ -4301,7 +5594,7 @@ type NewProduct struct {
 
 	// SaleStartsAt Unix milliseconds, or null
 	SaleStartsAt *int                  `json:"sale_starts_at,omitempty"`
-	TenorDays    *int                  `json:"tenor_days,omitempty"`
+	TenorDays    *NewProductTenorDays  `json:"tenor_days,omitempty"`
 	Type         NewProductType        `json:"type"`
 	Visibility   *NewProductVisibility `json:"visibility,omitempty"`
 
@@ -4342,6 +5635,9 @@ type NewProduct_CrossDealFeeRate struct {
 	union json.RawMessage
 }
 
+// NewProductCurrency defines model for NewProduct.Currency.
+type NewProductCurrency string
+
 // NewProductEarlyWithdrawalPenaltyRate0 defines model for NewProduct.EarlyWithdrawalPenaltyRate.0.
 type NewProductEarlyWithdrawalPenaltyRate0 = string
 
@@ -4355,6 +5651,9 @@ type NewProduct_EarlyWithdrawalPenaltyRate struct {
 
 // NewProductEligibleEntityTypes defines model for NewProduct.EligibleEntityTypes.
 type NewProductEligibleEntityTypes string
+
+// NewProductTenorDays defines model for NewProduct.TenorDays.
+type NewProductTenorDays int
 
 // NewProductType defines model for NewProduct.Type.
 type NewProductType string
@@ -4922,12 +6221,12 @@ type GetAccountDetails200JSONResponseBodyStatus string
 
 // PostAccountDetailsJSONBody defines parameters for PostAccountDetails.
 type PostAccountDetailsJSONBody struct {
-	AccountId      string              `json:"account_id"`
-	Chain          *string             `json:"chain,omitempty"`
-	EntityId       *string             `json:"entity_id,omitempty"`
-	Meta           *map[string]*string `json:"meta,omitempty"`
-	ProviderId     *string             `json:"provider_id,omitempty"`
-	TerminateAfter *int                `json:"terminate_after,omitempty"`
+	AccountId      string                           `json:"account_id"`
+	Chain          *PostAccountDetailsJSONBodyChain `json:"chain,omitempty"`
+	EntityId       *string                          `json:"entity_id,omitempty"`
+	Meta           *map[string]*string              `json:"meta,omitempty"`
+	ProviderId     *string                          `json:"provider_id,omitempty"`
+	TerminateAfter *int                             `json:"terminate_after,omitempty"`
 }
 
 // PostAccountDetailsParams defines parameters for PostAccountDetails.
@@ -4938,6 +6237,9 @@ type PostAccountDetailsParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostAccountDetailsJSONBodyChain defines parameters for PostAccountDetails.
+type PostAccountDetailsJSONBodyChain string
 
 // PostAccountDetails201JSONResponseBodyStatus defines parameters for PostAccountDetails.
 type PostAccountDetails201JSONResponseBodyStatus string
@@ -4978,11 +6280,11 @@ type GetAccounts200JSONResponseBodyStatus string
 
 // PostAccountsJSONBody defines parameters for PostAccounts.
 type PostAccountsJSONBody struct {
-	Currency    string                   `json:"currency"`
-	DisplayName string                   `json:"display_name"`
-	EntityId    *string                  `json:"entity_id,omitempty"`
-	Meta        *map[string]*string      `json:"meta,omitempty"`
-	Type        PostAccountsJSONBodyType `json:"type"`
+	Currency    PostAccountsJSONBodyCurrency `json:"currency"`
+	DisplayName string                       `json:"display_name"`
+	EntityId    *string                      `json:"entity_id,omitempty"`
+	Meta        *map[string]*string          `json:"meta,omitempty"`
+	Type        PostAccountsJSONBodyType     `json:"type"`
 }
 
 // PostAccountsParams defines parameters for PostAccounts.
@@ -4993,6 +6295,9 @@ type PostAccountsParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostAccountsJSONBodyCurrency defines parameters for PostAccounts.
+type PostAccountsJSONBodyCurrency string
 
 // PostAccountsJSONBodyType defines parameters for PostAccounts.
 type PostAccountsJSONBodyType string
@@ -5100,23 +6405,30 @@ type NewBusinessAddress struct {
 // NewBusinessBusinessIncorporationMeta defines parameters for PostBusinessEntities.
 type NewBusinessBusinessIncorporationMeta struct {
 	Country *string `json:"country,omitempty"`
-	Month   *int    `json:"month,omitempty"`
-	State   *string `json:"state,omitempty"`
-	Year    *int    `json:"year,omitempty"`
+
+	// Month 1 to 12 (not after this month in this year); 0 is the same as absent
+	Month *int    `json:"month,omitempty"`
+	State *string `json:"state,omitempty"`
+
+	// Year from 1800 to this year; 0 is the same as absent
+	Year *int `json:"year,omitempty"`
 }
+
+// PostBusinessEntitiesJSONBodyBusinessType defines parameters for PostBusinessEntities.
+type PostBusinessEntitiesJSONBodyBusinessType string
 
 // NewBusinessBusiness defines parameters for PostBusinessEntities.
 type NewBusinessBusiness struct {
-	Description        *string                               `json:"description,omitempty"`
-	Email              *string                               `json:"email,omitempty"`
-	IncorporationMeta  *NewBusinessBusinessIncorporationMeta `json:"incorporation_meta,omitempty"`
-	Industry           *string                               `json:"industry,omitempty"`
-	LegalName          string                                `json:"legal_name"`
-	Phonenumber        *string                               `json:"phonenumber,omitempty"`
-	RegistrationNumber *string                               `json:"registration_number,omitempty"`
-	TradeName          *string                               `json:"trade_name,omitempty"`
-	Type               string                                `json:"type"`
-	Website            *string                               `json:"website,omitempty"`
+	Description        *string                                  `json:"description,omitempty"`
+	Email              *openapi_types.Email                     `json:"email,omitempty"`
+	IncorporationMeta  *NewBusinessBusinessIncorporationMeta    `json:"incorporation_meta,omitempty"`
+	Industry           *string                                  `json:"industry,omitempty"`
+	LegalName          string                                   `json:"legal_name"`
+	Phonenumber        *string                                  `json:"phonenumber,omitempty"`
+	RegistrationNumber *string                                  `json:"registration_number,omitempty"`
+	TradeName          *string                                  `json:"trade_name,omitempty"`
+	Type               PostBusinessEntitiesJSONBodyBusinessType `json:"type"`
+	Website            *string                                  `json:"website,omitempty"`
 }
 
 // NewBusinessBusinessOfficersItemPersonAddress defines parameters for PostBusinessEntities.
@@ -5131,27 +6443,36 @@ type NewBusinessBusinessOfficersItemPersonAddress struct {
 	State       *string             `json:"state,omitempty"`
 }
 
+// PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentType defines parameters for PostBusinessEntities.
+type PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentType string
+
+// PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype defines parameters for PostBusinessEntities.
+type PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype string
+
 // NewBusinessBusinessOfficersItemPersonIdentificationDocumentTypeSpecific defines parameters for PostBusinessEntities.
 type NewBusinessBusinessOfficersItemPersonIdentificationDocumentTypeSpecific struct {
-	IdSubtype *string `json:"id_subtype,omitempty"`
+	IdSubtype *PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype `json:"id_subtype,omitempty"`
 }
 
 // NewBusinessBusinessOfficersItemPersonIdentificationDocument defines parameters for PostBusinessEntities.
 type NewBusinessBusinessOfficersItemPersonIdentificationDocument struct {
-	DocumentId       *string                                                                  `json:"document_id,omitempty"`
-	ExpiryDate       *string                                                                  `json:"expiry_date,omitempty"`
-	IssueDate        *string                                                                  `json:"issue_date,omitempty"`
-	IssuingAuthority *string                                                                  `json:"issuing_authority,omitempty"`
-	IssuingCountry   *string                                                                  `json:"issuing_country,omitempty"`
-	Number           *string                                                                  `json:"number,omitempty"`
-	Type             *string                                                                  `json:"type,omitempty"`
-	TypeSpecific     *NewBusinessBusinessOfficersItemPersonIdentificationDocumentTypeSpecific `json:"type_specific,omitempty"`
+	DocumentId       *string                                                                       `json:"document_id,omitempty"`
+	ExpiryDate       *openapi_types.Date                                                           `json:"expiry_date,omitempty"`
+	IssueDate        *openapi_types.Date                                                           `json:"issue_date,omitempty"`
+	IssuingAuthority *string                                                                       `json:"issuing_authority,omitempty"`
+	IssuingCountry   *string                                                                       `json:"issuing_country,omitempty"`
+	Number           *string                                                                       `json:"number,omitempty"`
+	Type             *PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentType `json:"type,omitempty"`
+	TypeSpecific     *NewBusinessBusinessOfficersItemPersonIdentificationDocumentTypeSpecific      `json:"type_specific,omitempty"`
 }
+
+// PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType defines parameters for PostBusinessEntities.
+type PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType string
 
 // NewBusinessBusinessOfficersItemPersonIdentificationProofOfAddress defines parameters for PostBusinessEntities.
 type NewBusinessBusinessOfficersItemPersonIdentificationProofOfAddress struct {
-	DocumentId *string `json:"document_id,omitempty"`
-	Type       *string `json:"type,omitempty"`
+	DocumentId *string                                                                             `json:"document_id,omitempty"`
+	Type       *PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType `json:"type,omitempty"`
 }
 
 // NewBusinessBusinessOfficersItemPersonIdentification defines parameters for PostBusinessEntities.
@@ -5164,8 +6485,8 @@ type NewBusinessBusinessOfficersItemPersonIdentification struct {
 type NewBusinessBusinessOfficersItemPerson struct {
 	Address     *NewBusinessBusinessOfficersItemPersonAddress `json:"address,omitempty"`
 	Bvn         *string                                       `json:"bvn,omitempty"`
-	DateOfBirth *string                                       `json:"date_of_birth,omitempty"`
-	Email       *string                                       `json:"email,omitempty"`
+	DateOfBirth *openapi_types.Date                           `json:"date_of_birth,omitempty"`
+	Email       *openapi_types.Email                          `json:"email,omitempty"`
 	FirstName   *string                                       `json:"first_name,omitempty"`
 
 	// Gender m, f or other, in any case; stored lower case
@@ -5246,22 +6567,29 @@ type PatchBusinessEntitiesByIdBodyAddress struct {
 // PatchBusinessEntitiesByIdBodyBusinessIncorporationMeta defines parameters for PatchBusinessEntitiesById.
 type PatchBusinessEntitiesByIdBodyBusinessIncorporationMeta struct {
 	Country *string `json:"country,omitempty"`
-	Month   *int    `json:"month,omitempty"`
-	State   *string `json:"state,omitempty"`
-	Year    *int    `json:"year,omitempty"`
+
+	// Month 1 to 12 (not after this month in this year); 0 is the same as absent
+	Month *int    `json:"month,omitempty"`
+	State *string `json:"state,omitempty"`
+
+	// Year from 1800 to this year; 0 is the same as absent
+	Year *int `json:"year,omitempty"`
 }
+
+// PatchBusinessEntitiesByIdJSONBodyBusinessType defines parameters for PatchBusinessEntitiesById.
+type PatchBusinessEntitiesByIdJSONBodyBusinessType string
 
 // PatchBusinessEntitiesByIdBodyBusiness defines parameters for PatchBusinessEntitiesById.
 type PatchBusinessEntitiesByIdBodyBusiness struct {
 	Description        *string                                                 `json:"description,omitempty"`
-	Email              *string                                                 `json:"email,omitempty"`
+	Email              *openapi_types.Email                                    `json:"email,omitempty"`
 	IncorporationMeta  *PatchBusinessEntitiesByIdBodyBusinessIncorporationMeta `json:"incorporation_meta,omitempty"`
 	Industry           *string                                                 `json:"industry,omitempty"`
 	LegalName          *string                                                 `json:"legal_name,omitempty"`
 	Phonenumber        *string                                                 `json:"phonenumber,omitempty"`
 	RegistrationNumber *string                                                 `json:"registration_number,omitempty"`
 	TradeName          *string                                                 `json:"trade_name,omitempty"`
-	Type               *string                                                 `json:"type,omitempty"`
+	Type               *PatchBusinessEntitiesByIdJSONBodyBusinessType          `json:"type,omitempty"`
 	Website            *string                                                 `json:"website,omitempty"`
 }
 
@@ -5277,27 +6605,36 @@ type PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonAddress struct {
 	State       *string             `json:"state,omitempty"`
 }
 
+// PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentType defines parameters for PatchBusinessEntitiesById.
+type PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentType string
+
+// PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype defines parameters for PatchBusinessEntitiesById.
+type PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype string
+
 // PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentificationDocumentTypeSpecific defines parameters for PatchBusinessEntitiesById.
 type PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentificationDocumentTypeSpecific struct {
-	IdSubtype *string `json:"id_subtype,omitempty"`
+	IdSubtype *PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype `json:"id_subtype,omitempty"`
 }
 
 // PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentificationDocument defines parameters for PatchBusinessEntitiesById.
 type PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentificationDocument struct {
 	DocumentId       *string                                                                                    `json:"document_id,omitempty"`
-	ExpiryDate       *string                                                                                    `json:"expiry_date,omitempty"`
-	IssueDate        *string                                                                                    `json:"issue_date,omitempty"`
+	ExpiryDate       *openapi_types.Date                                                                        `json:"expiry_date,omitempty"`
+	IssueDate        *openapi_types.Date                                                                        `json:"issue_date,omitempty"`
 	IssuingAuthority *string                                                                                    `json:"issuing_authority,omitempty"`
 	IssuingCountry   *string                                                                                    `json:"issuing_country,omitempty"`
 	Number           *string                                                                                    `json:"number,omitempty"`
-	Type             *string                                                                                    `json:"type,omitempty"`
+	Type             *PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentType         `json:"type,omitempty"`
 	TypeSpecific     *PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentificationDocumentTypeSpecific `json:"type_specific,omitempty"`
 }
 
+// PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType defines parameters for PatchBusinessEntitiesById.
+type PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType string
+
 // PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentificationProofOfAddress defines parameters for PatchBusinessEntitiesById.
 type PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentificationProofOfAddress struct {
-	DocumentId *string `json:"document_id,omitempty"`
-	Type       *string `json:"type,omitempty"`
+	DocumentId *string                                                                                  `json:"document_id,omitempty"`
+	Type       *PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType `json:"type,omitempty"`
 }
 
 // PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentification defines parameters for PatchBusinessEntitiesById.
@@ -5310,8 +6647,8 @@ type PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentification struc
 type PatchBusinessEntitiesByIdBodyBusinessOfficersItemPerson struct {
 	Address     *PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonAddress `json:"address,omitempty"`
 	Bvn         *string                                                         `json:"bvn,omitempty"`
-	DateOfBirth *string                                                         `json:"date_of_birth,omitempty"`
-	Email       *string                                                         `json:"email,omitempty"`
+	DateOfBirth *openapi_types.Date                                             `json:"date_of_birth,omitempty"`
+	Email       *openapi_types.Email                                            `json:"email,omitempty"`
 	FirstName   *string                                                         `json:"first_name,omitempty"`
 
 	// Gender m, f or other, in any case; stored lower case
@@ -5418,7 +6755,7 @@ type PostCardsFreezeJSONBody struct {
 	EntityId *string `json:"entity_id,omitempty"`
 
 	// Status blocked (default) or fraud
-	Status *string `json:"status,omitempty"`
+	Status *PostCardsFreezeJSONBodyStatus `json:"status,omitempty"`
 }
 
 // PostCardsFreezeParams defines parameters for PostCardsFreeze.
@@ -5429,6 +6766,9 @@ type PostCardsFreezeParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostCardsFreezeJSONBodyStatus defines parameters for PostCardsFreeze.
+type PostCardsFreezeJSONBodyStatus string
 
 // PostCardsFreeze200JSONResponseBodyStatus defines parameters for PostCardsFreeze.
 type PostCardsFreeze200JSONResponseBodyStatus string
@@ -5504,11 +6844,11 @@ type GetCounterparties200JSONResponseBodyStatus string
 
 // PostCounterpartiesJSONBody defines parameters for PostCounterparties.
 type PostCounterpartiesJSONBody struct {
-	EntityId *string                `json:"entity_id,omitempty"`
-	Meta     *map[string]*string    `json:"meta,omitempty"`
-	Nickname *string                `json:"nickname,omitempty"`
-	Profile  NewCounterpartyProfile `json:"profile"`
-	Type     string                 `json:"type"`
+	EntityId *string                        `json:"entity_id,omitempty"`
+	Meta     *map[string]*string            `json:"meta,omitempty"`
+	Nickname *string                        `json:"nickname,omitempty"`
+	Profile  NewCounterpartyProfile         `json:"profile"`
+	Type     PostCounterpartiesJSONBodyType `json:"type"`
 }
 
 // PostCounterpartiesParams defines parameters for PostCounterparties.
@@ -5530,18 +6870,24 @@ type NewCounterpartyProfileAddress struct {
 	StateOrProvince *string `json:"state_or_province,omitempty"`
 }
 
+// PostCounterpartiesJSONBodyProfileIdentificationType defines parameters for PostCounterparties.
+type PostCounterpartiesJSONBodyProfileIdentificationType string
+
 // NewCounterpartyProfileIdentificationItem defines parameters for PostCounterparties.
 type NewCounterpartyProfileIdentificationItem struct {
-	IssuingCountry string `json:"issuing_country"`
-	Number         string `json:"number"`
-	Type           string `json:"type"`
+	IssuingCountry string                                              `json:"issuing_country"`
+	Number         string                                              `json:"number"`
+	Type           PostCounterpartiesJSONBodyProfileIdentificationType `json:"type"`
 }
+
+// PostCounterpartiesJSONBodyProfilePhoneType defines parameters for PostCounterparties.
+type PostCounterpartiesJSONBodyProfilePhoneType string
 
 // NewCounterpartyProfilePhone defines parameters for PostCounterparties.
 type NewCounterpartyProfilePhone struct {
-	Country string `json:"country"`
-	Number  string `json:"number"`
-	Type    string `json:"type"`
+	Country string                                     `json:"country"`
+	Number  string                                     `json:"number"`
+	Type    PostCounterpartiesJSONBodyProfilePhoneType `json:"type"`
 }
 
 // NewCounterpartyProfileRegisteredAddress defines parameters for PostCounterparties.
@@ -5554,19 +6900,25 @@ type NewCounterpartyProfileRegisteredAddress struct {
 	StateOrProvince *string `json:"state_or_province,omitempty"`
 }
 
+// PostCounterpartiesJSONBodyProfileRelationship defines parameters for PostCounterparties.
+type PostCounterpartiesJSONBodyProfileRelationship string
+
 // NewCounterpartyProfile defines parameters for PostCounterparties.
 type NewCounterpartyProfile struct {
-	Address           *NewCounterpartyProfileAddress              `json:"address,omitempty"`
-	Email             string                                      `json:"email"`
-	FirstName         *string                                     `json:"first_name,omitempty"`
-	Identification    *[]NewCounterpartyProfileIdentificationItem `json:"identification,omitempty"`
-	LastName          *string                                     `json:"last_name,omitempty"`
-	LegalName         *string                                     `json:"legal_name,omitempty"`
-	Phone             *NewCounterpartyProfilePhone                `json:"phone,omitempty"`
-	RegisteredAddress *NewCounterpartyProfileRegisteredAddress    `json:"registered_address,omitempty"`
-	Relationship      string                                      `json:"relationship"`
-	TradingName       *string                                     `json:"trading_name,omitempty"`
+	Address           *NewCounterpartyProfileAddress                `json:"address,omitempty"`
+	Email             openapi_types.Email                           `json:"email"`
+	FirstName         *string                                       `json:"first_name,omitempty"`
+	Identification    *[]NewCounterpartyProfileIdentificationItem   `json:"identification,omitempty"`
+	LastName          *string                                       `json:"last_name,omitempty"`
+	LegalName         *string                                       `json:"legal_name,omitempty"`
+	Phone             *NewCounterpartyProfilePhone                  `json:"phone,omitempty"`
+	RegisteredAddress *NewCounterpartyProfileRegisteredAddress      `json:"registered_address,omitempty"`
+	Relationship      PostCounterpartiesJSONBodyProfileRelationship `json:"relationship"`
+	TradingName       *string                                       `json:"trading_name,omitempty"`
 }
+
+// PostCounterpartiesJSONBodyType defines parameters for PostCounterparties.
+type PostCounterpartiesJSONBodyType string
 
 // PostCounterparties201JSONResponseBodyStatus defines parameters for PostCounterparties.
 type PostCounterparties201JSONResponseBodyStatus string
@@ -5608,18 +6960,24 @@ type PatchCounterpartiesByIdBodyProfileAddress struct {
 	StateOrProvince *string `json:"state_or_province,omitempty"`
 }
 
+// PatchCounterpartiesByIdJSONBodyProfileIdentificationType defines parameters for PatchCounterpartiesById.
+type PatchCounterpartiesByIdJSONBodyProfileIdentificationType string
+
 // PatchCounterpartiesByIdBodyProfileIdentificationItem defines parameters for PatchCounterpartiesById.
 type PatchCounterpartiesByIdBodyProfileIdentificationItem struct {
-	IssuingCountry *string `json:"issuing_country,omitempty"`
-	Number         *string `json:"number,omitempty"`
-	Type           *string `json:"type,omitempty"`
+	IssuingCountry *string                                                   `json:"issuing_country,omitempty"`
+	Number         *string                                                   `json:"number,omitempty"`
+	Type           *PatchCounterpartiesByIdJSONBodyProfileIdentificationType `json:"type,omitempty"`
 }
+
+// PatchCounterpartiesByIdJSONBodyProfilePhoneType defines parameters for PatchCounterpartiesById.
+type PatchCounterpartiesByIdJSONBodyProfilePhoneType string
 
 // PatchCounterpartiesByIdBodyProfilePhone defines parameters for PatchCounterpartiesById.
 type PatchCounterpartiesByIdBodyProfilePhone struct {
-	Country *string `json:"country,omitempty"`
-	Number  *string `json:"number,omitempty"`
-	Type    *string `json:"type,omitempty"`
+	Country *string                                          `json:"country,omitempty"`
+	Number  *string                                          `json:"number,omitempty"`
+	Type    *PatchCounterpartiesByIdJSONBodyProfilePhoneType `json:"type,omitempty"`
 }
 
 // PatchCounterpartiesByIdBodyProfileRegisteredAddress defines parameters for PatchCounterpartiesById.
@@ -5632,17 +6990,20 @@ type PatchCounterpartiesByIdBodyProfileRegisteredAddress struct {
 	StateOrProvince *string `json:"state_or_province,omitempty"`
 }
 
+// PatchCounterpartiesByIdJSONBodyProfileRelationship defines parameters for PatchCounterpartiesById.
+type PatchCounterpartiesByIdJSONBodyProfileRelationship string
+
 // PatchCounterpartiesByIdBodyProfile defines parameters for PatchCounterpartiesById.
 type PatchCounterpartiesByIdBodyProfile struct {
 	Address           *PatchCounterpartiesByIdBodyProfileAddress              `json:"address,omitempty"`
-	Email             *string                                                 `json:"email,omitempty"`
+	Email             *openapi_types.Email                                    `json:"email,omitempty"`
 	FirstName         *string                                                 `json:"first_name,omitempty"`
 	Identification    *[]PatchCounterpartiesByIdBodyProfileIdentificationItem `json:"identification,omitempty"`
 	LastName          *string                                                 `json:"last_name,omitempty"`
 	LegalName         *string                                                 `json:"legal_name,omitempty"`
 	Phone             *PatchCounterpartiesByIdBodyProfilePhone                `json:"phone,omitempty"`
 	RegisteredAddress *PatchCounterpartiesByIdBodyProfileRegisteredAddress    `json:"registered_address,omitempty"`
-	Relationship      *string                                                 `json:"relationship,omitempty"`
+	Relationship      *PatchCounterpartiesByIdJSONBodyProfileRelationship     `json:"relationship,omitempty"`
 	TradingName       *string                                                 `json:"trading_name,omitempty"`
 }
 
@@ -5775,7 +7136,7 @@ type PostDocumentsJSONBody struct {
 	EntityId       *string                    `json:"entity_id,omitempty"`
 	File           string                     `json:"file"`
 	FileBack       *string                    `json:"file_back,omitempty"`
-	Key            *string                    `json:"key,omitempty"`
+	Key            *PostDocumentsJSONBodyKey  `json:"key,omitempty"`
 	LinkToIdentity *NewDocumentLinkToIdentity `json:"link_to_identity,omitempty"`
 	Meta           *NewDocumentMeta           `json:"meta,omitempty"`
 }
@@ -5788,6 +7149,9 @@ type PostDocumentsParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostDocumentsJSONBodyKey defines parameters for PostDocuments.
+type PostDocumentsJSONBodyKey string
 
 // NewDocumentLinkToIdentity defines parameters for PostDocuments.
 type NewDocumentLinkToIdentity struct {
@@ -5956,12 +7320,12 @@ type PatchEntityWebhooksByIdJSONBody struct {
 	Description *string `json:"description,omitempty"`
 
 	// EnabledEvents webhooks.EnabledEvents
-	EnabledEvents *map[string]interface{} `json:"enabled_events,omitempty"`
-	EntityId      *string                 `json:"entity_id,omitempty"`
-	ExpiresIn     *int                    `json:"expires_in,omitempty"`
-	Status        *string                 `json:"status,omitempty"`
-	Tags          *[]*string              `json:"tags,omitempty"`
-	Url           *string                 `json:"url,omitempty"`
+	EnabledEvents *map[string]interface{}                `json:"enabled_events,omitempty"`
+	EntityId      *string                                `json:"entity_id,omitempty"`
+	ExpiresIn     *int                                   `json:"expires_in,omitempty"`
+	Status        *PatchEntityWebhooksByIdJSONBodyStatus `json:"status,omitempty"`
+	Tags          *[]*string                             `json:"tags,omitempty"`
+	Url           *string                                `json:"url,omitempty"`
 }
 
 // PatchEntityWebhooksByIdParams defines parameters for PatchEntityWebhooksById.
@@ -5971,6 +7335,9 @@ type PatchEntityWebhooksByIdParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PatchEntityWebhooksByIdJSONBodyStatus defines parameters for PatchEntityWebhooksById.
+type PatchEntityWebhooksByIdJSONBodyStatus string
 
 // PatchEntityWebhooksById200JSONResponseBodyStatus defines parameters for PatchEntityWebhooksById.
 type PatchEntityWebhooksById200JSONResponseBodyStatus string
@@ -6100,7 +7467,7 @@ type PostFundingSessionsJSONBody struct {
 	AccountId       string                                  `json:"account_id"`
 	Amount          int                                     `json:"amount"`
 	Country         *string                                 `json:"country,omitempty"`
-	Currency        string                                  `json:"currency"`
+	Currency        PostFundingSessionsJSONBodyCurrency     `json:"currency"`
 	EntityId        *string                                 `json:"entity_id,omitempty"`
 	FundingType     *PostFundingSessionsJSONBodyFundingType `json:"funding_type,omitempty"`
 	Meta            *map[string]*string                     `json:"meta,omitempty"`
@@ -6117,6 +7484,9 @@ type PostFundingSessionsParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostFundingSessionsJSONBodyCurrency defines parameters for PostFundingSessions.
+type PostFundingSessionsJSONBodyCurrency string
 
 // PostFundingSessionsJSONBodyFundingType defines parameters for PostFundingSessions.
 type PostFundingSessionsJSONBodyFundingType string
@@ -6153,12 +7523,12 @@ type PatchFundingSessionsById200JSONResponseBodyStatus string
 
 // PostFxQuotesJSONBody defines parameters for PostFxQuotes.
 type PostFxQuotesJSONBody struct {
-	AccountId    *string `json:"account_id,omitempty"`
-	AmountFrom   *int    `json:"amount_from,omitempty"`
-	AmountTo     *int    `json:"amount_to,omitempty"`
-	EntityId     *string `json:"entity_id,omitempty"`
-	FromCurrency string  `json:"from_currency"`
-	ToCurrency   string  `json:"to_currency"`
+	AccountId    *string                          `json:"account_id,omitempty"`
+	AmountFrom   *int                             `json:"amount_from,omitempty"`
+	AmountTo     *int                             `json:"amount_to,omitempty"`
+	EntityId     *string                          `json:"entity_id,omitempty"`
+	FromCurrency PostFxQuotesJSONBodyFromCurrency `json:"from_currency"`
+	ToCurrency   PostFxQuotesJSONBodyToCurrency   `json:"to_currency"`
 }
 
 // PostFxQuotesParams defines parameters for PostFxQuotes.
@@ -6169,6 +7539,12 @@ type PostFxQuotesParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostFxQuotesJSONBodyFromCurrency defines parameters for PostFxQuotes.
+type PostFxQuotesJSONBodyFromCurrency string
+
+// PostFxQuotesJSONBodyToCurrency defines parameters for PostFxQuotes.
+type PostFxQuotesJSONBodyToCurrency string
 
 // PostFxQuotes201JSONResponseBodyStatus defines parameters for PostFxQuotes.
 type PostFxQuotes201JSONResponseBodyStatus string
@@ -6233,27 +7609,36 @@ type NewIndividualBusiness struct {
 	Website           *string `json:"website,omitempty"`
 }
 
+// PostIndividualEntitiesJSONBodyIdentificationDocumentType defines parameters for PostIndividualEntities.
+type PostIndividualEntitiesJSONBodyIdentificationDocumentType string
+
+// PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtype defines parameters for PostIndividualEntities.
+type PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtype string
+
 // NewIndividualIdentificationDocumentTypeSpecific defines parameters for PostIndividualEntities.
 type NewIndividualIdentificationDocumentTypeSpecific struct {
-	IdSubtype *string `json:"id_subtype,omitempty"`
+	IdSubtype *PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtype `json:"id_subtype,omitempty"`
 }
 
 // NewIndividualIdentificationDocument defines parameters for PostIndividualEntities.
 type NewIndividualIdentificationDocument struct {
-	DocumentId       *string                                          `json:"document_id,omitempty"`
-	ExpiryDate       *string                                          `json:"expiry_date,omitempty"`
-	IssueDate        *string                                          `json:"issue_date,omitempty"`
-	IssuingAuthority *string                                          `json:"issuing_authority,omitempty"`
-	IssuingCountry   *string                                          `json:"issuing_country,omitempty"`
-	Number           string                                           `json:"number"`
-	Type             string                                           `json:"type"`
-	TypeSpecific     *NewIndividualIdentificationDocumentTypeSpecific `json:"type_specific,omitempty"`
+	DocumentId       *string                                                  `json:"document_id,omitempty"`
+	ExpiryDate       *openapi_types.Date                                      `json:"expiry_date,omitempty"`
+	IssueDate        *openapi_types.Date                                      `json:"issue_date,omitempty"`
+	IssuingAuthority *string                                                  `json:"issuing_authority,omitempty"`
+	IssuingCountry   *string                                                  `json:"issuing_country,omitempty"`
+	Number           string                                                   `json:"number"`
+	Type             PostIndividualEntitiesJSONBodyIdentificationDocumentType `json:"type"`
+	TypeSpecific     *NewIndividualIdentificationDocumentTypeSpecific         `json:"type_specific,omitempty"`
 }
+
+// PostIndividualEntitiesJSONBodyIdentificationProofOfAddressType defines parameters for PostIndividualEntities.
+type PostIndividualEntitiesJSONBodyIdentificationProofOfAddressType string
 
 // NewIndividualIdentificationProofOfAddress defines parameters for PostIndividualEntities.
 type NewIndividualIdentificationProofOfAddress struct {
-	DocumentId *string `json:"document_id,omitempty"`
-	Type       string  `json:"type"`
+	DocumentId *string                                                        `json:"document_id,omitempty"`
+	Type       PostIndividualEntitiesJSONBodyIdentificationProofOfAddressType `json:"type"`
 }
 
 // NewIndividualIdentification defines parameters for PostIndividualEntities.
@@ -6264,10 +7649,10 @@ type NewIndividualIdentification struct {
 
 // NewIndividualPerson defines parameters for PostIndividualEntities.
 type NewIndividualPerson struct {
-	Bvn         *string `json:"bvn,omitempty"`
-	DateOfBirth string  `json:"date_of_birth"`
-	Email       string  `json:"email"`
-	FirstName   string  `json:"first_name"`
+	Bvn         *string             `json:"bvn,omitempty"`
+	DateOfBirth openapi_types.Date  `json:"date_of_birth"`
+	Email       openapi_types.Email `json:"email"`
+	FirstName   string              `json:"first_name"`
 
 	// Gender m, f or other, in any case; stored lower case
 	Gender      string  `json:"gender"`
@@ -6324,27 +7709,36 @@ type PatchIndividualEntitiesByIdBodyBusiness struct {
 	Website           *string `json:"website,omitempty"`
 }
 
+// PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentType defines parameters for PatchIndividualEntitiesById.
+type PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentType string
+
+// PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtype defines parameters for PatchIndividualEntitiesById.
+type PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtype string
+
 // PatchIndividualEntitiesByIdBodyIdentificationDocumentTypeSpecific defines parameters for PatchIndividualEntitiesById.
 type PatchIndividualEntitiesByIdBodyIdentificationDocumentTypeSpecific struct {
-	IdSubtype *string `json:"id_subtype,omitempty"`
+	IdSubtype *PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtype `json:"id_subtype,omitempty"`
 }
 
 // PatchIndividualEntitiesByIdBodyIdentificationDocument defines parameters for PatchIndividualEntitiesById.
 type PatchIndividualEntitiesByIdBodyIdentificationDocument struct {
 	DocumentId       *string                                                            `json:"document_id,omitempty"`
-	ExpiryDate       *string                                                            `json:"expiry_date,omitempty"`
-	IssueDate        *string                                                            `json:"issue_date,omitempty"`
+	ExpiryDate       *openapi_types.Date                                                `json:"expiry_date,omitempty"`
+	IssueDate        *openapi_types.Date                                                `json:"issue_date,omitempty"`
 	IssuingAuthority *string                                                            `json:"issuing_authority,omitempty"`
 	IssuingCountry   *string                                                            `json:"issuing_country,omitempty"`
 	Number           *string                                                            `json:"number,omitempty"`
-	Type             *string                                                            `json:"type,omitempty"`
+	Type             *PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentType     `json:"type,omitempty"`
 	TypeSpecific     *PatchIndividualEntitiesByIdBodyIdentificationDocumentTypeSpecific `json:"type_specific,omitempty"`
 }
 
+// PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressType defines parameters for PatchIndividualEntitiesById.
+type PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressType string
+
 // PatchIndividualEntitiesByIdBodyIdentificationProofOfAddress defines parameters for PatchIndividualEntitiesById.
 type PatchIndividualEntitiesByIdBodyIdentificationProofOfAddress struct {
-	DocumentId *string `json:"document_id,omitempty"`
-	Type       *string `json:"type,omitempty"`
+	DocumentId *string                                                              `json:"document_id,omitempty"`
+	Type       *PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressType `json:"type,omitempty"`
 }
 
 // PatchIndividualEntitiesByIdBodyIdentification defines parameters for PatchIndividualEntitiesById.
@@ -6355,9 +7749,9 @@ type PatchIndividualEntitiesByIdBodyIdentification struct {
 
 // PatchIndividualEntitiesByIdBodyPerson defines parameters for PatchIndividualEntitiesById.
 type PatchIndividualEntitiesByIdBodyPerson struct {
-	DateOfBirth *string `json:"date_of_birth,omitempty"`
-	Email       *string `json:"email,omitempty"`
-	FirstName   *string `json:"first_name,omitempty"`
+	DateOfBirth *openapi_types.Date  `json:"date_of_birth,omitempty"`
+	Email       *openapi_types.Email `json:"email,omitempty"`
+	FirstName   *string              `json:"first_name,omitempty"`
 
 	// Gender m, f or other, in any case; stored lower case
 	Gender      *string `json:"gender,omitempty"`
@@ -6489,27 +7883,27 @@ type GetOpenAPIParams struct {
 
 // PostPaymentDetailsJSONBody defines parameters for PostPaymentDetails.
 type PostPaymentDetailsJSONBody struct {
-	AccountHolderName string                       `json:"account_holder_name"`
-	AccountNumber     *string                      `json:"account_number,omitempty"`
-	AccountType       *string                      `json:"account_type,omitempty"`
-	BankAddress       *NewPaymentDetailBankAddress `json:"bank_address,omitempty"`
-	BankName          *string                      `json:"bank_name,omitempty"`
-	BlockchainNetwork *string                      `json:"blockchain_network,omitempty"`
-	CounterpartyId    string                       `json:"counterparty_id"`
-	Country           *string                      `json:"country,omitempty"`
-	Currency          string                       `json:"currency"`
-	EntityId          *string                      `json:"entity_id,omitempty"`
-	Iban              *string                      `json:"iban,omitempty"`
-	InstitutionNumber *string                      `json:"institution_number,omitempty"`
-	Meta              *map[string]*string          `json:"meta,omitempty"`
-	PaymentMethod     string                       `json:"payment_method"`
-	PhoneNumber       *string                      `json:"phone_number,omitempty"`
-	RoutingNumber     *string                      `json:"routing_number,omitempty"`
-	Scheme            *string                      `json:"scheme,omitempty"`
-	SortCode          *string                      `json:"sort_code,omitempty"`
-	SwiftCode         *string                      `json:"swift_code,omitempty"`
-	TransitNumber     *string                      `json:"transit_number,omitempty"`
-	WalletAddress     *string                      `json:"wallet_address,omitempty"`
+	AccountHolderName string                                       `json:"account_holder_name"`
+	AccountNumber     *string                                      `json:"account_number,omitempty"`
+	AccountType       *PostPaymentDetailsJSONBodyAccountType       `json:"account_type,omitempty"`
+	BankAddress       *NewPaymentDetailBankAddress                 `json:"bank_address,omitempty"`
+	BankName          *string                                      `json:"bank_name,omitempty"`
+	BlockchainNetwork *PostPaymentDetailsJSONBodyBlockchainNetwork `json:"blockchain_network,omitempty"`
+	CounterpartyId    string                                       `json:"counterparty_id"`
+	Country           *string                                      `json:"country,omitempty"`
+	Currency          PostPaymentDetailsJSONBodyCurrency           `json:"currency"`
+	EntityId          *string                                      `json:"entity_id,omitempty"`
+	Iban              *string                                      `json:"iban,omitempty"`
+	InstitutionNumber *string                                      `json:"institution_number,omitempty"`
+	Meta              *map[string]*string                          `json:"meta,omitempty"`
+	PaymentMethod     PostPaymentDetailsJSONBodyPaymentMethod      `json:"payment_method"`
+	PhoneNumber       *string                                      `json:"phone_number,omitempty"`
+	RoutingNumber     *string                                      `json:"routing_number,omitempty"`
+	Scheme            *string                                      `json:"scheme,omitempty"`
+	SortCode          *string                                      `json:"sort_code,omitempty"`
+	SwiftCode         *string                                      `json:"swift_code,omitempty"`
+	TransitNumber     *string                                      `json:"transit_number,omitempty"`
+	WalletAddress     *string                                      `json:"wallet_address,omitempty"`
 }
 
 // PostPaymentDetailsParams defines parameters for PostPaymentDetails.
@@ -6521,6 +7915,9 @@ type PostPaymentDetailsParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// PostPaymentDetailsJSONBodyAccountType defines parameters for PostPaymentDetails.
+type PostPaymentDetailsJSONBodyAccountType string
+
 // NewPaymentDetailBankAddress defines parameters for PostPaymentDetails.
 type NewPaymentDetailBankAddress struct {
 	City       *string `json:"city,omitempty"`
@@ -6529,6 +7926,15 @@ type NewPaymentDetailBankAddress struct {
 	PostalCode *string `json:"postal_code,omitempty"`
 	State      *string `json:"state,omitempty"`
 }
+
+// PostPaymentDetailsJSONBodyBlockchainNetwork defines parameters for PostPaymentDetails.
+type PostPaymentDetailsJSONBodyBlockchainNetwork string
+
+// PostPaymentDetailsJSONBodyCurrency defines parameters for PostPaymentDetails.
+type PostPaymentDetailsJSONBodyCurrency string
+
+// PostPaymentDetailsJSONBodyPaymentMethod defines parameters for PostPaymentDetails.
+type PostPaymentDetailsJSONBodyPaymentMethod string
 
 // GetPaymentDetailsByIdParams defines parameters for GetPaymentDetailsById.
 type GetPaymentDetailsByIdParams struct {
@@ -6543,27 +7949,27 @@ type GetPaymentDetailsById200JSONResponseBodyStatus string
 
 // PatchPaymentDetailsByIdJSONBody defines parameters for PatchPaymentDetailsById.
 type PatchPaymentDetailsByIdJSONBody struct {
-	AccountHolderName *string                                 `json:"account_holder_name,omitempty"`
-	AccountNumber     *string                                 `json:"account_number,omitempty"`
-	AccountType       *string                                 `json:"account_type,omitempty"`
-	BankAddress       *PatchPaymentDetailsByIdBodyBankAddress `json:"bank_address,omitempty"`
-	BankName          *string                                 `json:"bank_name,omitempty"`
-	BlockchainNetwork *string                                 `json:"blockchain_network,omitempty"`
-	CounterpartyId    *string                                 `json:"counterparty_id,omitempty"`
-	Country           *string                                 `json:"country,omitempty"`
-	Currency          *string                                 `json:"currency,omitempty"`
-	EntityId          *string                                 `json:"entity_id,omitempty"`
-	Iban              *string                                 `json:"iban,omitempty"`
-	InstitutionNumber *string                                 `json:"institution_number,omitempty"`
-	Meta              *map[string]*string                     `json:"meta,omitempty"`
-	PaymentMethod     *string                                 `json:"payment_method,omitempty"`
-	PhoneNumber       *string                                 `json:"phone_number,omitempty"`
-	RoutingNumber     *string                                 `json:"routing_number,omitempty"`
-	Scheme            *string                                 `json:"scheme,omitempty"`
-	SortCode          *string                                 `json:"sort_code,omitempty"`
-	SwiftCode         *string                                 `json:"swift_code,omitempty"`
-	TransitNumber     *string                                 `json:"transit_number,omitempty"`
-	WalletAddress     *string                                 `json:"wallet_address,omitempty"`
+	AccountHolderName *string                                           `json:"account_holder_name,omitempty"`
+	AccountNumber     *string                                           `json:"account_number,omitempty"`
+	AccountType       *PatchPaymentDetailsByIdJSONBodyAccountType       `json:"account_type,omitempty"`
+	BankAddress       *PatchPaymentDetailsByIdBodyBankAddress           `json:"bank_address,omitempty"`
+	BankName          *string                                           `json:"bank_name,omitempty"`
+	BlockchainNetwork *PatchPaymentDetailsByIdJSONBodyBlockchainNetwork `json:"blockchain_network,omitempty"`
+	CounterpartyId    *string                                           `json:"counterparty_id,omitempty"`
+	Country           *string                                           `json:"country,omitempty"`
+	Currency          *PatchPaymentDetailsByIdJSONBodyCurrency          `json:"currency,omitempty"`
+	EntityId          *string                                           `json:"entity_id,omitempty"`
+	Iban              *string                                           `json:"iban,omitempty"`
+	InstitutionNumber *string                                           `json:"institution_number,omitempty"`
+	Meta              *map[string]*string                               `json:"meta,omitempty"`
+	PaymentMethod     *PatchPaymentDetailsByIdJSONBodyPaymentMethod     `json:"payment_method,omitempty"`
+	PhoneNumber       *string                                           `json:"phone_number,omitempty"`
+	RoutingNumber     *string                                           `json:"routing_number,omitempty"`
+	Scheme            *string                                           `json:"scheme,omitempty"`
+	SortCode          *string                                           `json:"sort_code,omitempty"`
+	SwiftCode         *string                                           `json:"swift_code,omitempty"`
+	TransitNumber     *string                                           `json:"transit_number,omitempty"`
+	WalletAddress     *string                                           `json:"wallet_address,omitempty"`
 }
 
 // PatchPaymentDetailsByIdParams defines parameters for PatchPaymentDetailsById.
@@ -6574,6 +7980,9 @@ type PatchPaymentDetailsByIdParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// PatchPaymentDetailsByIdJSONBodyAccountType defines parameters for PatchPaymentDetailsById.
+type PatchPaymentDetailsByIdJSONBodyAccountType string
+
 // PatchPaymentDetailsByIdBodyBankAddress defines parameters for PatchPaymentDetailsById.
 type PatchPaymentDetailsByIdBodyBankAddress struct {
 	City       *string `json:"city,omitempty"`
@@ -6582,6 +7991,15 @@ type PatchPaymentDetailsByIdBodyBankAddress struct {
 	PostalCode *string `json:"postal_code,omitempty"`
 	State      *string `json:"state,omitempty"`
 }
+
+// PatchPaymentDetailsByIdJSONBodyBlockchainNetwork defines parameters for PatchPaymentDetailsById.
+type PatchPaymentDetailsByIdJSONBodyBlockchainNetwork string
+
+// PatchPaymentDetailsByIdJSONBodyCurrency defines parameters for PatchPaymentDetailsById.
+type PatchPaymentDetailsByIdJSONBodyCurrency string
+
+// PatchPaymentDetailsByIdJSONBodyPaymentMethod defines parameters for PatchPaymentDetailsById.
+type PatchPaymentDetailsByIdJSONBodyPaymentMethod string
 
 // PatchPaymentDetailsById200JSONResponseBodyStatus defines parameters for PatchPaymentDetailsById.
 type PatchPaymentDetailsById200JSONResponseBodyStatus string
@@ -6618,13 +8036,13 @@ type GetPaymentIntents200JSONResponseBodyStatus string
 
 // PostPaymentIntentsJSONBody defines parameters for PostPaymentIntents.
 type PostPaymentIntentsJSONBody struct {
-	AccountId    string              `json:"account_id"`
-	Amount       int                 `json:"amount"`
-	Currency     string              `json:"currency"`
-	Description  *string             `json:"description,omitempty"`
-	EntityId     *string             `json:"entity_id,omitempty"`
-	IntentAction *IntentActionParams `json:"intent_action,omitempty"`
-	Reference    string              `json:"reference"`
+	AccountId    string                             `json:"account_id"`
+	Amount       int                                `json:"amount"`
+	Currency     PostPaymentIntentsJSONBodyCurrency `json:"currency"`
+	Description  *string                            `json:"description,omitempty"`
+	EntityId     *string                            `json:"entity_id,omitempty"`
+	IntentAction *IntentActionParams                `json:"intent_action,omitempty"`
+	Reference    string                             `json:"reference"`
 }
 
 // PostPaymentIntentsParams defines parameters for PostPaymentIntents.
@@ -6635,6 +8053,9 @@ type PostPaymentIntentsParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostPaymentIntentsJSONBodyCurrency defines parameters for PostPaymentIntents.
+type PostPaymentIntentsJSONBodyCurrency string
 
 // PostPaymentIntents201JSONResponseBodyStatus defines parameters for PostPaymentIntents.
 type PostPaymentIntents201JSONResponseBodyStatus string
@@ -7133,7 +8554,7 @@ type PostSandboxDisputesSimulateJSONBodyOutcome string
 
 // PostSandboxEntitiesReviewJSONBody defines parameters for PostSandboxEntitiesReview.
 type PostSandboxEntitiesReviewJSONBody struct {
-	Decision string `json:"decision"`
+	Decision PostSandboxEntitiesReviewJSONBodyDecision `json:"decision"`
 }
 
 // PostSandboxEntitiesReviewParams defines parameters for PostSandboxEntitiesReview.
@@ -7144,11 +8565,14 @@ type PostSandboxEntitiesReviewParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// PostSandboxEntitiesReviewJSONBodyDecision defines parameters for PostSandboxEntitiesReview.
+type PostSandboxEntitiesReviewJSONBodyDecision string
+
 // PostSandboxFundingSessionsSimulateJSONBody defines parameters for PostSandboxFundingSessionsSimulate.
 type PostSandboxFundingSessionsSimulateJSONBody struct {
-	EntityId    *string                                           `json:"entity_id,omitempty"`
-	FailureCode *string                                           `json:"failure_code,omitempty"`
-	Outcome     PostSandboxFundingSessionsSimulateJSONBodyOutcome `json:"outcome"`
+	EntityId    *string                                                `json:"entity_id,omitempty"`
+	FailureCode *PostSandboxFundingSessionsSimulateJSONBodyFailureCode `json:"failure_code,omitempty"`
+	Outcome     PostSandboxFundingSessionsSimulateJSONBodyOutcome      `json:"outcome"`
 }
 
 // PostSandboxFundingSessionsSimulateParams defines parameters for PostSandboxFundingSessionsSimulate.
@@ -7159,6 +8583,9 @@ type PostSandboxFundingSessionsSimulateParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostSandboxFundingSessionsSimulateJSONBodyFailureCode defines parameters for PostSandboxFundingSessionsSimulate.
+type PostSandboxFundingSessionsSimulateJSONBodyFailureCode string
 
 // PostSandboxFundingSessionsSimulateJSONBodyOutcome defines parameters for PostSandboxFundingSessionsSimulate.
 type PostSandboxFundingSessionsSimulateJSONBodyOutcome string
@@ -7178,11 +8605,11 @@ type PostSandboxFxOutageParams struct {
 
 // PostSandboxInflowsJSONBody defines parameters for PostSandboxInflows.
 type PostSandboxInflowsJSONBody struct {
-	AccountId string  `json:"account_id"`
-	Amount    int     `json:"amount"`
-	Currency  *string `json:"currency,omitempty"`
-	Narration *string `json:"narration,omitempty"`
-	Settle    *bool   `json:"settle,omitempty"`
+	AccountId string                              `json:"account_id"`
+	Amount    int                                 `json:"amount"`
+	Currency  *PostSandboxInflowsJSONBodyCurrency `json:"currency,omitempty"`
+	Narration *string                             `json:"narration,omitempty"`
+	Settle    *bool                               `json:"settle,omitempty"`
 }
 
 // PostSandboxInflowsParams defines parameters for PostSandboxInflows.
@@ -7192,6 +8619,9 @@ type PostSandboxInflowsParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostSandboxInflowsJSONBodyCurrency defines parameters for PostSandboxInflows.
+type PostSandboxInflowsJSONBodyCurrency string
 
 // PostSandboxIntentActionsDisputeJSONBody defines parameters for PostSandboxIntentActionsDispute.
 type PostSandboxIntentActionsDisputeJSONBody struct {
@@ -7319,9 +8749,9 @@ type PostSandboxRefundsSimulateJSONBodyOutcome string
 
 // PostSandboxTransfersSimulateJSONBody defines parameters for PostSandboxTransfersSimulate.
 type PostSandboxTransfersSimulateJSONBody struct {
-	EntityId     *string `json:"entity_id,omitempty"`
-	Outcome      string  `json:"outcome"`
-	StatusReason *string `json:"status_reason,omitempty"`
+	EntityId     *string                                     `json:"entity_id,omitempty"`
+	Outcome      PostSandboxTransfersSimulateJSONBodyOutcome `json:"outcome"`
+	StatusReason *string                                     `json:"status_reason,omitempty"`
 }
 
 // PostSandboxTransfersSimulateParams defines parameters for PostSandboxTransfersSimulate.
@@ -7331,6 +8761,9 @@ type PostSandboxTransfersSimulateParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostSandboxTransfersSimulateJSONBodyOutcome defines parameters for PostSandboxTransfersSimulate.
+type PostSandboxTransfersSimulateJSONBodyOutcome string
 
 // GetTransfersParams defines parameters for GetTransfers.
 type GetTransfersParams struct {
@@ -7354,17 +8787,17 @@ type GetTransfers200JSONResponseBodyStatus string
 
 // PostTransfersJSONBody defines parameters for PostTransfers.
 type PostTransfersJSONBody struct {
-	AccountId       string              `json:"account_id"`
-	Amount          int                 `json:"amount"`
-	CounterpartyId  *string             `json:"counterparty_id,omitempty"`
-	Currency        *string             `json:"currency,omitempty"`
-	EntityId        *string             `json:"entity_id,omitempty"`
-	FxQuoteId       *string             `json:"fx_quote_id,omitempty"`
-	Meta            *map[string]*string `json:"meta,omitempty"`
-	Narration       string              `json:"narration"`
-	PaymentDetailId string              `json:"payment_detail_id"`
-	PaymentType     string              `json:"payment_type"`
-	UniqueReference string              `json:"unique_reference"`
+	AccountId       string                           `json:"account_id"`
+	Amount          int                              `json:"amount"`
+	CounterpartyId  *string                          `json:"counterparty_id,omitempty"`
+	Currency        *PostTransfersJSONBodyCurrency   `json:"currency,omitempty"`
+	EntityId        *string                          `json:"entity_id,omitempty"`
+	FxQuoteId       *string                          `json:"fx_quote_id,omitempty"`
+	Meta            *map[string]*string              `json:"meta,omitempty"`
+	Narration       string                           `json:"narration"`
+	PaymentDetailId string                           `json:"payment_detail_id"`
+	PaymentType     PostTransfersJSONBodyPaymentType `json:"payment_type"`
+	UniqueReference string                           `json:"unique_reference"`
 }
 
 // PostTransfersParams defines parameters for PostTransfers.
@@ -7375,6 +8808,12 @@ type PostTransfersParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostTransfersJSONBodyCurrency defines parameters for PostTransfers.
+type PostTransfersJSONBodyCurrency string
+
+// PostTransfersJSONBodyPaymentType defines parameters for PostTransfers.
+type PostTransfersJSONBodyPaymentType string
 
 // PostTransfers201JSONResponseBodyStatus defines parameters for PostTransfers.
 type PostTransfers201JSONResponseBodyStatus string
@@ -7420,13 +8859,13 @@ type PostVirtualCardsJSONBody struct {
 		TransactionAmountLimit *int  `json:"transaction_amount_limit,omitempty"`
 	} `json:"individual_mcc_controls,omitempty"`
 	MccGroupControls *[]struct {
-		Amount                 *int   `json:"amount,omitempty"`
-		CycleTransactionCount  *int   `json:"cycle_transaction_count,omitempty"`
-		DailyAmountLimit       *int   `json:"daily_amount_limit,omitempty"`
-		DailyTransactionCount  *int   `json:"daily_transaction_count,omitempty"`
-		GroupName              string `json:"group_name"`
-		Open                   *bool  `json:"open,omitempty"`
-		TransactionAmountLimit *int   `json:"transaction_amount_limit,omitempty"`
+		Amount                 *int                                              `json:"amount,omitempty"`
+		CycleTransactionCount  *int                                              `json:"cycle_transaction_count,omitempty"`
+		DailyAmountLimit       *int                                              `json:"daily_amount_limit,omitempty"`
+		DailyTransactionCount  *int                                              `json:"daily_transaction_count,omitempty"`
+		GroupName              PostVirtualCardsJSONBodyMccGroupControlsGroupName `json:"group_name"`
+		Open                   *bool                                             `json:"open,omitempty"`
+		TransactionAmountLimit *int                                              `json:"transaction_amount_limit,omitempty"`
 	} `json:"mcc_group_controls,omitempty"`
 	Metadata            *map[string]string `json:"metadata,omitempty"`
 	SetAlertServiceFlag *bool              `json:"set_alert_service_flag,omitempty"`
@@ -7473,6 +8912,9 @@ type PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay1 = int
 type PostVirtualCardsJSONBody_IndividualControls_BillingCycleDay struct {
 	union json.RawMessage
 }
+
+// PostVirtualCardsJSONBodyMccGroupControlsGroupName defines parameters for PostVirtualCards.
+type PostVirtualCardsJSONBodyMccGroupControlsGroupName string
 
 // PostVirtualCards201JSONResponseBodyStatus defines parameters for PostVirtualCards.
 type PostVirtualCards201JSONResponseBodyStatus string
