@@ -26,7 +26,7 @@ func vendor(t *testing.T, ctx context.Context, c *client.Client) string {
 	pd, err := c.PostPaymentDetails(ctx, client.PostPaymentDetailsJSONRequestBody{
 		CounterpartyId: cp.Id, PaymentMethod: "bank-transfer", Currency: "USD", Country: client.Ptr("US"),
 		Scheme: client.Ptr("ach"), AccountHolderName: "Acme Inc", RoutingNumber: client.Ptr("091000019"),
-		AccountNumber: client.Ptr("123456789"), AccountType: client.Ptr("checking"),
+		AccountNumber: client.Ptr("123456789"), AccountType: client.Ptr(client.PostPaymentDetailsJSONBodyAccountTypeChecking),
 	}, nil)
 	if err != nil {
 		t.Fatal(err)

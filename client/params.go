@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // encodeParams turns a generated Params struct (or a form body) into its
@@ -95,3 +97,8 @@ func strs(v reflect.Value) ([]string, error) {
 // Ptr returns a pointer to v, for the optional fields of bodies and
 // parameters: client.Ptr("US"), client.Ptr(50).
 func Ptr[T any](v T) *T { return &v }
+
+// Date is a calendar date (format: date in the document), as the
+// generated types hold it: client.Date{Time: time.Date(1990, 4, 1, 0, 0,
+// 0, 0, time.UTC)}.
+type Date = openapi_types.Date

@@ -8,47 +8,48 @@ import (
 	"fmt"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for AccountCurrency.
 const (
-	AED AccountCurrency = "AED"
-	CAD AccountCurrency = "CAD"
-	EUR AccountCurrency = "EUR"
-	GBP AccountCurrency = "GBP"
-	KES AccountCurrency = "KES"
-	NGN AccountCurrency = "NGN"
-	RLD AccountCurrency = "RLD"
-	USC AccountCurrency = "USC"
-	USD AccountCurrency = "USD"
-	UST AccountCurrency = "UST"
-	ZAR AccountCurrency = "ZAR"
+	AccountCurrencyAED AccountCurrency = "AED"
+	AccountCurrencyCAD AccountCurrency = "CAD"
+	AccountCurrencyEUR AccountCurrency = "EUR"
+	AccountCurrencyGBP AccountCurrency = "GBP"
+	AccountCurrencyKES AccountCurrency = "KES"
+	AccountCurrencyNGN AccountCurrency = "NGN"
+	AccountCurrencyRLD AccountCurrency = "RLD"
+	AccountCurrencyUSC AccountCurrency = "USC"
+	AccountCurrencyUSD AccountCurrency = "USD"
+	AccountCurrencyUST AccountCurrency = "UST"
+	AccountCurrencyZAR AccountCurrency = "ZAR"
 )
 
 // Valid indicates whether the value is a known member of the AccountCurrency enum.
 func (e AccountCurrency) Valid() bool {
 	switch e {
-	case AED:
+	case AccountCurrencyAED:
 		return true
-	case CAD:
+	case AccountCurrencyCAD:
 		return true
-	case EUR:
+	case AccountCurrencyEUR:
 		return true
-	case GBP:
+	case AccountCurrencyGBP:
 		return true
-	case KES:
+	case AccountCurrencyKES:
 		return true
-	case NGN:
+	case AccountCurrencyNGN:
 		return true
-	case RLD:
+	case AccountCurrencyRLD:
 		return true
-	case USC:
+	case AccountCurrencyUSC:
 		return true
-	case USD:
+	case AccountCurrencyUSD:
 		return true
-	case UST:
+	case AccountCurrencyUST:
 		return true
-	case ZAR:
+	case AccountCurrencyZAR:
 		return true
 	default:
 		return false
@@ -351,22 +352,22 @@ func (e CardTransactionStatus) Valid() bool {
 
 // Defines values for CounterpartyProfileRelationship.
 const (
-	Customer CounterpartyProfileRelationship = "customer"
-	Employee CounterpartyProfileRelationship = "employee"
-	Supplier CounterpartyProfileRelationship = "supplier"
-	Vendor   CounterpartyProfileRelationship = "vendor"
+	CounterpartyProfileRelationshipCustomer CounterpartyProfileRelationship = "customer"
+	CounterpartyProfileRelationshipEmployee CounterpartyProfileRelationship = "employee"
+	CounterpartyProfileRelationshipSupplier CounterpartyProfileRelationship = "supplier"
+	CounterpartyProfileRelationshipVendor   CounterpartyProfileRelationship = "vendor"
 )
 
 // Valid indicates whether the value is a known member of the CounterpartyProfileRelationship enum.
 func (e CounterpartyProfileRelationship) Valid() bool {
 	switch e {
-	case Customer:
+	case CounterpartyProfileRelationshipCustomer:
 		return true
-	case Employee:
+	case CounterpartyProfileRelationshipEmployee:
 		return true
-	case Supplier:
+	case CounterpartyProfileRelationshipSupplier:
 		return true
-	case Vendor:
+	case CounterpartyProfileRelationshipVendor:
 		return true
 	default:
 		return false
@@ -859,6 +860,51 @@ func (e IntentActionParamsPaymentTypeDataAuthModel) Valid() bool {
 	}
 }
 
+// Defines values for NewProductCurrency.
+const (
+	NewProductCurrencyAED NewProductCurrency = "AED"
+	NewProductCurrencyCAD NewProductCurrency = "CAD"
+	NewProductCurrencyEUR NewProductCurrency = "EUR"
+	NewProductCurrencyGBP NewProductCurrency = "GBP"
+	NewProductCurrencyKES NewProductCurrency = "KES"
+	NewProductCurrencyNGN NewProductCurrency = "NGN"
+	NewProductCurrencyRLD NewProductCurrency = "RLD"
+	NewProductCurrencyUSC NewProductCurrency = "USC"
+	NewProductCurrencyUSD NewProductCurrency = "USD"
+	NewProductCurrencyUST NewProductCurrency = "UST"
+	NewProductCurrencyZAR NewProductCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the NewProductCurrency enum.
+func (e NewProductCurrency) Valid() bool {
+	switch e {
+	case NewProductCurrencyAED:
+		return true
+	case NewProductCurrencyCAD:
+		return true
+	case NewProductCurrencyEUR:
+		return true
+	case NewProductCurrencyGBP:
+		return true
+	case NewProductCurrencyKES:
+		return true
+	case NewProductCurrencyNGN:
+		return true
+	case NewProductCurrencyRLD:
+		return true
+	case NewProductCurrencyUSC:
+		return true
+	case NewProductCurrencyUSD:
+		return true
+	case NewProductCurrencyUST:
+		return true
+	case NewProductCurrencyZAR:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NewProductEligibleEntityTypes.
 const (
 	NewProductEligibleEntityTypesBusiness   NewProductEligibleEntityTypes = "business"
@@ -871,6 +917,33 @@ func (e NewProductEligibleEntityTypes) Valid() bool {
 	case NewProductEligibleEntityTypesBusiness:
 		return true
 	case NewProductEligibleEntityTypesIndividual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NewProductTenorDays.
+const (
+	NewProductTenorDaysN180 NewProductTenorDays = 180
+	NewProductTenorDaysN30  NewProductTenorDays = 30
+	NewProductTenorDaysN60  NewProductTenorDays = 60
+	NewProductTenorDaysN7   NewProductTenorDays = 7
+	NewProductTenorDaysN90  NewProductTenorDays = 90
+)
+
+// Valid indicates whether the value is a known member of the NewProductTenorDays enum.
+func (e NewProductTenorDays) Valid() bool {
+	switch e {
+	case NewProductTenorDaysN180:
+		return true
+	case NewProductTenorDaysN30:
+		return true
+	case NewProductTenorDaysN60:
+		return true
+	case NewProductTenorDaysN7:
+		return true
+	case NewProductTenorDaysN90:
 		return true
 	default:
 		return false
@@ -1056,25 +1129,25 @@ func (e ProductStatus) Valid() bool {
 
 // Defines values for ProductTenorDays.
 const (
-	N180 ProductTenorDays = 180
-	N30  ProductTenorDays = 30
-	N60  ProductTenorDays = 60
-	N7   ProductTenorDays = 7
-	N90  ProductTenorDays = 90
+	ProductTenorDaysN180 ProductTenorDays = 180
+	ProductTenorDaysN30  ProductTenorDays = 30
+	ProductTenorDaysN60  ProductTenorDays = 60
+	ProductTenorDaysN7   ProductTenorDays = 7
+	ProductTenorDaysN90  ProductTenorDays = 90
 )
 
 // Valid indicates whether the value is a known member of the ProductTenorDays enum.
 func (e ProductTenorDays) Valid() bool {
 	switch e {
-	case N180:
+	case ProductTenorDaysN180:
 		return true
-	case N30:
+	case ProductTenorDaysN30:
 		return true
-	case N60:
+	case ProductTenorDaysN60:
 		return true
-	case N7:
+	case ProductTenorDaysN7:
 		return true
-	case N90:
+	case ProductTenorDaysN90:
 		return true
 	default:
 		return false
@@ -1333,6 +1406,30 @@ func (e GetAccountDetails200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostAccountDetailsJSONBodyChain.
+const (
+	Base  PostAccountDetailsJSONBodyChain = "base"
+	Eth   PostAccountDetailsJSONBodyChain = "eth"
+	Matic PostAccountDetailsJSONBodyChain = "matic"
+	Sol   PostAccountDetailsJSONBodyChain = "sol"
+)
+
+// Valid indicates whether the value is a known member of the PostAccountDetailsJSONBodyChain enum.
+func (e PostAccountDetailsJSONBodyChain) Valid() bool {
+	switch e {
+	case Base:
+		return true
+	case Eth:
+		return true
+	case Matic:
+		return true
+	case Sol:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostAccountDetails201JSONResponseBodyStatus.
 const (
 	PostAccountDetails201JSONResponseBodyStatusSuccess PostAccountDetails201JSONResponseBodyStatus = "success"
@@ -1363,6 +1460,75 @@ func (e GetAccountDetailsById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetAccountsParamsCurrency.
+const (
+	GetAccountsParamsCurrencyAED GetAccountsParamsCurrency = "AED"
+	GetAccountsParamsCurrencyCAD GetAccountsParamsCurrency = "CAD"
+	GetAccountsParamsCurrencyEUR GetAccountsParamsCurrency = "EUR"
+	GetAccountsParamsCurrencyGBP GetAccountsParamsCurrency = "GBP"
+	GetAccountsParamsCurrencyKES GetAccountsParamsCurrency = "KES"
+	GetAccountsParamsCurrencyNGN GetAccountsParamsCurrency = "NGN"
+	GetAccountsParamsCurrencyRLD GetAccountsParamsCurrency = "RLD"
+	GetAccountsParamsCurrencyUSC GetAccountsParamsCurrency = "USC"
+	GetAccountsParamsCurrencyUSD GetAccountsParamsCurrency = "USD"
+	GetAccountsParamsCurrencyUST GetAccountsParamsCurrency = "UST"
+	GetAccountsParamsCurrencyZAR GetAccountsParamsCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the GetAccountsParamsCurrency enum.
+func (e GetAccountsParamsCurrency) Valid() bool {
+	switch e {
+	case GetAccountsParamsCurrencyAED:
+		return true
+	case GetAccountsParamsCurrencyCAD:
+		return true
+	case GetAccountsParamsCurrencyEUR:
+		return true
+	case GetAccountsParamsCurrencyGBP:
+		return true
+	case GetAccountsParamsCurrencyKES:
+		return true
+	case GetAccountsParamsCurrencyNGN:
+		return true
+	case GetAccountsParamsCurrencyRLD:
+		return true
+	case GetAccountsParamsCurrencyUSC:
+		return true
+	case GetAccountsParamsCurrencyUSD:
+		return true
+	case GetAccountsParamsCurrencyUST:
+		return true
+	case GetAccountsParamsCurrencyZAR:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetAccountsParamsType.
+const (
+	GetAccountsParamsTypeChecking    GetAccountsParamsType = "checking"
+	GetAccountsParamsTypeDebit       GetAccountsParamsType = "debit"
+	GetAccountsParamsTypeOperational GetAccountsParamsType = "operational"
+	GetAccountsParamsTypeSafeguard   GetAccountsParamsType = "safeguard"
+)
+
+// Valid indicates whether the value is a known member of the GetAccountsParamsType enum.
+func (e GetAccountsParamsType) Valid() bool {
+	switch e {
+	case GetAccountsParamsTypeChecking:
+		return true
+	case GetAccountsParamsTypeDebit:
+		return true
+	case GetAccountsParamsTypeOperational:
+		return true
+	case GetAccountsParamsTypeSafeguard:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetAccounts200JSONResponseBodyStatus.
 const (
 	GetAccounts200JSONResponseBodyStatusSuccess GetAccounts200JSONResponseBodyStatus = "success"
@@ -1372,6 +1538,51 @@ const (
 func (e GetAccounts200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetAccounts200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostAccountsJSONBodyCurrency.
+const (
+	PostAccountsJSONBodyCurrencyAED PostAccountsJSONBodyCurrency = "AED"
+	PostAccountsJSONBodyCurrencyCAD PostAccountsJSONBodyCurrency = "CAD"
+	PostAccountsJSONBodyCurrencyEUR PostAccountsJSONBodyCurrency = "EUR"
+	PostAccountsJSONBodyCurrencyGBP PostAccountsJSONBodyCurrency = "GBP"
+	PostAccountsJSONBodyCurrencyKES PostAccountsJSONBodyCurrency = "KES"
+	PostAccountsJSONBodyCurrencyNGN PostAccountsJSONBodyCurrency = "NGN"
+	PostAccountsJSONBodyCurrencyRLD PostAccountsJSONBodyCurrency = "RLD"
+	PostAccountsJSONBodyCurrencyUSC PostAccountsJSONBodyCurrency = "USC"
+	PostAccountsJSONBodyCurrencyUSD PostAccountsJSONBodyCurrency = "USD"
+	PostAccountsJSONBodyCurrencyUST PostAccountsJSONBodyCurrency = "UST"
+	PostAccountsJSONBodyCurrencyZAR PostAccountsJSONBodyCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the PostAccountsJSONBodyCurrency enum.
+func (e PostAccountsJSONBodyCurrency) Valid() bool {
+	switch e {
+	case PostAccountsJSONBodyCurrencyAED:
+		return true
+	case PostAccountsJSONBodyCurrencyCAD:
+		return true
+	case PostAccountsJSONBodyCurrencyEUR:
+		return true
+	case PostAccountsJSONBodyCurrencyGBP:
+		return true
+	case PostAccountsJSONBodyCurrencyKES:
+		return true
+	case PostAccountsJSONBodyCurrencyNGN:
+		return true
+	case PostAccountsJSONBodyCurrencyRLD:
+		return true
+	case PostAccountsJSONBodyCurrencyUSC:
+		return true
+	case PostAccountsJSONBodyCurrencyUSD:
+		return true
+	case PostAccountsJSONBodyCurrencyUST:
+		return true
+	case PostAccountsJSONBodyCurrencyZAR:
 		return true
 	default:
 		return false
@@ -1477,6 +1688,90 @@ func (e GetAccountsStatements200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostBusinessEntitiesJSONBodyBusinessType.
+const (
+	PostBusinessEntitiesJSONBodyBusinessTypeCorporation        PostBusinessEntitiesJSONBodyBusinessType = "corporation"
+	PostBusinessEntitiesJSONBodyBusinessTypeLlc                PostBusinessEntitiesJSONBodyBusinessType = "llc"
+	PostBusinessEntitiesJSONBodyBusinessTypePartnership        PostBusinessEntitiesJSONBodyBusinessType = "partnership"
+	PostBusinessEntitiesJSONBodyBusinessTypeSoleProprietorship PostBusinessEntitiesJSONBodyBusinessType = "sole_proprietorship"
+)
+
+// Valid indicates whether the value is a known member of the PostBusinessEntitiesJSONBodyBusinessType enum.
+func (e PostBusinessEntitiesJSONBodyBusinessType) Valid() bool {
+	switch e {
+	case PostBusinessEntitiesJSONBodyBusinessTypeCorporation:
+		return true
+	case PostBusinessEntitiesJSONBodyBusinessTypeLlc:
+		return true
+	case PostBusinessEntitiesJSONBodyBusinessTypePartnership:
+		return true
+	case PostBusinessEntitiesJSONBodyBusinessTypeSoleProprietorship:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentType.
+const (
+	PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeDriversLicense        PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentType = "drivers_license"
+	PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeInternationalPassport PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentType = "international_passport"
+	PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeNationalId            PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentType = "national_id"
+)
+
+// Valid indicates whether the value is a known member of the PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentType enum.
+func (e PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentType) Valid() bool {
+	switch e {
+	case PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeDriversLicense:
+		return true
+	case PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeInternationalPassport:
+		return true
+	case PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeNationalId:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype.
+const (
+	PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeBVN PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype = "BVN"
+	PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeNIN PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype = "NIN"
+	PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeSSN PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype = "SSN"
+)
+
+// Valid indicates whether the value is a known member of the PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype enum.
+func (e PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype) Valid() bool {
+	switch e {
+	case PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeBVN:
+		return true
+	case PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeNIN:
+		return true
+	case PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeSSN:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType.
+const (
+	PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressTypeBankStatement PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType = "bank_statement"
+	PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressTypeUtilityBill   PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType = "utility_bill"
+)
+
+// Valid indicates whether the value is a known member of the PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType enum.
+func (e PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType) Valid() bool {
+	switch e {
+	case PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressTypeBankStatement:
+		return true
+	case PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressTypeUtilityBill:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostBusinessEntities201JSONResponseBodyStatus.
 const (
 	PostBusinessEntities201JSONResponseBodyStatusSuccess PostBusinessEntities201JSONResponseBodyStatus = "success"
@@ -1486,6 +1781,90 @@ const (
 func (e PostBusinessEntities201JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case PostBusinessEntities201JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchBusinessEntitiesByIdJSONBodyBusinessType.
+const (
+	PatchBusinessEntitiesByIdJSONBodyBusinessTypeCorporation        PatchBusinessEntitiesByIdJSONBodyBusinessType = "corporation"
+	PatchBusinessEntitiesByIdJSONBodyBusinessTypeLlc                PatchBusinessEntitiesByIdJSONBodyBusinessType = "llc"
+	PatchBusinessEntitiesByIdJSONBodyBusinessTypePartnership        PatchBusinessEntitiesByIdJSONBodyBusinessType = "partnership"
+	PatchBusinessEntitiesByIdJSONBodyBusinessTypeSoleProprietorship PatchBusinessEntitiesByIdJSONBodyBusinessType = "sole_proprietorship"
+)
+
+// Valid indicates whether the value is a known member of the PatchBusinessEntitiesByIdJSONBodyBusinessType enum.
+func (e PatchBusinessEntitiesByIdJSONBodyBusinessType) Valid() bool {
+	switch e {
+	case PatchBusinessEntitiesByIdJSONBodyBusinessTypeCorporation:
+		return true
+	case PatchBusinessEntitiesByIdJSONBodyBusinessTypeLlc:
+		return true
+	case PatchBusinessEntitiesByIdJSONBodyBusinessTypePartnership:
+		return true
+	case PatchBusinessEntitiesByIdJSONBodyBusinessTypeSoleProprietorship:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentType.
+const (
+	PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeDriversLicense        PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentType = "drivers_license"
+	PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeInternationalPassport PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentType = "international_passport"
+	PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeNationalId            PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentType = "national_id"
+)
+
+// Valid indicates whether the value is a known member of the PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentType enum.
+func (e PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentType) Valid() bool {
+	switch e {
+	case PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeDriversLicense:
+		return true
+	case PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeInternationalPassport:
+		return true
+	case PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeNationalId:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype.
+const (
+	PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeBVN PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype = "BVN"
+	PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeNIN PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype = "NIN"
+	PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeSSN PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype = "SSN"
+)
+
+// Valid indicates whether the value is a known member of the PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype enum.
+func (e PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype) Valid() bool {
+	switch e {
+	case PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeBVN:
+		return true
+	case PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeNIN:
+		return true
+	case PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtypeSSN:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType.
+const (
+	PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressTypeBankStatement PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType = "bank_statement"
+	PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressTypeUtilityBill   PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType = "utility_bill"
+)
+
+// Valid indicates whether the value is a known member of the PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType enum.
+func (e PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType) Valid() bool {
+	switch e {
+	case PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressTypeBankStatement:
+		return true
+	case PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressTypeUtilityBill:
 		return true
 	default:
 		return false
@@ -1567,6 +1946,24 @@ func (e GetCardsById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostCardsFreezeJSONBodyStatus.
+const (
+	PostCardsFreezeJSONBodyStatusBlocked PostCardsFreezeJSONBodyStatus = "blocked"
+	PostCardsFreezeJSONBodyStatusFraud   PostCardsFreezeJSONBodyStatus = "fraud"
+)
+
+// Valid indicates whether the value is a known member of the PostCardsFreezeJSONBodyStatus enum.
+func (e PostCardsFreezeJSONBodyStatus) Valid() bool {
+	switch e {
+	case PostCardsFreezeJSONBodyStatusBlocked:
+		return true
+	case PostCardsFreezeJSONBodyStatusFraud:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostCardsFreeze200JSONResponseBodyStatus.
 const (
 	PostCardsFreeze200JSONResponseBodyStatusSuccess PostCardsFreeze200JSONResponseBodyStatus = "success"
@@ -1627,6 +2024,42 @@ func (e PostCardsUnfreeze200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetCounterpartiesParamsStatus.
+const (
+	GetCounterpartiesParamsStatusActive   GetCounterpartiesParamsStatus = "active"
+	GetCounterpartiesParamsStatusInactive GetCounterpartiesParamsStatus = "inactive"
+)
+
+// Valid indicates whether the value is a known member of the GetCounterpartiesParamsStatus enum.
+func (e GetCounterpartiesParamsStatus) Valid() bool {
+	switch e {
+	case GetCounterpartiesParamsStatusActive:
+		return true
+	case GetCounterpartiesParamsStatusInactive:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetCounterpartiesParamsType.
+const (
+	GetCounterpartiesParamsTypeBusiness   GetCounterpartiesParamsType = "business"
+	GetCounterpartiesParamsTypeIndividual GetCounterpartiesParamsType = "individual"
+)
+
+// Valid indicates whether the value is a known member of the GetCounterpartiesParamsType enum.
+func (e GetCounterpartiesParamsType) Valid() bool {
+	switch e {
+	case GetCounterpartiesParamsTypeBusiness:
+		return true
+	case GetCounterpartiesParamsTypeIndividual:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetCounterparties200JSONResponseBodyStatus.
 const (
 	GetCounterparties200JSONResponseBodyStatusSuccess GetCounterparties200JSONResponseBodyStatus = "success"
@@ -1636,6 +2069,96 @@ const (
 func (e GetCounterparties200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetCounterparties200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostCounterpartiesJSONBodyProfileIdentificationType.
+const (
+	PostCounterpartiesJSONBodyProfileIdentificationTypeD PostCounterpartiesJSONBodyProfileIdentificationType = "D"
+	PostCounterpartiesJSONBodyProfileIdentificationTypeL PostCounterpartiesJSONBodyProfileIdentificationType = "L"
+	PostCounterpartiesJSONBodyProfileIdentificationTypeN PostCounterpartiesJSONBodyProfileIdentificationType = "N"
+	PostCounterpartiesJSONBodyProfileIdentificationTypeP PostCounterpartiesJSONBodyProfileIdentificationType = "P"
+)
+
+// Valid indicates whether the value is a known member of the PostCounterpartiesJSONBodyProfileIdentificationType enum.
+func (e PostCounterpartiesJSONBodyProfileIdentificationType) Valid() bool {
+	switch e {
+	case PostCounterpartiesJSONBodyProfileIdentificationTypeD:
+		return true
+	case PostCounterpartiesJSONBodyProfileIdentificationTypeL:
+		return true
+	case PostCounterpartiesJSONBodyProfileIdentificationTypeN:
+		return true
+	case PostCounterpartiesJSONBodyProfileIdentificationTypeP:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostCounterpartiesJSONBodyProfilePhoneType.
+const (
+	PostCounterpartiesJSONBodyProfilePhoneTypeHome   PostCounterpartiesJSONBodyProfilePhoneType = "home"
+	PostCounterpartiesJSONBodyProfilePhoneTypeMobile PostCounterpartiesJSONBodyProfilePhoneType = "mobile"
+	PostCounterpartiesJSONBodyProfilePhoneTypeOther  PostCounterpartiesJSONBodyProfilePhoneType = "other"
+	PostCounterpartiesJSONBodyProfilePhoneTypeWork   PostCounterpartiesJSONBodyProfilePhoneType = "work"
+)
+
+// Valid indicates whether the value is a known member of the PostCounterpartiesJSONBodyProfilePhoneType enum.
+func (e PostCounterpartiesJSONBodyProfilePhoneType) Valid() bool {
+	switch e {
+	case PostCounterpartiesJSONBodyProfilePhoneTypeHome:
+		return true
+	case PostCounterpartiesJSONBodyProfilePhoneTypeMobile:
+		return true
+	case PostCounterpartiesJSONBodyProfilePhoneTypeOther:
+		return true
+	case PostCounterpartiesJSONBodyProfilePhoneTypeWork:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostCounterpartiesJSONBodyProfileRelationship.
+const (
+	PostCounterpartiesJSONBodyProfileRelationshipCustomer PostCounterpartiesJSONBodyProfileRelationship = "customer"
+	PostCounterpartiesJSONBodyProfileRelationshipEmployee PostCounterpartiesJSONBodyProfileRelationship = "employee"
+	PostCounterpartiesJSONBodyProfileRelationshipSupplier PostCounterpartiesJSONBodyProfileRelationship = "supplier"
+	PostCounterpartiesJSONBodyProfileRelationshipVendor   PostCounterpartiesJSONBodyProfileRelationship = "vendor"
+)
+
+// Valid indicates whether the value is a known member of the PostCounterpartiesJSONBodyProfileRelationship enum.
+func (e PostCounterpartiesJSONBodyProfileRelationship) Valid() bool {
+	switch e {
+	case PostCounterpartiesJSONBodyProfileRelationshipCustomer:
+		return true
+	case PostCounterpartiesJSONBodyProfileRelationshipEmployee:
+		return true
+	case PostCounterpartiesJSONBodyProfileRelationshipSupplier:
+		return true
+	case PostCounterpartiesJSONBodyProfileRelationshipVendor:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostCounterpartiesJSONBodyType.
+const (
+	PostCounterpartiesJSONBodyTypeBusiness   PostCounterpartiesJSONBodyType = "business"
+	PostCounterpartiesJSONBodyTypeIndividual PostCounterpartiesJSONBodyType = "individual"
+)
+
+// Valid indicates whether the value is a known member of the PostCounterpartiesJSONBodyType enum.
+func (e PostCounterpartiesJSONBodyType) Valid() bool {
+	switch e {
+	case PostCounterpartiesJSONBodyTypeBusiness:
+		return true
+	case PostCounterpartiesJSONBodyTypeIndividual:
 		return true
 	default:
 		return false
@@ -1666,6 +2189,78 @@ const (
 func (e GetCounterpartiesById200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetCounterpartiesById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchCounterpartiesByIdJSONBodyProfileIdentificationType.
+const (
+	PatchCounterpartiesByIdJSONBodyProfileIdentificationTypeD PatchCounterpartiesByIdJSONBodyProfileIdentificationType = "D"
+	PatchCounterpartiesByIdJSONBodyProfileIdentificationTypeL PatchCounterpartiesByIdJSONBodyProfileIdentificationType = "L"
+	PatchCounterpartiesByIdJSONBodyProfileIdentificationTypeN PatchCounterpartiesByIdJSONBodyProfileIdentificationType = "N"
+	PatchCounterpartiesByIdJSONBodyProfileIdentificationTypeP PatchCounterpartiesByIdJSONBodyProfileIdentificationType = "P"
+)
+
+// Valid indicates whether the value is a known member of the PatchCounterpartiesByIdJSONBodyProfileIdentificationType enum.
+func (e PatchCounterpartiesByIdJSONBodyProfileIdentificationType) Valid() bool {
+	switch e {
+	case PatchCounterpartiesByIdJSONBodyProfileIdentificationTypeD:
+		return true
+	case PatchCounterpartiesByIdJSONBodyProfileIdentificationTypeL:
+		return true
+	case PatchCounterpartiesByIdJSONBodyProfileIdentificationTypeN:
+		return true
+	case PatchCounterpartiesByIdJSONBodyProfileIdentificationTypeP:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchCounterpartiesByIdJSONBodyProfilePhoneType.
+const (
+	PatchCounterpartiesByIdJSONBodyProfilePhoneTypeHome   PatchCounterpartiesByIdJSONBodyProfilePhoneType = "home"
+	PatchCounterpartiesByIdJSONBodyProfilePhoneTypeMobile PatchCounterpartiesByIdJSONBodyProfilePhoneType = "mobile"
+	PatchCounterpartiesByIdJSONBodyProfilePhoneTypeOther  PatchCounterpartiesByIdJSONBodyProfilePhoneType = "other"
+	PatchCounterpartiesByIdJSONBodyProfilePhoneTypeWork   PatchCounterpartiesByIdJSONBodyProfilePhoneType = "work"
+)
+
+// Valid indicates whether the value is a known member of the PatchCounterpartiesByIdJSONBodyProfilePhoneType enum.
+func (e PatchCounterpartiesByIdJSONBodyProfilePhoneType) Valid() bool {
+	switch e {
+	case PatchCounterpartiesByIdJSONBodyProfilePhoneTypeHome:
+		return true
+	case PatchCounterpartiesByIdJSONBodyProfilePhoneTypeMobile:
+		return true
+	case PatchCounterpartiesByIdJSONBodyProfilePhoneTypeOther:
+		return true
+	case PatchCounterpartiesByIdJSONBodyProfilePhoneTypeWork:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchCounterpartiesByIdJSONBodyProfileRelationship.
+const (
+	PatchCounterpartiesByIdJSONBodyProfileRelationshipCustomer PatchCounterpartiesByIdJSONBodyProfileRelationship = "customer"
+	PatchCounterpartiesByIdJSONBodyProfileRelationshipEmployee PatchCounterpartiesByIdJSONBodyProfileRelationship = "employee"
+	PatchCounterpartiesByIdJSONBodyProfileRelationshipSupplier PatchCounterpartiesByIdJSONBodyProfileRelationship = "supplier"
+	PatchCounterpartiesByIdJSONBodyProfileRelationshipVendor   PatchCounterpartiesByIdJSONBodyProfileRelationship = "vendor"
+)
+
+// Valid indicates whether the value is a known member of the PatchCounterpartiesByIdJSONBodyProfileRelationship enum.
+func (e PatchCounterpartiesByIdJSONBodyProfileRelationship) Valid() bool {
+	switch e {
+	case PatchCounterpartiesByIdJSONBodyProfileRelationshipCustomer:
+		return true
+	case PatchCounterpartiesByIdJSONBodyProfileRelationshipEmployee:
+		return true
+	case PatchCounterpartiesByIdJSONBodyProfileRelationshipSupplier:
+		return true
+	case PatchCounterpartiesByIdJSONBodyProfileRelationshipVendor:
 		return true
 	default:
 		return false
@@ -1732,6 +2327,30 @@ func (e PostDisposableCards201JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetDisputesParamsStatus.
+const (
+	GetDisputesParamsStatusLost          GetDisputesParamsStatus = "lost"
+	GetDisputesParamsStatusNeedsResponse GetDisputesParamsStatus = "needs_response"
+	GetDisputesParamsStatusUnderReview   GetDisputesParamsStatus = "under_review"
+	GetDisputesParamsStatusWon           GetDisputesParamsStatus = "won"
+)
+
+// Valid indicates whether the value is a known member of the GetDisputesParamsStatus enum.
+func (e GetDisputesParamsStatus) Valid() bool {
+	switch e {
+	case GetDisputesParamsStatusLost:
+		return true
+	case GetDisputesParamsStatusNeedsResponse:
+		return true
+	case GetDisputesParamsStatusUnderReview:
+		return true
+	case GetDisputesParamsStatusWon:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetDisputes200JSONResponseBodyStatus.
 const (
 	GetDisputes200JSONResponseBodyStatusSuccess GetDisputes200JSONResponseBodyStatus = "success"
@@ -1756,6 +2375,33 @@ const (
 func (e GetDisputesById200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetDisputesById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostDocumentsJSONBodyKey.
+const (
+	CertificateOfIncorporation PostDocumentsJSONBodyKey = "certificate_of_incorporation"
+	Identity                   PostDocumentsJSONBodyKey = "identity"
+	MemorandumOfAssociation    PostDocumentsJSONBodyKey = "memorandum_of_association"
+	ProofOfAddress             PostDocumentsJSONBodyKey = "proof_of_address"
+	TaxVerification            PostDocumentsJSONBodyKey = "tax_verification"
+)
+
+// Valid indicates whether the value is a known member of the PostDocumentsJSONBodyKey enum.
+func (e PostDocumentsJSONBodyKey) Valid() bool {
+	switch e {
+	case CertificateOfIncorporation:
+		return true
+	case Identity:
+		return true
+	case MemorandumOfAssociation:
+		return true
+	case ProofOfAddress:
+		return true
+	case TaxVerification:
 		return true
 	default:
 		return false
@@ -1807,6 +2453,51 @@ const (
 func (e GetDocumentsById200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetDocumentsById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetEntitiesParamsStatus.
+const (
+	GetEntitiesParamsStatusApproved   GetEntitiesParamsStatus = "approved"
+	GetEntitiesParamsStatusIncomplete GetEntitiesParamsStatus = "incomplete"
+	GetEntitiesParamsStatusPending    GetEntitiesParamsStatus = "pending"
+	GetEntitiesParamsStatusRejected   GetEntitiesParamsStatus = "rejected"
+	GetEntitiesParamsStatusSuspended  GetEntitiesParamsStatus = "suspended"
+)
+
+// Valid indicates whether the value is a known member of the GetEntitiesParamsStatus enum.
+func (e GetEntitiesParamsStatus) Valid() bool {
+	switch e {
+	case GetEntitiesParamsStatusApproved:
+		return true
+	case GetEntitiesParamsStatusIncomplete:
+		return true
+	case GetEntitiesParamsStatusPending:
+		return true
+	case GetEntitiesParamsStatusRejected:
+		return true
+	case GetEntitiesParamsStatusSuspended:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetEntitiesParamsType.
+const (
+	GetEntitiesParamsTypeBusiness   GetEntitiesParamsType = "business"
+	GetEntitiesParamsTypeIndividual GetEntitiesParamsType = "individual"
+)
+
+// Valid indicates whether the value is a known member of the GetEntitiesParamsType enum.
+func (e GetEntitiesParamsType) Valid() bool {
+	switch e {
+	case GetEntitiesParamsTypeBusiness:
+		return true
+	case GetEntitiesParamsTypeIndividual:
 		return true
 	default:
 		return false
@@ -1903,6 +2594,24 @@ func (e GetEntityWebhooksById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PatchEntityWebhooksByIdJSONBodyStatus.
+const (
+	PatchEntityWebhooksByIdJSONBodyStatusActive   PatchEntityWebhooksByIdJSONBodyStatus = "active"
+	PatchEntityWebhooksByIdJSONBodyStatusInactive PatchEntityWebhooksByIdJSONBodyStatus = "inactive"
+)
+
+// Valid indicates whether the value is a known member of the PatchEntityWebhooksByIdJSONBodyStatus enum.
+func (e PatchEntityWebhooksByIdJSONBodyStatus) Valid() bool {
+	switch e {
+	case PatchEntityWebhooksByIdJSONBodyStatusActive:
+		return true
+	case PatchEntityWebhooksByIdJSONBodyStatusInactive:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PatchEntityWebhooksById200JSONResponseBodyStatus.
 const (
 	PatchEntityWebhooksById200JSONResponseBodyStatusSuccess PatchEntityWebhooksById200JSONResponseBodyStatus = "success"
@@ -1993,6 +2702,39 @@ func (e PostEventsRedeliver200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetFundingSessionsParamsStatus.
+const (
+	GetFundingSessionsParamsStatusAwaitingUser      GetFundingSessionsParamsStatus = "awaiting_user"
+	GetFundingSessionsParamsStatusCancelled         GetFundingSessionsParamsStatus = "cancelled"
+	GetFundingSessionsParamsStatusExpired           GetFundingSessionsParamsStatus = "expired"
+	GetFundingSessionsParamsStatusFailed            GetFundingSessionsParamsStatus = "failed"
+	GetFundingSessionsParamsStatusPendingSettlement GetFundingSessionsParamsStatus = "pending_settlement"
+	GetFundingSessionsParamsStatusProcessing        GetFundingSessionsParamsStatus = "processing"
+	GetFundingSessionsParamsStatusSettled           GetFundingSessionsParamsStatus = "settled"
+)
+
+// Valid indicates whether the value is a known member of the GetFundingSessionsParamsStatus enum.
+func (e GetFundingSessionsParamsStatus) Valid() bool {
+	switch e {
+	case GetFundingSessionsParamsStatusAwaitingUser:
+		return true
+	case GetFundingSessionsParamsStatusCancelled:
+		return true
+	case GetFundingSessionsParamsStatusExpired:
+		return true
+	case GetFundingSessionsParamsStatusFailed:
+		return true
+	case GetFundingSessionsParamsStatusPendingSettlement:
+		return true
+	case GetFundingSessionsParamsStatusProcessing:
+		return true
+	case GetFundingSessionsParamsStatusSettled:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetFundingSessions200JSONResponseBodyMetaPaginationOrder.
 const (
 	Asc GetFundingSessions200JSONResponseBodyMetaPaginationOrder = "asc"
@@ -2017,6 +2759,51 @@ const (
 func (e GetFundingSessions200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetFundingSessions200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostFundingSessionsJSONBodyCurrency.
+const (
+	PostFundingSessionsJSONBodyCurrencyAED PostFundingSessionsJSONBodyCurrency = "AED"
+	PostFundingSessionsJSONBodyCurrencyCAD PostFundingSessionsJSONBodyCurrency = "CAD"
+	PostFundingSessionsJSONBodyCurrencyEUR PostFundingSessionsJSONBodyCurrency = "EUR"
+	PostFundingSessionsJSONBodyCurrencyGBP PostFundingSessionsJSONBodyCurrency = "GBP"
+	PostFundingSessionsJSONBodyCurrencyKES PostFundingSessionsJSONBodyCurrency = "KES"
+	PostFundingSessionsJSONBodyCurrencyNGN PostFundingSessionsJSONBodyCurrency = "NGN"
+	PostFundingSessionsJSONBodyCurrencyRLD PostFundingSessionsJSONBodyCurrency = "RLD"
+	PostFundingSessionsJSONBodyCurrencyUSC PostFundingSessionsJSONBodyCurrency = "USC"
+	PostFundingSessionsJSONBodyCurrencyUSD PostFundingSessionsJSONBodyCurrency = "USD"
+	PostFundingSessionsJSONBodyCurrencyUST PostFundingSessionsJSONBodyCurrency = "UST"
+	PostFundingSessionsJSONBodyCurrencyZAR PostFundingSessionsJSONBodyCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the PostFundingSessionsJSONBodyCurrency enum.
+func (e PostFundingSessionsJSONBodyCurrency) Valid() bool {
+	switch e {
+	case PostFundingSessionsJSONBodyCurrencyAED:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyCAD:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyEUR:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyGBP:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyKES:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyNGN:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyRLD:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyUSC:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyUSD:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyUST:
+		return true
+	case PostFundingSessionsJSONBodyCurrencyZAR:
 		return true
 	default:
 		return false
@@ -2092,6 +2879,96 @@ func (e PatchFundingSessionsById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostFxQuotesJSONBodyFromCurrency.
+const (
+	PostFxQuotesJSONBodyFromCurrencyAED PostFxQuotesJSONBodyFromCurrency = "AED"
+	PostFxQuotesJSONBodyFromCurrencyCAD PostFxQuotesJSONBodyFromCurrency = "CAD"
+	PostFxQuotesJSONBodyFromCurrencyEUR PostFxQuotesJSONBodyFromCurrency = "EUR"
+	PostFxQuotesJSONBodyFromCurrencyGBP PostFxQuotesJSONBodyFromCurrency = "GBP"
+	PostFxQuotesJSONBodyFromCurrencyKES PostFxQuotesJSONBodyFromCurrency = "KES"
+	PostFxQuotesJSONBodyFromCurrencyNGN PostFxQuotesJSONBodyFromCurrency = "NGN"
+	PostFxQuotesJSONBodyFromCurrencyRLD PostFxQuotesJSONBodyFromCurrency = "RLD"
+	PostFxQuotesJSONBodyFromCurrencyUSC PostFxQuotesJSONBodyFromCurrency = "USC"
+	PostFxQuotesJSONBodyFromCurrencyUSD PostFxQuotesJSONBodyFromCurrency = "USD"
+	PostFxQuotesJSONBodyFromCurrencyUST PostFxQuotesJSONBodyFromCurrency = "UST"
+	PostFxQuotesJSONBodyFromCurrencyZAR PostFxQuotesJSONBodyFromCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the PostFxQuotesJSONBodyFromCurrency enum.
+func (e PostFxQuotesJSONBodyFromCurrency) Valid() bool {
+	switch e {
+	case PostFxQuotesJSONBodyFromCurrencyAED:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyCAD:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyEUR:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyGBP:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyKES:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyNGN:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyRLD:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyUSC:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyUSD:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyUST:
+		return true
+	case PostFxQuotesJSONBodyFromCurrencyZAR:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostFxQuotesJSONBodyToCurrency.
+const (
+	PostFxQuotesJSONBodyToCurrencyAED PostFxQuotesJSONBodyToCurrency = "AED"
+	PostFxQuotesJSONBodyToCurrencyCAD PostFxQuotesJSONBodyToCurrency = "CAD"
+	PostFxQuotesJSONBodyToCurrencyEUR PostFxQuotesJSONBodyToCurrency = "EUR"
+	PostFxQuotesJSONBodyToCurrencyGBP PostFxQuotesJSONBodyToCurrency = "GBP"
+	PostFxQuotesJSONBodyToCurrencyKES PostFxQuotesJSONBodyToCurrency = "KES"
+	PostFxQuotesJSONBodyToCurrencyNGN PostFxQuotesJSONBodyToCurrency = "NGN"
+	PostFxQuotesJSONBodyToCurrencyRLD PostFxQuotesJSONBodyToCurrency = "RLD"
+	PostFxQuotesJSONBodyToCurrencyUSC PostFxQuotesJSONBodyToCurrency = "USC"
+	PostFxQuotesJSONBodyToCurrencyUSD PostFxQuotesJSONBodyToCurrency = "USD"
+	PostFxQuotesJSONBodyToCurrencyUST PostFxQuotesJSONBodyToCurrency = "UST"
+	PostFxQuotesJSONBodyToCurrencyZAR PostFxQuotesJSONBodyToCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the PostFxQuotesJSONBodyToCurrency enum.
+func (e PostFxQuotesJSONBodyToCurrency) Valid() bool {
+	switch e {
+	case PostFxQuotesJSONBodyToCurrencyAED:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyCAD:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyEUR:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyGBP:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyKES:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyNGN:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyRLD:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyUSC:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyUSD:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyUST:
+		return true
+	case PostFxQuotesJSONBodyToCurrencyZAR:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostFxQuotes201JSONResponseBodyStatus.
 const (
 	PostFxQuotes201JSONResponseBodyStatusSuccess PostFxQuotes201JSONResponseBodyStatus = "success"
@@ -2122,6 +2999,66 @@ func (e GetFxQuotesById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostIndividualEntitiesJSONBodyIdentificationDocumentType.
+const (
+	PostIndividualEntitiesJSONBodyIdentificationDocumentTypeDriversLicense        PostIndividualEntitiesJSONBodyIdentificationDocumentType = "drivers_license"
+	PostIndividualEntitiesJSONBodyIdentificationDocumentTypeInternationalPassport PostIndividualEntitiesJSONBodyIdentificationDocumentType = "international_passport"
+	PostIndividualEntitiesJSONBodyIdentificationDocumentTypeNationalId            PostIndividualEntitiesJSONBodyIdentificationDocumentType = "national_id"
+)
+
+// Valid indicates whether the value is a known member of the PostIndividualEntitiesJSONBodyIdentificationDocumentType enum.
+func (e PostIndividualEntitiesJSONBodyIdentificationDocumentType) Valid() bool {
+	switch e {
+	case PostIndividualEntitiesJSONBodyIdentificationDocumentTypeDriversLicense:
+		return true
+	case PostIndividualEntitiesJSONBodyIdentificationDocumentTypeInternationalPassport:
+		return true
+	case PostIndividualEntitiesJSONBodyIdentificationDocumentTypeNationalId:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtype.
+const (
+	PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtypeBVN PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtype = "BVN"
+	PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtypeNIN PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtype = "NIN"
+	PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtypeSSN PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtype = "SSN"
+)
+
+// Valid indicates whether the value is a known member of the PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtype enum.
+func (e PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtype) Valid() bool {
+	switch e {
+	case PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtypeBVN:
+		return true
+	case PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtypeNIN:
+		return true
+	case PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtypeSSN:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostIndividualEntitiesJSONBodyIdentificationProofOfAddressType.
+const (
+	PostIndividualEntitiesJSONBodyIdentificationProofOfAddressTypeBankStatement PostIndividualEntitiesJSONBodyIdentificationProofOfAddressType = "bank_statement"
+	PostIndividualEntitiesJSONBodyIdentificationProofOfAddressTypeUtilityBill   PostIndividualEntitiesJSONBodyIdentificationProofOfAddressType = "utility_bill"
+)
+
+// Valid indicates whether the value is a known member of the PostIndividualEntitiesJSONBodyIdentificationProofOfAddressType enum.
+func (e PostIndividualEntitiesJSONBodyIdentificationProofOfAddressType) Valid() bool {
+	switch e {
+	case PostIndividualEntitiesJSONBodyIdentificationProofOfAddressTypeBankStatement:
+		return true
+	case PostIndividualEntitiesJSONBodyIdentificationProofOfAddressTypeUtilityBill:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostIndividualEntities201JSONResponseBodyStatus.
 const (
 	PostIndividualEntities201JSONResponseBodyStatusSuccess PostIndividualEntities201JSONResponseBodyStatus = "success"
@@ -2137,6 +3074,66 @@ func (e PostIndividualEntities201JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentType.
+const (
+	PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeDriversLicense        PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentType = "drivers_license"
+	PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeInternationalPassport PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentType = "international_passport"
+	PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeNationalId            PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentType = "national_id"
+)
+
+// Valid indicates whether the value is a known member of the PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentType enum.
+func (e PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentType) Valid() bool {
+	switch e {
+	case PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeDriversLicense:
+		return true
+	case PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeInternationalPassport:
+		return true
+	case PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeNationalId:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtype.
+const (
+	PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtypeBVN PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtype = "BVN"
+	PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtypeNIN PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtype = "NIN"
+	PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtypeSSN PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtype = "SSN"
+)
+
+// Valid indicates whether the value is a known member of the PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtype enum.
+func (e PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtype) Valid() bool {
+	switch e {
+	case PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtypeBVN:
+		return true
+	case PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtypeNIN:
+		return true
+	case PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtypeSSN:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressType.
+const (
+	PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressTypeBankStatement PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressType = "bank_statement"
+	PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressTypeUtilityBill   PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressType = "utility_bill"
+)
+
+// Valid indicates whether the value is a known member of the PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressType enum.
+func (e PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressType) Valid() bool {
+	switch e {
+	case PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressTypeBankStatement:
+		return true
+	case PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressTypeUtilityBill:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PatchIndividualEntitiesById200JSONResponseBodyStatus.
 const (
 	PatchIndividualEntitiesById200JSONResponseBodyStatusSuccess PatchIndividualEntitiesById200JSONResponseBodyStatus = "success"
@@ -2146,6 +3143,48 @@ const (
 func (e PatchIndividualEntitiesById200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case PatchIndividualEntitiesById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetIntentActionsParamsStatus.
+const (
+	GetIntentActionsParamsStatusCompleted         GetIntentActionsParamsStatus = "completed"
+	GetIntentActionsParamsStatusFailed            GetIntentActionsParamsStatus = "failed"
+	GetIntentActionsParamsStatusPending           GetIntentActionsParamsStatus = "pending"
+	GetIntentActionsParamsStatusPendingUserAction GetIntentActionsParamsStatus = "pending_user_action"
+)
+
+// Valid indicates whether the value is a known member of the GetIntentActionsParamsStatus enum.
+func (e GetIntentActionsParamsStatus) Valid() bool {
+	switch e {
+	case GetIntentActionsParamsStatusCompleted:
+		return true
+	case GetIntentActionsParamsStatusFailed:
+		return true
+	case GetIntentActionsParamsStatusPending:
+		return true
+	case GetIntentActionsParamsStatusPendingUserAction:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetIntentActionsParamsPaymentType.
+const (
+	GetIntentActionsParamsPaymentTypeCardAcq      GetIntentActionsParamsPaymentType = "card-acq"
+	GetIntentActionsParamsPaymentTypeWalletpayAcq GetIntentActionsParamsPaymentType = "walletpay-acq"
+)
+
+// Valid indicates whether the value is a known member of the GetIntentActionsParamsPaymentType enum.
+func (e GetIntentActionsParamsPaymentType) Valid() bool {
+	switch e {
+	case GetIntentActionsParamsPaymentTypeCardAcq:
+		return true
+	case GetIntentActionsParamsPaymentTypeWalletpayAcq:
 		return true
 	default:
 		return false
@@ -2242,6 +3281,117 @@ func (e GetOnboardingSubmissionsById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostPaymentDetailsJSONBodyAccountType.
+const (
+	PostPaymentDetailsJSONBodyAccountTypeChecking PostPaymentDetailsJSONBodyAccountType = "checking"
+	PostPaymentDetailsJSONBodyAccountTypeSavings  PostPaymentDetailsJSONBodyAccountType = "savings"
+)
+
+// Valid indicates whether the value is a known member of the PostPaymentDetailsJSONBodyAccountType enum.
+func (e PostPaymentDetailsJSONBodyAccountType) Valid() bool {
+	switch e {
+	case PostPaymentDetailsJSONBodyAccountTypeChecking:
+		return true
+	case PostPaymentDetailsJSONBodyAccountTypeSavings:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostPaymentDetailsJSONBodyBlockchainNetwork.
+const (
+	PostPaymentDetailsJSONBodyBlockchainNetworkBASEMAINNET    PostPaymentDetailsJSONBodyBlockchainNetwork = "BASE_MAINNET"
+	PostPaymentDetailsJSONBodyBlockchainNetworkETHMAINNET     PostPaymentDetailsJSONBodyBlockchainNetwork = "ETH_MAINNET"
+	PostPaymentDetailsJSONBodyBlockchainNetworkPOLYGONMAINNET PostPaymentDetailsJSONBodyBlockchainNetwork = "POLYGON_MAINNET"
+	PostPaymentDetailsJSONBodyBlockchainNetworkSOLANAMAINNET  PostPaymentDetailsJSONBodyBlockchainNetwork = "SOLANA_MAINNET"
+)
+
+// Valid indicates whether the value is a known member of the PostPaymentDetailsJSONBodyBlockchainNetwork enum.
+func (e PostPaymentDetailsJSONBodyBlockchainNetwork) Valid() bool {
+	switch e {
+	case PostPaymentDetailsJSONBodyBlockchainNetworkBASEMAINNET:
+		return true
+	case PostPaymentDetailsJSONBodyBlockchainNetworkETHMAINNET:
+		return true
+	case PostPaymentDetailsJSONBodyBlockchainNetworkPOLYGONMAINNET:
+		return true
+	case PostPaymentDetailsJSONBodyBlockchainNetworkSOLANAMAINNET:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostPaymentDetailsJSONBodyCurrency.
+const (
+	PostPaymentDetailsJSONBodyCurrencyAED PostPaymentDetailsJSONBodyCurrency = "AED"
+	PostPaymentDetailsJSONBodyCurrencyCAD PostPaymentDetailsJSONBodyCurrency = "CAD"
+	PostPaymentDetailsJSONBodyCurrencyEUR PostPaymentDetailsJSONBodyCurrency = "EUR"
+	PostPaymentDetailsJSONBodyCurrencyGBP PostPaymentDetailsJSONBodyCurrency = "GBP"
+	PostPaymentDetailsJSONBodyCurrencyKES PostPaymentDetailsJSONBodyCurrency = "KES"
+	PostPaymentDetailsJSONBodyCurrencyNGN PostPaymentDetailsJSONBodyCurrency = "NGN"
+	PostPaymentDetailsJSONBodyCurrencyRLD PostPaymentDetailsJSONBodyCurrency = "RLD"
+	PostPaymentDetailsJSONBodyCurrencyUSC PostPaymentDetailsJSONBodyCurrency = "USC"
+	PostPaymentDetailsJSONBodyCurrencyUSD PostPaymentDetailsJSONBodyCurrency = "USD"
+	PostPaymentDetailsJSONBodyCurrencyUST PostPaymentDetailsJSONBodyCurrency = "UST"
+	PostPaymentDetailsJSONBodyCurrencyZAR PostPaymentDetailsJSONBodyCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the PostPaymentDetailsJSONBodyCurrency enum.
+func (e PostPaymentDetailsJSONBodyCurrency) Valid() bool {
+	switch e {
+	case PostPaymentDetailsJSONBodyCurrencyAED:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyCAD:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyEUR:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyGBP:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyKES:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyNGN:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyRLD:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyUSC:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyUSD:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyUST:
+		return true
+	case PostPaymentDetailsJSONBodyCurrencyZAR:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostPaymentDetailsJSONBodyPaymentMethod.
+const (
+	PostPaymentDetailsJSONBodyPaymentMethodBankTransfer       PostPaymentDetailsJSONBodyPaymentMethod = "bank-transfer"
+	PostPaymentDetailsJSONBodyPaymentMethodBookTransfer       PostPaymentDetailsJSONBodyPaymentMethod = "book-transfer"
+	PostPaymentDetailsJSONBodyPaymentMethodMomoTransfer       PostPaymentDetailsJSONBodyPaymentMethod = "momo-transfer"
+	PostPaymentDetailsJSONBodyPaymentMethodStablecoinTransfer PostPaymentDetailsJSONBodyPaymentMethod = "stablecoin-transfer"
+)
+
+// Valid indicates whether the value is a known member of the PostPaymentDetailsJSONBodyPaymentMethod enum.
+func (e PostPaymentDetailsJSONBodyPaymentMethod) Valid() bool {
+	switch e {
+	case PostPaymentDetailsJSONBodyPaymentMethodBankTransfer:
+		return true
+	case PostPaymentDetailsJSONBodyPaymentMethodBookTransfer:
+		return true
+	case PostPaymentDetailsJSONBodyPaymentMethodMomoTransfer:
+		return true
+	case PostPaymentDetailsJSONBodyPaymentMethodStablecoinTransfer:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetPaymentDetailsById200JSONResponseBodyStatus.
 const (
 	GetPaymentDetailsById200JSONResponseBodyStatusSuccess GetPaymentDetailsById200JSONResponseBodyStatus = "success"
@@ -2251,6 +3401,117 @@ const (
 func (e GetPaymentDetailsById200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetPaymentDetailsById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchPaymentDetailsByIdJSONBodyAccountType.
+const (
+	PatchPaymentDetailsByIdJSONBodyAccountTypeChecking PatchPaymentDetailsByIdJSONBodyAccountType = "checking"
+	PatchPaymentDetailsByIdJSONBodyAccountTypeSavings  PatchPaymentDetailsByIdJSONBodyAccountType = "savings"
+)
+
+// Valid indicates whether the value is a known member of the PatchPaymentDetailsByIdJSONBodyAccountType enum.
+func (e PatchPaymentDetailsByIdJSONBodyAccountType) Valid() bool {
+	switch e {
+	case PatchPaymentDetailsByIdJSONBodyAccountTypeChecking:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyAccountTypeSavings:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchPaymentDetailsByIdJSONBodyBlockchainNetwork.
+const (
+	PatchPaymentDetailsByIdJSONBodyBlockchainNetworkBASEMAINNET    PatchPaymentDetailsByIdJSONBodyBlockchainNetwork = "BASE_MAINNET"
+	PatchPaymentDetailsByIdJSONBodyBlockchainNetworkETHMAINNET     PatchPaymentDetailsByIdJSONBodyBlockchainNetwork = "ETH_MAINNET"
+	PatchPaymentDetailsByIdJSONBodyBlockchainNetworkPOLYGONMAINNET PatchPaymentDetailsByIdJSONBodyBlockchainNetwork = "POLYGON_MAINNET"
+	PatchPaymentDetailsByIdJSONBodyBlockchainNetworkSOLANAMAINNET  PatchPaymentDetailsByIdJSONBodyBlockchainNetwork = "SOLANA_MAINNET"
+)
+
+// Valid indicates whether the value is a known member of the PatchPaymentDetailsByIdJSONBodyBlockchainNetwork enum.
+func (e PatchPaymentDetailsByIdJSONBodyBlockchainNetwork) Valid() bool {
+	switch e {
+	case PatchPaymentDetailsByIdJSONBodyBlockchainNetworkBASEMAINNET:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyBlockchainNetworkETHMAINNET:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyBlockchainNetworkPOLYGONMAINNET:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyBlockchainNetworkSOLANAMAINNET:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchPaymentDetailsByIdJSONBodyCurrency.
+const (
+	PatchPaymentDetailsByIdJSONBodyCurrencyAED PatchPaymentDetailsByIdJSONBodyCurrency = "AED"
+	PatchPaymentDetailsByIdJSONBodyCurrencyCAD PatchPaymentDetailsByIdJSONBodyCurrency = "CAD"
+	PatchPaymentDetailsByIdJSONBodyCurrencyEUR PatchPaymentDetailsByIdJSONBodyCurrency = "EUR"
+	PatchPaymentDetailsByIdJSONBodyCurrencyGBP PatchPaymentDetailsByIdJSONBodyCurrency = "GBP"
+	PatchPaymentDetailsByIdJSONBodyCurrencyKES PatchPaymentDetailsByIdJSONBodyCurrency = "KES"
+	PatchPaymentDetailsByIdJSONBodyCurrencyNGN PatchPaymentDetailsByIdJSONBodyCurrency = "NGN"
+	PatchPaymentDetailsByIdJSONBodyCurrencyRLD PatchPaymentDetailsByIdJSONBodyCurrency = "RLD"
+	PatchPaymentDetailsByIdJSONBodyCurrencyUSC PatchPaymentDetailsByIdJSONBodyCurrency = "USC"
+	PatchPaymentDetailsByIdJSONBodyCurrencyUSD PatchPaymentDetailsByIdJSONBodyCurrency = "USD"
+	PatchPaymentDetailsByIdJSONBodyCurrencyUST PatchPaymentDetailsByIdJSONBodyCurrency = "UST"
+	PatchPaymentDetailsByIdJSONBodyCurrencyZAR PatchPaymentDetailsByIdJSONBodyCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the PatchPaymentDetailsByIdJSONBodyCurrency enum.
+func (e PatchPaymentDetailsByIdJSONBodyCurrency) Valid() bool {
+	switch e {
+	case PatchPaymentDetailsByIdJSONBodyCurrencyAED:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyCAD:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyEUR:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyGBP:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyKES:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyNGN:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyRLD:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyUSC:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyUSD:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyUST:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyCurrencyZAR:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchPaymentDetailsByIdJSONBodyPaymentMethod.
+const (
+	PatchPaymentDetailsByIdJSONBodyPaymentMethodBankTransfer       PatchPaymentDetailsByIdJSONBodyPaymentMethod = "bank-transfer"
+	PatchPaymentDetailsByIdJSONBodyPaymentMethodBookTransfer       PatchPaymentDetailsByIdJSONBodyPaymentMethod = "book-transfer"
+	PatchPaymentDetailsByIdJSONBodyPaymentMethodMomoTransfer       PatchPaymentDetailsByIdJSONBodyPaymentMethod = "momo-transfer"
+	PatchPaymentDetailsByIdJSONBodyPaymentMethodStablecoinTransfer PatchPaymentDetailsByIdJSONBodyPaymentMethod = "stablecoin-transfer"
+)
+
+// Valid indicates whether the value is a known member of the PatchPaymentDetailsByIdJSONBodyPaymentMethod enum.
+func (e PatchPaymentDetailsByIdJSONBodyPaymentMethod) Valid() bool {
+	switch e {
+	case PatchPaymentDetailsByIdJSONBodyPaymentMethodBankTransfer:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyPaymentMethodBookTransfer:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyPaymentMethodMomoTransfer:
+		return true
+	case PatchPaymentDetailsByIdJSONBodyPaymentMethodStablecoinTransfer:
 		return true
 	default:
 		return false
@@ -2272,6 +3533,33 @@ func (e PatchPaymentDetailsById200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetPaymentIntentsParamsStatus.
+const (
+	GetPaymentIntentsParamsStatusCancelled      GetPaymentIntentsParamsStatus = "cancelled"
+	GetPaymentIntentsParamsStatusCompleted      GetPaymentIntentsParamsStatus = "completed"
+	GetPaymentIntentsParamsStatusFailed         GetPaymentIntentsParamsStatus = "failed"
+	GetPaymentIntentsParamsStatusProcessing     GetPaymentIntentsParamsStatus = "processing"
+	GetPaymentIntentsParamsStatusRequiresAction GetPaymentIntentsParamsStatus = "requires_action"
+)
+
+// Valid indicates whether the value is a known member of the GetPaymentIntentsParamsStatus enum.
+func (e GetPaymentIntentsParamsStatus) Valid() bool {
+	switch e {
+	case GetPaymentIntentsParamsStatusCancelled:
+		return true
+	case GetPaymentIntentsParamsStatusCompleted:
+		return true
+	case GetPaymentIntentsParamsStatusFailed:
+		return true
+	case GetPaymentIntentsParamsStatusProcessing:
+		return true
+	case GetPaymentIntentsParamsStatusRequiresAction:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetPaymentIntents200JSONResponseBodyStatus.
 const (
 	GetPaymentIntents200JSONResponseBodyStatusSuccess GetPaymentIntents200JSONResponseBodyStatus = "success"
@@ -2281,6 +3569,51 @@ const (
 func (e GetPaymentIntents200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetPaymentIntents200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostPaymentIntentsJSONBodyCurrency.
+const (
+	PostPaymentIntentsJSONBodyCurrencyAED PostPaymentIntentsJSONBodyCurrency = "AED"
+	PostPaymentIntentsJSONBodyCurrencyCAD PostPaymentIntentsJSONBodyCurrency = "CAD"
+	PostPaymentIntentsJSONBodyCurrencyEUR PostPaymentIntentsJSONBodyCurrency = "EUR"
+	PostPaymentIntentsJSONBodyCurrencyGBP PostPaymentIntentsJSONBodyCurrency = "GBP"
+	PostPaymentIntentsJSONBodyCurrencyKES PostPaymentIntentsJSONBodyCurrency = "KES"
+	PostPaymentIntentsJSONBodyCurrencyNGN PostPaymentIntentsJSONBodyCurrency = "NGN"
+	PostPaymentIntentsJSONBodyCurrencyRLD PostPaymentIntentsJSONBodyCurrency = "RLD"
+	PostPaymentIntentsJSONBodyCurrencyUSC PostPaymentIntentsJSONBodyCurrency = "USC"
+	PostPaymentIntentsJSONBodyCurrencyUSD PostPaymentIntentsJSONBodyCurrency = "USD"
+	PostPaymentIntentsJSONBodyCurrencyUST PostPaymentIntentsJSONBodyCurrency = "UST"
+	PostPaymentIntentsJSONBodyCurrencyZAR PostPaymentIntentsJSONBodyCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the PostPaymentIntentsJSONBodyCurrency enum.
+func (e PostPaymentIntentsJSONBodyCurrency) Valid() bool {
+	switch e {
+	case PostPaymentIntentsJSONBodyCurrencyAED:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyCAD:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyEUR:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyGBP:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyKES:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyNGN:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyRLD:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyUSC:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyUSD:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyUST:
+		return true
+	case PostPaymentIntentsJSONBodyCurrencyZAR:
 		return true
 	default:
 		return false
@@ -2518,6 +3851,51 @@ func (e GetProductsParamsType) Valid() bool {
 	}
 }
 
+// Defines values for GetProductsParamsCurrency.
+const (
+	GetProductsParamsCurrencyAED GetProductsParamsCurrency = "AED"
+	GetProductsParamsCurrencyCAD GetProductsParamsCurrency = "CAD"
+	GetProductsParamsCurrencyEUR GetProductsParamsCurrency = "EUR"
+	GetProductsParamsCurrencyGBP GetProductsParamsCurrency = "GBP"
+	GetProductsParamsCurrencyKES GetProductsParamsCurrency = "KES"
+	GetProductsParamsCurrencyNGN GetProductsParamsCurrency = "NGN"
+	GetProductsParamsCurrencyRLD GetProductsParamsCurrency = "RLD"
+	GetProductsParamsCurrencyUSC GetProductsParamsCurrency = "USC"
+	GetProductsParamsCurrencyUSD GetProductsParamsCurrency = "USD"
+	GetProductsParamsCurrencyUST GetProductsParamsCurrency = "UST"
+	GetProductsParamsCurrencyZAR GetProductsParamsCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the GetProductsParamsCurrency enum.
+func (e GetProductsParamsCurrency) Valid() bool {
+	switch e {
+	case GetProductsParamsCurrencyAED:
+		return true
+	case GetProductsParamsCurrencyCAD:
+		return true
+	case GetProductsParamsCurrencyEUR:
+		return true
+	case GetProductsParamsCurrencyGBP:
+		return true
+	case GetProductsParamsCurrencyKES:
+		return true
+	case GetProductsParamsCurrencyNGN:
+		return true
+	case GetProductsParamsCurrencyRLD:
+		return true
+	case GetProductsParamsCurrencyUSC:
+		return true
+	case GetProductsParamsCurrencyUSD:
+		return true
+	case GetProductsParamsCurrencyUST:
+		return true
+	case GetProductsParamsCurrencyZAR:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetProducts200JSONResponseBodyStatus.
 const (
 	GetProducts200JSONResponseBodyStatusSuccess GetProducts200JSONResponseBodyStatus = "success"
@@ -2542,6 +3920,27 @@ const (
 func (e GetProductsById200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetProductsById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetRefundsParamsStatus.
+const (
+	GetRefundsParamsStatusFailed     GetRefundsParamsStatus = "failed"
+	GetRefundsParamsStatusPending    GetRefundsParamsStatus = "pending"
+	GetRefundsParamsStatusSuccessful GetRefundsParamsStatus = "successful"
+)
+
+// Valid indicates whether the value is a known member of the GetRefundsParamsStatus enum.
+func (e GetRefundsParamsStatus) Valid() bool {
+	switch e {
+	case GetRefundsParamsStatusFailed:
+		return true
+	case GetRefundsParamsStatusPending:
+		return true
+	case GetRefundsParamsStatusSuccessful:
 		return true
 	default:
 		return false
@@ -2650,6 +4049,63 @@ func (e PostSandboxDisputesSimulateJSONBodyOutcome) Valid() bool {
 	}
 }
 
+// Defines values for PostSandboxEntitiesReviewJSONBodyDecision.
+const (
+	PostSandboxEntitiesReviewJSONBodyDecisionApproved  PostSandboxEntitiesReviewJSONBodyDecision = "approved"
+	PostSandboxEntitiesReviewJSONBodyDecisionRejected  PostSandboxEntitiesReviewJSONBodyDecision = "rejected"
+	PostSandboxEntitiesReviewJSONBodyDecisionSuspended PostSandboxEntitiesReviewJSONBodyDecision = "suspended"
+)
+
+// Valid indicates whether the value is a known member of the PostSandboxEntitiesReviewJSONBodyDecision enum.
+func (e PostSandboxEntitiesReviewJSONBodyDecision) Valid() bool {
+	switch e {
+	case PostSandboxEntitiesReviewJSONBodyDecisionApproved:
+		return true
+	case PostSandboxEntitiesReviewJSONBodyDecisionRejected:
+		return true
+	case PostSandboxEntitiesReviewJSONBodyDecisionSuspended:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostSandboxFundingSessionsSimulateJSONBodyFailureCode.
+const (
+	PostSandboxFundingSessionsSimulateJSONBodyFailureCodeInstitutionNotSupported PostSandboxFundingSessionsSimulateJSONBodyFailureCode = "institution_not_supported"
+	PostSandboxFundingSessionsSimulateJSONBodyFailureCodeInstitutionUnavailable  PostSandboxFundingSessionsSimulateJSONBodyFailureCode = "institution_unavailable"
+	PostSandboxFundingSessionsSimulateJSONBodyFailureCodeInsufficientFunds       PostSandboxFundingSessionsSimulateJSONBodyFailureCode = "insufficient_funds"
+	PostSandboxFundingSessionsSimulateJSONBodyFailureCodePaymentBlocked          PostSandboxFundingSessionsSimulateJSONBodyFailureCode = "payment_blocked"
+	PostSandboxFundingSessionsSimulateJSONBodyFailureCodePaymentCancelled        PostSandboxFundingSessionsSimulateJSONBodyFailureCode = "payment_cancelled"
+	PostSandboxFundingSessionsSimulateJSONBodyFailureCodePaymentRejected         PostSandboxFundingSessionsSimulateJSONBodyFailureCode = "payment_rejected"
+	PostSandboxFundingSessionsSimulateJSONBodyFailureCodeProviderError           PostSandboxFundingSessionsSimulateJSONBodyFailureCode = "provider_error"
+	PostSandboxFundingSessionsSimulateJSONBodyFailureCodeSessionExpired          PostSandboxFundingSessionsSimulateJSONBodyFailureCode = "session_expired"
+)
+
+// Valid indicates whether the value is a known member of the PostSandboxFundingSessionsSimulateJSONBodyFailureCode enum.
+func (e PostSandboxFundingSessionsSimulateJSONBodyFailureCode) Valid() bool {
+	switch e {
+	case PostSandboxFundingSessionsSimulateJSONBodyFailureCodeInstitutionNotSupported:
+		return true
+	case PostSandboxFundingSessionsSimulateJSONBodyFailureCodeInstitutionUnavailable:
+		return true
+	case PostSandboxFundingSessionsSimulateJSONBodyFailureCodeInsufficientFunds:
+		return true
+	case PostSandboxFundingSessionsSimulateJSONBodyFailureCodePaymentBlocked:
+		return true
+	case PostSandboxFundingSessionsSimulateJSONBodyFailureCodePaymentCancelled:
+		return true
+	case PostSandboxFundingSessionsSimulateJSONBodyFailureCodePaymentRejected:
+		return true
+	case PostSandboxFundingSessionsSimulateJSONBodyFailureCodeProviderError:
+		return true
+	case PostSandboxFundingSessionsSimulateJSONBodyFailureCodeSessionExpired:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostSandboxFundingSessionsSimulateJSONBodyOutcome.
 const (
 	PostSandboxFundingSessionsSimulateJSONBodyOutcomeCancelled         PostSandboxFundingSessionsSimulateJSONBodyOutcome = "cancelled"
@@ -2674,6 +4130,51 @@ func (e PostSandboxFundingSessionsSimulateJSONBodyOutcome) Valid() bool {
 	case PostSandboxFundingSessionsSimulateJSONBodyOutcomeProcessing:
 		return true
 	case PostSandboxFundingSessionsSimulateJSONBodyOutcomeSettled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostSandboxInflowsJSONBodyCurrency.
+const (
+	PostSandboxInflowsJSONBodyCurrencyAED PostSandboxInflowsJSONBodyCurrency = "AED"
+	PostSandboxInflowsJSONBodyCurrencyCAD PostSandboxInflowsJSONBodyCurrency = "CAD"
+	PostSandboxInflowsJSONBodyCurrencyEUR PostSandboxInflowsJSONBodyCurrency = "EUR"
+	PostSandboxInflowsJSONBodyCurrencyGBP PostSandboxInflowsJSONBodyCurrency = "GBP"
+	PostSandboxInflowsJSONBodyCurrencyKES PostSandboxInflowsJSONBodyCurrency = "KES"
+	PostSandboxInflowsJSONBodyCurrencyNGN PostSandboxInflowsJSONBodyCurrency = "NGN"
+	PostSandboxInflowsJSONBodyCurrencyRLD PostSandboxInflowsJSONBodyCurrency = "RLD"
+	PostSandboxInflowsJSONBodyCurrencyUSC PostSandboxInflowsJSONBodyCurrency = "USC"
+	PostSandboxInflowsJSONBodyCurrencyUSD PostSandboxInflowsJSONBodyCurrency = "USD"
+	PostSandboxInflowsJSONBodyCurrencyUST PostSandboxInflowsJSONBodyCurrency = "UST"
+	PostSandboxInflowsJSONBodyCurrencyZAR PostSandboxInflowsJSONBodyCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the PostSandboxInflowsJSONBodyCurrency enum.
+func (e PostSandboxInflowsJSONBodyCurrency) Valid() bool {
+	switch e {
+	case PostSandboxInflowsJSONBodyCurrencyAED:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyCAD:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyEUR:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyGBP:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyKES:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyNGN:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyRLD:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyUSC:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyUSD:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyUST:
+		return true
+	case PostSandboxInflowsJSONBodyCurrencyZAR:
 		return true
 	default:
 		return false
@@ -2767,6 +4268,57 @@ func (e PostSandboxRefundsSimulateJSONBodyOutcome) Valid() bool {
 	}
 }
 
+// Defines values for PostSandboxTransfersSimulateJSONBodyOutcome.
+const (
+	PostSandboxTransfersSimulateJSONBodyOutcomeFailed     PostSandboxTransfersSimulateJSONBodyOutcome = "failed"
+	PostSandboxTransfersSimulateJSONBodyOutcomeProcessing PostSandboxTransfersSimulateJSONBodyOutcome = "processing"
+	PostSandboxTransfersSimulateJSONBodyOutcomeReversed   PostSandboxTransfersSimulateJSONBodyOutcome = "reversed"
+	PostSandboxTransfersSimulateJSONBodyOutcomeSuccessful PostSandboxTransfersSimulateJSONBodyOutcome = "successful"
+)
+
+// Valid indicates whether the value is a known member of the PostSandboxTransfersSimulateJSONBodyOutcome enum.
+func (e PostSandboxTransfersSimulateJSONBodyOutcome) Valid() bool {
+	switch e {
+	case PostSandboxTransfersSimulateJSONBodyOutcomeFailed:
+		return true
+	case PostSandboxTransfersSimulateJSONBodyOutcomeProcessing:
+		return true
+	case PostSandboxTransfersSimulateJSONBodyOutcomeReversed:
+		return true
+	case PostSandboxTransfersSimulateJSONBodyOutcomeSuccessful:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetTransfersParamsStatus.
+const (
+	GetTransfersParamsStatusFailed     GetTransfersParamsStatus = "failed"
+	GetTransfersParamsStatusPending    GetTransfersParamsStatus = "pending"
+	GetTransfersParamsStatusProcessing GetTransfersParamsStatus = "processing"
+	GetTransfersParamsStatusReversed   GetTransfersParamsStatus = "reversed"
+	GetTransfersParamsStatusSuccessful GetTransfersParamsStatus = "successful"
+)
+
+// Valid indicates whether the value is a known member of the GetTransfersParamsStatus enum.
+func (e GetTransfersParamsStatus) Valid() bool {
+	switch e {
+	case GetTransfersParamsStatusFailed:
+		return true
+	case GetTransfersParamsStatusPending:
+		return true
+	case GetTransfersParamsStatusProcessing:
+		return true
+	case GetTransfersParamsStatusReversed:
+		return true
+	case GetTransfersParamsStatusSuccessful:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetTransfers200JSONResponseBodyStatus.
 const (
 	GetTransfers200JSONResponseBodyStatusSuccess GetTransfers200JSONResponseBodyStatus = "success"
@@ -2776,6 +4328,75 @@ const (
 func (e GetTransfers200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetTransfers200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostTransfersJSONBodyCurrency.
+const (
+	PostTransfersJSONBodyCurrencyAED PostTransfersJSONBodyCurrency = "AED"
+	PostTransfersJSONBodyCurrencyCAD PostTransfersJSONBodyCurrency = "CAD"
+	PostTransfersJSONBodyCurrencyEUR PostTransfersJSONBodyCurrency = "EUR"
+	PostTransfersJSONBodyCurrencyGBP PostTransfersJSONBodyCurrency = "GBP"
+	PostTransfersJSONBodyCurrencyKES PostTransfersJSONBodyCurrency = "KES"
+	PostTransfersJSONBodyCurrencyNGN PostTransfersJSONBodyCurrency = "NGN"
+	PostTransfersJSONBodyCurrencyRLD PostTransfersJSONBodyCurrency = "RLD"
+	PostTransfersJSONBodyCurrencyUSC PostTransfersJSONBodyCurrency = "USC"
+	PostTransfersJSONBodyCurrencyUSD PostTransfersJSONBodyCurrency = "USD"
+	PostTransfersJSONBodyCurrencyUST PostTransfersJSONBodyCurrency = "UST"
+	PostTransfersJSONBodyCurrencyZAR PostTransfersJSONBodyCurrency = "ZAR"
+)
+
+// Valid indicates whether the value is a known member of the PostTransfersJSONBodyCurrency enum.
+func (e PostTransfersJSONBodyCurrency) Valid() bool {
+	switch e {
+	case PostTransfersJSONBodyCurrencyAED:
+		return true
+	case PostTransfersJSONBodyCurrencyCAD:
+		return true
+	case PostTransfersJSONBodyCurrencyEUR:
+		return true
+	case PostTransfersJSONBodyCurrencyGBP:
+		return true
+	case PostTransfersJSONBodyCurrencyKES:
+		return true
+	case PostTransfersJSONBodyCurrencyNGN:
+		return true
+	case PostTransfersJSONBodyCurrencyRLD:
+		return true
+	case PostTransfersJSONBodyCurrencyUSC:
+		return true
+	case PostTransfersJSONBodyCurrencyUSD:
+		return true
+	case PostTransfersJSONBodyCurrencyUST:
+		return true
+	case PostTransfersJSONBodyCurrencyZAR:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostTransfersJSONBodyPaymentType.
+const (
+	PostTransfersJSONBodyPaymentTypeBankTransfer       PostTransfersJSONBodyPaymentType = "bank-transfer"
+	PostTransfersJSONBodyPaymentTypeBookTransfer       PostTransfersJSONBodyPaymentType = "book-transfer"
+	PostTransfersJSONBodyPaymentTypeMomoTransfer       PostTransfersJSONBodyPaymentType = "momo-transfer"
+	PostTransfersJSONBodyPaymentTypeStablecoinTransfer PostTransfersJSONBodyPaymentType = "stablecoin-transfer"
+)
+
+// Valid indicates whether the value is a known member of the PostTransfersJSONBodyPaymentType enum.
+func (e PostTransfersJSONBodyPaymentType) Valid() bool {
+	switch e {
+	case PostTransfersJSONBodyPaymentTypeBankTransfer:
+		return true
+	case PostTransfersJSONBodyPaymentTypeBookTransfer:
+		return true
+	case PostTransfersJSONBodyPaymentTypeMomoTransfer:
+		return true
+	case PostTransfersJSONBodyPaymentTypeStablecoinTransfer:
 		return true
 	default:
 		return false
@@ -2806,6 +4427,45 @@ const (
 func (e GetTransfersById200JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case GetTransfersById200JSONResponseBodyStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostVirtualCardsJSONBodyMccGroupControlsGroupName.
+const (
+	Airlines      PostVirtualCardsJSONBodyMccGroupControlsGroupName = "airlines"
+	CarRental     PostVirtualCardsJSONBodyMccGroupControlsGroupName = "car_rental"
+	Cash          PostVirtualCardsJSONBodyMccGroupControlsGroupName = "cash"
+	Gambling      PostVirtualCardsJSONBodyMccGroupControlsGroupName = "gambling"
+	Lodging       PostVirtualCardsJSONBodyMccGroupControlsGroupName = "lodging"
+	MoneyTransfer PostVirtualCardsJSONBodyMccGroupControlsGroupName = "money_transfer"
+	QuasiCash     PostVirtualCardsJSONBodyMccGroupControlsGroupName = "quasi_cash"
+	Restaurants   PostVirtualCardsJSONBodyMccGroupControlsGroupName = "restaurants"
+	Travel        PostVirtualCardsJSONBodyMccGroupControlsGroupName = "travel"
+)
+
+// Valid indicates whether the value is a known member of the PostVirtualCardsJSONBodyMccGroupControlsGroupName enum.
+func (e PostVirtualCardsJSONBodyMccGroupControlsGroupName) Valid() bool {
+	switch e {
+	case Airlines:
+		return true
+	case CarRental:
+		return true
+	case Cash:
+		return true
+	case Gambling:
+		return true
+	case Lodging:
+		return true
+	case MoneyTransfer:
+		return true
+	case QuasiCash:
+		return true
+	case Restaurants:
+		return true
+	case Travel:
 		return true
 	default:
 		return false
@@ -3320,9 +4980,9 @@ type CardTransactionStatus string
 
 // Cardholder defines model for Cardholder.
 type Cardholder struct {
-	Email     string `json:"email"`
-	FirstName string `json:"first_name"`
-	LastName  string `json:"last_name"`
+	Email     openapi_types.Email `json:"email"`
+	FirstName string              `json:"first_name"`
+	LastName  string              `json:"last_name"`
 
 	// PhoneNumber E.164
 	PhoneNumber string `json:"phone_number"`
@@ -3492,16 +5152,18 @@ type EntityType string
 type EntityComposite struct {
 	Address  *Address `json:"address"`
 	Business *struct {
-		CategoryCode      *string `json:"category_code,omitempty"`
-		Created           int     `json:"created"`
-		Description       string  `json:"description"`
-		Email             string  `json:"email"`
-		Id                string  `json:"id"`
+		CategoryCode *string `json:"category_code,omitempty"`
+		Created      int     `json:"created"`
+		Description  string  `json:"description"`
+		Email        string  `json:"email"`
+		Id           string  `json:"id"`
+
+		// IncorporationMeta each part present only when given
 		IncorporationMeta *struct {
-			Country string `json:"country"`
-			Month   int    `json:"month"`
-			State   string `json:"state"`
-			Year    int    `json:"year"`
+			Country *string `json:"country,omitempty"`
+			Month   *int    `json:"month,omitempty"`
+			State   *string `json:"state,omitempty"`
+			Year    *int    `json:"year,omitempty"`
 		} `json:"incorporation_meta"`
 		Industry           string `json:"industry"`
 		LegalName          string `json:"legal_name"`
@@ -3828,9 +5490,9 @@ type IntentActionParams struct {
 	Action   IntentActionParamsAction   `json:"action"`
 	Category IntentActionParamsCategory `json:"category"`
 	Customer struct {
-		Email     string `json:"email"`
-		FirstName string `json:"first_name"`
-		LastName  string `json:"last_name"`
+		Email     openapi_types.Email `json:"email"`
+		FirstName string              `json:"first_name"`
+		LastName  string              `json:"last_name"`
 	} `json:"customer"`
 	PaymentType     IntentActionParamsPaymentType `json:"payment_type"`
 	PaymentTypeData struct {
@@ -3891,15 +5553,17 @@ type NewProduct struct {
 
 	// CrossDealFeeRate a decimal string ("0.10"); a JSON number is accepted too
 	CrossDealFeeRate *NewProduct_CrossDealFeeRate `json:"cross_deal_fee_rate,omitempty"`
-	Currency         string                       `json:"currency"`
+	Currency         NewProductCurrency           `json:"currency"`
 
 	// Description HTML
 	Description *string `json:"description,omitempty"`
 	DisplayName string  `json:"display_name"`
 	Documents   *[]struct {
-		Title   string `json:"title"`
-		Url     string `json:"url"`
-		Version *int   `json:"version,omitempty"`
+		Title string `json:"title"`
+		Url   string `json:"url"`
+
+		// Version 0 or absent: 1
+		Version *int `json:"version,omitempty"`
 	} `json:"documents,omitempty"`
 	EarlyWithdrawalEnabled *bool `json:"early_withdrawal_enabled,omitempty"`
 	EarlyWithdrawalMinDays *int  `json:"early_withdrawal_min_days,omitempty"`
@@ -3924,7 +5588,7 @@ type NewProduct struct {
 
 	// SaleStartsAt Unix milliseconds, or null
 	SaleStartsAt *int                  `json:"sale_starts_at,omitempty"`
-	TenorDays    *int                  `json:"tenor_days,omitempty"`
+	TenorDays    *NewProductTenorDays  `json:"tenor_days,omitempty"`
 	Type         NewProductType        `json:"type"`
 	Visibility   *NewProductVisibility `json:"visibility,omitempty"`
 
@@ -3965,6 +5629,9 @@ type NewProduct_CrossDealFeeRate struct {
 	union json.RawMessage
 }
 
+// NewProductCurrency defines model for NewProduct.Currency.
+type NewProductCurrency string
+
 // NewProductEarlyWithdrawalPenaltyRate0 defines model for NewProduct.EarlyWithdrawalPenaltyRate.0.
 type NewProductEarlyWithdrawalPenaltyRate0 = string
 
@@ -3978,6 +5645,9 @@ type NewProduct_EarlyWithdrawalPenaltyRate struct {
 
 // NewProductEligibleEntityTypes defines model for NewProduct.EligibleEntityTypes.
 type NewProductEligibleEntityTypes string
+
+// NewProductTenorDays defines model for NewProduct.TenorDays.
+type NewProductTenorDays int
 
 // NewProductType defines model for NewProduct.Type.
 type NewProductType string
@@ -4545,12 +6215,12 @@ type GetAccountDetails200JSONResponseBodyStatus string
 
 // PostAccountDetailsJSONBody defines parameters for PostAccountDetails.
 type PostAccountDetailsJSONBody struct {
-	AccountId      string              `json:"account_id"`
-	Chain          *string             `json:"chain,omitempty"`
-	EntityId       *string             `json:"entity_id,omitempty"`
-	Meta           *map[string]*string `json:"meta,omitempty"`
-	ProviderId     *string             `json:"provider_id,omitempty"`
-	TerminateAfter *int                `json:"terminate_after,omitempty"`
+	AccountId      string                           `json:"account_id"`
+	Chain          *PostAccountDetailsJSONBodyChain `json:"chain,omitempty"`
+	EntityId       *string                          `json:"entity_id,omitempty"`
+	Meta           *map[string]*string              `json:"meta,omitempty"`
+	ProviderId     *string                          `json:"provider_id,omitempty"`
+	TerminateAfter *int                             `json:"terminate_after,omitempty"`
 }
 
 // PostAccountDetailsParams defines parameters for PostAccountDetails.
@@ -4561,6 +6231,9 @@ type PostAccountDetailsParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostAccountDetailsJSONBodyChain defines parameters for PostAccountDetails.
+type PostAccountDetailsJSONBodyChain string
 
 // PostAccountDetails201JSONResponseBodyStatus defines parameters for PostAccountDetails.
 type PostAccountDetails201JSONResponseBodyStatus string
@@ -4578,28 +6251,34 @@ type GetAccountDetailsById200JSONResponseBodyStatus string
 
 // GetAccountsParams defines parameters for GetAccounts.
 type GetAccountsParams struct {
-	Currency   *string `form:"currency,omitempty" json:"currency,omitempty"`
-	Cursor     *string `form:"cursor,omitempty" json:"cursor,omitempty"`
-	EntityId   *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
-	Limit      *int    `form:"limit,omitempty" json:"limit,omitempty"`
-	PreCursor  *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
-	PrevCursor *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
-	Type       *string `form:"type,omitempty" json:"type,omitempty"`
+	Currency   *GetAccountsParamsCurrency `form:"currency,omitempty" json:"currency,omitempty"`
+	Cursor     *string                    `form:"cursor,omitempty" json:"cursor,omitempty"`
+	EntityId   *string                    `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Limit      *int                       `form:"limit,omitempty" json:"limit,omitempty"`
+	PreCursor  *string                    `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
+	PrevCursor *string                    `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+	Type       *GetAccountsParamsType     `form:"type,omitempty" json:"type,omitempty"`
 
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// GetAccountsParamsCurrency defines parameters for GetAccounts.
+type GetAccountsParamsCurrency string
+
+// GetAccountsParamsType defines parameters for GetAccounts.
+type GetAccountsParamsType string
 
 // GetAccounts200JSONResponseBodyStatus defines parameters for GetAccounts.
 type GetAccounts200JSONResponseBodyStatus string
 
 // PostAccountsJSONBody defines parameters for PostAccounts.
 type PostAccountsJSONBody struct {
-	Currency    string                   `json:"currency"`
-	DisplayName string                   `json:"display_name"`
-	EntityId    *string                  `json:"entity_id,omitempty"`
-	Meta        *map[string]*string      `json:"meta,omitempty"`
-	Type        PostAccountsJSONBodyType `json:"type"`
+	Currency    PostAccountsJSONBodyCurrency `json:"currency"`
+	DisplayName string                       `json:"display_name"`
+	EntityId    *string                      `json:"entity_id,omitempty"`
+	Meta        *map[string]*string          `json:"meta,omitempty"`
+	Type        PostAccountsJSONBodyType     `json:"type"`
 }
 
 // PostAccountsParams defines parameters for PostAccounts.
@@ -4610,6 +6289,9 @@ type PostAccountsParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostAccountsJSONBodyCurrency defines parameters for PostAccounts.
+type PostAccountsJSONBodyCurrency string
 
 // PostAccountsJSONBodyType defines parameters for PostAccounts.
 type PostAccountsJSONBodyType string
@@ -4685,7 +6367,7 @@ type PostBusinessEntitiesJSONBody struct {
 	Business         NewBusinessBusiness                `json:"business"`
 	BusinessOfficers *[]NewBusinessBusinessOfficersItem `json:"business_officers,omitempty"`
 
-	// Meta BusinessMetaInput
+	// Meta sales_channels, an array of strings, and any other key with a string value
 	Meta               *NewBusinessMeta             `json:"meta,omitempty"`
 	Name               string                       `json:"name"`
 	OperatingAddress   *NewBusinessOperatingAddress `json:"operating_address,omitempty"`
@@ -4717,23 +6399,30 @@ type NewBusinessAddress struct {
 // NewBusinessBusinessIncorporationMeta defines parameters for PostBusinessEntities.
 type NewBusinessBusinessIncorporationMeta struct {
 	Country *string `json:"country,omitempty"`
-	Month   *int    `json:"month,omitempty"`
-	State   *string `json:"state,omitempty"`
-	Year    *int    `json:"year,omitempty"`
+
+	// Month 1 to 12 (not after this month in this year); 0 is the same as absent
+	Month *int    `json:"month,omitempty"`
+	State *string `json:"state,omitempty"`
+
+	// Year from 1800 to this year; 0 is the same as absent
+	Year *int `json:"year,omitempty"`
 }
+
+// PostBusinessEntitiesJSONBodyBusinessType defines parameters for PostBusinessEntities.
+type PostBusinessEntitiesJSONBodyBusinessType string
 
 // NewBusinessBusiness defines parameters for PostBusinessEntities.
 type NewBusinessBusiness struct {
-	Description        *string                               `json:"description,omitempty"`
-	Email              *string                               `json:"email,omitempty"`
-	IncorporationMeta  *NewBusinessBusinessIncorporationMeta `json:"incorporation_meta,omitempty"`
-	Industry           *string                               `json:"industry,omitempty"`
-	LegalName          string                                `json:"legal_name"`
-	Phonenumber        *string                               `json:"phonenumber,omitempty"`
-	RegistrationNumber *string                               `json:"registration_number,omitempty"`
-	TradeName          *string                               `json:"trade_name,omitempty"`
-	Type               string                                `json:"type"`
-	Website            *string                               `json:"website,omitempty"`
+	Description        *string                                  `json:"description,omitempty"`
+	Email              *openapi_types.Email                     `json:"email,omitempty"`
+	IncorporationMeta  *NewBusinessBusinessIncorporationMeta    `json:"incorporation_meta,omitempty"`
+	Industry           *string                                  `json:"industry,omitempty"`
+	LegalName          string                                   `json:"legal_name"`
+	Phonenumber        *string                                  `json:"phonenumber,omitempty"`
+	RegistrationNumber *string                                  `json:"registration_number,omitempty"`
+	TradeName          *string                                  `json:"trade_name,omitempty"`
+	Type               PostBusinessEntitiesJSONBodyBusinessType `json:"type"`
+	Website            *string                                  `json:"website,omitempty"`
 }
 
 // NewBusinessBusinessOfficersItemPersonAddress defines parameters for PostBusinessEntities.
@@ -4748,27 +6437,36 @@ type NewBusinessBusinessOfficersItemPersonAddress struct {
 	State       *string             `json:"state,omitempty"`
 }
 
+// PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentType defines parameters for PostBusinessEntities.
+type PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentType string
+
+// PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype defines parameters for PostBusinessEntities.
+type PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype string
+
 // NewBusinessBusinessOfficersItemPersonIdentificationDocumentTypeSpecific defines parameters for PostBusinessEntities.
 type NewBusinessBusinessOfficersItemPersonIdentificationDocumentTypeSpecific struct {
-	IdSubtype *string `json:"id_subtype,omitempty"`
+	IdSubtype *PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype `json:"id_subtype,omitempty"`
 }
 
 // NewBusinessBusinessOfficersItemPersonIdentificationDocument defines parameters for PostBusinessEntities.
 type NewBusinessBusinessOfficersItemPersonIdentificationDocument struct {
-	DocumentId       *string                                                                  `json:"document_id,omitempty"`
-	ExpiryDate       *string                                                                  `json:"expiry_date,omitempty"`
-	IssueDate        *string                                                                  `json:"issue_date,omitempty"`
-	IssuingAuthority *string                                                                  `json:"issuing_authority,omitempty"`
-	IssuingCountry   *string                                                                  `json:"issuing_country,omitempty"`
-	Number           *string                                                                  `json:"number,omitempty"`
-	Type             *string                                                                  `json:"type,omitempty"`
-	TypeSpecific     *NewBusinessBusinessOfficersItemPersonIdentificationDocumentTypeSpecific `json:"type_specific,omitempty"`
+	DocumentId       *string                                                                       `json:"document_id,omitempty"`
+	ExpiryDate       *openapi_types.Date                                                           `json:"expiry_date,omitempty"`
+	IssueDate        *openapi_types.Date                                                           `json:"issue_date,omitempty"`
+	IssuingAuthority *string                                                                       `json:"issuing_authority,omitempty"`
+	IssuingCountry   *string                                                                       `json:"issuing_country,omitempty"`
+	Number           *string                                                                       `json:"number,omitempty"`
+	Type             *PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationDocumentType `json:"type,omitempty"`
+	TypeSpecific     *NewBusinessBusinessOfficersItemPersonIdentificationDocumentTypeSpecific      `json:"type_specific,omitempty"`
 }
+
+// PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType defines parameters for PostBusinessEntities.
+type PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType string
 
 // NewBusinessBusinessOfficersItemPersonIdentificationProofOfAddress defines parameters for PostBusinessEntities.
 type NewBusinessBusinessOfficersItemPersonIdentificationProofOfAddress struct {
-	DocumentId *string `json:"document_id,omitempty"`
-	Type       *string `json:"type,omitempty"`
+	DocumentId *string                                                                             `json:"document_id,omitempty"`
+	Type       *PostBusinessEntitiesJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType `json:"type,omitempty"`
 }
 
 // NewBusinessBusinessOfficersItemPersonIdentification defines parameters for PostBusinessEntities.
@@ -4781,8 +6479,8 @@ type NewBusinessBusinessOfficersItemPersonIdentification struct {
 type NewBusinessBusinessOfficersItemPerson struct {
 	Address     *NewBusinessBusinessOfficersItemPersonAddress `json:"address,omitempty"`
 	Bvn         *string                                       `json:"bvn,omitempty"`
-	DateOfBirth *string                                       `json:"date_of_birth,omitempty"`
-	Email       *string                                       `json:"email,omitempty"`
+	DateOfBirth *openapi_types.Date                           `json:"date_of_birth,omitempty"`
+	Email       *openapi_types.Email                          `json:"email,omitempty"`
 	FirstName   *string                                       `json:"first_name,omitempty"`
 
 	// Gender m, f or other, in any case; stored lower case
@@ -4808,7 +6506,8 @@ type NewBusinessBusinessOfficersItem struct {
 
 // NewBusinessMeta defines parameters for PostBusinessEntities.
 type NewBusinessMeta struct {
-	SalesChannels *[]*string `json:"sales_channels,omitempty"`
+	SalesChannels        *[]*string        `json:"sales_channels,omitempty"`
+	AdditionalProperties map[string]string `json:"-"`
 }
 
 // NewBusinessOperatingAddress defines parameters for PostBusinessEntities.
@@ -4833,8 +6532,8 @@ type PatchBusinessEntitiesByIdJSONBody struct {
 	BusinessOfficers *[]PatchBusinessEntitiesByIdBodyBusinessOfficersItem `json:"business_officers,omitempty"`
 	EntityId         *string                                              `json:"entity_id,omitempty"`
 
-	// Meta entities.BusinessMetaInput
-	Meta             *map[string]interface{}                        `json:"meta,omitempty"`
+	// Meta sales_channels, an array of strings, and any other key with a string value
+	Meta             *PatchBusinessEntitiesByIdJSONBody_Meta        `json:"meta,omitempty"`
 	Name             *string                                        `json:"name,omitempty"`
 	OperatingAddress *PatchBusinessEntitiesByIdBodyOperatingAddress `json:"operating_address,omitempty"`
 }
@@ -4862,22 +6561,29 @@ type PatchBusinessEntitiesByIdBodyAddress struct {
 // PatchBusinessEntitiesByIdBodyBusinessIncorporationMeta defines parameters for PatchBusinessEntitiesById.
 type PatchBusinessEntitiesByIdBodyBusinessIncorporationMeta struct {
 	Country *string `json:"country,omitempty"`
-	Month   *int    `json:"month,omitempty"`
-	State   *string `json:"state,omitempty"`
-	Year    *int    `json:"year,omitempty"`
+
+	// Month 1 to 12 (not after this month in this year); 0 is the same as absent
+	Month *int    `json:"month,omitempty"`
+	State *string `json:"state,omitempty"`
+
+	// Year from 1800 to this year; 0 is the same as absent
+	Year *int `json:"year,omitempty"`
 }
+
+// PatchBusinessEntitiesByIdJSONBodyBusinessType defines parameters for PatchBusinessEntitiesById.
+type PatchBusinessEntitiesByIdJSONBodyBusinessType string
 
 // PatchBusinessEntitiesByIdBodyBusiness defines parameters for PatchBusinessEntitiesById.
 type PatchBusinessEntitiesByIdBodyBusiness struct {
 	Description        *string                                                 `json:"description,omitempty"`
-	Email              *string                                                 `json:"email,omitempty"`
+	Email              *openapi_types.Email                                    `json:"email,omitempty"`
 	IncorporationMeta  *PatchBusinessEntitiesByIdBodyBusinessIncorporationMeta `json:"incorporation_meta,omitempty"`
 	Industry           *string                                                 `json:"industry,omitempty"`
 	LegalName          *string                                                 `json:"legal_name,omitempty"`
 	Phonenumber        *string                                                 `json:"phonenumber,omitempty"`
 	RegistrationNumber *string                                                 `json:"registration_number,omitempty"`
 	TradeName          *string                                                 `json:"trade_name,omitempty"`
-	Type               *string                                                 `json:"type,omitempty"`
+	Type               *PatchBusinessEntitiesByIdJSONBodyBusinessType          `json:"type,omitempty"`
 	Website            *string                                                 `json:"website,omitempty"`
 }
 
@@ -4893,27 +6599,36 @@ type PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonAddress struct {
 	State       *string             `json:"state,omitempty"`
 }
 
+// PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentType defines parameters for PatchBusinessEntitiesById.
+type PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentType string
+
+// PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype defines parameters for PatchBusinessEntitiesById.
+type PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype string
+
 // PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentificationDocumentTypeSpecific defines parameters for PatchBusinessEntitiesById.
 type PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentificationDocumentTypeSpecific struct {
-	IdSubtype *string `json:"id_subtype,omitempty"`
+	IdSubtype *PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentTypeSpecificIdSubtype `json:"id_subtype,omitempty"`
 }
 
 // PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentificationDocument defines parameters for PatchBusinessEntitiesById.
 type PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentificationDocument struct {
 	DocumentId       *string                                                                                    `json:"document_id,omitempty"`
-	ExpiryDate       *string                                                                                    `json:"expiry_date,omitempty"`
-	IssueDate        *string                                                                                    `json:"issue_date,omitempty"`
+	ExpiryDate       *openapi_types.Date                                                                        `json:"expiry_date,omitempty"`
+	IssueDate        *openapi_types.Date                                                                        `json:"issue_date,omitempty"`
 	IssuingAuthority *string                                                                                    `json:"issuing_authority,omitempty"`
 	IssuingCountry   *string                                                                                    `json:"issuing_country,omitempty"`
 	Number           *string                                                                                    `json:"number,omitempty"`
-	Type             *string                                                                                    `json:"type,omitempty"`
+	Type             *PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationDocumentType         `json:"type,omitempty"`
 	TypeSpecific     *PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentificationDocumentTypeSpecific `json:"type_specific,omitempty"`
 }
 
+// PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType defines parameters for PatchBusinessEntitiesById.
+type PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType string
+
 // PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentificationProofOfAddress defines parameters for PatchBusinessEntitiesById.
 type PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentificationProofOfAddress struct {
-	DocumentId *string `json:"document_id,omitempty"`
-	Type       *string `json:"type,omitempty"`
+	DocumentId *string                                                                                  `json:"document_id,omitempty"`
+	Type       *PatchBusinessEntitiesByIdJSONBodyBusinessOfficersPersonIdentificationProofOfAddressType `json:"type,omitempty"`
 }
 
 // PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentification defines parameters for PatchBusinessEntitiesById.
@@ -4926,8 +6641,8 @@ type PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonIdentification struc
 type PatchBusinessEntitiesByIdBodyBusinessOfficersItemPerson struct {
 	Address     *PatchBusinessEntitiesByIdBodyBusinessOfficersItemPersonAddress `json:"address,omitempty"`
 	Bvn         *string                                                         `json:"bvn,omitempty"`
-	DateOfBirth *string                                                         `json:"date_of_birth,omitempty"`
-	Email       *string                                                         `json:"email,omitempty"`
+	DateOfBirth *openapi_types.Date                                             `json:"date_of_birth,omitempty"`
+	Email       *openapi_types.Email                                            `json:"email,omitempty"`
 	FirstName   *string                                                         `json:"first_name,omitempty"`
 
 	// Gender m, f or other, in any case; stored lower case
@@ -4949,6 +6664,12 @@ type PatchBusinessEntitiesByIdBodyBusinessOfficersItem struct {
 	JobTitle            *string                                                  `json:"job_title,omitempty"`
 	OwnershipPercentage *float32                                                 `json:"ownership_percentage,omitempty"`
 	Person              *PatchBusinessEntitiesByIdBodyBusinessOfficersItemPerson `json:"person,omitempty"`
+}
+
+// PatchBusinessEntitiesByIdJSONBody_Meta defines parameters for PatchBusinessEntitiesById.
+type PatchBusinessEntitiesByIdJSONBody_Meta struct {
+	SalesChannels        *[]*string        `json:"sales_channels,omitempty"`
+	AdditionalProperties map[string]string `json:"-"`
 }
 
 // PatchBusinessEntitiesByIdBodyOperatingAddress defines parameters for PatchBusinessEntitiesById.
@@ -5028,7 +6749,7 @@ type PostCardsFreezeJSONBody struct {
 	EntityId *string `json:"entity_id,omitempty"`
 
 	// Status blocked (default) or fraud
-	Status *string `json:"status,omitempty"`
+	Status *PostCardsFreezeJSONBodyStatus `json:"status,omitempty"`
 }
 
 // PostCardsFreezeParams defines parameters for PostCardsFreeze.
@@ -5039,6 +6760,9 @@ type PostCardsFreezeParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostCardsFreezeJSONBodyStatus defines parameters for PostCardsFreeze.
+type PostCardsFreezeJSONBodyStatus string
 
 // PostCardsFreeze200JSONResponseBodyStatus defines parameters for PostCardsFreeze.
 type PostCardsFreeze200JSONResponseBodyStatus string
@@ -5091,28 +6815,34 @@ type PostCardsUnfreeze200JSONResponseBodyStatus string
 
 // GetCounterpartiesParams defines parameters for GetCounterparties.
 type GetCounterpartiesParams struct {
-	Cursor     *string `form:"cursor,omitempty" json:"cursor,omitempty"`
-	EntityId   *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
-	Limit      *int    `form:"limit,omitempty" json:"limit,omitempty"`
-	PreCursor  *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
-	PrevCursor *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
-	Status     *string `form:"status,omitempty" json:"status,omitempty"`
-	Type       *string `form:"type,omitempty" json:"type,omitempty"`
+	Cursor     *string                        `form:"cursor,omitempty" json:"cursor,omitempty"`
+	EntityId   *string                        `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Limit      *int                           `form:"limit,omitempty" json:"limit,omitempty"`
+	PreCursor  *string                        `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
+	PrevCursor *string                        `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+	Status     *GetCounterpartiesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Type       *GetCounterpartiesParamsType   `form:"type,omitempty" json:"type,omitempty"`
 
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// GetCounterpartiesParamsStatus defines parameters for GetCounterparties.
+type GetCounterpartiesParamsStatus string
+
+// GetCounterpartiesParamsType defines parameters for GetCounterparties.
+type GetCounterpartiesParamsType string
 
 // GetCounterparties200JSONResponseBodyStatus defines parameters for GetCounterparties.
 type GetCounterparties200JSONResponseBodyStatus string
 
 // PostCounterpartiesJSONBody defines parameters for PostCounterparties.
 type PostCounterpartiesJSONBody struct {
-	EntityId *string                `json:"entity_id,omitempty"`
-	Meta     *map[string]*string    `json:"meta,omitempty"`
-	Nickname *string                `json:"nickname,omitempty"`
-	Profile  NewCounterpartyProfile `json:"profile"`
-	Type     string                 `json:"type"`
+	EntityId *string                        `json:"entity_id,omitempty"`
+	Meta     *map[string]*string            `json:"meta,omitempty"`
+	Nickname *string                        `json:"nickname,omitempty"`
+	Profile  NewCounterpartyProfile         `json:"profile"`
+	Type     PostCounterpartiesJSONBodyType `json:"type"`
 }
 
 // PostCounterpartiesParams defines parameters for PostCounterparties.
@@ -5134,18 +6864,24 @@ type NewCounterpartyProfileAddress struct {
 	StateOrProvince *string `json:"state_or_province,omitempty"`
 }
 
+// PostCounterpartiesJSONBodyProfileIdentificationType defines parameters for PostCounterparties.
+type PostCounterpartiesJSONBodyProfileIdentificationType string
+
 // NewCounterpartyProfileIdentificationItem defines parameters for PostCounterparties.
 type NewCounterpartyProfileIdentificationItem struct {
-	IssuingCountry string `json:"issuing_country"`
-	Number         string `json:"number"`
-	Type           string `json:"type"`
+	IssuingCountry string                                              `json:"issuing_country"`
+	Number         string                                              `json:"number"`
+	Type           PostCounterpartiesJSONBodyProfileIdentificationType `json:"type"`
 }
+
+// PostCounterpartiesJSONBodyProfilePhoneType defines parameters for PostCounterparties.
+type PostCounterpartiesJSONBodyProfilePhoneType string
 
 // NewCounterpartyProfilePhone defines parameters for PostCounterparties.
 type NewCounterpartyProfilePhone struct {
-	Country string `json:"country"`
-	Number  string `json:"number"`
-	Type    string `json:"type"`
+	Country string                                     `json:"country"`
+	Number  string                                     `json:"number"`
+	Type    PostCounterpartiesJSONBodyProfilePhoneType `json:"type"`
 }
 
 // NewCounterpartyProfileRegisteredAddress defines parameters for PostCounterparties.
@@ -5158,19 +6894,25 @@ type NewCounterpartyProfileRegisteredAddress struct {
 	StateOrProvince *string `json:"state_or_province,omitempty"`
 }
 
+// PostCounterpartiesJSONBodyProfileRelationship defines parameters for PostCounterparties.
+type PostCounterpartiesJSONBodyProfileRelationship string
+
 // NewCounterpartyProfile defines parameters for PostCounterparties.
 type NewCounterpartyProfile struct {
-	Address           *NewCounterpartyProfileAddress              `json:"address,omitempty"`
-	Email             string                                      `json:"email"`
-	FirstName         *string                                     `json:"first_name,omitempty"`
-	Identification    *[]NewCounterpartyProfileIdentificationItem `json:"identification,omitempty"`
-	LastName          *string                                     `json:"last_name,omitempty"`
-	LegalName         *string                                     `json:"legal_name,omitempty"`
-	Phone             *NewCounterpartyProfilePhone                `json:"phone,omitempty"`
-	RegisteredAddress *NewCounterpartyProfileRegisteredAddress    `json:"registered_address,omitempty"`
-	Relationship      string                                      `json:"relationship"`
-	TradingName       *string                                     `json:"trading_name,omitempty"`
+	Address           *NewCounterpartyProfileAddress                `json:"address,omitempty"`
+	Email             openapi_types.Email                           `json:"email"`
+	FirstName         *string                                       `json:"first_name,omitempty"`
+	Identification    *[]NewCounterpartyProfileIdentificationItem   `json:"identification,omitempty"`
+	LastName          *string                                       `json:"last_name,omitempty"`
+	LegalName         *string                                       `json:"legal_name,omitempty"`
+	Phone             *NewCounterpartyProfilePhone                  `json:"phone,omitempty"`
+	RegisteredAddress *NewCounterpartyProfileRegisteredAddress      `json:"registered_address,omitempty"`
+	Relationship      PostCounterpartiesJSONBodyProfileRelationship `json:"relationship"`
+	TradingName       *string                                       `json:"trading_name,omitempty"`
 }
+
+// PostCounterpartiesJSONBodyType defines parameters for PostCounterparties.
+type PostCounterpartiesJSONBodyType string
 
 // PostCounterparties201JSONResponseBodyStatus defines parameters for PostCounterparties.
 type PostCounterparties201JSONResponseBodyStatus string
@@ -5212,18 +6954,24 @@ type PatchCounterpartiesByIdBodyProfileAddress struct {
 	StateOrProvince *string `json:"state_or_province,omitempty"`
 }
 
+// PatchCounterpartiesByIdJSONBodyProfileIdentificationType defines parameters for PatchCounterpartiesById.
+type PatchCounterpartiesByIdJSONBodyProfileIdentificationType string
+
 // PatchCounterpartiesByIdBodyProfileIdentificationItem defines parameters for PatchCounterpartiesById.
 type PatchCounterpartiesByIdBodyProfileIdentificationItem struct {
-	IssuingCountry *string `json:"issuing_country,omitempty"`
-	Number         *string `json:"number,omitempty"`
-	Type           *string `json:"type,omitempty"`
+	IssuingCountry *string                                                   `json:"issuing_country,omitempty"`
+	Number         *string                                                   `json:"number,omitempty"`
+	Type           *PatchCounterpartiesByIdJSONBodyProfileIdentificationType `json:"type,omitempty"`
 }
+
+// PatchCounterpartiesByIdJSONBodyProfilePhoneType defines parameters for PatchCounterpartiesById.
+type PatchCounterpartiesByIdJSONBodyProfilePhoneType string
 
 // PatchCounterpartiesByIdBodyProfilePhone defines parameters for PatchCounterpartiesById.
 type PatchCounterpartiesByIdBodyProfilePhone struct {
-	Country *string `json:"country,omitempty"`
-	Number  *string `json:"number,omitempty"`
-	Type    *string `json:"type,omitempty"`
+	Country *string                                          `json:"country,omitempty"`
+	Number  *string                                          `json:"number,omitempty"`
+	Type    *PatchCounterpartiesByIdJSONBodyProfilePhoneType `json:"type,omitempty"`
 }
 
 // PatchCounterpartiesByIdBodyProfileRegisteredAddress defines parameters for PatchCounterpartiesById.
@@ -5236,17 +6984,20 @@ type PatchCounterpartiesByIdBodyProfileRegisteredAddress struct {
 	StateOrProvince *string `json:"state_or_province,omitempty"`
 }
 
+// PatchCounterpartiesByIdJSONBodyProfileRelationship defines parameters for PatchCounterpartiesById.
+type PatchCounterpartiesByIdJSONBodyProfileRelationship string
+
 // PatchCounterpartiesByIdBodyProfile defines parameters for PatchCounterpartiesById.
 type PatchCounterpartiesByIdBodyProfile struct {
 	Address           *PatchCounterpartiesByIdBodyProfileAddress              `json:"address,omitempty"`
-	Email             *string                                                 `json:"email,omitempty"`
+	Email             *openapi_types.Email                                    `json:"email,omitempty"`
 	FirstName         *string                                                 `json:"first_name,omitempty"`
 	Identification    *[]PatchCounterpartiesByIdBodyProfileIdentificationItem `json:"identification,omitempty"`
 	LastName          *string                                                 `json:"last_name,omitempty"`
 	LegalName         *string                                                 `json:"legal_name,omitempty"`
 	Phone             *PatchCounterpartiesByIdBodyProfilePhone                `json:"phone,omitempty"`
 	RegisteredAddress *PatchCounterpartiesByIdBodyProfileRegisteredAddress    `json:"registered_address,omitempty"`
-	Relationship      *string                                                 `json:"relationship,omitempty"`
+	Relationship      *PatchCounterpartiesByIdJSONBodyProfileRelationship     `json:"relationship,omitempty"`
 	TradingName       *string                                                 `json:"trading_name,omitempty"`
 }
 
@@ -5333,11 +7084,11 @@ type PostDisposableCards201JSONResponseBodyStatus string
 
 // GetDisputesParams defines parameters for GetDisputes.
 type GetDisputesParams struct {
-	Status    *string `form:"status,omitempty" json:"status,omitempty"`
-	Reference *string `form:"reference,omitempty" json:"reference,omitempty"`
-	Currency  *string `form:"currency,omitempty" json:"currency,omitempty"`
-	AccountId *string `form:"account_id,omitempty" json:"account_id,omitempty"`
-	EntityId  *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Status    *GetDisputesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Reference *string                  `form:"reference,omitempty" json:"reference,omitempty"`
+	Currency  *string                  `form:"currency,omitempty" json:"currency,omitempty"`
+	AccountId *string                  `form:"account_id,omitempty" json:"account_id,omitempty"`
+	EntityId  *string                  `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 
 	// DateFrom ISO 8601 or Unix ms, inclusive
 	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
@@ -5355,6 +7106,9 @@ type GetDisputesParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// GetDisputesParamsStatus defines parameters for GetDisputes.
+type GetDisputesParamsStatus string
 
 // GetDisputes200JSONResponseBodyStatus defines parameters for GetDisputes.
 type GetDisputes200JSONResponseBodyStatus string
@@ -5382,7 +7136,7 @@ type PostDocumentsJSONBody struct {
 	EntityId       *string                    `json:"entity_id,omitempty"`
 	File           string                     `json:"file"`
 	FileBack       *string                    `json:"file_back,omitempty"`
-	Key            *string                    `json:"key,omitempty"`
+	Key            *PostDocumentsJSONBodyKey  `json:"key,omitempty"`
 	LinkToIdentity *NewDocumentLinkToIdentity `json:"link_to_identity,omitempty"`
 	Meta           *NewDocumentMeta           `json:"meta,omitempty"`
 }
@@ -5395,6 +7149,9 @@ type PostDocumentsParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostDocumentsJSONBodyKey defines parameters for PostDocuments.
+type PostDocumentsJSONBodyKey string
 
 // NewDocumentLinkToIdentity defines parameters for PostDocuments.
 type NewDocumentLinkToIdentity struct {
@@ -5441,18 +7198,24 @@ type GetDocumentsFileBackParams struct {
 
 // GetEntitiesParams defines parameters for GetEntities.
 type GetEntitiesParams struct {
-	Cursor       *string `form:"cursor,omitempty" json:"cursor,omitempty"`
-	EntityId     *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
-	Limit        *int    `form:"limit,omitempty" json:"limit,omitempty"`
-	ParentEntity *string `form:"parent_entity,omitempty" json:"parent_entity,omitempty"`
-	PreCursor    *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
-	PrevCursor   *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
-	Status       *string `form:"status,omitempty" json:"status,omitempty"`
-	Type         *string `form:"type,omitempty" json:"type,omitempty"`
+	Cursor       *string                  `form:"cursor,omitempty" json:"cursor,omitempty"`
+	EntityId     *string                  `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Limit        *int                     `form:"limit,omitempty" json:"limit,omitempty"`
+	ParentEntity *string                  `form:"parent_entity,omitempty" json:"parent_entity,omitempty"`
+	PreCursor    *string                  `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
+	PrevCursor   *string                  `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+	Status       *GetEntitiesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Type         *GetEntitiesParamsType   `form:"type,omitempty" json:"type,omitempty"`
 
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// GetEntitiesParamsStatus defines parameters for GetEntities.
+type GetEntitiesParamsStatus string
+
+// GetEntitiesParamsType defines parameters for GetEntities.
+type GetEntitiesParamsType string
 
 // GetEntities200JSONResponseBodyStatus defines parameters for GetEntities.
 type GetEntities200JSONResponseBodyStatus string
@@ -5557,12 +7320,12 @@ type PatchEntityWebhooksByIdJSONBody struct {
 	Description *string `json:"description,omitempty"`
 
 	// EnabledEvents webhooks.EnabledEvents
-	EnabledEvents *map[string]interface{} `json:"enabled_events,omitempty"`
-	EntityId      *string                 `json:"entity_id,omitempty"`
-	ExpiresIn     *int                    `json:"expires_in,omitempty"`
-	Status        *string                 `json:"status,omitempty"`
-	Tags          *[]*string              `json:"tags,omitempty"`
-	Url           *string                 `json:"url,omitempty"`
+	EnabledEvents *map[string]interface{}                `json:"enabled_events,omitempty"`
+	EntityId      *string                                `json:"entity_id,omitempty"`
+	ExpiresIn     *int                                   `json:"expires_in,omitempty"`
+	Status        *PatchEntityWebhooksByIdJSONBodyStatus `json:"status,omitempty"`
+	Tags          *[]*string                             `json:"tags,omitempty"`
+	Url           *string                                `json:"url,omitempty"`
 }
 
 // PatchEntityWebhooksByIdParams defines parameters for PatchEntityWebhooksById.
@@ -5572,6 +7335,9 @@ type PatchEntityWebhooksByIdParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PatchEntityWebhooksByIdJSONBodyStatus defines parameters for PatchEntityWebhooksById.
+type PatchEntityWebhooksByIdJSONBodyStatus string
 
 // PatchEntityWebhooksById200JSONResponseBodyStatus defines parameters for PatchEntityWebhooksById.
 type PatchEntityWebhooksById200JSONResponseBodyStatus string
@@ -5662,20 +7428,23 @@ type PostEventsRedeliver200JSONResponseBodyStatus string
 
 // GetFundingSessionsParams defines parameters for GetFundingSessions.
 type GetFundingSessionsParams struct {
-	AccountId     *string `form:"account_id,omitempty" json:"account_id,omitempty"`
-	CreatedAfter  *int    `form:"created_after,omitempty" json:"created_after,omitempty"`
-	CreatedBefore *int    `form:"created_before,omitempty" json:"created_before,omitempty"`
-	Currency      *string `form:"currency,omitempty" json:"currency,omitempty"`
-	Cursor        *string `form:"cursor,omitempty" json:"cursor,omitempty"`
-	EntityId      *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
-	Limit         *int    `form:"limit,omitempty" json:"limit,omitempty"`
-	PreCursor     *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
-	PrevCursor    *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
-	Status        *string `form:"status,omitempty" json:"status,omitempty"`
+	AccountId     *string                         `form:"account_id,omitempty" json:"account_id,omitempty"`
+	CreatedAfter  *int                            `form:"created_after,omitempty" json:"created_after,omitempty"`
+	CreatedBefore *int                            `form:"created_before,omitempty" json:"created_before,omitempty"`
+	Currency      *string                         `form:"currency,omitempty" json:"currency,omitempty"`
+	Cursor        *string                         `form:"cursor,omitempty" json:"cursor,omitempty"`
+	EntityId      *string                         `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Limit         *int                            `form:"limit,omitempty" json:"limit,omitempty"`
+	PreCursor     *string                         `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
+	PrevCursor    *string                         `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+	Status        *GetFundingSessionsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// GetFundingSessionsParamsStatus defines parameters for GetFundingSessions.
+type GetFundingSessionsParamsStatus string
 
 // GetFundingSessions200JSONResponseBody_Meta_FiltersApplied defines parameters for GetFundingSessions.
 type GetFundingSessions200JSONResponseBody_Meta_FiltersApplied struct {
@@ -5698,7 +7467,7 @@ type PostFundingSessionsJSONBody struct {
 	AccountId       string                                  `json:"account_id"`
 	Amount          int                                     `json:"amount"`
 	Country         *string                                 `json:"country,omitempty"`
-	Currency        string                                  `json:"currency"`
+	Currency        PostFundingSessionsJSONBodyCurrency     `json:"currency"`
 	EntityId        *string                                 `json:"entity_id,omitempty"`
 	FundingType     *PostFundingSessionsJSONBodyFundingType `json:"funding_type,omitempty"`
 	Meta            *map[string]*string                     `json:"meta,omitempty"`
@@ -5715,6 +7484,9 @@ type PostFundingSessionsParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostFundingSessionsJSONBodyCurrency defines parameters for PostFundingSessions.
+type PostFundingSessionsJSONBodyCurrency string
 
 // PostFundingSessionsJSONBodyFundingType defines parameters for PostFundingSessions.
 type PostFundingSessionsJSONBodyFundingType string
@@ -5751,12 +7523,12 @@ type PatchFundingSessionsById200JSONResponseBodyStatus string
 
 // PostFxQuotesJSONBody defines parameters for PostFxQuotes.
 type PostFxQuotesJSONBody struct {
-	AccountId    *string `json:"account_id,omitempty"`
-	AmountFrom   *int    `json:"amount_from,omitempty"`
-	AmountTo     *int    `json:"amount_to,omitempty"`
-	EntityId     *string `json:"entity_id,omitempty"`
-	FromCurrency string  `json:"from_currency"`
-	ToCurrency   string  `json:"to_currency"`
+	AccountId    *string                          `json:"account_id,omitempty"`
+	AmountFrom   *int                             `json:"amount_from,omitempty"`
+	AmountTo     *int                             `json:"amount_to,omitempty"`
+	EntityId     *string                          `json:"entity_id,omitempty"`
+	FromCurrency PostFxQuotesJSONBodyFromCurrency `json:"from_currency"`
+	ToCurrency   PostFxQuotesJSONBodyToCurrency   `json:"to_currency"`
 }
 
 // PostFxQuotesParams defines parameters for PostFxQuotes.
@@ -5767,6 +7539,12 @@ type PostFxQuotesParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostFxQuotesJSONBodyFromCurrency defines parameters for PostFxQuotes.
+type PostFxQuotesJSONBodyFromCurrency string
+
+// PostFxQuotesJSONBodyToCurrency defines parameters for PostFxQuotes.
+type PostFxQuotesJSONBodyToCurrency string
 
 // PostFxQuotes201JSONResponseBodyStatus defines parameters for PostFxQuotes.
 type PostFxQuotes201JSONResponseBodyStatus string
@@ -5831,27 +7609,36 @@ type NewIndividualBusiness struct {
 	Website           *string `json:"website,omitempty"`
 }
 
+// PostIndividualEntitiesJSONBodyIdentificationDocumentType defines parameters for PostIndividualEntities.
+type PostIndividualEntitiesJSONBodyIdentificationDocumentType string
+
+// PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtype defines parameters for PostIndividualEntities.
+type PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtype string
+
 // NewIndividualIdentificationDocumentTypeSpecific defines parameters for PostIndividualEntities.
 type NewIndividualIdentificationDocumentTypeSpecific struct {
-	IdSubtype *string `json:"id_subtype,omitempty"`
+	IdSubtype *PostIndividualEntitiesJSONBodyIdentificationDocumentTypeSpecificIdSubtype `json:"id_subtype,omitempty"`
 }
 
 // NewIndividualIdentificationDocument defines parameters for PostIndividualEntities.
 type NewIndividualIdentificationDocument struct {
-	DocumentId       *string                                          `json:"document_id,omitempty"`
-	ExpiryDate       *string                                          `json:"expiry_date,omitempty"`
-	IssueDate        *string                                          `json:"issue_date,omitempty"`
-	IssuingAuthority *string                                          `json:"issuing_authority,omitempty"`
-	IssuingCountry   *string                                          `json:"issuing_country,omitempty"`
-	Number           string                                           `json:"number"`
-	Type             string                                           `json:"type"`
-	TypeSpecific     *NewIndividualIdentificationDocumentTypeSpecific `json:"type_specific,omitempty"`
+	DocumentId       *string                                                  `json:"document_id,omitempty"`
+	ExpiryDate       *openapi_types.Date                                      `json:"expiry_date,omitempty"`
+	IssueDate        *openapi_types.Date                                      `json:"issue_date,omitempty"`
+	IssuingAuthority *string                                                  `json:"issuing_authority,omitempty"`
+	IssuingCountry   *string                                                  `json:"issuing_country,omitempty"`
+	Number           string                                                   `json:"number"`
+	Type             PostIndividualEntitiesJSONBodyIdentificationDocumentType `json:"type"`
+	TypeSpecific     *NewIndividualIdentificationDocumentTypeSpecific         `json:"type_specific,omitempty"`
 }
+
+// PostIndividualEntitiesJSONBodyIdentificationProofOfAddressType defines parameters for PostIndividualEntities.
+type PostIndividualEntitiesJSONBodyIdentificationProofOfAddressType string
 
 // NewIndividualIdentificationProofOfAddress defines parameters for PostIndividualEntities.
 type NewIndividualIdentificationProofOfAddress struct {
-	DocumentId *string `json:"document_id,omitempty"`
-	Type       string  `json:"type"`
+	DocumentId *string                                                        `json:"document_id,omitempty"`
+	Type       PostIndividualEntitiesJSONBodyIdentificationProofOfAddressType `json:"type"`
 }
 
 // NewIndividualIdentification defines parameters for PostIndividualEntities.
@@ -5862,10 +7649,10 @@ type NewIndividualIdentification struct {
 
 // NewIndividualPerson defines parameters for PostIndividualEntities.
 type NewIndividualPerson struct {
-	Bvn         *string `json:"bvn,omitempty"`
-	DateOfBirth string  `json:"date_of_birth"`
-	Email       string  `json:"email"`
-	FirstName   string  `json:"first_name"`
+	Bvn         *string             `json:"bvn,omitempty"`
+	DateOfBirth openapi_types.Date  `json:"date_of_birth"`
+	Email       openapi_types.Email `json:"email"`
+	FirstName   string              `json:"first_name"`
 
 	// Gender m, f or other, in any case; stored lower case
 	Gender      string  `json:"gender"`
@@ -5922,27 +7709,36 @@ type PatchIndividualEntitiesByIdBodyBusiness struct {
 	Website           *string `json:"website,omitempty"`
 }
 
+// PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentType defines parameters for PatchIndividualEntitiesById.
+type PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentType string
+
+// PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtype defines parameters for PatchIndividualEntitiesById.
+type PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtype string
+
 // PatchIndividualEntitiesByIdBodyIdentificationDocumentTypeSpecific defines parameters for PatchIndividualEntitiesById.
 type PatchIndividualEntitiesByIdBodyIdentificationDocumentTypeSpecific struct {
-	IdSubtype *string `json:"id_subtype,omitempty"`
+	IdSubtype *PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentTypeSpecificIdSubtype `json:"id_subtype,omitempty"`
 }
 
 // PatchIndividualEntitiesByIdBodyIdentificationDocument defines parameters for PatchIndividualEntitiesById.
 type PatchIndividualEntitiesByIdBodyIdentificationDocument struct {
 	DocumentId       *string                                                            `json:"document_id,omitempty"`
-	ExpiryDate       *string                                                            `json:"expiry_date,omitempty"`
-	IssueDate        *string                                                            `json:"issue_date,omitempty"`
+	ExpiryDate       *openapi_types.Date                                                `json:"expiry_date,omitempty"`
+	IssueDate        *openapi_types.Date                                                `json:"issue_date,omitempty"`
 	IssuingAuthority *string                                                            `json:"issuing_authority,omitempty"`
 	IssuingCountry   *string                                                            `json:"issuing_country,omitempty"`
 	Number           *string                                                            `json:"number,omitempty"`
-	Type             *string                                                            `json:"type,omitempty"`
+	Type             *PatchIndividualEntitiesByIdJSONBodyIdentificationDocumentType     `json:"type,omitempty"`
 	TypeSpecific     *PatchIndividualEntitiesByIdBodyIdentificationDocumentTypeSpecific `json:"type_specific,omitempty"`
 }
 
+// PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressType defines parameters for PatchIndividualEntitiesById.
+type PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressType string
+
 // PatchIndividualEntitiesByIdBodyIdentificationProofOfAddress defines parameters for PatchIndividualEntitiesById.
 type PatchIndividualEntitiesByIdBodyIdentificationProofOfAddress struct {
-	DocumentId *string `json:"document_id,omitempty"`
-	Type       *string `json:"type,omitempty"`
+	DocumentId *string                                                              `json:"document_id,omitempty"`
+	Type       *PatchIndividualEntitiesByIdJSONBodyIdentificationProofOfAddressType `json:"type,omitempty"`
 }
 
 // PatchIndividualEntitiesByIdBodyIdentification defines parameters for PatchIndividualEntitiesById.
@@ -5953,9 +7749,9 @@ type PatchIndividualEntitiesByIdBodyIdentification struct {
 
 // PatchIndividualEntitiesByIdBodyPerson defines parameters for PatchIndividualEntitiesById.
 type PatchIndividualEntitiesByIdBodyPerson struct {
-	DateOfBirth *string `json:"date_of_birth,omitempty"`
-	Email       *string `json:"email,omitempty"`
-	FirstName   *string `json:"first_name,omitempty"`
+	DateOfBirth *openapi_types.Date  `json:"date_of_birth,omitempty"`
+	Email       *openapi_types.Email `json:"email,omitempty"`
+	FirstName   *string              `json:"first_name,omitempty"`
 
 	// Gender m, f or other, in any case; stored lower case
 	Gender      *string `json:"gender,omitempty"`
@@ -5971,11 +7767,11 @@ type PatchIndividualEntitiesById200JSONResponseBodyStatus string
 
 // GetIntentActionsParams defines parameters for GetIntentActions.
 type GetIntentActionsParams struct {
-	Status    *string `form:"status,omitempty" json:"status,omitempty"`
-	Reference *string `form:"reference,omitempty" json:"reference,omitempty"`
-	Currency  *string `form:"currency,omitempty" json:"currency,omitempty"`
-	AccountId *string `form:"account_id,omitempty" json:"account_id,omitempty"`
-	EntityId  *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Status    *GetIntentActionsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Reference *string                       `form:"reference,omitempty" json:"reference,omitempty"`
+	Currency  *string                       `form:"currency,omitempty" json:"currency,omitempty"`
+	AccountId *string                       `form:"account_id,omitempty" json:"account_id,omitempty"`
+	EntityId  *string                       `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 
 	// DateFrom ISO 8601 or Unix ms, inclusive
 	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
@@ -5986,14 +7782,20 @@ type GetIntentActionsParams struct {
 	NextCursor *string `form:"next_cursor,omitempty" json:"next_cursor,omitempty"`
 
 	// Cursor alias of next_cursor
-	Cursor          *string `form:"cursor,omitempty" json:"cursor,omitempty"`
-	PrevCursor      *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
-	PaymentType     *string `form:"payment_type,omitempty" json:"payment_type,omitempty"`
-	PaymentIntentId *string `form:"payment_intent_id,omitempty" json:"payment_intent_id,omitempty"`
+	Cursor          *string                            `form:"cursor,omitempty" json:"cursor,omitempty"`
+	PrevCursor      *string                            `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+	PaymentType     *GetIntentActionsParamsPaymentType `form:"payment_type,omitempty" json:"payment_type,omitempty"`
+	PaymentIntentId *string                            `form:"payment_intent_id,omitempty" json:"payment_intent_id,omitempty"`
 
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// GetIntentActionsParamsStatus defines parameters for GetIntentActions.
+type GetIntentActionsParamsStatus string
+
+// GetIntentActionsParamsPaymentType defines parameters for GetIntentActions.
+type GetIntentActionsParamsPaymentType string
 
 // GetIntentActions200JSONResponseBodyStatus defines parameters for GetIntentActions.
 type GetIntentActions200JSONResponseBodyStatus string
@@ -6081,27 +7883,27 @@ type GetOpenAPIParams struct {
 
 // PostPaymentDetailsJSONBody defines parameters for PostPaymentDetails.
 type PostPaymentDetailsJSONBody struct {
-	AccountHolderName string                       `json:"account_holder_name"`
-	AccountNumber     *string                      `json:"account_number,omitempty"`
-	AccountType       *string                      `json:"account_type,omitempty"`
-	BankAddress       *NewPaymentDetailBankAddress `json:"bank_address,omitempty"`
-	BankName          *string                      `json:"bank_name,omitempty"`
-	BlockchainNetwork *string                      `json:"blockchain_network,omitempty"`
-	CounterpartyId    string                       `json:"counterparty_id"`
-	Country           *string                      `json:"country,omitempty"`
-	Currency          string                       `json:"currency"`
-	EntityId          *string                      `json:"entity_id,omitempty"`
-	Iban              *string                      `json:"iban,omitempty"`
-	InstitutionNumber *string                      `json:"institution_number,omitempty"`
-	Meta              *map[string]*string          `json:"meta,omitempty"`
-	PaymentMethod     string                       `json:"payment_method"`
-	PhoneNumber       *string                      `json:"phone_number,omitempty"`
-	RoutingNumber     *string                      `json:"routing_number,omitempty"`
-	Scheme            *string                      `json:"scheme,omitempty"`
-	SortCode          *string                      `json:"sort_code,omitempty"`
-	SwiftCode         *string                      `json:"swift_code,omitempty"`
-	TransitNumber     *string                      `json:"transit_number,omitempty"`
-	WalletAddress     *string                      `json:"wallet_address,omitempty"`
+	AccountHolderName string                                       `json:"account_holder_name"`
+	AccountNumber     *string                                      `json:"account_number,omitempty"`
+	AccountType       *PostPaymentDetailsJSONBodyAccountType       `json:"account_type,omitempty"`
+	BankAddress       *NewPaymentDetailBankAddress                 `json:"bank_address,omitempty"`
+	BankName          *string                                      `json:"bank_name,omitempty"`
+	BlockchainNetwork *PostPaymentDetailsJSONBodyBlockchainNetwork `json:"blockchain_network,omitempty"`
+	CounterpartyId    string                                       `json:"counterparty_id"`
+	Country           *string                                      `json:"country,omitempty"`
+	Currency          PostPaymentDetailsJSONBodyCurrency           `json:"currency"`
+	EntityId          *string                                      `json:"entity_id,omitempty"`
+	Iban              *string                                      `json:"iban,omitempty"`
+	InstitutionNumber *string                                      `json:"institution_number,omitempty"`
+	Meta              *map[string]*string                          `json:"meta,omitempty"`
+	PaymentMethod     PostPaymentDetailsJSONBodyPaymentMethod      `json:"payment_method"`
+	PhoneNumber       *string                                      `json:"phone_number,omitempty"`
+	RoutingNumber     *string                                      `json:"routing_number,omitempty"`
+	Scheme            *string                                      `json:"scheme,omitempty"`
+	SortCode          *string                                      `json:"sort_code,omitempty"`
+	SwiftCode         *string                                      `json:"swift_code,omitempty"`
+	TransitNumber     *string                                      `json:"transit_number,omitempty"`
+	WalletAddress     *string                                      `json:"wallet_address,omitempty"`
 }
 
 // PostPaymentDetailsParams defines parameters for PostPaymentDetails.
@@ -6113,6 +7915,9 @@ type PostPaymentDetailsParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// PostPaymentDetailsJSONBodyAccountType defines parameters for PostPaymentDetails.
+type PostPaymentDetailsJSONBodyAccountType string
+
 // NewPaymentDetailBankAddress defines parameters for PostPaymentDetails.
 type NewPaymentDetailBankAddress struct {
 	City       *string `json:"city,omitempty"`
@@ -6121,6 +7926,15 @@ type NewPaymentDetailBankAddress struct {
 	PostalCode *string `json:"postal_code,omitempty"`
 	State      *string `json:"state,omitempty"`
 }
+
+// PostPaymentDetailsJSONBodyBlockchainNetwork defines parameters for PostPaymentDetails.
+type PostPaymentDetailsJSONBodyBlockchainNetwork string
+
+// PostPaymentDetailsJSONBodyCurrency defines parameters for PostPaymentDetails.
+type PostPaymentDetailsJSONBodyCurrency string
+
+// PostPaymentDetailsJSONBodyPaymentMethod defines parameters for PostPaymentDetails.
+type PostPaymentDetailsJSONBodyPaymentMethod string
 
 // GetPaymentDetailsByIdParams defines parameters for GetPaymentDetailsById.
 type GetPaymentDetailsByIdParams struct {
@@ -6135,27 +7949,27 @@ type GetPaymentDetailsById200JSONResponseBodyStatus string
 
 // PatchPaymentDetailsByIdJSONBody defines parameters for PatchPaymentDetailsById.
 type PatchPaymentDetailsByIdJSONBody struct {
-	AccountHolderName *string                                 `json:"account_holder_name,omitempty"`
-	AccountNumber     *string                                 `json:"account_number,omitempty"`
-	AccountType       *string                                 `json:"account_type,omitempty"`
-	BankAddress       *PatchPaymentDetailsByIdBodyBankAddress `json:"bank_address,omitempty"`
-	BankName          *string                                 `json:"bank_name,omitempty"`
-	BlockchainNetwork *string                                 `json:"blockchain_network,omitempty"`
-	CounterpartyId    *string                                 `json:"counterparty_id,omitempty"`
-	Country           *string                                 `json:"country,omitempty"`
-	Currency          *string                                 `json:"currency,omitempty"`
-	EntityId          *string                                 `json:"entity_id,omitempty"`
-	Iban              *string                                 `json:"iban,omitempty"`
-	InstitutionNumber *string                                 `json:"institution_number,omitempty"`
-	Meta              *map[string]*string                     `json:"meta,omitempty"`
-	PaymentMethod     *string                                 `json:"payment_method,omitempty"`
-	PhoneNumber       *string                                 `json:"phone_number,omitempty"`
-	RoutingNumber     *string                                 `json:"routing_number,omitempty"`
-	Scheme            *string                                 `json:"scheme,omitempty"`
-	SortCode          *string                                 `json:"sort_code,omitempty"`
-	SwiftCode         *string                                 `json:"swift_code,omitempty"`
-	TransitNumber     *string                                 `json:"transit_number,omitempty"`
-	WalletAddress     *string                                 `json:"wallet_address,omitempty"`
+	AccountHolderName *string                                           `json:"account_holder_name,omitempty"`
+	AccountNumber     *string                                           `json:"account_number,omitempty"`
+	AccountType       *PatchPaymentDetailsByIdJSONBodyAccountType       `json:"account_type,omitempty"`
+	BankAddress       *PatchPaymentDetailsByIdBodyBankAddress           `json:"bank_address,omitempty"`
+	BankName          *string                                           `json:"bank_name,omitempty"`
+	BlockchainNetwork *PatchPaymentDetailsByIdJSONBodyBlockchainNetwork `json:"blockchain_network,omitempty"`
+	CounterpartyId    *string                                           `json:"counterparty_id,omitempty"`
+	Country           *string                                           `json:"country,omitempty"`
+	Currency          *PatchPaymentDetailsByIdJSONBodyCurrency          `json:"currency,omitempty"`
+	EntityId          *string                                           `json:"entity_id,omitempty"`
+	Iban              *string                                           `json:"iban,omitempty"`
+	InstitutionNumber *string                                           `json:"institution_number,omitempty"`
+	Meta              *map[string]*string                               `json:"meta,omitempty"`
+	PaymentMethod     *PatchPaymentDetailsByIdJSONBodyPaymentMethod     `json:"payment_method,omitempty"`
+	PhoneNumber       *string                                           `json:"phone_number,omitempty"`
+	RoutingNumber     *string                                           `json:"routing_number,omitempty"`
+	Scheme            *string                                           `json:"scheme,omitempty"`
+	SortCode          *string                                           `json:"sort_code,omitempty"`
+	SwiftCode         *string                                           `json:"swift_code,omitempty"`
+	TransitNumber     *string                                           `json:"transit_number,omitempty"`
+	WalletAddress     *string                                           `json:"wallet_address,omitempty"`
 }
 
 // PatchPaymentDetailsByIdParams defines parameters for PatchPaymentDetailsById.
@@ -6166,6 +7980,9 @@ type PatchPaymentDetailsByIdParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// PatchPaymentDetailsByIdJSONBodyAccountType defines parameters for PatchPaymentDetailsById.
+type PatchPaymentDetailsByIdJSONBodyAccountType string
+
 // PatchPaymentDetailsByIdBodyBankAddress defines parameters for PatchPaymentDetailsById.
 type PatchPaymentDetailsByIdBodyBankAddress struct {
 	City       *string `json:"city,omitempty"`
@@ -6175,16 +7992,25 @@ type PatchPaymentDetailsByIdBodyBankAddress struct {
 	State      *string `json:"state,omitempty"`
 }
 
+// PatchPaymentDetailsByIdJSONBodyBlockchainNetwork defines parameters for PatchPaymentDetailsById.
+type PatchPaymentDetailsByIdJSONBodyBlockchainNetwork string
+
+// PatchPaymentDetailsByIdJSONBodyCurrency defines parameters for PatchPaymentDetailsById.
+type PatchPaymentDetailsByIdJSONBodyCurrency string
+
+// PatchPaymentDetailsByIdJSONBodyPaymentMethod defines parameters for PatchPaymentDetailsById.
+type PatchPaymentDetailsByIdJSONBodyPaymentMethod string
+
 // PatchPaymentDetailsById200JSONResponseBodyStatus defines parameters for PatchPaymentDetailsById.
 type PatchPaymentDetailsById200JSONResponseBodyStatus string
 
 // GetPaymentIntentsParams defines parameters for GetPaymentIntents.
 type GetPaymentIntentsParams struct {
-	Status    *string `form:"status,omitempty" json:"status,omitempty"`
-	Reference *string `form:"reference,omitempty" json:"reference,omitempty"`
-	Currency  *string `form:"currency,omitempty" json:"currency,omitempty"`
-	AccountId *string `form:"account_id,omitempty" json:"account_id,omitempty"`
-	EntityId  *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Status    *GetPaymentIntentsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Reference *string                        `form:"reference,omitempty" json:"reference,omitempty"`
+	Currency  *string                        `form:"currency,omitempty" json:"currency,omitempty"`
+	AccountId *string                        `form:"account_id,omitempty" json:"account_id,omitempty"`
+	EntityId  *string                        `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 
 	// DateFrom ISO 8601 or Unix ms, inclusive
 	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
@@ -6202,18 +8028,21 @@ type GetPaymentIntentsParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// GetPaymentIntentsParamsStatus defines parameters for GetPaymentIntents.
+type GetPaymentIntentsParamsStatus string
+
 // GetPaymentIntents200JSONResponseBodyStatus defines parameters for GetPaymentIntents.
 type GetPaymentIntents200JSONResponseBodyStatus string
 
 // PostPaymentIntentsJSONBody defines parameters for PostPaymentIntents.
 type PostPaymentIntentsJSONBody struct {
-	AccountId    string              `json:"account_id"`
-	Amount       int                 `json:"amount"`
-	Currency     string              `json:"currency"`
-	Description  *string             `json:"description,omitempty"`
-	EntityId     *string             `json:"entity_id,omitempty"`
-	IntentAction *IntentActionParams `json:"intent_action,omitempty"`
-	Reference    string              `json:"reference"`
+	AccountId    string                             `json:"account_id"`
+	Amount       int                                `json:"amount"`
+	Currency     PostPaymentIntentsJSONBodyCurrency `json:"currency"`
+	Description  *string                            `json:"description,omitempty"`
+	EntityId     *string                            `json:"entity_id,omitempty"`
+	IntentAction *IntentActionParams                `json:"intent_action,omitempty"`
+	Reference    string                             `json:"reference"`
 }
 
 // PostPaymentIntentsParams defines parameters for PostPaymentIntents.
@@ -6224,6 +8053,9 @@ type PostPaymentIntentsParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostPaymentIntentsJSONBodyCurrency defines parameters for PostPaymentIntents.
+type PostPaymentIntentsJSONBodyCurrency string
 
 // PostPaymentIntents201JSONResponseBodyStatus defines parameters for PostPaymentIntents.
 type PostPaymentIntents201JSONResponseBodyStatus string
@@ -6402,9 +8234,9 @@ type GetProductOrdersWithdrawalPreview200JSONResponseBodyStatus string
 
 // GetProductsParams defines parameters for GetProducts.
 type GetProductsParams struct {
-	Type     *GetProductsParamsType `form:"type,omitempty" json:"type,omitempty"`
-	Currency *string                `form:"currency,omitempty" json:"currency,omitempty"`
-	EntityId *string                `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Type     *GetProductsParamsType     `form:"type,omitempty" json:"type,omitempty"`
+	Currency *GetProductsParamsCurrency `form:"currency,omitempty" json:"currency,omitempty"`
+	EntityId *string                    `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 
 	// Limit 1-100, default 25
 	Limit      *int    `form:"limit,omitempty" json:"limit,omitempty"`
@@ -6420,6 +8252,9 @@ type GetProductsParams struct {
 
 // GetProductsParamsType defines parameters for GetProducts.
 type GetProductsParamsType string
+
+// GetProductsParamsCurrency defines parameters for GetProducts.
+type GetProductsParamsCurrency string
 
 // GetProducts200JSONResponseBodyStatus defines parameters for GetProducts.
 type GetProducts200JSONResponseBodyStatus string
@@ -6443,11 +8278,11 @@ type GetReadyzParams struct {
 
 // GetRefundsParams defines parameters for GetRefunds.
 type GetRefundsParams struct {
-	Status    *string `form:"status,omitempty" json:"status,omitempty"`
-	Reference *string `form:"reference,omitempty" json:"reference,omitempty"`
-	Currency  *string `form:"currency,omitempty" json:"currency,omitempty"`
-	AccountId *string `form:"account_id,omitempty" json:"account_id,omitempty"`
-	EntityId  *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Status    *GetRefundsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Reference *string                 `form:"reference,omitempty" json:"reference,omitempty"`
+	Currency  *string                 `form:"currency,omitempty" json:"currency,omitempty"`
+	AccountId *string                 `form:"account_id,omitempty" json:"account_id,omitempty"`
+	EntityId  *string                 `form:"entity_id,omitempty" json:"entity_id,omitempty"`
 
 	// DateFrom ISO 8601 or Unix ms, inclusive
 	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
@@ -6464,6 +8299,9 @@ type GetRefundsParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// GetRefundsParamsStatus defines parameters for GetRefunds.
+type GetRefundsParamsStatus string
 
 // GetRefunds200JSONResponseBodyStatus defines parameters for GetRefunds.
 type GetRefunds200JSONResponseBodyStatus string
@@ -6716,7 +8554,7 @@ type PostSandboxDisputesSimulateJSONBodyOutcome string
 
 // PostSandboxEntitiesReviewJSONBody defines parameters for PostSandboxEntitiesReview.
 type PostSandboxEntitiesReviewJSONBody struct {
-	Decision string `json:"decision"`
+	Decision PostSandboxEntitiesReviewJSONBodyDecision `json:"decision"`
 }
 
 // PostSandboxEntitiesReviewParams defines parameters for PostSandboxEntitiesReview.
@@ -6727,11 +8565,14 @@ type PostSandboxEntitiesReviewParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// PostSandboxEntitiesReviewJSONBodyDecision defines parameters for PostSandboxEntitiesReview.
+type PostSandboxEntitiesReviewJSONBodyDecision string
+
 // PostSandboxFundingSessionsSimulateJSONBody defines parameters for PostSandboxFundingSessionsSimulate.
 type PostSandboxFundingSessionsSimulateJSONBody struct {
-	EntityId    *string                                           `json:"entity_id,omitempty"`
-	FailureCode *string                                           `json:"failure_code,omitempty"`
-	Outcome     PostSandboxFundingSessionsSimulateJSONBodyOutcome `json:"outcome"`
+	EntityId    *string                                                `json:"entity_id,omitempty"`
+	FailureCode *PostSandboxFundingSessionsSimulateJSONBodyFailureCode `json:"failure_code,omitempty"`
+	Outcome     PostSandboxFundingSessionsSimulateJSONBodyOutcome      `json:"outcome"`
 }
 
 // PostSandboxFundingSessionsSimulateParams defines parameters for PostSandboxFundingSessionsSimulate.
@@ -6742,6 +8583,9 @@ type PostSandboxFundingSessionsSimulateParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostSandboxFundingSessionsSimulateJSONBodyFailureCode defines parameters for PostSandboxFundingSessionsSimulate.
+type PostSandboxFundingSessionsSimulateJSONBodyFailureCode string
 
 // PostSandboxFundingSessionsSimulateJSONBodyOutcome defines parameters for PostSandboxFundingSessionsSimulate.
 type PostSandboxFundingSessionsSimulateJSONBodyOutcome string
@@ -6761,11 +8605,11 @@ type PostSandboxFxOutageParams struct {
 
 // PostSandboxInflowsJSONBody defines parameters for PostSandboxInflows.
 type PostSandboxInflowsJSONBody struct {
-	AccountId string  `json:"account_id"`
-	Amount    int     `json:"amount"`
-	Currency  *string `json:"currency,omitempty"`
-	Narration *string `json:"narration,omitempty"`
-	Settle    *bool   `json:"settle,omitempty"`
+	AccountId string                              `json:"account_id"`
+	Amount    int                                 `json:"amount"`
+	Currency  *PostSandboxInflowsJSONBodyCurrency `json:"currency,omitempty"`
+	Narration *string                             `json:"narration,omitempty"`
+	Settle    *bool                               `json:"settle,omitempty"`
 }
 
 // PostSandboxInflowsParams defines parameters for PostSandboxInflows.
@@ -6775,6 +8619,9 @@ type PostSandboxInflowsParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostSandboxInflowsJSONBodyCurrency defines parameters for PostSandboxInflows.
+type PostSandboxInflowsJSONBodyCurrency string
 
 // PostSandboxIntentActionsDisputeJSONBody defines parameters for PostSandboxIntentActionsDispute.
 type PostSandboxIntentActionsDisputeJSONBody struct {
@@ -6902,9 +8749,9 @@ type PostSandboxRefundsSimulateJSONBodyOutcome string
 
 // PostSandboxTransfersSimulateJSONBody defines parameters for PostSandboxTransfersSimulate.
 type PostSandboxTransfersSimulateJSONBody struct {
-	EntityId     *string `json:"entity_id,omitempty"`
-	Outcome      string  `json:"outcome"`
-	StatusReason *string `json:"status_reason,omitempty"`
+	EntityId     *string                                     `json:"entity_id,omitempty"`
+	Outcome      PostSandboxTransfersSimulateJSONBodyOutcome `json:"outcome"`
+	StatusReason *string                                     `json:"status_reason,omitempty"`
 }
 
 // PostSandboxTransfersSimulateParams defines parameters for PostSandboxTransfersSimulate.
@@ -6915,36 +8762,42 @@ type PostSandboxTransfersSimulateParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// PostSandboxTransfersSimulateJSONBodyOutcome defines parameters for PostSandboxTransfersSimulate.
+type PostSandboxTransfersSimulateJSONBodyOutcome string
+
 // GetTransfersParams defines parameters for GetTransfers.
 type GetTransfersParams struct {
-	AccountId  *string `form:"account_id,omitempty" json:"account_id,omitempty"`
-	Cursor     *string `form:"cursor,omitempty" json:"cursor,omitempty"`
-	EntityId   *string `form:"entity_id,omitempty" json:"entity_id,omitempty"`
-	Limit      *int    `form:"limit,omitempty" json:"limit,omitempty"`
-	PreCursor  *string `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
-	PrevCursor *string `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
-	Status     *string `form:"status,omitempty" json:"status,omitempty"`
+	AccountId  *string                   `form:"account_id,omitempty" json:"account_id,omitempty"`
+	Cursor     *string                   `form:"cursor,omitempty" json:"cursor,omitempty"`
+	EntityId   *string                   `form:"entity_id,omitempty" json:"entity_id,omitempty"`
+	Limit      *int                      `form:"limit,omitempty" json:"limit,omitempty"`
+	PreCursor  *string                   `form:"pre_cursor,omitempty" json:"pre_cursor,omitempty"`
+	PrevCursor *string                   `form:"prev_cursor,omitempty" json:"prev_cursor,omitempty"`
+	Status     *GetTransfersParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// GetTransfersParamsStatus defines parameters for GetTransfers.
+type GetTransfersParamsStatus string
 
 // GetTransfers200JSONResponseBodyStatus defines parameters for GetTransfers.
 type GetTransfers200JSONResponseBodyStatus string
 
 // PostTransfersJSONBody defines parameters for PostTransfers.
 type PostTransfersJSONBody struct {
-	AccountId       string              `json:"account_id"`
-	Amount          int                 `json:"amount"`
-	CounterpartyId  *string             `json:"counterparty_id,omitempty"`
-	Currency        *string             `json:"currency,omitempty"`
-	EntityId        *string             `json:"entity_id,omitempty"`
-	FxQuoteId       *string             `json:"fx_quote_id,omitempty"`
-	Meta            *map[string]*string `json:"meta,omitempty"`
-	Narration       string              `json:"narration"`
-	PaymentDetailId string              `json:"payment_detail_id"`
-	PaymentType     string              `json:"payment_type"`
-	UniqueReference string              `json:"unique_reference"`
+	AccountId       string                           `json:"account_id"`
+	Amount          int                              `json:"amount"`
+	CounterpartyId  *string                          `json:"counterparty_id,omitempty"`
+	Currency        *PostTransfersJSONBodyCurrency   `json:"currency,omitempty"`
+	EntityId        *string                          `json:"entity_id,omitempty"`
+	FxQuoteId       *string                          `json:"fx_quote_id,omitempty"`
+	Meta            *map[string]*string              `json:"meta,omitempty"`
+	Narration       string                           `json:"narration"`
+	PaymentDetailId string                           `json:"payment_detail_id"`
+	PaymentType     PostTransfersJSONBodyPaymentType `json:"payment_type"`
+	UniqueReference string                           `json:"unique_reference"`
 }
 
 // PostTransfersParams defines parameters for PostTransfers.
@@ -6955,6 +8808,12 @@ type PostTransfersParams struct {
 	// XRequestId The caller's request ID, echoed in the response, error bodies and the log; a new one is made when absent or unusable.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// PostTransfersJSONBodyCurrency defines parameters for PostTransfers.
+type PostTransfersJSONBodyCurrency string
+
+// PostTransfersJSONBodyPaymentType defines parameters for PostTransfers.
+type PostTransfersJSONBodyPaymentType string
 
 // PostTransfers201JSONResponseBodyStatus defines parameters for PostTransfers.
 type PostTransfers201JSONResponseBodyStatus string
@@ -7000,13 +8859,13 @@ type PostVirtualCardsJSONBody struct {
 		TransactionAmountLimit *int  `json:"transaction_amount_limit,omitempty"`
 	} `json:"individual_mcc_controls,omitempty"`
 	MccGroupControls *[]struct {
-		Amount                 *int   `json:"amount,omitempty"`
-		CycleTransactionCount  *int   `json:"cycle_transaction_count,omitempty"`
-		DailyAmountLimit       *int   `json:"daily_amount_limit,omitempty"`
-		DailyTransactionCount  *int   `json:"daily_transaction_count,omitempty"`
-		GroupName              string `json:"group_name"`
-		Open                   *bool  `json:"open,omitempty"`
-		TransactionAmountLimit *int   `json:"transaction_amount_limit,omitempty"`
+		Amount                 *int                                              `json:"amount,omitempty"`
+		CycleTransactionCount  *int                                              `json:"cycle_transaction_count,omitempty"`
+		DailyAmountLimit       *int                                              `json:"daily_amount_limit,omitempty"`
+		DailyTransactionCount  *int                                              `json:"daily_transaction_count,omitempty"`
+		GroupName              PostVirtualCardsJSONBodyMccGroupControlsGroupName `json:"group_name"`
+		Open                   *bool                                             `json:"open,omitempty"`
+		TransactionAmountLimit *int                                              `json:"transaction_amount_limit,omitempty"`
 	} `json:"mcc_group_controls,omitempty"`
 	Metadata            *map[string]string `json:"metadata,omitempty"`
 	SetAlertServiceFlag *bool              `json:"set_alert_service_flag,omitempty"`
@@ -7053,6 +8912,9 @@ type PostVirtualCardsJSONBodyIndividualControlsBillingCycleDay1 = int
 type PostVirtualCardsJSONBody_IndividualControls_BillingCycleDay struct {
 	union json.RawMessage
 }
+
+// PostVirtualCardsJSONBodyMccGroupControlsGroupName defines parameters for PostVirtualCards.
+type PostVirtualCardsJSONBodyMccGroupControlsGroupName string
 
 // PostVirtualCards201JSONResponseBodyStatus defines parameters for PostVirtualCards.
 type PostVirtualCards201JSONResponseBodyStatus string
@@ -7350,6 +9212,142 @@ func (a RateLimitError_Details) MarshalJSON() ([]byte, error) {
 		object["retry_after"], err = json.Marshal(a.RetryAfter)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'retry_after': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for NewBusinessMeta. Returns the specified
+// element and whether it was found
+func (a NewBusinessMeta) Get(fieldName string) (value string, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for NewBusinessMeta
+func (a *NewBusinessMeta) Set(fieldName string, value string) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]string)
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for NewBusinessMeta to handle AdditionalProperties
+func (a *NewBusinessMeta) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["sales_channels"]; found {
+		err = json.Unmarshal(raw, &a.SalesChannels)
+		if err != nil {
+			return fmt.Errorf("error reading 'sales_channels': %w", err)
+		}
+		delete(object, "sales_channels")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]string)
+		for fieldName, fieldBuf := range object {
+			var fieldVal string
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for NewBusinessMeta to handle AdditionalProperties
+func (a NewBusinessMeta) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.SalesChannels != nil {
+		object["sales_channels"], err = json.Marshal(a.SalesChannels)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'sales_channels': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for PatchBusinessEntitiesByIdJSONBody_Meta. Returns the specified
+// element and whether it was found
+func (a PatchBusinessEntitiesByIdJSONBody_Meta) Get(fieldName string) (value string, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for PatchBusinessEntitiesByIdJSONBody_Meta
+func (a *PatchBusinessEntitiesByIdJSONBody_Meta) Set(fieldName string, value string) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]string)
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for PatchBusinessEntitiesByIdJSONBody_Meta to handle AdditionalProperties
+func (a *PatchBusinessEntitiesByIdJSONBody_Meta) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["sales_channels"]; found {
+		err = json.Unmarshal(raw, &a.SalesChannels)
+		if err != nil {
+			return fmt.Errorf("error reading 'sales_channels': %w", err)
+		}
+		delete(object, "sales_channels")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]string)
+		for fieldName, fieldBuf := range object {
+			var fieldVal string
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for PatchBusinessEntitiesByIdJSONBody_Meta to handle AdditionalProperties
+func (a PatchBusinessEntitiesByIdJSONBody_Meta) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.SalesChannels != nil {
+		object["sales_channels"], err = json.Marshal(a.SalesChannels)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'sales_channels': %w", err)
 		}
 	}
 

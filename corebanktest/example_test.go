@@ -31,7 +31,7 @@ func Example() {
 	detail, err := api.PostPaymentDetails(ctx, client.PostPaymentDetailsJSONRequestBody{CounterpartyId: vendor.Id,
 		PaymentMethod: "bank-transfer", Currency: "USD", Country: client.Ptr("US"), Scheme: client.Ptr("ach"),
 		AccountHolderName: "Acme Inc", RoutingNumber: client.Ptr("091000019"), AccountNumber: client.Ptr("123456789"),
-		AccountType: client.Ptr("checking")}, nil)
+		AccountType: client.Ptr(client.PostPaymentDetailsJSONBodyAccountTypeChecking)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/corebank/corebank"
@@ -302,7 +303,7 @@ func (m *BusinessMetaInput) UnmarshalJSON(b []byte) error {
 	for k, v := range raw {
 		if k == SalesChannels {
 			if json.Unmarshal(v, &m.SalesChannels) != nil {
-				p.Add("meta."+k, "must be an array of strings, not "+jsonKind(v))
+				p.Add(salesChannelsProblem(v))
 			}
 			continue
 		}
@@ -320,6 +321,23 @@ func (m *BusinessMetaInput) UnmarshalJSON(b []byte) error {
 }
 
 // jsonKind names the kind of a JSON value for a message.
+// salesChannelsProblem names what is wrong with a sales_channels value
+// that is not an array of strings: the value, or in an array the first
+// item that is not a string, by its JSON path as any decoding error is.
+func salesChannelsProblem(v json.RawMessage) (field, problem string) {
+	var items []json.RawMessage
+	if json.Unmarshal(v, &items) != nil {
+		return "meta." + SalesChannels, "must be an array of strings, not " + jsonKind(v)
+	}
+	for i, it := range items {
+		var s string
+		if json.Unmarshal(it, &s) != nil {
+			return "meta." + SalesChannels + "." + strconv.Itoa(i), "must be a string, not " + jsonKind(it)
+		}
+	}
+	return "meta." + SalesChannels, "must be an array of strings"
+}
+
 func jsonKind(v json.RawMessage) string {
 	switch t := strings.TrimSpace(string(v)); {
 	case t == "":

@@ -3,9 +3,11 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"strconv"
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/cards"
+	"github.com/corebank/corebank/ledger"
 )
 
 var errNoCards = corebank.E(corebank.KindUnavailable, codeUnavailable, "card issuing is not configured on this server")
@@ -182,9 +184,13 @@ func (h *handler) refundCardTx(x *exchange, r *http.Request) error {
 }
 
 // expireCardTx expires the authorization whatever amount says (it ends
-// the whole hold).
+// the whole hold), but refuses an amount the other moves refuse: the
+// document declares one body for all five.
 func (h *handler) expireCardTx(x *exchange, r *http.Request) error {
-	return h.cardTxMove(x, r, func(ctx context.Context, c corebank.Caller, entityID, id string, _ int64) (*cards.Transaction, error) {
+	return h.cardTxMove(x, r, func(ctx context.Context, c corebank.Caller, entityID, id string, amount int64) (*cards.Transaction, error) {
+		if amount < 0 || amount > ledger.MaxAmount {
+			return nil, corebank.InvalidField("amount", "must be between 0 and "+strconv.FormatInt(ledger.MaxAmount, 10))
+		}
 		return h.cards.Expire(ctx, c, entityID, id)
 	})
 }

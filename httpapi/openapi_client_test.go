@@ -57,7 +57,7 @@ func TestClientREADMEFlow(t *testing.T) {
 	ent, err := c.PostIndividualEntities(ctx, client.PostIndividualEntitiesJSONRequestBody{
 		Name: "Ada Lovelace",
 		Person: client.NewIndividualPerson{FirstName: "Ada", LastName: "Lovelace",
-			DateOfBirth: "1990-04-01", Email: "ada@example.com", Nationality: "US", Gender: "f", Phonenumber: "+12025550143"},
+			DateOfBirth: client.Date{Time: time.Date(1990, 4, 1, 0, 0, 0, 0, time.UTC)}, Email: "ada@example.com", Nationality: "US", Gender: "f", Phonenumber: "+12025550143"},
 	}, nil)
 	must("create entity", err)
 	entityID := ent.Entity.Id
@@ -88,11 +88,11 @@ func TestClientREADMEFlow(t *testing.T) {
 	pd, err := c.PostPaymentDetails(ctx, client.PostPaymentDetailsJSONRequestBody{
 		EntityId: &entityID, PaymentMethod: "bank-transfer", Currency: "USD", AccountHolderName: "Grace Hopper",
 		CounterpartyId: cp.Id, Country: str("US"), Scheme: str("ach"),
-		RoutingNumber: str("021000021"), AccountNumber: str("123456789"), AccountType: str("checking")}, nil)
+		RoutingNumber: str("021000021"), AccountNumber: str("123456789"), AccountType: client.Ptr(client.PostPaymentDetailsJSONBodyAccountTypeChecking)}, nil)
 	must("payment detail", err)
 	tr, err := c.PostTransfers(ctx, client.PostTransfersJSONRequestBody{
 		EntityId: &entityID, AccountId: acct.Id, PaymentDetailId: pd.Id, Amount: 2500,
-		Currency: str("USD"), PaymentType: "bank-transfer", Narration: "invoice 42", UniqueReference: "inv-42"}, nil)
+		Currency: client.Ptr(client.PostTransfersJSONBodyCurrencyUSD), PaymentType: "bank-transfer", Narration: "invoice 42", UniqueReference: "inv-42"}, nil)
 	must("transfer", err)
 	if s := tr.Status; s != "pending" {
 		t.Fatalf("new transfer status %q", s)

@@ -209,8 +209,12 @@ func TestTextHygiene(t *testing.T) {
 	t.Run("SalesChannelsIsAnArray", func(t *testing.T) {
 		f := textField{"POST /business-entities", business("Acme"), "meta.sales_channels", false}
 		refuse(t, f, `"online, retail"`, "must be an array of strings, not a string")
-		refuse(t, f, `["online", 7]`, "must be an array of strings, not an array")
-		got := e.do("POST", "/business-entities", e.key, rawBody(t, f.body, f.field, `["online","retail"]`))
+		// An item that is not a string is named by its own path.
+		got := e.do("POST", "/business-entities", e.key, rawBody(t, f.body, f.field, `["online", 7]`))
+		if msg, _ := got.details()["meta.sales_channels.1"].(string); got.Status != 422 || msg != "must be a string, not a number" {
+			t.Errorf(`sales_channels ["online", 7] = %d %.300s, want 422 naming meta.sales_channels.1: must be a string, not a number`, got.Status, got.Raw)
+		}
+		got = e.do("POST", "/business-entities", e.key, rawBody(t, f.body, f.field, `["online","retail"]`))
 		if got.Status != 201 {
 			t.Fatalf("sales_channels as an array = %d %.300s, want 201", got.Status, got.Raw)
 		}

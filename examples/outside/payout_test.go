@@ -32,7 +32,7 @@ func TestPayoutClient(t *testing.T) {
 		CounterpartyId: vendor.Id, PaymentMethod: "bank-transfer", Currency: "USD",
 		Country: client.Ptr("US"), Scheme: client.Ptr("ach"), AccountHolderName: "Acme Inc",
 		RoutingNumber: client.Ptr("091000019"), AccountNumber: client.Ptr("123456789"),
-		AccountType: client.Ptr("checking"),
+		AccountType: client.Ptr(client.PostPaymentDetailsJSONBodyAccountTypeChecking),
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
