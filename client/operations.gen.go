@@ -8,6 +8,10 @@ import (
 	"net/url"
 )
 
+// documentSHA256 is the SHA-256 of the document this file and types.gen.go
+// were generated from.
+const documentSHA256 = "8c259368fb5ad94ad09081d6f0e636bb3d4266753721b6ad59dfd49c23495174"
+
 // operations lists every operationId of the document this client was
 // generated from, for the test that checks the client covers them all.
 var operations = []string{

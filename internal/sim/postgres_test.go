@@ -16,7 +16,7 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 var (
-	flagPGSteps = flag.Int("pgsteps", 300, "TestSimPostgres: steps per seed")
+	flagPGSteps = flag.Int("pgsteps", 150, "TestSimPostgres: steps per seed (.ci/run: 300)")
 	flagPGSeeds = flag.Int("pgseeds", 1, "TestSimPostgres: how many seeds")
 	flagPGProcs = flag.Int("pgworkers", 1, "TestSimPostgres: seeds run at once")
 )
