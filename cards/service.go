@@ -12,23 +12,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benbjohnson/clock"
-
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 )
 
 // Options are the Service's optional dependencies.
 type Options struct {
-	// Clock is the time source; default the ledger's.
-	Clock clock.Clock
-	// IDs makes card IDs; default crypto-random ULIDs.
-	IDs *corebank.IDs
-	// Tree places entities in their tree for the scope checks; nil: a
-	// caller reaches only its own entity.
-	Tree scope.Tree
+	// Deps are the clock, IDs, tree and logger every service shares; the
+	// clock defaults to the ledger's.
+	service.Deps
 	// BIN is the 6 to 8 digits every card number starts with; default
 	// "400000".
 	BIN string
@@ -64,12 +59,7 @@ func NewService(db storage.Backend, led *ledger.Service, sealer *corebank.Sealer
 	if opt != nil {
 		o = *opt
 	}
-	if o.Clock == nil {
-		o.Clock = led.Clock()
-	}
-	if o.IDs == nil {
-		o.IDs = corebank.NewIDs(nil)
-	}
+	o.Deps = o.Deps.WithDefaults(led.Clock())
 	if o.BIN == "" {
 		o.BIN = "400000"
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -22,16 +23,12 @@ import (
 
 // Options are the Service's optional dependencies.
 type Options struct {
-	// Clock is the time source; default the real clock.
-	Clock clock.Clock
-	// IDs makes inflow IDs; default crypto-random ULIDs.
-	IDs *corebank.IDs
+	// Deps are the clock, IDs, tree and logger every service shares; the
+	// clock defaults to the ledger's. The tree decides the scope of
+	// CreateInflow and of the sessions.
+	service.Deps
 	// SettleDelay is how long an unsettled inflow stays pending; default 60 s.
 	SettleDelay time.Duration
-	// Tree places entities in their tree for CreateInflow's scope check
-	// (entities.Gate{} or *entities.Service); nil: a caller reaches only
-	// its own entity's accounts.
-	Tree scope.Tree
 }
 
 // Service records inflows and moves their money through the ledger.
@@ -51,12 +48,7 @@ func NewService(db storage.Backend, led *ledger.Service, opt *Options) *Service 
 	if opt != nil {
 		o = *opt
 	}
-	if o.Clock == nil {
-		o.Clock = led.Clock()
-	}
-	if o.IDs == nil {
-		o.IDs = corebank.NewIDs(nil)
-	}
+	o.Deps = o.Deps.WithDefaults(led.Clock())
 	if o.SettleDelay <= 0 {
 		o.SettleDelay = time.Minute
 	}
