@@ -12,7 +12,7 @@
 //	if err != nil { ... }
 //	defer db.Close()
 //	clk := clock.NewMock()                    // or clock.New() in production
-//	led := ledger.NewService(db, &ledger.Options{Clock: clk})
+//	led := ledger.NewService(db, &ledger.Options{Deps: service.Deps{Clock: clk}})
 //	acct, err := led.CreateAccount(ctx, corebank.System(), ledger.NewAccount{...})
 //
 // # Callers and scope

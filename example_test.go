@@ -12,6 +12,7 @@ import (
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage/memory"
 )
 
@@ -27,9 +28,9 @@ func Example() {
 	key := make([]byte, 32)
 	rand.Read(key)
 	sealer, _ := corebank.NewSealer(key)
-	led := ledger.NewService(db, &ledger.Options{Clock: clk, Gate: entities.Gate{}})
-	ents := entities.NewService(db, led, sealer, &entities.Options{Clock: clk})
-	fund := funding.NewService(db, led, &funding.Options{Clock: clk})
+	led := ledger.NewService(db, &ledger.Options{Deps: service.Deps{Clock: clk}, Gate: entities.Gate{}})
+	ents := entities.NewService(db, led, sealer, &entities.Options{Deps: service.Deps{Clock: clk}})
+	fund := funding.NewService(db, led, &funding.Options{Deps: service.Deps{Clock: clk}})
 
 	root, _, _ := ents.Bootstrap(ctx) // an approved root entity and its API keys
 	acct, _ := led.CreateAccount(ctx, corebank.System(), ledger.NewAccount{

@@ -19,6 +19,7 @@ import (
 	"github.com/corebank/corebank/acquiring"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/payments"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/memory"
 )
@@ -68,12 +69,12 @@ func newEnvOn(t *testing.T, db storage.Backend, fees payments.FeeSchedule) *env 
 	t.Helper()
 	mock := clock.NewMock()
 	mock.Set(time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC))
-	led := ledger.NewService(db, &ledger.Options{Clock: mock})
+	led := ledger.NewService(db, &ledger.Options{Deps: service.Deps{Clock: mock}})
 	acct, err := led.CreateAccount(context.Background(), corebank.System(), ledger.NewAccount{EntityID: "E1", Type: "checking", Currency: "USD", DisplayName: "Shop"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := acquiring.NewService(db, led, &acquiring.Options{Clock: mock, Keys: keys{}, Fees: fees})
+	svc := acquiring.NewService(db, led, &acquiring.Options{Deps: service.Deps{Clock: mock}, Keys: keys{}, Fees: fees})
 	return &env{t: t, svc: svc, led: led, db: db, clock: mock, acct: acct.ID, caller: corebank.Caller{EntityID: "E1", KeyID: "k1"}}
 }
 

@@ -5,12 +5,11 @@ import (
 	"crypto/rsa"
 	"time"
 
-	"github.com/benbjohnson/clock"
-
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/payments"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -24,13 +23,9 @@ type CardKeys interface {
 
 // Options are the Service's optional dependencies.
 type Options struct {
-	// Clock is the time source; default the ledger's.
-	Clock clock.Clock
-	// IDs makes intent and action IDs; default crypto-random ULIDs.
-	IDs *corebank.IDs
-	// Tree places entities in their tree for the scope checks
-	// (entities.Gate{}); nil: a caller reaches only its own entity.
-	Tree scope.Tree
+	// Deps are the clock, IDs, tree and logger every service shares; the
+	// clock defaults to the ledger's.
+	service.Deps
 	// Keys decrypts card data with the calling API key's private key; nil
 	// refuses card-acq confirmations (ErrNoCardKey).
 	Keys CardKeys
@@ -75,12 +70,7 @@ func NewService(db storage.Backend, led *ledger.Service, opt *Options) *Service 
 	if opt != nil {
 		o = *opt
 	}
-	if o.Clock == nil {
-		o.Clock = led.Clock()
-	}
-	if o.IDs == nil {
-		o.IDs = corebank.NewIDs(nil)
-	}
+	o.Deps = o.Deps.WithDefaults(led.Clock())
 	if o.ChallengeTTL <= 0 {
 		o.ChallengeTTL = 30 * time.Minute
 	}

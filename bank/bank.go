@@ -38,6 +38,7 @@ import (
 	"github.com/corebank/corebank/httpapi"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/payments"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/webhooks"
 )
@@ -119,8 +120,9 @@ type Options struct {
 	DueWorkers int
 
 	// The services' own knobs. New sets the fields that wire the services
-	// together and those above (Clock, IDs, Env, Logger, Gate, Tree,
-	// Receiver, the HTTP layer's FakeClock, RunJobs, CursorKey and Sealer);
+	// together and those above (every service's Deps: Clock, IDs, Logger
+	// and the entities' tree; Env, Gate, Receiver, the HTTP layer's
+	// FakeClock, RunJobs, CursorKey and Sealer);
 	// the rest are used as given (payments fees, rate and payout
 	// providers, webhook retries, retention and CAs, the RSA key generator
 	// of API keys, the idempotency TTL, the request log and the metrics
@@ -196,14 +198,18 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	default:
 		return nil, errors.New("bank: Options.Env must be sandbox or production, not " + o.Env)
 	}
-	if o.Clock == nil {
-		o.Clock = clock.New()
-	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.IDs == nil {
-		o.IDs = corebank.NewIDs(nil)
+	// One set of dependencies for every service, defaulted once; the
+	// entities' Gate is the tree of them all (it is what *entities.Service
+	// answers with, and needs no service, so the ledger can have it before
+	// the entities service exists).
+	deps := service.Deps{Clock: o.Clock, IDs: o.IDs, Tree: entities.Gate{}, Logger: o.Logger}.WithDefaults(nil)
+	o.Clock = deps.Clock
+	for _, d := range []*service.Deps{&o.Ledger.Deps, &o.Entities.Deps, &o.Funding.Deps, &o.Payments.Deps,
+		&o.Acquiring.Deps, &o.Cards.Deps, &o.Capital.Deps, &o.Webhooks.Deps} {
+		*d = deps
 	}
 	sealer, err := sealerFor(o.SecretKey, "corebank sealer")
 	if err != nil {
@@ -252,42 +258,30 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	// writes use the raw one so that they do not wake it again.
 	b.DB = storage.WithCommitHook(db, func() { b.Webhooks.Wake() })
 
-	lo := o.Ledger
-	lo.Clock, lo.IDs, lo.Gate, lo.Tree = o.Clock, o.IDs, entities.Gate{}, entities.Gate{}
-	b.Ledger = ledger.NewService(b.DB, &lo)
+	o.Ledger.Gate = entities.Gate{}
+	b.Ledger = ledger.NewService(b.DB, &o.Ledger)
 
-	eo := o.Entities
-	eo.Clock, eo.IDs, eo.Env, eo.Logger = o.Clock, o.IDs, o.Env, o.Logger
-	b.Entities = entities.NewService(b.DB, b.Ledger, sealer, &eo)
+	o.Entities.Env = o.Env
+	b.Entities = entities.NewService(b.DB, b.Ledger, sealer, &o.Entities)
 
-	fo := o.Funding
-	fo.Clock, fo.IDs, fo.Tree = o.Clock, o.IDs, entities.Gate{}
-	b.Funding = funding.NewService(b.DB, b.Ledger, &fo)
-	so := o.FundingSessions
-	b.FundingSessions = funding.NewSessionService(b.Funding, &so)
+	b.Funding = funding.NewService(b.DB, b.Ledger, &o.Funding)
+	b.FundingSessions = funding.NewSessionService(b.Funding, &o.FundingSessions)
 
-	po := o.Payments
-	po.Clock, po.IDs, po.Tree = o.Clock, o.IDs, entities.Gate{}
-	po.Receiver = b.Funding // a book transfer's receiving leg is an inflow like any other
-	b.Payments = payments.NewService(b.DB, b.Ledger, &po)
+	o.Payments.Receiver = b.Funding // a book transfer's receiving leg is an inflow like any other
+	b.Payments = payments.NewService(b.DB, b.Ledger, &o.Payments)
 
-	ao := o.Acquiring
-	ao.Clock, ao.IDs, ao.Tree = o.Clock, o.IDs, entities.Gate{}
-	ao.Keys = b.Entities // card data is decrypted with the calling API key's private key
-	b.Acquiring = acquiring.NewService(b.DB, b.Ledger, &ao)
+	o.Acquiring.Keys = b.Entities // card data is decrypted with the calling API key's private key
+	b.Acquiring = acquiring.NewService(b.DB, b.Ledger, &o.Acquiring)
 
-	co := o.Cards
-	co.Clock, co.IDs, co.Tree, co.NumberKey = o.Clock, o.IDs, entities.Gate{}, cardIndexKey
-	b.Cards = cards.NewService(b.DB, b.Ledger, cardSealer, &co)
+	o.Cards.NumberKey = cardIndexKey
+	b.Cards = cards.NewService(b.DB, b.Ledger, cardSealer, &o.Cards)
 
-	cpo := o.Capital
-	cpo.Clock, cpo.IDs, cpo.Tree, cpo.Directory = o.Clock, o.IDs, entities.Gate{}, entities.Gate{}
-	b.Capital = capital.NewService(b.DB, b.Ledger, &cpo)
+	o.Capital.Directory = entities.Gate{}
+	b.Capital = capital.NewService(b.DB, b.Ledger, &o.Capital)
 
-	wo := o.Webhooks
-	wo.Clock, wo.IDs, wo.Env, wo.Tree, wo.Logger = o.Clock, o.IDs, o.Env, b.Entities, o.Logger
-	wo.Node, wo.Lease, wo.LeaseClock = o.NodeID, o.LeaseDuration, o.LeaseClock
-	b.Webhooks = webhooks.NewService(db, webhooks.LedgerOutbox(b.Ledger), sealer, &wo)
+	o.Webhooks.Env = o.Env
+	o.Webhooks.Node, o.Webhooks.Lease, o.Webhooks.LeaseClock = o.NodeID, o.LeaseDuration, o.LeaseClock
+	b.Webhooks = webhooks.NewService(db, webhooks.LedgerOutbox(b.Ledger), sealer, &o.Webhooks)
 
 	// All due work on one queue, in this order at any instant: money first
 	// (hold timeouts and account details expiry, inflow settlement,

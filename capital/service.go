@@ -4,11 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/benbjohnson/clock"
-
-	"github.com/corebank/corebank"
-	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -23,14 +20,9 @@ type Directory interface {
 
 // Options are the Service's optional dependencies.
 type Options struct {
-	// Clock is the time source; default the ledger's.
-	Clock clock.Clock
-	// IDs makes product, order, account and transaction IDs; default
-	// crypto-random ULIDs.
-	IDs *corebank.IDs
-	// Tree places entities in their tree for the scope checks
-	// (entities.Gate{}); nil: a caller reaches only its own entity.
-	Tree scope.Tree
+	// Deps are the clock, IDs, tree and logger every service shares; the
+	// clock defaults to the ledger's.
+	service.Deps
 	// Directory gives entities' types and statuses (entities.Gate{}); nil
 	// treats every entity as an active business.
 	Directory Directory
@@ -65,12 +57,7 @@ func NewService(db storage.Backend, led *ledger.Service, opt *Options) *Service 
 	if opt != nil {
 		o = *opt
 	}
-	if o.Clock == nil {
-		o.Clock = led.Clock()
-	}
-	if o.IDs == nil {
-		o.IDs = corebank.NewIDs(nil)
-	}
+	o.Deps = o.Deps.WithDefaults(led.Clock())
 	if o.ReservationTTL <= 0 {
 		o.ReservationTTL = 15 * time.Minute
 	}

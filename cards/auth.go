@@ -37,10 +37,6 @@ const EventAuthorization = "authorization"
 // MaxMerchantName is the longest merchant_name.
 const MaxMerchantName = 100
 
-// ErrTransactionNotFound is returned for an unknown card transaction, or
-// one outside the caller's tree.
-var ErrTransactionNotFound = corebank.NotFound("card transaction")
-
 // Merchant is where a card transaction was made.
 type Merchant struct {
 	Name    string `json:"name"`

@@ -2,17 +2,13 @@ package cards
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/benbjohnson/clock"
-
 	"github.com/corebank/corebank"
-	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/ledger/coordinates"
 	"github.com/corebank/corebank/storage"
@@ -44,19 +40,6 @@ const LimitTypeCreate = "card_create"
 
 // MaxName is the longest card_name and cardholder name.
 const MaxName = 100
-
-var (
-	// ErrCardNotFound is returned for an unknown card, or one outside the
-	// caller's tree.
-	ErrCardNotFound = corebank.NotFound("card")
-	// ErrInvalidForState is returned for a move the card's state refuses:
-	// unfreezing a fraud card, any move of a deleted card, a blocked freeze
-	// of a fraud card.
-	ErrInvalidForState = corebank.E(corebank.KindConflict, "error_operation_invalid_for_state", "the card's status does not allow this operation")
-	// ErrCreateLimit is returned when the entity issued Options.CreateLimit
-	// cards in the last hour; its Data is a RateLimit.
-	ErrCreateLimit = corebank.E(corebank.KindRateLimited, "rate_limited", "card creation limit exceeded")
-)
 
 // Flex is a string that reads from JSON as a string or an integer (the
 // expiry fields, CONTRACT.md) and writes as a string.
@@ -209,79 +192,6 @@ type RateLimit struct {
 	CurrentCount int    `json:"current_count"`
 	Limit        int    `json:"limit"`
 }
-
-// Options are the Service's optional dependencies.
-type Options struct {
-	// Clock is the time source; default the ledger's.
-	Clock clock.Clock
-	// IDs makes card IDs; default crypto-random ULIDs.
-	IDs *corebank.IDs
-	// Tree places entities in their tree for the scope checks; nil: a
-	// caller reaches only its own entity.
-	Tree scope.Tree
-	// BIN is the 6 to 8 digits every card number starts with; default
-	// "400000".
-	BIN string
-	// CreateLimit is how many cards one entity may create per rolling
-	// hour; default 20.
-	CreateLimit int
-	// NumberKey keys the HMAC that indexes card numbers for uniqueness;
-	// default a random key (numbers are then unique among those issued
-	// since the process started). bank.New derives one from its secret.
-	NumberKey []byte
-	// AuthExpiry is how long an authorization's hold lasts before it
-	// expires by itself (on the clock, through DueJobs); default 7 days.
-	AuthExpiry time.Duration
-}
-
-// Service issues cards over one store.
-type Service struct {
-	db     storage.Backend
-	led    *ledger.Service
-	sealer *corebank.Sealer
-	o      Options
-	// digits draws the random digits of a card number (tests replace it).
-	digits func(n int) string
-	// decoded is what authorizations read cards through.
-	decoded decodedCards
-}
-
-// NewService returns the card service over db, on the accounts of led,
-// sealing card numbers and CVVs under sealer. It panics on a BIN that is
-// not 6 to 8 digits.
-func NewService(db storage.Backend, led *ledger.Service, sealer *corebank.Sealer, opt *Options) *Service {
-	var o Options
-	if opt != nil {
-		o = *opt
-	}
-	if o.Clock == nil {
-		o.Clock = led.Clock()
-	}
-	if o.IDs == nil {
-		o.IDs = corebank.NewIDs(nil)
-	}
-	if o.BIN == "" {
-		o.BIN = "400000"
-	}
-	if len(o.BIN) < 6 || len(o.BIN) > 8 || strings.Trim(o.BIN, "0123456789") != "" {
-		panic("cards: Options.BIN must be 6 to 8 digits")
-	}
-	if o.AuthExpiry <= 0 {
-		o.AuthExpiry = 7 * 24 * time.Hour
-	}
-	if o.CreateLimit <= 0 {
-		o.CreateLimit = 20
-	}
-	if len(o.NumberKey) == 0 {
-		o.NumberKey = make([]byte, 32)
-		_, _ = rand.Read(o.NumberKey)
-	}
-	return &Service{db: db, led: led, sealer: sealer, o: o, digits: randomDigits}
-}
-
-// Migrations returns the package's one-time changes to stores written by
-// earlier releases: none yet (the package is new).
-func (s *Service) Migrations() []storage.Migration { return nil }
 
 const (
 	cardBucket storage.Bucket = "cards.cards"

@@ -23,20 +23,6 @@ const (
 // dueAuth is the due queue kind of an authorization's own expiry.
 const dueAuth = "cards.authorization"
 
-var (
-	// ErrTransactionState is returned for a lifecycle move the card
-	// transaction's status refuses (clearing a voided one, refunding a
-	// pending one).
-	ErrTransactionState = corebank.E(corebank.KindConflict, "error_operation_invalid_for_state", "the card transaction's status does not allow this operation")
-	// ErrIncrementDeclined is returned when an increment would pass a
-	// control or the available balance; its message names which.
-	ErrIncrementDeclined = corebank.E(corebank.KindConflict, "card_increment_declined", "the increment was declined")
-	// ErrClearingDeclined is returned when the part of a clearing above
-	// the authorization would pass a control or the available balance;
-	// its message names which. Nothing changes.
-	ErrClearingDeclined = corebank.E(corebank.KindConflict, "card_clearing_declined", "the clearing above the authorized amount was declined")
-)
-
 // held is what the transaction's current hold still reserves.
 func (t *txRecord) held() int64 {
 	if t.Status != TxPending {

@@ -9,13 +9,79 @@ import (
 	"errors"
 	"math/big"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 )
+
+// Options are the Service's optional dependencies.
+type Options struct {
+	// Deps are the clock, IDs, tree and logger every service shares; the
+	// clock defaults to the ledger's.
+	service.Deps
+	// BIN is the 6 to 8 digits every card number starts with; default
+	// "400000".
+	BIN string
+	// CreateLimit is how many cards one entity may create per rolling
+	// hour; default 20.
+	CreateLimit int
+	// NumberKey keys the HMAC that indexes card numbers for uniqueness;
+	// default a random key (numbers are then unique among those issued
+	// since the process started). bank.New derives one from its secret.
+	NumberKey []byte
+	// AuthExpiry is how long an authorization's hold lasts before it
+	// expires by itself (on the clock, through DueJobs); default 7 days.
+	AuthExpiry time.Duration
+}
+
+// Service issues cards over one store.
+type Service struct {
+	db     storage.Backend
+	led    *ledger.Service
+	sealer *corebank.Sealer
+	o      Options
+	// digits draws the random digits of a card number (tests replace it).
+	digits func(n int) string
+	// decoded is what authorizations read cards through.
+	decoded decodedCards
+}
+
+// NewService returns the card service over db, on the accounts of led,
+// sealing card numbers and CVVs under sealer. It panics on a BIN that is
+// not 6 to 8 digits.
+func NewService(db storage.Backend, led *ledger.Service, sealer *corebank.Sealer, opt *Options) *Service {
+	var o Options
+	if opt != nil {
+		o = *opt
+	}
+	o.Deps = o.Deps.WithDefaults(led.Clock())
+	if o.BIN == "" {
+		o.BIN = "400000"
+	}
+	if len(o.BIN) < 6 || len(o.BIN) > 8 || strings.Trim(o.BIN, "0123456789") != "" {
+		panic("cards: Options.BIN must be 6 to 8 digits")
+	}
+	if o.AuthExpiry <= 0 {
+		o.AuthExpiry = 7 * 24 * time.Hour
+	}
+	if o.CreateLimit <= 0 {
+		o.CreateLimit = 20
+	}
+	if len(o.NumberKey) == 0 {
+		o.NumberKey = make([]byte, 32)
+		_, _ = rand.Read(o.NumberKey)
+	}
+	return &Service{db: db, led: led, sealer: sealer, o: o, digits: randomDigits}
+}
+
+// Migrations returns the package's one-time changes to stores written by
+// earlier releases: none yet (the package is new).
+func (s *Service) Migrations() []storage.Migration { return nil }
 
 // Page is one page of an entity's cards.
 type Page struct {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/corebank/corebank/entities"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -46,7 +47,7 @@ func TestAuthenticatePrincipal(t *testing.T) {
 	})
 	// A second Service over the same store sees rotation and deletion on
 	// its very next call: nothing is cached in a Service.
-	other := entities.NewService(e.db, e.led, mustSealer(t), &entities.Options{Clock: e.clock, GenerateKey: cachedKey})
+	other := entities.NewService(e.db, e.led, mustSealer(t), &entities.Options{Deps: service.Deps{Clock: e.clock}, GenerateKey: cachedKey})
 	t.Run("RotatedKeyFailsOnNextRequest", func(t *testing.T) {
 		k, err := e.s.CreateAPIKey(ctx, sys, entities.NewAPIKey{EntityID: root})
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/memory"
 )
@@ -71,10 +72,10 @@ func newEnvOn(tb testing.TB, db storage.Backend, opts ...envOpt) *env {
 	clk := clock.NewMock()
 	clk.Set(start)
 	ids := corebank.NewIDs(mrand.New(mrand.NewSource(1)))
-	led := ledger.NewService(db, &ledger.Options{Clock: clk, IDs: ids, Gate: entities.Gate{}})
+	led := ledger.NewService(db, &ledger.Options{Deps: service.Deps{Clock: clk, IDs: ids}, Gate: entities.Gate{}})
 	logs := &bytes.Buffer{}
-	o := &entities.Options{Clock: clk, IDs: ids, GenerateKey: cachedKey,
-		Logger: slog.New(slog.NewJSONHandler(&lockedWriter{w: logs}, nil))}
+	o := &entities.Options{Deps: service.Deps{Clock: clk, IDs: ids,
+		Logger: slog.New(slog.NewJSONHandler(&lockedWriter{w: logs}, nil))}, GenerateKey: cachedKey}
 	for _, f := range opts {
 		f(o)
 	}

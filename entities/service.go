@@ -13,6 +13,7 @@ import (
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -25,10 +26,11 @@ const (
 // Options are the Service's knobs; the zero value and nil mean the
 // documented defaults.
 type Options struct {
-	// Clock defaults to the wall clock.
-	Clock clock.Clock
-	// IDs defaults to corebank.NewIDs(nil).
-	IDs *corebank.IDs
+	// Deps are the clock, IDs and logger every service shares; the clock
+	// defaults to the wall clock, and the logger receives one line per
+	// entity change, carrying IDs only. Tree is not read: the Service is
+	// the tree.
+	service.Deps
 	// Env is EnvSandbox (the default; keys start "sk_sandbox_") or
 	// EnvProduction (keys start "sk_live_").
 	Env string
@@ -40,9 +42,6 @@ type Options struct {
 	Reviewer Reviewer
 	// RootName is the bootstrap root entity's name; default "Root".
 	RootName string
-	// Logger receives one line per entity change, carrying IDs only;
-	// default discards.
-	Logger *slog.Logger
 }
 
 // Service manages entities, their onboarding data and documents, and API
@@ -74,14 +73,9 @@ func NewService(db storage.Backend, led *ledger.Service, sealer *corebank.Sealer
 	if opt == nil {
 		opt = &Options{}
 	}
-	s := &Service{db: db, led: led, sealer: sealer, clock: opt.Clock, ids: opt.IDs, env: opt.Env,
-		genKey: opt.GenerateKey, reviewer: opt.Reviewer, rootName: opt.RootName, log: opt.Logger}
-	if s.clock == nil {
-		s.clock = clock.New()
-	}
-	if s.ids == nil {
-		s.ids = corebank.NewIDs(nil)
-	}
+	d := opt.Deps.WithDefaults(nil)
+	s := &Service{db: db, led: led, sealer: sealer, clock: d.Clock, ids: d.IDs, env: opt.Env,
+		genKey: opt.GenerateKey, reviewer: opt.Reviewer, rootName: opt.RootName, log: d.Logger}
 	if s.env == "" {
 		s.env = EnvSandbox
 	}
@@ -93,9 +87,6 @@ func NewService(db storage.Backend, led *ledger.Service, sealer *corebank.Sealer
 	}
 	if s.rootName == "" {
 		s.rootName = "Root"
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
 	}
 	return s
 }

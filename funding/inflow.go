@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benbjohnson/clock"
-
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
@@ -87,49 +85,6 @@ type NewInflow struct {
 	// Settle false leaves the credit pending for Options.SettleDelay; nil
 	// means true.
 	Settle *bool `json:"settle,omitempty"`
-}
-
-// Options are the Service's optional dependencies.
-type Options struct {
-	// Clock is the time source; default the real clock.
-	Clock clock.Clock
-	// IDs makes inflow IDs; default crypto-random ULIDs.
-	IDs *corebank.IDs
-	// SettleDelay is how long an unsettled inflow stays pending; default 60 s.
-	SettleDelay time.Duration
-	// Tree places entities in their tree for CreateInflow's scope check
-	// (entities.Gate{} or *entities.Service); nil: a caller reaches only
-	// its own entity's accounts.
-	Tree scope.Tree
-}
-
-// Service records inflows and moves their money through the ledger.
-type Service struct {
-	db     storage.Backend
-	led    *ledger.Service
-	clock  clock.Clock
-	ids    *corebank.IDs
-	settle time.Duration
-	tree   scope.Tree
-}
-
-// NewService returns a funding service over db that posts through led. It
-// starts no goroutines; call RunDue to settle pending inflows.
-func NewService(db storage.Backend, led *ledger.Service, opt *Options) *Service {
-	var o Options
-	if opt != nil {
-		o = *opt
-	}
-	if o.Clock == nil {
-		o.Clock = led.Clock()
-	}
-	if o.IDs == nil {
-		o.IDs = corebank.NewIDs(nil)
-	}
-	if o.SettleDelay <= 0 {
-		o.SettleDelay = time.Minute
-	}
-	return &Service{db: db, led: led, clock: o.Clock, ids: o.IDs, settle: o.SettleDelay, tree: o.Tree}
 }
 
 // CreateInflow credits an account with money that arrived from outside and

@@ -15,6 +15,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/memory"
 )
@@ -131,7 +132,7 @@ func TestCompletedRecordStillReads(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	clk := clock.NewMock()
 	clk.Set(now)
-	led := ledger.NewService(db, &ledger.Options{Clock: clk})
+	led := ledger.NewService(db, &ledger.Options{Deps: service.Deps{Clock: clk}})
 	s := NewService(db, led, nil)
 	acct, err := led.CreateAccount(ctx, corebank.System(), ledger.NewAccount{
 		EntityID: "01HZZZZZZZZZZZZZZZZZZZZZZZ", Type: "checking", Currency: "USD", DisplayName: "Ops"})

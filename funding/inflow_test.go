@@ -15,6 +15,7 @@ import (
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/memory"
 )
@@ -35,13 +36,13 @@ func newFixture(t *testing.T) *fixture {
 	clk := clock.NewMock()
 	clk.Set(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	ids := corebank.NewIDs(rand.New(rand.NewSource(1)))
-	led := ledger.NewService(db, &ledger.Options{Clock: clk, IDs: ids})
+	led := ledger.NewService(db, &ledger.Options{Deps: service.Deps{Clock: clk, IDs: ids}})
 	acct, err := led.CreateAccount(context.Background(), corebank.System(), ledger.NewAccount{
 		EntityID: "01HZZZZZZZZZZZZZZZZZZZZZZZ", Type: "checking", Currency: "USD", DisplayName: "Ops"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{db: db, clk: clk, led: led, fund: funding.NewService(db, led, &funding.Options{Clock: clk, IDs: ids}), acct: acct,
+	return &fixture{db: db, clk: clk, led: led, fund: funding.NewService(db, led, &funding.Options{Deps: service.Deps{Clock: clk, IDs: ids}}), acct: acct,
 		own: corebank.As(acct.EntityID)}
 }
 
@@ -280,7 +281,7 @@ func TestCreateInflowTree(t *testing.T) {
 	}{{"OK parent with a tree", true, true}, {"ErrAccountNotFound parent without a tree", false, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			o := &funding.Options{Clock: f.clk}
+			o := &funding.Options{Deps: service.Deps{Clock: f.clk}}
 			if tc.tree {
 				o.Tree = parentOf{parent, f.acct.EntityID}
 			}

@@ -11,8 +11,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
@@ -152,86 +150,6 @@ type SessionFilter struct {
 type SessionPage struct {
 	*corebank.Page[Session]
 	EntityID string
-}
-
-// SessionOptions are the SessionService's optional dependencies.
-type SessionOptions struct {
-	// OpenBanking, Momo, Crypto and ETransfer are the rails' providers;
-	// nil means the sandbox provider of the rail.
-	OpenBanking OpenBankingProvider
-	Momo        MomoProvider
-	Crypto      CryptoProvider
-	ETransfer   ETransferProvider
-	// CheckoutBase is the URL the sandbox checkout pages are served under
-	// (checkout_url is CheckoutBase + "/sandbox/checkout/<token>"); ""
-	// gives a path from the server's root.
-	CheckoutBase string
-	// CheckoutTTL is how long an open-banking session waits for its payer;
-	// default 30 minutes.
-	CheckoutTTL time.Duration
-	// MomoPromptTTL is how long a momo push prompt waits for an answer;
-	// default 60 s.
-	MomoPromptTTL time.Duration
-	// ETransferTTL is how long an e-Transfer waits to be validated;
-	// default 30 days.
-	ETransferTTL time.Duration
-	// PayerDelay is when the sandbox payers answer by themselves (a momo
-	// prompt approved or refused, a magic crypto amount paid); default 5 s.
-	PayerDelay time.Duration
-	// SettleDelay is how long a session stays pending_settlement before it
-	// settles by itself; default 60 s. Negative: never by itself (a real
-	// provider reports settled).
-	SettleDelay time.Duration
-	// UnderpaymentTolerance is the fraction of a crypto invoice a payer
-	// may fall short by and still settle (what arrived); default 0.
-	UnderpaymentTolerance decimal.Decimal
-}
-
-// SessionService runs funding sessions over the inflow service's store,
-// ledger, clock, IDs and tree: a settled session is an inflow of its
-// account.
-type SessionService struct {
-	in *Service
-	o  SessionOptions
-}
-
-// NewSessionService returns the funding-session service over in. It
-// starts no goroutines: expiry, the sandbox payers and settlement are due
-// work (DueJobs).
-func NewSessionService(in *Service, opt *SessionOptions) *SessionService {
-	var o SessionOptions
-	if opt != nil {
-		o = *opt
-	}
-	if o.CheckoutTTL <= 0 {
-		o.CheckoutTTL = 30 * time.Minute
-	}
-	if o.MomoPromptTTL <= 0 {
-		o.MomoPromptTTL = time.Minute
-	}
-	if o.ETransferTTL <= 0 {
-		o.ETransferTTL = 30 * 24 * time.Hour
-	}
-	if o.PayerDelay <= 0 {
-		o.PayerDelay = 5 * time.Second
-	}
-	if o.SettleDelay == 0 {
-		o.SettleDelay = time.Minute
-	}
-	sb := sandboxRails{base: o.CheckoutBase, payerDelay: o.PayerDelay}
-	if o.OpenBanking == nil {
-		o.OpenBanking = sb
-	}
-	if o.Momo == nil {
-		o.Momo = sb
-	}
-	if o.Crypto == nil {
-		o.Crypto = sb
-	}
-	if o.ETransfer == nil {
-		o.ETransfer = sb
-	}
-	return &SessionService{in: in, o: o}
 }
 
 const (

@@ -23,6 +23,7 @@ import (
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/bolt"
 	"github.com/corebank/corebank/storage/memory"
@@ -61,7 +62,7 @@ func newSessions(t *testing.T, db storage.Backend, o *funding.SessionOptions) *s
 	clk := clock.NewMock()
 	clk.Set(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	ids := corebank.NewIDs(rand.New(rand.NewSource(1)))
-	led := ledger.NewService(db, &ledger.Options{Clock: clk, IDs: ids})
+	led := ledger.NewService(db, &ledger.Options{Deps: service.Deps{Clock: clk, IDs: ids}})
 	f := &sfix{db: db, clk: clk, led: led, accts: map[string]*ledger.Account{}, own: corebank.As(owner),
 		redirect: "https://shop.example/back"}
 	for _, c := range []string{"USD", "CAD", "USC", "KES", "TZS"} {
@@ -75,7 +76,7 @@ func newSessions(t *testing.T, db storage.Backend, o *funding.SessionOptions) *s
 		}
 		f.accts[c] = a
 	}
-	fund := funding.NewService(db, led, &funding.Options{Clock: clk, IDs: ids})
+	fund := funding.NewService(db, led, &funding.Options{Deps: service.Deps{Clock: clk, IDs: ids}})
 	f.ss = funding.NewSessionService(fund, o)
 	return f
 }

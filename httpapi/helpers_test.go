@@ -27,6 +27,7 @@ import (
 	"github.com/corebank/corebank/httpapi"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/payments"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/memory"
 	"github.com/corebank/corebank/webhooks"
@@ -125,30 +126,30 @@ func build(t testing.TB, db storage.Backend, seed int64, opts ...envOpt) *env {
 	if seed != 0 {
 		ids = corebank.NewIDs(mrand.New(mrand.NewSource(seed)))
 	}
-	e.led = ledger.NewService(e.db, &ledger.Options{Clock: e.clock, Gate: entities.Gate{}, Tree: entities.Gate{}, IDs: ids})
-	e.ent = entities.NewService(e.db, e.led, sealer, &entities.Options{Clock: e.clock, GenerateKey: testKey, IDs: ids})
+	e.led = ledger.NewService(e.db, &ledger.Options{Deps: service.Deps{Clock: e.clock, Tree: entities.Gate{}, IDs: ids}, Gate: entities.Gate{}})
+	e.ent = entities.NewService(e.db, e.led, sealer, &entities.Options{Deps: service.Deps{Clock: e.clock, IDs: ids}, GenerateKey: testKey})
 	boot, created, err := e.ent.Bootstrap(context.Background())
 	if err != nil || !created {
 		t.Fatalf("bootstrap: %v %v", created, err)
 	}
 	e.root, e.key, e.roKey = boot.EntityID, boot.APIKey, boot.ReadOnlyAPIKey
 	e.funding = &fakeFunding{Backend: e.db}
-	fund := funding.NewService(e.funding, e.led, &funding.Options{Clock: e.clock, IDs: ids, Tree: entities.Gate{}})
+	fund := funding.NewService(e.funding, e.led, &funding.Options{Deps: service.Deps{Clock: e.clock, IDs: ids, Tree: entities.Gate{}}})
 	e.funding.svc = fund
 	e.sessions = funding.NewSessionService(fund, nil)
-	e.pay = payments.NewService(e.db, e.led, &payments.Options{Clock: e.clock, IDs: ids,
-		Receiver: fund, Tree: e.ent})
-	e.acq = acquiring.NewService(e.db, e.led, &acquiring.Options{Clock: e.clock, IDs: ids, Tree: e.ent, Keys: e.ent})
-	e.cards = cards.NewService(e.db, e.led, sealer, &cards.Options{Clock: e.clock, IDs: ids, Tree: e.ent, NumberKey: []byte("test number key")})
-	e.capital = capital.NewService(e.db, e.led, &capital.Options{Clock: e.clock, IDs: ids, Tree: e.ent,
+	e.pay = payments.NewService(e.db, e.led, &payments.Options{Deps: service.Deps{Clock: e.clock, IDs: ids,
+		Tree: e.ent}, Receiver: fund})
+	e.acq = acquiring.NewService(e.db, e.led, &acquiring.Options{Deps: service.Deps{Clock: e.clock, IDs: ids, Tree: e.ent}, Keys: e.ent})
+	e.cards = cards.NewService(e.db, e.led, sealer, &cards.Options{Deps: service.Deps{Clock: e.clock, IDs: ids, Tree: e.ent}, NumberKey: []byte("test number key")})
+	e.capital = capital.NewService(e.db, e.led, &capital.Options{Deps: service.Deps{Clock: e.clock, IDs: ids, Tree: e.ent},
 		AfterDebit: func(id string) error {
 			if f := e.afterDebit.Load(); f != nil {
 				return (*f)(id)
 			}
 			return nil
 		}})
-	e.wh = webhooks.NewService(e.db, webhooks.LedgerOutbox(e.led), sealer, &webhooks.Options{Clock: e.clock,
-		IDs: ids, Env: webhooks.EnvSandbox, Tree: e.ent})
+	e.wh = webhooks.NewService(e.db, webhooks.LedgerOutbox(e.led), sealer, &webhooks.Options{Deps: service.Deps{Clock: e.clock,
+		IDs: ids, Tree: e.ent}, Env: webhooks.EnvSandbox})
 	o := &httpapi.Options{Env: httpapi.EnvSandbox, FakeClock: e.clock,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		CursorKey: []byte("test cursor key"),

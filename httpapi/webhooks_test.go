@@ -21,6 +21,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/httpapi"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/memory"
 	"github.com/corebank/corebank/webhooks"
@@ -140,8 +141,9 @@ func newHookEnvDB(t *testing.T, raw storage.Backend, run bool, opts ...envOpt) *
 		t.Fatal(err)
 	}
 	wh := webhooks.NewService(raw, webhooks.LedgerOutbox(e.led), sealer, &webhooks.Options{
-		Clock: e.clock, Env: webhooks.EnvSandbox, Tree: e.ent, RootCAs: recv.pool(),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Deps: service.Deps{Clock: e.clock, Tree: e.ent,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		Env: webhooks.EnvSandbox, RootCAs: recv.pool(),
 	})
 	wake.Store(wh)
 	e.wh = wh

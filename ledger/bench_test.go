@@ -13,6 +13,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -227,7 +228,7 @@ func newBigFixture(b *testing.B, db storage.Backend) *bigFixture {
 	c := clock.NewMock()
 	first := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c.Set(first)
-	s := ledger.NewService(db, &ledger.Options{Clock: c})
+	s := ledger.NewService(db, &ledger.Options{Deps: service.Deps{Clock: c}})
 	a, err := s.CreateAccount(ctx, sys, ledger.NewAccount{EntityID: "big", Type: "checking", Currency: "USD", DisplayName: "big"})
 	if err != nil {
 		b.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/memory"
 )
@@ -22,7 +23,7 @@ func checkFixture(t *testing.T) (*Service, storage.Backend, [2]string) {
 	t.Cleanup(func() { db.Close() })
 	c := clock.NewMock()
 	c.Set(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
-	s := NewService(db, &Options{Clock: c})
+	s := NewService(db, &Options{Deps: service.Deps{Clock: c}})
 	var ids [2]string
 	for i := range ids {
 		a, err := s.CreateAccount(ctx, corebank.System(), NewAccount{EntityID: "01JENT0000000000000000000A", Type: TypeChecking, Currency: "USD", DisplayName: "a"})

@@ -9,6 +9,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage/memory"
 )
 
@@ -20,7 +21,7 @@ func Example() {
 	defer db.Close()
 	clk := clock.NewMock()
 	clk.Set(time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC))
-	s := ledger.NewService(db, &ledger.Options{Clock: clk})
+	s := ledger.NewService(db, &ledger.Options{Deps: service.Deps{Clock: clk}})
 
 	acct, _ := s.CreateAccount(ctx, sys, ledger.NewAccount{EntityID: "ent_1", Type: ledger.TypeChecking, Currency: "USD", DisplayName: "Main"})
 	bank := s.SystemAccount("USD", ledger.PurposeClearingBank)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/memory"
 )
@@ -46,7 +47,7 @@ func newSeededEnv(tb testing.TB, db storage.Backend, gate ledger.EntityGate, see
 	tb.Helper()
 	c := clock.NewMock()
 	c.Set(start)
-	s := ledger.NewService(db, &ledger.Options{Clock: c, IDs: corebank.NewIDs(rand.New(rand.NewSource(seed))), Gate: gate})
+	s := ledger.NewService(db, &ledger.Options{Deps: service.Deps{Clock: c, IDs: corebank.NewIDs(rand.New(rand.NewSource(seed)))}, Gate: gate})
 	return &env{s: s, clock: c, db: db}
 }
 

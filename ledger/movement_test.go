@@ -9,6 +9,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/service"
 )
 
 // snapshot captures everything a rejected operation must leave untouched.
@@ -343,7 +344,7 @@ func TestRunDue(t *testing.T) {
 func TestRunDueBatches(t *testing.T) {
 	db := newMemory(t)
 	e := newEnvOn(t, db, nil)
-	e.s = ledger.NewService(db, &ledger.Options{Clock: e.clock, DueBatch: 3})
+	e.s = ledger.NewService(db, &ledger.Options{Deps: service.Deps{Clock: e.clock}, DueBatch: 3})
 	a := e.MustAccount(t, "e1", "USD").ID
 	bank := e.s.SystemAccount("USD", ledger.PurposeClearingBank)
 	for range 10 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -38,7 +39,7 @@ type scopeEnv struct {
 func newScopeEnv(t *testing.T) *scopeEnv {
 	t.Helper()
 	e := newEnv(t)
-	e.s = ledger.NewService(e.db, &ledger.Options{Clock: e.clock, Tree: tree{"root": "", "a": "root", "a1": "a", "b": "root"}})
+	e.s = ledger.NewService(e.db, &ledger.Options{Deps: service.Deps{Clock: e.clock, Tree: tree{"root": "", "a": "root", "a1": "a", "b": "root"}}})
 	se := &scopeEnv{env: e, acctA: e.MustAccount(t, "a", "USD"), acctA1: e.MustAccount(t, "a1", "USD"), acctB: e.MustAccount(t, "b", "USD")}
 	se.detA = e.details(t, ledger.NewAccountDetails{AccountID: se.acctA.ID})
 	se.detB = e.details(t, ledger.NewAccountDetails{AccountID: se.acctB.ID})

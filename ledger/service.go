@@ -9,6 +9,7 @@ import (
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger/coordinates"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -48,16 +49,11 @@ type EntityGate interface {
 // Options are the Service's optional dependencies. The zero value, and a
 // nil *Options, use the documented defaults.
 type Options struct {
-	// Clock is the only source of time; default clock.New().
-	Clock clock.Clock
-	// IDs makes every ID; default corebank.NewIDs(nil).
-	IDs *corebank.IDs
+	// Deps are the clock, IDs, tree and logger every service shares; the
+	// clock defaults to the real one.
+	service.Deps
 	// Gate vetoes account opening and money movement; nil allows everything.
 	Gate EntityGate
-	// Tree answers which entities lie below which, for the scope of a
-	// caller (entities.Gate{} or *entities.Service); nil: a caller reaches
-	// only its own entity.
-	Tree scope.Tree
 	// Coordinates issues account details (bank coordinates, wallet
 	// addresses); default coordinates.NewSandbox(nil).
 	Coordinates coordinates.Provider
@@ -93,12 +89,7 @@ func NewService(db storage.Backend, opt *Options) *Service {
 	if opt != nil {
 		o = *opt
 	}
-	if o.Clock == nil {
-		o.Clock = clock.New()
-	}
-	if o.IDs == nil {
-		o.IDs = corebank.NewIDs(nil)
-	}
+	o.Deps = o.Deps.WithDefaults(nil)
 	if o.Coordinates == nil {
 		o.Coordinates = coordinates.NewSandbox(nil)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/payments"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage/memory"
 )
 
@@ -19,9 +20,9 @@ func Example() {
 	ctx := context.Background()
 	db := memory.New()
 	clk := clock.NewMock()
-	led := ledger.NewService(db, &ledger.Options{Clock: clk})
+	led := ledger.NewService(db, &ledger.Options{Deps: service.Deps{Clock: clk}})
 	fees, _ := payments.ParseFeeSchedule("bank-transfer=100+25bps")
-	pay := payments.NewService(db, led, &payments.Options{Clock: clk, Fees: fees})
+	pay := payments.NewService(db, led, &payments.Options{Deps: service.Deps{Clock: clk}, Fees: fees})
 
 	acct, _ := led.CreateAccount(ctx, corebank.System(), ledger.NewAccount{EntityID: "ent_1", Type: ledger.TypeChecking, Currency: "USD", DisplayName: "Operating"})
 	led.Post(ctx, ledger.Entry{Lines: []ledger.Line{

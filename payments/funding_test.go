@@ -6,6 +6,7 @@ import (
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/payments"
+	"github.com/corebank/corebank/service"
 )
 
 // TestBookTransferWithFundingReceiver wires funding's ReceiveTx as the
@@ -13,12 +14,12 @@ import (
 // receiver gets inflows.completed.
 func TestBookTransferWithFundingReceiver(t *testing.T) {
 	base := newMemEnv(t)
-	fund := funding.NewService(base.db, base.led, &funding.Options{Clock: base.clk})
+	fund := funding.NewService(base.db, base.led, &funding.Options{Deps: service.Deps{Clock: base.clk}})
 	// *funding.Service is a Receiver as it is. One ledger, as in the
 	// server: events of one millisecond sort in the order its ledger
 	// appended them.
 	e := &env{db: base.db, clk: base.clk, led: base.led, svc: payments.NewService(base.db, base.led,
-		&payments.Options{Receiver: fund, Clock: base.clk, IDs: corebank.NewIDs(nil)})}
+		&payments.Options{Deps: service.Deps{Clock: base.clk, IDs: corebank.NewIDs(nil)}, Receiver: fund})}
 	a, to, d := bookPair(t, e, "EUR")
 	tr, err := e.svc.CreateTransfer(ctx, corebank.As("ent1"), newTransfer(a, d, 2_500, "bk1"))
 	if err != nil {

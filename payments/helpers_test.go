@@ -13,6 +13,7 @@ import (
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/payments"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/bolt"
 	"github.com/corebank/corebank/storage/memory"
@@ -52,7 +53,7 @@ func newEnv(tb testing.TB, db storage.Backend, opt *payments.Options) *env {
 	clk := clock.NewMock()
 	clk.Set(start)
 	ids := corebank.NewIDs(rand.New(rand.NewSource(1)))
-	led := ledger.NewService(db, &ledger.Options{Clock: clk, IDs: ids})
+	led := ledger.NewService(db, &ledger.Options{Deps: service.Deps{Clock: clk, IDs: ids}})
 	var o payments.Options
 	if opt != nil {
 		o = *opt

@@ -7,6 +7,7 @@ import (
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/payments"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -60,7 +61,7 @@ type scopeObjs struct{ account, cp, pd, quote, transfer string }
 
 func newScopeEnv(t *testing.T) *scopeEnv {
 	t.Helper()
-	e := &scopeEnv{env: newEnv(t, openMemory(t), &payments.Options{Tree: tree}), objs: map[string]scopeObjs{}}
+	e := &scopeEnv{env: newEnv(t, openMemory(t), &payments.Options{Deps: service.Deps{Tree: tree}}), objs: map[string]scopeObjs{}}
 	for _, ent := range []string{"ent1", "child", "ent2"} {
 		a, d := setupFor(t, e.env, ent)
 		q, err := e.svc.CreateQuote(ctx, corebank.As(ent), payments.NewQuote{FromCurrency: "USD", ToCurrency: "EUR", AmountFrom: 1000})

@@ -10,6 +10,7 @@ import (
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -26,10 +27,9 @@ const (
 // Options are the Service's optional dependencies. A nil *Options, and
 // every zero field, use the documented default.
 type Options struct {
-	// Clock is the only source of time; default clock.New().
-	Clock clock.Clock
-	// IDs makes every ID; default corebank.NewIDs(nil).
-	IDs *corebank.IDs
+	// Deps are the clock, IDs, tree and logger every service shares; the
+	// clock defaults to the real one.
+	service.Deps
 	// Rates prices FX quotes; default NewSandboxRates(nil).
 	Rates RateProvider
 	// Payouts reports the progress of transfers on their rails; default
@@ -47,9 +47,6 @@ type Options struct {
 	// the inflow; default: the service posts clearing.book -> receiver in the
 	// ledger itself and emits no inflow event.
 	Receiver Receiver
-	// Tree answers which entities lie below which (entities.Gate or
-	// *entities.Service); nil: a caller reaches only its own entity.
-	Tree scope.Tree
 }
 
 // Service manages counterparties, payment details, FX quotes and transfers.
@@ -79,12 +76,7 @@ func NewService(db storage.Backend, led *ledger.Service, opt *Options) *Service 
 	if opt != nil {
 		o = *opt
 	}
-	if o.Clock == nil {
-		o.Clock = clock.New()
-	}
-	if o.IDs == nil {
-		o.IDs = corebank.NewIDs(nil)
-	}
+	o.Deps = o.Deps.WithDefaults(nil)
 	if o.Rates == nil {
 		o.Rates = NewSandboxRates(nil)
 	}

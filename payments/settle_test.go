@@ -13,6 +13,7 @@ import (
 	"github.com/corebank/corebank/funding"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/payments"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -56,7 +57,7 @@ func newSettleEnv(t *testing.T, db storage.Backend) *settleEnv {
 // env's own ledger (so one ID source makes every ID) unless check refuses.
 func newReceiverEnv(t *testing.T, db storage.Backend, check func(funding.NewInflow) error) *env {
 	e := newEnv(t, db, nil)
-	o := payments.Options{Clock: e.clk, IDs: corebank.NewIDs(nil), Receiver: ledgerReceiver(e, check)}
+	o := payments.Options{Deps: service.Deps{Clock: e.clk, IDs: corebank.NewIDs(nil)}, Receiver: ledgerReceiver(e, check)}
 	e.svc = payments.NewService(db, e.led, &o)
 	return e
 }
@@ -292,7 +293,7 @@ func TestSettlementMixedClaim(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			s := newSettleEnv(t, b.open(t))
 			rail := &downRail{}
-			o := payments.Options{Clock: s.clk, IDs: corebank.NewIDs(nil), Payouts: rail,
+			o := payments.Options{Deps: service.Deps{Clock: s.clk, IDs: corebank.NewIDs(nil)}, Payouts: rail,
 				Receiver: ledgerReceiver(s.env, func(funding.NewInflow) error { return nil })}
 			s.svc = payments.NewService(s.db, s.led, &o)
 			cp, err := s.svc.CreateCounterparty(ctx, corebank.As("ent1"), individual("Ach", "Payee", "ach@example.com"))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/memory"
 )
@@ -19,8 +20,8 @@ func TestAccountRefsEqualPlainRead(t *testing.T) {
 	ctx := context.Background()
 	db := memory.New()
 	clk := clock.NewMock()
-	led := ledger.NewService(db, &ledger.Options{Clock: clk})
-	s := NewService(db, led, &Options{Clock: clk})
+	led := ledger.NewService(db, &ledger.Options{Deps: service.Deps{Clock: clk}})
+	s := NewService(db, led, &Options{Deps: service.Deps{Clock: clk}})
 	open := func(entity string) *ledger.Account {
 		a, err := led.CreateAccount(ctx, corebank.System(), ledger.NewAccount{EntityID: entity, Type: ledger.TypeChecking, Currency: "USD", DisplayName: "a"})
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/bolt"
 	"github.com/corebank/corebank/storage/memory"
@@ -38,7 +39,7 @@ type testOutbox struct {
 }
 
 func newOutbox(clk clock.Clock, db storage.Backend) *testOutbox {
-	led := ledger.NewService(db, &ledger.Options{Clock: clk})
+	led := ledger.NewService(db, &ledger.Options{Deps: service.Deps{Clock: clk}})
 	return &testOutbox{Outbox: webhooks.LedgerOutbox(led), led: led, clk: clk, db: db}
 }
 
@@ -143,7 +144,7 @@ func newEnv(t testing.TB, db storage.Backend, status func(int) int, mod func(*we
 	// Signed on the mock clock, so that tests read an attempt's time (the
 	// retry schedule) from its timestamp; TestSignedAtWallClock covers the
 	// default.
-	e.opts = webhooks.Options{Clock: clk, SignClock: clk, Env: webhooks.EnvSandbox, RootCAs: e.recv.Pool()}
+	e.opts = webhooks.Options{Deps: service.Deps{Clock: clk}, SignClock: clk, Env: webhooks.EnvSandbox, RootCAs: e.recv.Pool()}
 	if mod != nil {
 		mod(&e.opts)
 	}

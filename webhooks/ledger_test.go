@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/corebank/corebank/ledger"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/webhooks"
 )
@@ -13,7 +14,7 @@ func TestLedgerOutbox(t *testing.T) {
 	db := openBolt(t, boltPath(t))
 	defer db.Close()
 	e := newEnv(t, db, nil, nil)
-	led := ledger.NewService(db, &ledger.Options{Clock: e.clk})
+	led := ledger.NewService(db, &ledger.Options{Deps: service.Deps{Clock: e.clk}})
 	e.svc = webhooks.NewService(db, webhooks.LedgerOutbox(led), mustSealer(t), &e.opts)
 	w := e.mustCreate(t, entityA, events(false, "accounts.created"))
 	var ev *ledger.Event

@@ -20,6 +20,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -156,24 +157,21 @@ const MaxEventScan = 5000
 // Options are the Service's optional dependencies and knobs. The zero value,
 // and a nil *Options, use the documented defaults.
 type Options struct {
-	// Clock is the only source of time (attempt times, backoff, expiry,
-	// retention); default clock.New().
-	Clock clock.Clock
-	// IDs makes webhook, delivery and test event IDs; default
-	// corebank.NewIDs(nil).
-	IDs *corebank.IDs
+	// Deps are the clock, IDs, tree and logger every service shares. The
+	// clock is the only source of time (attempt times, backoff, expiry,
+	// retention); default the real one. The tree (see also Ancestry)
+	// decides both which webhooks an event fans out to and what a caller
+	// may reach: with none, a webhook receives only its own entity's
+	// events, ListEvents lists only the entity's own, and a caller
+	// reaches only its own entity. The logger receives one line per
+	// failed attempt (never secrets or bodies).
+	service.Deps
 	// Env is EnvSandbox or EnvProduction (the default, and anything else).
 	// Production refuses destinations on loopback, private, link-local,
 	// CGNAT, multicast, unspecified and metadata addresses, at registration
 	// (resolving the host) and again at connect time; sandbox allows
 	// loopback and private addresses so that a local receiver works.
 	Env string
-	// Tree places entities in their tree (scope.Tree: *entities.Service or
-	// entities.Gate{}; see also Ancestry). It decides both which webhooks
-	// an event fans out to and what a caller may reach. Default nil: a
-	// webhook receives only its own entity's events, ListEvents lists only
-	// the entity's own, and a caller reaches only its own entity.
-	Tree scope.Tree
 	// Resolver resolves destination hosts, at registration in production
 	// and, for the default HTTPClient, at every connection; default
 	// net.DefaultResolver.
@@ -204,9 +202,6 @@ type Options struct {
 	// PollInterval is how often Run looks for work on the real clock when
 	// no Wake arrives; default 1 s.
 	PollInterval time.Duration
-	// Logger receives one line per failed attempt (never secrets or
-	// bodies); default discards.
-	Logger *slog.Logger
 	// Node names this Service among the nodes sharing its store (several
 	// processes on one database): its runners write it into their leases
 	// on due attempts; default storage.NewNodeID().
@@ -288,12 +283,7 @@ func NewService(db storage.Backend, outbox Outbox, sealer Sealer, opt *Options) 
 	if opt != nil {
 		o = *opt
 	}
-	if o.Clock == nil {
-		o.Clock = clock.New()
-	}
-	if o.IDs == nil {
-		o.IDs = corebank.NewIDs(nil)
-	}
+	o.Deps = o.Deps.WithDefaults(nil)
 	if o.Env != EnvSandbox {
 		o.Env = EnvProduction
 	}
@@ -324,9 +314,6 @@ func NewService(db storage.Backend, outbox Outbox, sealer Sealer, opt *Options) 
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = time.Second
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Node == "" {
 		o.Node = storage.NewNodeID()

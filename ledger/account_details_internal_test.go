@@ -12,6 +12,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/ledger/coordinates"
+	"github.com/corebank/corebank/service"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/memory"
 )
@@ -24,7 +25,7 @@ func TestPendingFiatDetails(t *testing.T) {
 	t.Cleanup(func() { db.Close() })
 	c := clock.NewMock()
 	c.Set(time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC))
-	s := NewService(db, &Options{Clock: c})
+	s := NewService(db, &Options{Deps: service.Deps{Clock: c}})
 	a, err := s.CreateAccount(ctx, corebank.System(), NewAccount{EntityID: "ent1", Type: TypeChecking, Currency: "USD", DisplayName: "Ops"})
 	if err != nil {
 		t.Fatal(err)
