@@ -49,22 +49,22 @@ type deletedAccount struct {
 	Reversibility reversibility `json:"reversibility"`
 }
 
+// createAccount reads entity_id from the body alone: the ledger takes it
+// there.
 func (h *handler) createAccount(x *exchange, r *http.Request) error {
-	var req createAccountReq
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	ctx := r.Context()
-	a, err := h.led.CreateAccount(ctx, x.caller(), ledger.NewAccount{EntityID: req.EntityID, Type: req.Type,
-		Currency: req.Currency, DisplayName: req.DisplayName, Meta: req.Meta})
-	if err != nil {
-		return err
-	}
-	eff, err := h.entityEffect(ctx, x.caller(), a)
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusCreated, "account created", &accountWithEffect{Account: a, EntityEffect: eff})
+	return created(x, r, enveloped(http.StatusCreated, "account created"), nil,
+		func(ctx context.Context, c corebank.Caller, req createAccountReq) (*accountWithEffect, error) {
+			a, err := h.led.CreateAccount(ctx, c, ledger.NewAccount{EntityID: req.EntityID, Type: req.Type,
+				Currency: req.Currency, DisplayName: req.DisplayName, Meta: req.Meta})
+			if err != nil {
+				return nil, err
+			}
+			eff, err := h.entityEffect(ctx, c, a)
+			if err != nil {
+				return nil, err
+			}
+			return &accountWithEffect{Account: a, EntityEffect: eff}, nil
+		})
 }
 
 // entityEffect counts the owner's active accounts and finds its default.
@@ -94,50 +94,35 @@ func (h *handler) entityEffect(ctx context.Context, caller corebank.Caller, a *l
 }
 
 func (h *handler) getAccount(x *exchange, r *http.Request) error {
-	entity, err := queryEntityID(r)
-	if err != nil {
-		return err
-	}
-	a, err := h.led.GetAccount(r.Context(), x.caller(), entity, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "account retrieved", a)
+	return fetched(x, r, enveloped(http.StatusOK, "account retrieved"), h.led.GetAccount)
 }
 
 var accountTypes = map[string]bool{ledger.TypeChecking: true, ledger.TypeDebit: true,
 	ledger.TypeOperational: true, ledger.TypeSafeguard: true}
 
+// listAccounts lists the requested entity's accounts, by default the
+// caller's; the ledger decides whether the caller may see them.
 func (h *handler) listAccounts(x *exchange, r *http.Request) error {
-	q := newQuery(r.URL.RawQuery)
-	filters := map[string]string{}
-	if c := q.str("currency"); c != "" {
-		if _, known := ledger.CurrencyInfo(c); !known {
-			q.add("currency", "is not a supported currency")
-		}
-		filters["currency"] = c
-	}
-	if t := q.str("type"); t != "" {
-		if !accountTypes[t] {
-			q.add("type", "must be checking, debit, operational or safeguard")
-		}
-		filters["type"] = t
-	}
-	// The list is of the requested entity, by default the caller's; the
-	// ledger decides whether the caller may see it.
-	l, err := h.readScopedList(x, q, "accounts", filters)
-	if err != nil {
-		return err
-	}
-	page, err := h.led.ListAccounts(r.Context(), x.caller(), ledger.AccountFilter{EntityID: l.requested, Currency: filters["currency"], Type: filters["type"]}, l.opts)
-	if err != nil {
-		return err
-	}
-	if l.cursorErr != nil {
-		return l.cursorErr
-	}
-	writeJSON(x, http.StatusOK, list(h, "accounts retrieved", page, l.opts.Limit, l.fh, filters))
-	return nil
+	return listed(x, r, listing[ledger.Account]{name: "accounts", message: "accounts retrieved",
+		filters: func(q *query, filters map[string]string) {
+			if c := q.str("currency"); c != "" {
+				if _, known := ledger.CurrencyInfo(c); !known {
+					q.add("currency", "is not a supported currency")
+				}
+				filters["currency"] = c
+			}
+			if t := q.str("type"); t != "" {
+				if !accountTypes[t] {
+					q.add("type", "must be checking, debit, operational or safeguard")
+				}
+				filters["type"] = t
+			}
+		},
+		read: func(ctx context.Context, c corebank.Caller, l listRequest) (*corebank.Page[ledger.Account], string, error) {
+			p, err := h.led.ListAccounts(ctx, c, ledger.AccountFilter{EntityID: l.entityID,
+				Currency: l.filters["currency"], Type: l.filters["type"]}, l.opts)
+			return p, "", err
+		}})
 }
 
 type patchAccountReq struct {
@@ -145,40 +130,39 @@ type patchAccountReq struct {
 	EntityID    string  `json:"entity_id"`
 }
 
+// patchAccount reads entity_id from the body alone, as it always has.
 func (h *handler) patchAccount(x *exchange, r *http.Request) error {
 	var req patchAccountReq
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	if req.DisplayName == nil {
-		return corebank.InvalidField("display_name", "is required")
-	}
-	a, change, err := h.led.RenameAccount(r.Context(), x.caller(), req.EntityID, r.PathValue("id"), *req.DisplayName)
-	if err != nil {
-		return err
-	}
-	changes := []ledger.AccountChange{}
-	if change != nil && change.From != change.To {
-		changes = append(changes, *change)
-	}
-	return ok(x, http.StatusOK, "account updated", &accountWithChanges{Account: a, Changes: changes})
+	return moved(x, r, enveloped(http.StatusOK, "account updated"), &req, nil,
+		func(ctx context.Context, c corebank.Caller, _, id string) (*accountWithChanges, error) {
+			if req.DisplayName == nil {
+				return nil, corebank.InvalidField("display_name", "is required")
+			}
+			a, change, err := h.led.RenameAccount(ctx, c, req.EntityID, id, *req.DisplayName)
+			if err != nil {
+				return nil, err
+			}
+			changes := []ledger.AccountChange{}
+			if change != nil && change.From != change.To {
+				changes = append(changes, *change)
+			}
+			return &accountWithChanges{Account: a, Changes: changes}, nil
+		})
 }
 
 func (h *handler) deleteAccount(x *exchange, r *http.Request) error {
-	entity, err := bodyEntityParam(x, r)
-	if err != nil {
-		return err
-	}
-	ctx := r.Context()
-	a, err := h.led.DeleteAccount(ctx, x.caller(), entity, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	eff, err := h.entityEffect(ctx, x.caller(), a)
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "account deleted", &deletedAccount{Account: a, EntityEffect: eff,
-		Reversibility: reversibility{Reversible: false,
-			Reason: "a deleted account cannot be restored; open a new account instead (its service_ban is never reused)"}})
+	var req entityOnly
+	return moved(x, r, enveloped(http.StatusOK, "account deleted"), &req, &req.EntityID,
+		func(ctx context.Context, c corebank.Caller, entity, id string) (*deletedAccount, error) {
+			a, err := h.led.DeleteAccount(ctx, c, entity, id)
+			if err != nil {
+				return nil, err
+			}
+			eff, err := h.entityEffect(ctx, c, a)
+			if err != nil {
+				return nil, err
+			}
+			return &deletedAccount{Account: a, EntityEffect: eff, Reversibility: reversibility{Reversible: false,
+				Reason: "a deleted account cannot be restored; open a new account instead (its service_ban is never reused)"}}, nil
+		})
 }

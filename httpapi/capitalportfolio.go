@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/capital"
 )
 
@@ -10,15 +12,10 @@ import (
 // per currency (filter currency), accrued at the time of the request, in
 // the envelope.
 func (h *handler) getCapitalPortfolio(x *exchange, r *http.Request) error {
-	q := newQuery(r.URL.RawQuery)
-	entity := q.str("entity_id")
-	f := capital.PortfolioFilter{Currency: q.str("currency")}
-	if err := q.err(); err != nil {
-		return err
-	}
-	p, err := h.capital.Portfolio(r.Context(), x.caller(), entity, f)
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "capital portfolio retrieved", p)
+	var f capital.PortfolioFilter
+	return fetchedWith(x, r, enveloped(http.StatusOK, "capital portfolio retrieved"),
+		func(q *query) { f.Currency = q.str("currency") },
+		func(ctx context.Context, c corebank.Caller, entity, _ string) (*capital.Portfolio, error) {
+			return h.capital.Portfolio(ctx, c, entity, f)
+		})
 }

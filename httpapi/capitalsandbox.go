@@ -19,20 +19,10 @@ type newProductReq struct {
 // createProduct serves POST /sandbox/products: 201 with the bare product
 // and its documents.
 func (h *handler) createProduct(x *exchange, r *http.Request) error {
-	var req newProductReq
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	entity, err := entityParam(r, req.EntityID)
-	if err != nil {
-		return err
-	}
-	p, err := h.capital.CreateProduct(r.Context(), x.caller(), entity, req.NewProduct)
-	if err != nil {
-		return err
-	}
-	writeJSON(x, http.StatusCreated, p)
-	return nil
+	return created(x, r, bare(http.StatusCreated), func(q *newProductReq) *string { return &q.EntityID },
+		func(ctx context.Context, c corebank.Caller, req newProductReq) (*capital.Product, error) {
+			return h.capital.CreateProduct(ctx, c, req.EntityID, req.NewProduct)
+		})
 }
 
 // allotReq is the body of POST /sandbox/products/{id}/allotment.
@@ -66,7 +56,7 @@ func (h *handler) priceProduct(x *exchange, r *http.Request) error {
 // entity_id: 200 with the bare product run leaves.
 func productWith(x *exchange, r *http.Request, req any, entity *string, field string, n **int64,
 	run func(ctx context.Context, c corebank.Caller, entityID, id string, n int64) (*capital.Product, error)) error {
-	return simulated(x, r, req, entity, func(ctx context.Context, c corebank.Caller, entity, id string) (*capital.Product, error) {
+	return moved(x, r, bare(http.StatusOK), req, entity, func(ctx context.Context, c corebank.Caller, entity, id string) (*capital.Product, error) {
 		if *n == nil {
 			return nil, corebank.InvalidField(field, "is required")
 		}
@@ -78,11 +68,11 @@ func productWith(x *exchange, r *http.Request, req any, entity *string, field st
 // product.
 func (h *handler) unlockProduct(x *exchange, r *http.Request) error {
 	var req entityOnly
-	return simulated(x, r, &req, &req.EntityID, h.capital.Unlock)
+	return moved(x, r, bare(http.StatusOK), &req, &req.EntityID, h.capital.Unlock)
 }
 
 // deactivateProduct makes a product inactive; 200 with the bare product.
 func (h *handler) deactivateProduct(x *exchange, r *http.Request) error {
 	var req entityOnly
-	return simulated(x, r, &req, &req.EntityID, h.capital.DeactivateProduct)
+	return moved(x, r, bare(http.StatusOK), &req, &req.EntityID, h.capital.DeactivateProduct)
 }

@@ -10,13 +10,6 @@ import (
 	"github.com/corebank/corebank/ledger"
 )
 
-var errNoCards = corebank.E(corebank.KindUnavailable, codeUnavailable, "card issuing is not configured on this server")
-
-// cardRoute is a card route: 503 unavailable without Services.Cards.
-func cardRoute(fn handlerFunc) handlerFunc {
-	return needs(func(h *handler) bool { return h.cards != nil }, errNoCards, fn)
-}
-
 // createDisposableCard answers 201 with the card in an envelope, its full
 // number and cvv in this answer only (an idempotent replay lacks them, see
 // "Secrets at rest"). An invalid card (SPEC.md's rules) is 400 with the
@@ -33,11 +26,11 @@ func (h *handler) createVirtualCard(x *exchange, r *http.Request) error {
 
 func (h *handler) createCard(x *exchange, r *http.Request,
 	create func(context.Context, corebank.Caller, cards.NewCard) (*cards.Card, error)) error {
-	return created(x, r, "card created", func(q *cards.NewCard) *string { return &q.EntityID }, create)
+	return created(x, r, enveloped(http.StatusCreated, "card created"), func(q *cards.NewCard) *string { return &q.EntityID }, create)
 }
 
 func (h *handler) getCard(x *exchange, r *http.Request) error {
-	return fetched(x, r, "card retrieved", h.cards.Get)
+	return fetched(x, r, enveloped(http.StatusOK, "card retrieved"), h.cards.Get)
 }
 
 // freezeReq is the optional body of POST /cards/{id}/freeze: status
@@ -49,14 +42,14 @@ type freezeReq struct {
 
 func (h *handler) freezeCard(x *exchange, r *http.Request) error {
 	var req freezeReq
-	return moved(x, r, &req, &req.EntityID, "card frozen", func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Card, error) {
+	return moved(x, r, enveloped(http.StatusOK, "card frozen"), &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Card, error) {
 		return h.cards.Freeze(ctx, c, entity, id, req.Status)
 	})
 }
 
 func (h *handler) unfreezeCard(x *exchange, r *http.Request) error {
 	var req entityOnly
-	return moved(x, r, &req, &req.EntityID, "card unfrozen", h.cards.Unfreeze)
+	return moved(x, r, enveloped(http.StatusOK, "card unfrozen"), &req, &req.EntityID, h.cards.Unfreeze)
 }
 
 type reassignReq struct {
@@ -66,14 +59,14 @@ type reassignReq struct {
 
 func (h *handler) reassignCard(x *exchange, r *http.Request) error {
 	var req reassignReq
-	return moved(x, r, &req, &req.EntityID, "card reassigned", func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Card, error) {
+	return moved(x, r, enveloped(http.StatusOK, "card reassigned"), &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Card, error) {
 		return h.cards.Reassign(ctx, c, entity, id, req.AccountID)
 	})
 }
 
 func (h *handler) deleteCard(x *exchange, r *http.Request) error {
 	var req entityOnly
-	return moved(x, r, &req, &req.EntityID, "card deleted", h.cards.Delete)
+	return moved(x, r, enveloped(http.StatusOK, "card deleted"), &req, &req.EntityID, h.cards.Delete)
 }
 
 // cardsList is GET /cards's data: the page under cards.
@@ -86,31 +79,21 @@ type cardsList struct {
 // data.cards (meta beside them, as data.items lists have it); account_id
 // keeps one account's. next_cursor, which the document lists, is cursor.
 func (h *handler) listCards(x *exchange, r *http.Request) error {
-	q := newQuery(r.URL.RawQuery)
-	q.cursorAlias("next_cursor")
-	filters := map[string]string{}
-	account := q.str("account_id")
-	if account != "" {
-		filters["account_id"] = account
-	}
-	l, err := h.readScopedList(x, q, "cards", filters)
-	if err != nil {
-		return err
-	}
-	page, err := h.cards.List(r.Context(), x.caller(), l.requested, account, l.opts)
-	if err != nil {
-		return err
-	}
-	if l.cursorErr != nil {
-		return l.cursorErr
-	}
-	filters["entity_id"] = page.EntityID
-	base := list(h, "cards retrieved", page.Page, l.opts.Limit, l.fh, filters)
-	items := page.Items
-	if items == nil {
-		items = []cards.Card{}
-	}
-	return ok(x, http.StatusOK, base.Message, &cardsList{Cards: items, Meta: base.Meta})
+	return listed(x, r, listing[cards.Card]{name: "cards", message: "cards retrieved",
+		filters: func(q *query, filters map[string]string) {
+			q.cursorAlias("next_cursor")
+			q.pick(filters, "account_id")
+		},
+		read: func(ctx context.Context, c corebank.Caller, l listRequest) (*corebank.Page[cards.Card], string, error) {
+			p, err := h.cards.List(ctx, c, l.entityID, l.filters["account_id"], l.opts)
+			if err != nil {
+				return nil, "", err
+			}
+			return p.Page, p.EntityID, nil
+		},
+		form: func(_ *corebank.Page[cards.Card], l *listResponse[cards.Card]) any {
+			return &envelope[*cardsList]{Status: "success", Message: l.Message, Data: &cardsList{Cards: l.Data, Meta: l.Meta}}
+		}})
 }
 
 // cardTransactions is GET /cards/{id}/transactions's data: the card's
@@ -120,15 +103,14 @@ type cardTransactions struct {
 }
 
 func (h *handler) listCardTransactions(x *exchange, r *http.Request) error {
-	requested, err := queryEntityID(r)
-	if err != nil {
-		return err
-	}
-	txs, err := h.cards.ListTransactions(r.Context(), x.caller(), requested, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "card transactions retrieved", &cardTransactions{Transactions: txs})
+	return fetched(x, r, enveloped(http.StatusOK, "card transactions retrieved"),
+		func(ctx context.Context, c corebank.Caller, entity, id string) (*cardTransactions, error) {
+			txs, err := h.cards.ListTransactions(ctx, c, entity, id)
+			if err != nil {
+				return nil, err
+			}
+			return &cardTransactions{Transactions: txs}, nil
+		})
 }
 
 // authorizeCard is POST /sandbox/cards/{id}/authorizations (CONTRACT.md):
@@ -137,14 +119,9 @@ func (h *handler) listCardTransactions(x *exchange, r *http.Request) error {
 // or declined with decline_reason.
 func (h *handler) authorizeCard(x *exchange, r *http.Request) error {
 	var req cards.Authorization
-	t, err := onPathObject(x, r, &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Transaction, error) {
+	return moved(x, r, bare(http.StatusCreated), &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Transaction, error) {
 		return h.cards.Authorize(ctx, c, entity, id, req)
 	})
-	if err != nil {
-		return err
-	}
-	writeJSON(x, http.StatusCreated, t)
-	return nil
 }
 
 // cardTxReq is the body of the sandbox card transaction moves: amount
@@ -160,14 +137,9 @@ type cardTxReq struct {
 func (h *handler) cardTxMove(x *exchange, r *http.Request,
 	run func(ctx context.Context, c corebank.Caller, entityID, id string, amount int64) (*cards.Transaction, error)) error {
 	var req cardTxReq
-	t, err := onPathObject(x, r, &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Transaction, error) {
+	return moved(x, r, bare(http.StatusOK), &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Transaction, error) {
 		return run(ctx, c, entity, id, req.Amount)
 	})
-	if err != nil {
-		return err
-	}
-	writeJSON(x, http.StatusOK, t)
-	return nil
 }
 
 func (h *handler) clearCardTx(x *exchange, r *http.Request) error {

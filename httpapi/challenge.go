@@ -44,7 +44,8 @@ type challengeView struct {
 
 // challengePageGet serves the page: an action awaiting the cardholder
 // gets the form; any other status is shown with a link back to
-// return_url.
+// return_url. Like the checkout page's, these routes answer HTML and
+// read a form, not an adapter's JSON (helpers.go).
 func (h *handler) challengePageGet(x *exchange, r *http.Request) error {
 	token := r.PathValue("token")
 	a, err := h.acq.ChallengeAction(r.Context(), token)

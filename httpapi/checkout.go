@@ -75,7 +75,9 @@ type checkoutView struct {
 
 // checkoutPageGet serves the page: the session awaiting its payer gets the
 // form (Approve, Reject with a code, Cancel); any other status is shown
-// with a link back to redirect_url.
+// with a link back to redirect_url. The page's routes answer HTML and
+// read a form, for the payer's browser rather than an API key's holder, so
+// they are not built from an adapter (helpers.go).
 func (h *handler) checkoutPageGet(x *exchange, r *http.Request) error {
 	token := r.PathValue("token")
 	s, err := h.sessions.CheckoutSession(r.Context(), token)

@@ -24,7 +24,7 @@ package httpapi
 // POST /payment-details answers the bare object, the one form SPEC.md names
 // for its create; its retrieval and update answer the envelope SPEC.md names
 // for retrieval. When Services.Payments is nil every payment route answers
-// 503 unavailable (the routes stay mounted, so a client learns why).
+// 503 unavailable (payRoute).
 //
 // Scope: the handlers pass the request's caller, the entity_id it names
 // (query or body; both given must agree) and the IDs it names to the
@@ -38,6 +38,7 @@ package httpapi
 // conflict (SPEC.md; both alike, so existence never leaks).
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -45,50 +46,22 @@ import (
 	"github.com/corebank/corebank/payments"
 )
 
-var (
-	errNoPayments = corebank.E(corebank.KindUnavailable, codeUnavailable, "payments are not configured on this server")
-	// errCounterpartyEntity answers POST /counterparties with an entity_id
-	// that is unknown or outside the caller's tree, alike.
-	errCounterpartyEntity = &corebank.Error{Kind: corebank.KindConflict, Code: corebank.CodeConflict,
-		Message: "entity_id does not name an entity this API key may act for",
-		Fields:  map[string]string{"entity_id": "is unknown or outside this API key's entities"}}
-)
-
-// payRoute guards a payments route: 503 unavailable without
-// Services.Payments.
-func payRoute(fn handlerFunc) handlerFunc {
-	return needs(func(h *handler) bool { return h.pay != nil }, errNoPayments, fn)
-}
-
-// needs serves fn when has says the handler has the service it needs, and
-// answers missing (503 unavailable) otherwise.
-func needs(has func(*handler) bool, missing error, fn handlerFunc) handlerFunc {
-	return func(h *handler, x *exchange, r *http.Request) error {
-		if !has(h) {
-			return missing
-		}
-		return fn(h, x, r)
-	}
-}
+// errCounterpartyEntity answers POST /counterparties with an entity_id
+// that is unknown or outside the caller's tree, alike.
+var errCounterpartyEntity = &corebank.Error{Kind: corebank.KindConflict, Code: corebank.CodeConflict,
+	Message: "entity_id does not name an entity this API key may act for",
+	Fields:  map[string]string{"entity_id": "is unknown or outside this API key's entities"}}
 
 func (h *handler) createCounterparty(x *exchange, r *http.Request) error {
-	var req payments.NewCounterparty
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	requested, err := entityParam(r, req.EntityID)
-	if err != nil {
-		return err
-	}
-	req.EntityID = requested
-	c, err := h.pay.CreateCounterparty(r.Context(), x.caller(), req)
-	if errors.Is(err, corebank.ErrEntityNotFound) {
-		return errCounterpartyEntity
-	}
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusCreated, "counterparty created", c)
+	return created(x, r, enveloped(http.StatusCreated, "counterparty created"),
+		func(q *payments.NewCounterparty) *string { return &q.EntityID },
+		func(ctx context.Context, c corebank.Caller, req payments.NewCounterparty) (*payments.Counterparty, error) {
+			cp, err := h.pay.CreateCounterparty(ctx, c, req)
+			if errors.Is(err, corebank.ErrEntityNotFound) {
+				return nil, errCounterpartyEntity
+			}
+			return cp, err
+		})
 }
 
 // counterpartyPagination is meta.pagination of GET /counterparties: SPEC
@@ -99,9 +72,9 @@ type counterpartyPagination struct {
 }
 
 type counterpartyList struct {
-	Status  string `json:"status"`
-	Message string `json:"message"`
-	Data    any    `json:"data"`
+	Status  string                  `json:"status"`
+	Message string                  `json:"message"`
+	Data    []payments.Counterparty `json:"data"`
 	Meta    struct {
 		Pagination     counterpartyPagination `json:"pagination"`
 		FiltersApplied map[string]string      `json:"filters_applied"`
@@ -109,98 +82,59 @@ type counterpartyList struct {
 }
 
 func (h *handler) listCounterparties(x *exchange, r *http.Request) error {
-	q := newQuery(r.URL.RawQuery)
-	filters := map[string]string{}
-	if t := q.str("type"); t != "" {
-		if t != payments.CounterpartyIndividual && t != payments.CounterpartyBusiness {
-			q.add("type", "must be individual or business")
-		}
-		filters["type"] = t
-	}
-	if s := q.str("status"); s != "" {
-		if s != payments.CounterpartyActive && s != payments.CounterpartyInactive {
-			q.add("status", "must be active or inactive")
-		}
-		filters["status"] = s
-	}
-	lq, err := h.readScopedList(x, q, "counterparties", filters)
-	if err != nil {
-		return err
-	}
-	page, err := h.pay.ListCounterparties(r.Context(), x.caller(), lq.requested,
-		payments.CounterpartyFilter{Type: filters["type"], Status: filters["status"]}, lq.opts)
-	if err != nil {
-		return err
-	}
-	if lq.cursorErr != nil {
-		return lq.cursorErr
-	}
-	l := list(h, "counterparties retrieved", page, lq.opts.Limit, lq.fh, filters)
-	out := &counterpartyList{Status: l.Status, Message: l.Message, Data: l.Data}
-	out.Meta.Pagination = counterpartyPagination{pagination: l.Meta.Pagination, HasMore: l.Meta.Pagination.HasNext}
-	out.Meta.FiltersApplied = l.Meta.FiltersApplied
-	writeJSON(x, http.StatusOK, out)
-	return nil
+	return listed(x, r, listing[payments.Counterparty]{name: "counterparties", message: "counterparties retrieved",
+		filters: func(q *query, filters map[string]string) {
+			if t := q.str("type"); t != "" {
+				if t != payments.CounterpartyIndividual && t != payments.CounterpartyBusiness {
+					q.add("type", "must be individual or business")
+				}
+				filters["type"] = t
+			}
+			if s := q.str("status"); s != "" {
+				if s != payments.CounterpartyActive && s != payments.CounterpartyInactive {
+					q.add("status", "must be active or inactive")
+				}
+				filters["status"] = s
+			}
+		},
+		read: func(ctx context.Context, c corebank.Caller, l listRequest) (*corebank.Page[payments.Counterparty], string, error) {
+			p, err := h.pay.ListCounterparties(ctx, c, l.entityID,
+				payments.CounterpartyFilter{Type: l.filters["type"], Status: l.filters["status"]}, l.opts)
+			return p, "", err
+		},
+		form: func(_ *corebank.Page[payments.Counterparty], l *listResponse[payments.Counterparty]) any {
+			out := &counterpartyList{Status: l.Status, Message: l.Message, Data: l.Data}
+			out.Meta.Pagination = counterpartyPagination{pagination: l.Meta.Pagination, HasMore: l.Meta.Pagination.HasNext}
+			out.Meta.FiltersApplied = l.Meta.FiltersApplied
+			return out
+		}})
 }
 
 func (h *handler) getCounterparty(x *exchange, r *http.Request) error {
-	entity, err := queryEntityID(r)
-	if err != nil {
-		return err
-	}
-	c, err := h.pay.GetCounterparty(r.Context(), x.caller(), entity, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "counterparty retrieved", c)
+	return fetched(x, r, enveloped(http.StatusOK, "counterparty retrieved"), h.pay.GetCounterparty)
 }
 
 func (h *handler) patchCounterparty(x *exchange, r *http.Request) error {
 	var req payments.CounterpartyPatch
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	entity, err := entityParam(r, req.EntityID)
-	if err != nil {
-		return err
-	}
-	c, err := h.pay.UpdateCounterparty(r.Context(), x.caller(), entity, r.PathValue("id"), req)
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "counterparty updated", c)
+	return moved(x, r, enveloped(http.StatusOK, "counterparty updated"), &req, &req.EntityID,
+		func(ctx context.Context, c corebank.Caller, entity, id string) (*payments.Counterparty, error) {
+			return h.pay.UpdateCounterparty(ctx, c, entity, id, req)
+		})
 }
 
 func (h *handler) deactivateCounterparty(x *exchange, r *http.Request) error {
-	entity, err := bodyEntityParam(x, r)
-	if err != nil {
-		return err
-	}
-	c, err := h.pay.DeactivateCounterparty(r.Context(), x.caller(), entity, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "counterparty deactivated", c)
+	var req entityOnly
+	return moved(x, r, enveloped(http.StatusOK, "counterparty deactivated"), &req, &req.EntityID, h.pay.DeactivateCounterparty)
 }
 
 // listCounterpartyDetails lists for the counterparty's owner, which
 // filters_applied names.
 func (h *handler) listCounterpartyDetails(x *exchange, r *http.Request) error {
-	q := newQuery(r.URL.RawQuery)
 	id := r.PathValue("id")
-	filters := map[string]string{"counterparty_id": id}
-	lq, err := h.readScopedList(x, q, "payment-details", filters)
-	if err != nil {
-		return err
-	}
-	page, err := h.pay.ListPaymentDetails(r.Context(), x.caller(), lq.requested, id, lq.opts)
-	if err != nil {
-		return err
-	}
-	if lq.cursorErr != nil {
-		return lq.cursorErr
-	}
-	filters["entity_id"] = page.EntityID
-	writeJSON(x, http.StatusOK, list(h, "payment details retrieved", page.Page, lq.opts.Limit, lq.fh, filters))
-	return nil
+	return listed(x, r, listing[payments.PaymentDetail]{name: "payment-details", message: "payment details retrieved",
+		filters: func(_ *query, filters map[string]string) { filters["counterparty_id"] = id },
+		read: func(ctx context.Context, c corebank.Caller, l listRequest) (*corebank.Page[payments.PaymentDetail], string, error) {
+			p, err := h.pay.ListPaymentDetails(ctx, c, l.entityID, id, l.opts)
+			return p.Page, p.EntityID, err
+		}})
 }

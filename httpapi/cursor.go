@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -88,37 +87,6 @@ func (h *handler) listPage(q *query, name string, filters map[string]string, lim
 	return fh, opts, q.err()
 }
 
-// scopedList is a list's query read for a service that checks entity_id
-// itself.
-type scopedList struct {
-	requested string // entity_id as given ("" the caller's), for the service to check
-	fh        string
-	opts      corebank.ListOptions
-	// cursorErr is a bad cursor, reported only once the service has
-	// answered, so that a foreign entity_id answers 404 first.
-	cursorErr error
-}
-
-// readScopedList finishes reading a list's query after its own filters:
-// entity_id, which it records in filters (the caller's entity when
-// absent), then limit and the cursor (see listPage).
-func (h *handler) readScopedList(x *exchange, q *query, name string, filters map[string]string) (scopedList, error) {
-	return h.readScopedListOf(x, q, name, filters, corebank.DefaultLimit)
-}
-
-// readScopedListOf is readScopedList for a list whose limit defaults to
-// def.
-func (h *handler) readScopedListOf(x *exchange, q *query, name string, filters map[string]string, def int) (scopedList, error) {
-	l := scopedList{requested: q.str("entity_id")}
-	limit := q.limitOr(def)
-	if err := q.err(); err != nil {
-		return l, err
-	}
-	filters["entity_id"] = cmp.Or(l.requested, x.caller().EntityID)
-	l.fh, l.opts, l.cursorErr = h.listPage(q, name, filters, limit)
-	return l, nil
-}
-
 // cursorAlias reads the query parameter name as cursor, for the lists
 // whose documents (or clients following meta.pagination.next_cursor)
 // spell it so; giving both is 422 on name.
@@ -183,15 +151,15 @@ type listMeta struct {
 }
 
 // listResponse is the form every list answers with.
-type listResponse struct {
+type listResponse[T any] struct {
 	Status  string   `json:"status"`
 	Message string   `json:"message"`
-	Data    any      `json:"data"`
+	Data    []T      `json:"data"`
 	Meta    listMeta `json:"meta"`
 }
 
 // list builds the list response for a page.
-func list[T any](h *handler, message string, page *corebank.Page[T], limit int, fh string, filters map[string]string) *listResponse {
+func list[T any](h *handler, message string, page *corebank.Page[T], limit int, fh string, filters map[string]string) *listResponse[T] {
 	items := page.Items
 	if items == nil {
 		items = []T{}
@@ -212,6 +180,6 @@ func list[T any](h *handler, message string, page *corebank.Page[T], limit int, 
 	if filters == nil {
 		filters = map[string]string{}
 	}
-	return &listResponse{Status: "success", Message: message, Data: items,
+	return &listResponse[T]{Status: "success", Message: message, Data: items,
 		Meta: listMeta{Pagination: p, FiltersApplied: filters}}
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"cmp"
+	"context"
 	"net/http"
 
 	"github.com/corebank/corebank"
@@ -18,52 +19,37 @@ type createDetailsReq struct {
 	Meta           map[string]string `json:"meta"`
 }
 
+// createDetails reads entity_id from the body alone: the ledger takes it
+// there.
 func (h *handler) createDetails(x *exchange, r *http.Request) error {
-	var req createDetailsReq
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	if req.AccountID == "" {
-		return corebank.InvalidField("account_id", "is required")
-	}
-	d, err := h.led.CreateAccountDetails(r.Context(), x.caller(), ledger.NewAccountDetails{AccountID: req.AccountID,
-		EntityID: req.EntityID, Chain: req.Chain, TerminateAfter: req.TerminateAfter, ProviderID: req.ProviderID, Meta: req.Meta})
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusCreated, "account details created", d)
+	return created(x, r, enveloped(http.StatusCreated, "account details created"), nil,
+		func(ctx context.Context, c corebank.Caller, req createDetailsReq) (*ledger.AccountDetails, error) {
+			if req.AccountID == "" {
+				return nil, corebank.InvalidField("account_id", "is required")
+			}
+			return h.led.CreateAccountDetails(ctx, c, ledger.NewAccountDetails{AccountID: req.AccountID,
+				EntityID: req.EntityID, Chain: req.Chain, TerminateAfter: req.TerminateAfter, ProviderID: req.ProviderID, Meta: req.Meta})
+		})
 }
 
+// listDetails lists the details of account_id or of entity_id. The
+// filters are those the caller asked for, the entity defaulting to the
+// caller's when no account is named; the ledger decides whether the
+// caller may see them.
 func (h *handler) listDetails(x *exchange, r *http.Request) error {
-	q := newQuery(r.URL.RawQuery)
-	accountID := q.str("account_id")
-	requested := q.str("entity_id")
-	limit := q.limit()
-	if err := q.err(); err != nil {
-		return err
-	}
-	// The filters the caller asked for, the entity defaulting to the
-	// caller's when no account is named; the ledger decides whether the
-	// caller may see them.
-	filters := map[string]string{}
-	if accountID != "" {
-		filters["account_id"] = accountID
-		if requested != "" {
-			filters["entity_id"] = requested
-		}
-	} else {
-		filters["entity_id"] = cmp.Or(requested, x.caller().EntityID)
-	}
-	fh, opts, err := h.listPage(q, "account-details", filters, limit)
-	if err != nil {
-		return err
-	}
-	page, err := h.led.ListAccountDetails(r.Context(), x.caller(), ledger.AccountDetailsFilter{AccountID: accountID, EntityID: requested}, opts)
-	if err != nil {
-		return err
-	}
-	writeJSON(x, http.StatusOK, list(h, "account details retrieved", page, limit, fh, filters))
-	return nil
+	return listed(x, r, listing[ledger.AccountDetails]{name: "account-details", message: "account details retrieved",
+		filters: func(q *query, filters map[string]string) { q.pick(filters, "account_id") },
+		scope: func(requested string, c corebank.Caller, filters map[string]string) {
+			if filters["account_id"] == "" {
+				filters["entity_id"] = cmp.Or(requested, c.EntityID)
+			} else if requested != "" {
+				filters["entity_id"] = requested
+			}
+		},
+		read: func(ctx context.Context, c corebank.Caller, l listRequest) (*corebank.Page[ledger.AccountDetails], string, error) {
+			p, err := h.led.ListAccountDetails(ctx, c, ledger.AccountDetailsFilter{AccountID: l.filters["account_id"], EntityID: l.entityID}, l.opts)
+			return p, "", err
+		}})
 }
 
 // entitySummary is the owning entity as GET /account-details/{id} shows it.
@@ -84,40 +70,34 @@ type detailsView struct {
 }
 
 func (h *handler) getDetails(x *exchange, r *http.Request) error {
-	entity, err := queryEntityID(r)
-	if err != nil {
-		return err
-	}
-	ctx := r.Context()
-	d, err := h.led.GetAccountDetails(ctx, x.caller(), entity, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	v := &detailsView{AccountDetail: d}
-	if e, err := h.ent.GetEntity(ctx, x.caller(), "", d.EntityID); err == nil {
-		v.Entity = &entitySummary{ID: e.ID, Name: e.Name, Type: e.Type, Status: e.Status, IsRoot: e.IsRoot, ParentID: e.ParentEntity}
-	} else if !notFound(err) {
-		return err
-	}
-	if a, err := h.led.GetAccount(ctx, x.caller(), "", d.AccountID); err == nil {
-		v.Account = a
-	} else if !notFound(err) {
-		return err
-	}
-	if v.Statistics, err = h.led.GetAccountDetailsStats(ctx, x.caller(), d.ID); err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "account details retrieved", v)
+	return fetched(x, r, enveloped(http.StatusOK, "account details retrieved"),
+		func(ctx context.Context, c corebank.Caller, entity, id string) (*detailsView, error) {
+			d, err := h.led.GetAccountDetails(ctx, c, entity, id)
+			if err != nil {
+				return nil, err
+			}
+			v := &detailsView{AccountDetail: d}
+			if e, err := h.ent.GetEntity(ctx, c, "", d.EntityID); err == nil {
+				v.Entity = &entitySummary{ID: e.ID, Name: e.Name, Type: e.Type, Status: e.Status, IsRoot: e.IsRoot, ParentID: e.ParentEntity}
+			} else if !notFound(err) {
+				return nil, err
+			}
+			if a, err := h.led.GetAccount(ctx, c, "", d.AccountID); err == nil {
+				v.Account = a
+			} else if !notFound(err) {
+				return nil, err
+			}
+			if v.Statistics, err = h.led.GetAccountDetailsStats(ctx, c, d.ID); err != nil {
+				return nil, err
+			}
+			return v, nil
+		})
 }
 
+// activateDetails takes an empty body and no entity_id.
 func (h *handler) activateDetails(x *exchange, r *http.Request) error {
-	if err := decodeJSON(x.body, &struct{}{}); err != nil {
-		return err
-	}
-	d, err := h.led.ActivateAccountDetails(r.Context(), x.caller(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(x, http.StatusOK, d)
-	return nil
+	return moved(x, r, bare(http.StatusOK), &struct{}{}, nil,
+		func(ctx context.Context, c corebank.Caller, _, id string) (*ledger.AccountDetails, error) {
+			return h.led.ActivateAccountDetails(ctx, c, id)
+		})
 }

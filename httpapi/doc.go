@@ -15,7 +15,9 @@
 //
 // The handler answers paths from the root and can be mounted on any mux
 // (use http.StripPrefix under a prefix). routes.go holds the whole route
-// table; errors.go is the only place that maps a corebank.Kind to a status.
+// table; errors.go is the only place that maps a corebank.Kind to a status;
+// helpers.go holds the adapters every resource handler is built from and
+// the one reader of entity_id.
 //
 // # Authentication and scope
 //

@@ -20,7 +20,8 @@ var docsCSP = "default-src 'none'; style-src " + styleHash(string(docsHTML)) +
 	"; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
 
 // docs answers GET /docs, an open route (no key): the HTML reference of
-// the OpenAPI document.
+// the OpenAPI document. It answers HTML, not an adapter's JSON
+// (helpers.go).
 func (h *handler) docs(x *exchange, r *http.Request) error {
 	hd := x.Header()
 	hd.Set("Content-Type", "text/html; charset=utf-8")

@@ -35,56 +35,38 @@ var (
 	errIdemDiverged = corebank.E(corebank.KindConflict, corebank.CodeConflict, "the request with this Idempotency-Key took another path when retried than when it first ran; send it with a new key")
 )
 
-// statusOf is the one map from corebank.Kind to an HTTP status.
+// kinds is the one map from a corebank.Kind to the HTTP status it answers
+// and the code of an *Error of that Kind that carries none. A Kind not in
+// it (KindInternal, or one added later) answers 500 internal_error.
+var kinds = map[corebank.Kind]struct {
+	status int
+	code   string
+}{
+	corebank.KindInvalid:      {http.StatusUnprocessableEntity, corebank.CodeValidation},
+	corebank.KindBadRequest:   {http.StatusBadRequest, codeBadRequest},
+	corebank.KindNotFound:     {http.StatusNotFound, corebank.CodeNotFound},
+	corebank.KindConflict:     {http.StatusConflict, corebank.CodeConflict},
+	corebank.KindRejected:     {http.StatusUnprocessableEntity, "rejected"},
+	corebank.KindUnavailable:  {http.StatusServiceUnavailable, codeUnavailable},
+	corebank.KindForbidden:    {http.StatusForbidden, codeForbidden},
+	corebank.KindUnauthorized: {http.StatusUnauthorized, codeUnauthorized},
+	corebank.KindRateLimited:  {http.StatusTooManyRequests, codeRateLimited},
+	corebank.KindTooLarge:     {http.StatusRequestEntityTooLarge, codeTooLarge},
+}
+
+// statusOf is the HTTP status of k (see kinds).
 func statusOf(k corebank.Kind) int {
-	switch k {
-	case corebank.KindInvalid:
-		return http.StatusUnprocessableEntity
-	case corebank.KindBadRequest:
-		return http.StatusBadRequest
-	case corebank.KindNotFound:
-		return http.StatusNotFound
-	case corebank.KindConflict:
-		return http.StatusConflict
-	case corebank.KindRejected:
-		return http.StatusUnprocessableEntity
-	case corebank.KindUnavailable:
-		return http.StatusServiceUnavailable
-	case corebank.KindForbidden:
-		return http.StatusForbidden
-	case corebank.KindUnauthorized:
-		return http.StatusUnauthorized
-	case corebank.KindRateLimited:
-		return http.StatusTooManyRequests
-	case corebank.KindTooLarge:
-		return http.StatusRequestEntityTooLarge
+	if e, ok := kinds[k]; ok {
+		return e.status
 	}
 	return http.StatusInternalServerError
 }
 
-// defaultCode is the code of an *Error that carries none.
+// defaultCode is the code of an *Error of Kind k that carries none (see
+// kinds).
 func defaultCode(k corebank.Kind) string {
-	switch k {
-	case corebank.KindInvalid:
-		return corebank.CodeValidation
-	case corebank.KindBadRequest:
-		return codeBadRequest
-	case corebank.KindNotFound:
-		return corebank.CodeNotFound
-	case corebank.KindConflict:
-		return corebank.CodeConflict
-	case corebank.KindRejected:
-		return "rejected"
-	case corebank.KindUnavailable:
-		return codeUnavailable
-	case corebank.KindForbidden:
-		return codeForbidden
-	case corebank.KindUnauthorized:
-		return codeUnauthorized
-	case corebank.KindRateLimited:
-		return codeRateLimited
-	case corebank.KindTooLarge:
-		return codeTooLarge
+	if e, ok := kinds[k]; ok {
+		return e.code
 	}
 	return corebank.CodeInternal
 }

@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/webhooks"
 )
 
@@ -21,45 +23,30 @@ import (
 // empty when none is subscribed. An event outside that tree answers 404 as
 // a missing one does.
 
-// maxEventTime is the largest created_after/created_before accepted: the
-// last millisecond an event ID (a ULID, 48-bit time) can hold.
-const maxEventTime = 1<<48 - 1
-
 // maxEventType bounds the type filter's length.
 const maxEventType = 100
 
 // listEvents serves GET /events.
 func (h *handler) listEvents(x *exchange, r *http.Request) error {
-	if h.wh == nil {
-		return errNoWebhooks
-	}
-	q := newQuery(r.URL.RawQuery)
-	filters := map[string]string{}
 	var f webhooks.EventFilter
-	if t := q.str("type"); t != "" {
-		if t == "funding_sessions_updated" { // SPEC's other spelling
-			t = "funding_sessions.updated"
-		}
-		if !eventTypeShape(t) {
-			q.add("type", "must be an event type such as outflows.completed")
-		}
-		f.Type = t
-		filters["type"] = t
-	}
-	f.CreatedAfter, f.CreatedBefore = q.createdRange(filters, maxEventTime)
-	l, err := h.readScopedList(x, q, "events", filters)
-	if err != nil {
-		return err
-	}
-	page, err := h.wh.ListEvents(r.Context(), x.caller(), l.requested, f, l.opts)
-	if err != nil {
-		return err
-	}
-	if l.cursorErr != nil {
-		return l.cursorErr
-	}
-	writeJSON(x, http.StatusOK, list(h, "events retrieved", page, l.opts.Limit, l.fh, filters))
-	return nil
+	return listed(x, r, listing[webhooks.Event]{name: "events", message: "events retrieved",
+		filters: func(q *query, filters map[string]string) {
+			if t := q.str("type"); t != "" {
+				if t == "funding_sessions_updated" { // SPEC's other spelling
+					t = "funding_sessions.updated"
+				}
+				if !eventTypeShape(t) {
+					q.add("type", "must be an event type such as outflows.completed")
+				}
+				f.Type = t
+				filters["type"] = t
+			}
+			f.CreatedAfter, f.CreatedBefore = q.createdRange(filters)
+		},
+		read: func(ctx context.Context, c corebank.Caller, l listRequest) (*corebank.Page[webhooks.Event], string, error) {
+			p, err := h.wh.ListEvents(ctx, c, l.entityID, f, l.opts)
+			return p, "", err
+		}})
 }
 
 // eventTypeShape reports whether t looks like an event type: lower-case
@@ -93,26 +80,18 @@ type redelivery struct {
 
 // redeliverEvent serves POST /events/{id}/redeliver.
 func (h *handler) redeliverEvent(x *exchange, r *http.Request) error {
-	if h.wh == nil {
-		return errNoWebhooks
-	}
-	bodyEntity, err := bodyEntityID(x)
-	if err != nil {
-		return err
-	}
-	entity, err := entityParam(r, bodyEntity)
-	if err != nil {
-		return err
-	}
-	id := r.PathValue("id")
-	// Redeliver wakes the dispatcher: the webhooks service writes to its
-	// own store, not through the commit hook.
-	ds, err := h.wh.Redeliver(r.Context(), x.caller(), entity, id)
-	if err != nil {
-		return err
-	}
-	if ds == nil {
-		ds = []webhooks.Delivery{}
-	}
-	return ok(x, http.StatusOK, "event queued for redelivery", &redelivery{EventID: id, Deliveries: ds})
+	var req entityOnly
+	return moved(x, r, enveloped(http.StatusOK, "event queued for redelivery"), &req, &req.EntityID,
+		func(ctx context.Context, c corebank.Caller, entity, id string) (*redelivery, error) {
+			// Redeliver wakes the dispatcher: the webhooks service writes to
+			// its own store, not through the commit hook.
+			ds, err := h.wh.Redeliver(ctx, c, entity, id)
+			if err != nil {
+				return nil, err
+			}
+			if ds == nil {
+				ds = []webhooks.Delivery{}
+			}
+			return &redelivery{EventID: id, Deliveries: ds}, nil
+		})
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/corebank/corebank"
@@ -14,11 +15,11 @@ var errNoOutage = corebank.E(corebank.KindConflict, "fx_outage_not_simulated",
 // corridor quote; the account must lie in the tree of entity_id), else for
 // entity_id (an indicative quote).
 func (h *handler) createQuote(x *exchange, r *http.Request) error {
-	return created(x, r, "fx quote created", func(q *payments.NewQuote) *string { return &q.EntityID }, h.pay.CreateQuote)
+	return created(x, r, enveloped(http.StatusCreated, "fx quote created"), func(q *payments.NewQuote) *string { return &q.EntityID }, h.pay.CreateQuote)
 }
 
 func (h *handler) getQuote(x *exchange, r *http.Request) error {
-	return fetched(x, r, "fx quote retrieved", h.pay.GetQuote)
+	return fetched(x, r, enveloped(http.StatusOK, "fx quote retrieved"), h.pay.GetQuote)
 }
 
 type outageReq struct {
@@ -29,17 +30,18 @@ type outageBody struct {
 	Enabled bool `json:"enabled"`
 }
 
+// fxOutage switches the sandbox FX provider's simulated outage; it
+// answers {enabled} bare and reads no entity_id.
 func (h *handler) fxOutage(x *exchange, r *http.Request) error {
 	var req outageReq
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	if req.Enabled == nil {
-		return corebank.InvalidField("enabled", "is required: true or false")
-	}
-	if !h.pay.SetFXOutage(*req.Enabled) {
-		return errNoOutage
-	}
-	writeJSON(x, http.StatusOK, &outageBody{Enabled: *req.Enabled})
-	return nil
+	return moved(x, r, bare(http.StatusOK), &req, nil,
+		func(context.Context, corebank.Caller, string, string) (*outageBody, error) {
+			if req.Enabled == nil {
+				return nil, corebank.InvalidField("enabled", "is required: true or false")
+			}
+			if !h.pay.SetFXOutage(*req.Enabled) {
+				return nil, errNoOutage
+			}
+			return &outageBody{Enabled: *req.Enabled}, nil
+		})
 }

@@ -26,6 +26,123 @@ const idemDueKind = "httpapi.idempotency"
 
 const maxIdemKey = 255
 
+// idempotent runs fn at most once per (entity, key), replaying its stored
+// response to later requests with the same key and body. fn runs under a
+// storage.Journal, so each write it makes commits with a record of its
+// result: after a crash, a retry re-runs fn, whose committed writes return
+// their recorded results instead of running again.
+func (h *handler) idempotent(x *exchange, r *http.Request, key string, fn handlerFunc) {
+	if err := checkIdemKey(key); err != nil {
+		h.writeError(x, r, err)
+		return
+	}
+	ctx := r.Context()
+	k := idemKey(x.c.EntityID, key)
+	hash := requestHash(r, x.body)
+	now := h.clock.Now()
+	stored := func() (*idemRecord, error) {
+		return storage.View(ctx, h.db, func(tx storage.Tx) (*idemRecord, error) {
+			rec, _, err := h.getIdem(tx, k, hash, now)
+			return rec, err
+		})
+	}
+	if !h.inflight.claim(k) {
+		// Only a request still running makes a duplicate wait: a retry of
+		// one that completed is answered from its record even while
+		// another retry of it is being answered (two retries of one
+		// request sent at once, as the simulator does).
+		if rec, err := stored(); err == nil && rec != nil && rec.Done {
+			replay(x, rec)
+			return
+		}
+		h.writeError(x, r, errIdemBusy)
+		return
+	}
+	defer h.inflight.release(k)
+	rec, err := stored()
+	if err != nil {
+		h.writeError(x, r, err)
+		return
+	}
+	if rec != nil && rec.Done {
+		replay(x, rec)
+		return
+	}
+	run := &idemRun{h: h, k: k, hash: hash, now: now}
+	buf := getBuf()
+	defer putBuf(buf)
+	x.capture = buf
+	defer func() { x.capture = nil }() // on a panic, ServeHTTP answers
+	err = fn(h, x, r.WithContext(storage.WithJournal(ctx, run)))
+	if errors.Is(err, errIdemBusy) && h.completer != nil {
+		// A deferred completion (of this key's earlier request) was stored
+		// while this one ran over its steps: answer what it stored.
+		done, _ := stored()
+		if done != nil && done.Done {
+			x.capture = nil
+			replay(x, done)
+			return
+		}
+	}
+	if err != nil {
+		h.writeError(x, r, err)
+	}
+	x.capture = nil
+	status := x.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	keep := storable(status) && !h.noStore.Load()
+	if h.completer != nil && keep && (run.wrote != nil || run.replayed) {
+		h.completer.add(run, status, buf.Bytes())
+	} else if err := h.complete(context.WithoutCancel(ctx), run, status, buf.Bytes(), keep); err != nil {
+		h.log.ErrorContext(ctx, "storing idempotent response", slog.String("error", err.Error()))
+	}
+	if run.replayed {
+		x.Header().Set("Idempotent-Replayed", "true")
+	}
+	x.sent = true
+	x.w.WriteHeader(status)
+	_, _ = x.w.Write(buf.Bytes())
+}
+
+// replay answers the stored response of rec.
+func replay(x *exchange, rec *idemRecord) {
+	hd := x.Header()
+	hd["Content-Type"] = jsonContentType
+	hd.Set("Idempotent-Replayed", "true")
+	x.WriteHeader(rec.Status)
+	_, _ = x.Write(rec.Body)
+}
+
+// inflight holds the idempotency keys whose requests are running in this
+// process, so that a concurrent duplicate is refused at once. It is not
+// stored: a key whose request died with the process is free on restart,
+// and requests on other nodes meet at the record (idemRun).
+type inflight struct {
+	mu   sync.Mutex
+	keys map[string]struct{}
+}
+
+func (f *inflight) claim(k []byte) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.keys[string(k)]; ok {
+		return false
+	}
+	if f.keys == nil {
+		f.keys = make(map[string]struct{})
+	}
+	f.keys[string(k)] = struct{}{}
+	return true
+}
+
+func (f *inflight) release(k []byte) {
+	f.mu.Lock()
+	delete(f.keys, string(k))
+	f.mu.Unlock()
+}
+
 // idemRecord is what a key has done. It is first written by the
 // transaction of the request's first write (a step, see storage.Journal),
 // so that the record and the effect commit together; each later write

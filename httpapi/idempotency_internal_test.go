@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -211,6 +212,137 @@ func TestIdempotencySealed(t *testing.T) {
 		got := string(redactSecrets([]byte(`{"id":"k1","api_key":"` + secret + `","prefix":"sk_sandbox_Q7vL"}`)))
 		if got != `{"id":"k1","prefix":"sk_sandbox_Q7vL"}` {
 			t.Fatalf("redactSecrets = %s", got)
+		}
+	})
+}
+
+func TestIdempotency(t *testing.T) {
+	t.Run("OKReplay", func(t *testing.T) {
+		f := newFW(t)
+		body := []byte(`{"name":"a","amount":1}`)
+		first := f.do(t, "POST", "/echo", "full", body, "Idempotency-Key", "k1")
+		second := f.do(t, "POST", "/echo", "full", body, "Idempotency-Key", "k1")
+		if first.status != 201 || second.status != 201 || first.raw != second.raw {
+			t.Fatalf("first %d %s, second %d %s", first.status, first.raw, second.status, second.raw)
+		}
+		if first.header.Get("Idempotent-Replayed") != "" || second.header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("replay headers: %q %q", first.header.Get("Idempotent-Replayed"), second.header.Get("Idempotent-Replayed"))
+		}
+		if n := f.calls.Load(); n != 1 {
+			t.Fatalf("ran %d times", n)
+		}
+		// Another entity's same key is its own.
+		third := f.do(t, "POST", "/echo", "other", body, "Idempotency-Key", "k1")
+		if third.status != 201 || third.header.Get("Idempotent-Replayed") != "" || f.calls.Load() != 2 {
+			t.Fatalf("other entity: %d %v", third.status, third.header)
+		}
+	})
+	t.Run("ErrMismatch", func(t *testing.T) {
+		f := newFW(t)
+		f.do(t, "POST", "/echo", "full", []byte(`{"name":"a"}`), "Idempotency-Key", "k1")
+		got := f.do(t, "POST", "/echo", "full", []byte(`{"name":"b"}`), "Idempotency-Key", "k1")
+		if got.status != 422 || got.code() != "idempotency_key_mismatch" {
+			t.Fatalf("%d %s", got.status, got.raw)
+		}
+	})
+	t.Run("OKValidationNotStored", func(t *testing.T) {
+		f := newFW(t)
+		got := f.do(t, "POST", "/echo", "full", []byte(`{"name":""}`), "Idempotency-Key", "k1")
+		if got.status != 422 {
+			t.Fatalf("%d %s", got.status, got.raw)
+		}
+		got = f.do(t, "POST", "/echo", "full", []byte(`{"name":"fixed"}`), "Idempotency-Key", "k1")
+		if got.status != 201 || got.header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("corrected retry: %d %s", got.status, got.raw)
+		}
+	})
+	t.Run("OKExpiry", func(t *testing.T) {
+		f := newFW(t)
+		f.do(t, "POST", "/echo", "full", []byte(`{"name":"a"}`), "Idempotency-Key", "k1")
+		f.clock.Add(23 * time.Hour)
+		if got := f.do(t, "POST", "/echo", "full", []byte(`{"name":"a"}`), "Idempotency-Key", "k1"); got.header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("not replayed within 24h: %d", got.status)
+		}
+		f.clock.Add(time.Hour + time.Second)
+		got := f.do(t, "POST", "/echo", "full", []byte(`{"name":"b"}`), "Idempotency-Key", "k1")
+		if got.status != 201 || got.header.Get("Idempotent-Replayed") != "" || f.calls.Load() != 2 {
+			t.Fatalf("after expiry: %d %s", got.status, got.raw)
+		}
+		f.clock.Add(25 * time.Hour)
+		n, err := PurgeIdempotency(context.Background(), f.h.db, f.clock.Now())
+		if err != nil || n != 1 {
+			t.Fatalf("purge: %d %v", n, err)
+		}
+	})
+	t.Run("OKConcurrentRunsOnce", func(t *testing.T) {
+		f := newFW(t)
+		var wg sync.WaitGroup
+		results := make([]resp, 5)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[0] = f.do(t, "POST", "/slow", "full", []byte(`{}`), "Idempotency-Key", "k1")
+		}()
+		<-f.entered
+		for i := 1; i < 5; i++ {
+			results[i] = f.do(t, "POST", "/slow", "full", []byte(`{}`), "Idempotency-Key", "k1")
+		}
+		close(f.gate)
+		wg.Wait()
+		if results[0].status != 201 {
+			t.Fatalf("first: %d %s", results[0].status, results[0].raw)
+		}
+		for _, r := range results[1:] {
+			if r.status != 409 || r.code() != "conflict" {
+				t.Fatalf("duplicate in flight: %d %s", r.status, r.raw)
+			}
+		}
+		if got := f.do(t, "POST", "/slow", "full", []byte(`{}`), "Idempotency-Key", "k1"); got.header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("after completion: %d %s", got.status, got.raw)
+		}
+		// Once it completed, a retry meeting another retry of it in flight
+		// replays too, rather than 409 (found by the simulator: two
+		// retries of one request in one concurrent step).
+		k := idemKey("E1", "k1") // the "full" key's entity
+		if !f.h.inflight.claim(k) {
+			t.Fatal("the key is still claimed")
+		}
+		got := f.do(t, "POST", "/slow", "full", []byte(`{}`), "Idempotency-Key", "k1")
+		f.h.inflight.release(k)
+		if got.status != 201 || got.header.Get("Idempotent-Replayed") != "true" || got.raw != results[0].raw {
+			t.Fatalf("retry beside a retry in flight: %d %s", got.status, got.raw)
+		}
+		if n := f.calls.Load(); n != 1 {
+			t.Fatalf("ran %d times", n)
+		}
+	})
+	t.Run("OKPanicReleases", func(t *testing.T) {
+		f := newFW(t)
+		if got := f.do(t, "POST", "/panic", "full", nil, "Idempotency-Key", "k1"); got.status != 500 {
+			t.Fatalf("%d", got.status)
+		}
+		if got := f.do(t, "POST", "/panic", "full", nil, "Idempotency-Key", "k1"); got.status != 500 || got.code() != "internal_error" {
+			t.Fatalf("key not released after panic: %d %s", got.status, got.raw)
+		}
+	})
+	t.Run("OKPanicAfterCapturedWrite", func(t *testing.T) {
+		f := newFW(t)
+		for i := 0; i < 2; i++ {
+			got := f.do(t, "POST", "/panic-late", "full", nil, "Idempotency-Key", "k1")
+			if got.status != 500 || got.code() != "internal_error" || got.header.Get("Idempotent-Replayed") != "" {
+				t.Fatalf("try %d: %d %s", i, got.status, got.raw)
+			}
+		}
+	})
+	t.Run("OKCardRedacted", func(t *testing.T) {
+		f := newFW(t)
+		first := f.do(t, "POST", "/card", "full", nil, "Idempotency-Key", "k1")
+		if !strings.Contains(first.raw, "4111111111111111") {
+			t.Fatalf("first response lacks the number: %s", first.raw)
+		}
+		second := f.do(t, "POST", "/card", "full", nil, "Idempotency-Key", "k1")
+		if second.header.Get("Idempotent-Replayed") != "true" || strings.Contains(second.raw, "4111") || strings.Contains(second.raw, `"123"`) {
+			t.Fatalf("replay: %s", second.raw)
 		}
 	})
 }

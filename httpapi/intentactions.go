@@ -12,32 +12,25 @@ import (
 // envelope; when requires_action is true the client sends the cardholder
 // to next_action.url.
 func (h *handler) createIntentAction(x *exchange, r *http.Request) error {
-	return created(x, r, "intent action created", func(q *acquiring.Confirmation) *string { return &q.EntityID }, h.acq.Confirm)
+	return created(x, r, enveloped(http.StatusCreated, "intent action created"), func(q *acquiring.Confirmation) *string { return &q.EntityID }, h.acq.Confirm)
 }
 
 func (h *handler) getIntentAction(x *exchange, r *http.Request) error {
-	return fetched(x, r, "intent action retrieved", h.acq.GetAction)
+	return fetched(x, r, enveloped(http.StatusOK, "intent action retrieved"), h.acq.GetAction)
 }
 
 // listIntentActions lists one entity's actions, oldest first, under
 // data.items; payment_type and payment_intent_id filter too.
 func (h *handler) listIntentActions(x *exchange, r *http.Request) error {
-	return itemsPage(h, x, r, "intent-actions", "intent actions retrieved", h.acq.ListActions, "payment_type", "payment_intent_id")
+	return listed(x, r, acqList("intent-actions", "intent actions retrieved", h.acq.ListActions, "payment_type", "payment_intent_id"))
 }
 
 // verifyIntentAction is POST /intent-verifications/{id}, {id} an intent
 // action: it rechecks a non-final action; a final one comes back
 // unchanged.
 func (h *handler) verifyIntentAction(x *exchange, r *http.Request) error {
-	requested, err := bodyEntityParam(x, r)
-	if err != nil {
-		return err
-	}
-	a, err := h.acq.Verify(r.Context(), x.caller(), requested, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "intent action verified", a)
+	var req entityOnly
+	return moved(x, r, enveloped(http.StatusOK, "intent action verified"), &req, &req.EntityID, h.acq.Verify)
 }
 
 type simulateActionReq struct {
@@ -50,7 +43,7 @@ type simulateActionReq struct {
 // does; it runs what the issuer's answer (and the challenge page) runs.
 func (h *handler) simulateIntentAction(x *exchange, r *http.Request) error {
 	var req simulateActionReq
-	return simulated(x, r, &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*acquiring.Action, error) {
+	return moved(x, r, bare(http.StatusOK), &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*acquiring.Action, error) {
 		return h.acq.Simulate(ctx, c, entity, id, req.Outcome, req.StatusReason)
 	})
 }

@@ -16,7 +16,8 @@ var openAPIDoc []byte
 // OpenAPI returns the OpenAPI 3 document of the REST API, as JSON.
 func OpenAPI() []byte { return append([]byte(nil), openAPIDoc...) }
 
-// openAPI answers GET /openapi.json, an open route (no key).
+// openAPI answers GET /openapi.json, an open route (no key): fixed bytes,
+// not an adapter's answer (helpers.go).
 func (h *handler) openAPI(x *exchange, r *http.Request) error {
 	x.Header().Set("Content-Type", "application/json")
 	x.WriteHeader(http.StatusOK)

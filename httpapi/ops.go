@@ -112,6 +112,8 @@ type statusBody struct {
 }
 
 // healthz answers 200 {"status": "ok"} while the process serves requests.
+// The probes are open routes about the process, not an entity's
+// resources, so they are not built from an adapter (helpers.go).
 func (h *handler) healthz(x *exchange, r *http.Request) error {
 	writeJSON(x, http.StatusOK, &statusBody{Status: "ok"})
 	return nil

@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/payments"
 )
 
@@ -10,33 +12,11 @@ import (
 // It acts for the owner of counterparty_id, which must lie in the tree of
 // entity_id.
 func (h *handler) createPaymentDetail(x *exchange, r *http.Request) error {
-	var req payments.NewPaymentDetail
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	requested, err := entityParam(r, req.EntityID)
-	if err != nil {
-		return err
-	}
-	req.EntityID = requested
-	d, err := h.pay.CreatePaymentDetail(r.Context(), x.caller(), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(x, http.StatusCreated, d)
-	return nil
+	return created(x, r, bare(http.StatusCreated), func(q *payments.NewPaymentDetail) *string { return &q.EntityID }, h.pay.CreatePaymentDetail)
 }
 
 func (h *handler) getPaymentDetail(x *exchange, r *http.Request) error {
-	entity, err := queryEntityID(r)
-	if err != nil {
-		return err
-	}
-	d, err := h.pay.GetPaymentDetail(r.Context(), x.caller(), entity, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "payment detail retrieved", d)
+	return fetched(x, r, enveloped(http.StatusOK, "payment detail retrieved"), h.pay.GetPaymentDetail)
 }
 
 // patchPaymentDetail: a new counterparty_id is checked by the service
@@ -44,16 +24,8 @@ func (h *handler) getPaymentDetail(x *exchange, r *http.Request) error {
 // found.
 func (h *handler) patchPaymentDetail(x *exchange, r *http.Request) error {
 	var req payments.PaymentDetailPatch
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	entity, err := entityParam(r, req.EntityID)
-	if err != nil {
-		return err
-	}
-	d, err := h.pay.UpdatePaymentDetail(r.Context(), x.caller(), entity, r.PathValue("id"), req)
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "payment detail updated", d)
+	return moved(x, r, enveloped(http.StatusOK, "payment detail updated"), &req, &req.EntityID,
+		func(ctx context.Context, c corebank.Caller, entity, id string) (*payments.PaymentDetail, error) {
+			return h.pay.UpdatePaymentDetail(ctx, c, entity, id, req)
+		})
 }

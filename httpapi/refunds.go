@@ -16,30 +16,18 @@ import (
 // as on every route (see "Request bodies" in doc.go); a merchant account
 // that cannot cover the amount is 422 insufficient_funds.
 func (h *handler) createRefund(x *exchange, r *http.Request) error {
-	var req acquiring.NewRefund
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	requested, err := entityParam(r, req.EntityID)
-	if err != nil {
-		return err
-	}
-	req.EntityID = requested
-	rf, err := h.acq.CreateRefund(r.Context(), x.caller(), req)
-	if err != nil {
-		return err
-	}
-	return ok(x, http.StatusOK, "refund created", rf)
+	return created(x, r, enveloped(http.StatusOK, "refund created"),
+		func(q *acquiring.NewRefund) *string { return &q.EntityID }, h.acq.CreateRefund)
 }
 
 func (h *handler) getRefund(x *exchange, r *http.Request) error {
-	return fetched(x, r, "refund retrieved", h.acq.GetRefund)
+	return fetched(x, r, enveloped(http.StatusOK, "refund retrieved"), h.acq.GetRefund)
 }
 
 // listRefunds lists one entity's refunds, oldest first, under data.items,
 // with the intent lists' filters.
 func (h *handler) listRefunds(x *exchange, r *http.Request) error {
-	return itemsPage(h, x, r, "refunds", "refunds retrieved", h.acq.ListRefunds)
+	return listed(x, r, acqList("refunds", "refunds retrieved", h.acq.ListRefunds))
 }
 
 // simulateRefund is POST /sandbox/refunds/{id}/simulate {"outcome":
@@ -47,7 +35,7 @@ func (h *handler) listRefunds(x *exchange, r *http.Request) error {
 // as every sandbox route answers.
 func (h *handler) simulateRefund(x *exchange, r *http.Request) error {
 	var req simulateActionReq
-	return simulated(x, r, &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*acquiring.Refund, error) {
+	return moved(x, r, bare(http.StatusOK), &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*acquiring.Refund, error) {
 		return h.acq.SimulateRefund(ctx, c, entity, id, req.Outcome, req.StatusReason)
 	})
 }

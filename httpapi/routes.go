@@ -133,16 +133,16 @@ var routes = []route{
 
 	// Webhooks and events (webhooks.go, events.go); 503 unavailable
 	// without Services.Webhooks.
-	{"POST /entity-webhooks", (*handler).createWebhook},
-	{"GET /entity-webhooks", (*handler).listWebhooks},
-	{"GET /entity-webhooks/{id}", (*handler).getWebhook},
-	{"PATCH /entity-webhooks/{id}", (*handler).patchWebhook},
-	{"DELETE /entity-webhooks/{id}", (*handler).deleteWebhook},
-	{"POST /entity-webhooks/{id}/test", (*handler).testWebhook},
-	{"POST /entity-webhooks/{id}/rotate_secret", (*handler).rotateWebhookSecret},
-	{"GET /entity-webhooks/{id}/deliveries", (*handler).listWebhookDeliveries},
-	{"GET /events", (*handler).listEvents},
-	{"POST /events/{id}/redeliver", (*handler).redeliverEvent},
+	{"POST /entity-webhooks", hookRoute((*handler).createWebhook)},
+	{"GET /entity-webhooks", hookRoute((*handler).listWebhooks)},
+	{"GET /entity-webhooks/{id}", hookRoute((*handler).getWebhook)},
+	{"PATCH /entity-webhooks/{id}", hookRoute((*handler).patchWebhook)},
+	{"DELETE /entity-webhooks/{id}", hookRoute((*handler).deleteWebhook)},
+	{"POST /entity-webhooks/{id}/test", hookRoute((*handler).testWebhook)},
+	{"POST /entity-webhooks/{id}/rotate_secret", hookRoute((*handler).rotateWebhookSecret)},
+	{"GET /entity-webhooks/{id}/deliveries", hookRoute((*handler).listWebhookDeliveries)},
+	{"GET /events", hookRoute((*handler).listEvents)},
+	{"POST /events/{id}/redeliver", hookRoute((*handler).redeliverEvent)},
 
 	// Sandbox simulation.
 	{"GET /sandbox/clock", (*handler).getClock},

@@ -24,6 +24,8 @@ func clockNow(t time.Time) clockBody {
 	return clockBody{Now: t.UTC().Format(time.RFC3339Nano), NowMS: t.UnixMilli()}
 }
 
+// getClock answers the server's time. It is not built from an adapter:
+// it reads nothing of the request, not even a query.
 func (h *handler) getClock(x *exchange, r *http.Request) error {
 	writeJSON(x, http.StatusOK, clockNow(h.clock.Now()))
 	return nil
@@ -32,21 +34,28 @@ func (h *handler) getClock(x *exchange, r *http.Request) error {
 var errRealClock = corebank.E(corebank.KindConflict, "clock_not_adjustable",
 	"the server runs on the real clock; start it with -fake-clock to advance time")
 
+type advanceReq struct {
+	Seconds *int64 `json:"seconds"`
+}
+
+// advanceClock moves the sandbox clock on and runs the due work; it reads
+// no entity_id and answers the new time bare.
 func (h *handler) advanceClock(x *exchange, r *http.Request) error {
-	var req struct {
-		Seconds *int64 `json:"seconds"`
-	}
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
+	var req advanceReq
+	return moved(x, r, bare(http.StatusOK), &req, nil, func(ctx context.Context, _ corebank.Caller, _, _ string) (clockBody, error) {
+		return h.advanceBy(ctx, x.reqID, req)
+	})
+}
+
+func (h *handler) advanceBy(ctx context.Context, reqID string, req advanceReq) (clockBody, error) {
 	switch {
 	case req.Seconds == nil:
-		return corebank.InvalidField("seconds", "is required")
+		return clockBody{}, corebank.InvalidField("seconds", "is required")
 	case *req.Seconds < 1 || *req.Seconds > maxAdvance:
-		return corebank.InvalidField("seconds", "must be between 1 and 315360000 (ten years)")
+		return clockBody{}, corebank.InvalidField("seconds", "must be between 1 and 315360000 (ten years)")
 	}
 	if h.fake == nil {
-		return errRealClock
+		return clockBody{}, errRealClock
 	}
 	h.advance.Lock()
 	defer h.advance.Unlock()
@@ -56,8 +65,8 @@ func (h *handler) advanceClock(x *exchange, r *http.Request) error {
 		// A stored clock's advance is this request's step: a retry after a
 		// crash replays it rather than advancing again.
 		var err error
-		if now, err = h.advancer(r.Context(), d); err != nil {
-			return err
+		if now, err = h.advancer(ctx, d); err != nil {
+			return clockBody{}, err
 		}
 	} else {
 		h.fake.Add(d)
@@ -74,13 +83,12 @@ func (h *handler) advanceClock(x *exchange, r *http.Request) error {
 		// queued and runs again on the next advance, as it would on a real
 		// clock, and a client that took a 503 for a failed advance and sent
 		// it again would move the clock twice.
-		if err := h.runJobs(storage.WithoutJournal(context.WithoutCancel(r.Context())), now); err != nil {
-			h.log.WarnContext(r.Context(), "sandbox clock: due work failed after an advance; it stays queued",
-				slog.String("request_id", x.reqID), slog.Any("err", err))
+		if err := h.runJobs(storage.WithoutJournal(context.WithoutCancel(ctx)), now); err != nil {
+			h.log.WarnContext(ctx, "sandbox clock: due work failed after an advance; it stays queued",
+				slog.String("request_id", reqID), slog.Any("err", err))
 		}
 	}
-	writeJSON(x, http.StatusOK, clockNow(now))
-	return nil
+	return clockNow(now), nil
 }
 
 type createKeyReq struct {
@@ -88,17 +96,13 @@ type createKeyReq struct {
 	ReadOnly bool   `json:"read_only"`
 }
 
+// createAPIKey reads entity_id from the body alone: the service takes it
+// there.
 func (h *handler) createAPIKey(x *exchange, r *http.Request) error {
-	var req createKeyReq
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	k, err := h.ent.CreateAPIKey(r.Context(), x.caller(), entities.NewAPIKey{EntityID: req.EntityID, ReadOnly: req.ReadOnly})
-	if err != nil {
-		return err
-	}
-	writeJSON(x, http.StatusCreated, k)
-	return nil
+	return created(x, r, bare(http.StatusCreated), nil,
+		func(ctx context.Context, c corebank.Caller, req createKeyReq) (*entities.IssuedKey, error) {
+			return h.ent.CreateAPIKey(ctx, c, entities.NewAPIKey{EntityID: req.EntityID, ReadOnly: req.ReadOnly})
+		})
 }
 
 type deletedKey struct {
@@ -107,78 +111,38 @@ type deletedKey struct {
 	Deleted  bool   `json:"deleted"`
 }
 
+// deleteAPIKey reads no body and no entity_id.
 func (h *handler) deleteAPIKey(x *exchange, r *http.Request) error {
-	k, err := h.ent.DeleteAPIKey(r.Context(), x.caller(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(x, http.StatusOK, &deletedKey{ID: k.ID, EntityID: k.EntityID, Deleted: true})
-	return nil
+	return moved(x, r, bare(http.StatusOK), nil, nil, func(ctx context.Context, c corebank.Caller, _, id string) (*deletedKey, error) {
+		k, err := h.ent.DeleteAPIKey(ctx, c, id)
+		if err != nil {
+			return nil, err
+		}
+		return &deletedKey{ID: k.ID, EntityID: k.EntityID, Deleted: true}, nil
+	})
 }
 
+type reviewReq struct {
+	Decision string `json:"decision"`
+}
+
+// reviewEntity decides the review of entity {id}; it reads no entity_id.
 func (h *handler) reviewEntity(x *exchange, r *http.Request) error {
-	var req struct {
-		Decision string `json:"decision"`
-	}
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	e, err := h.ent.Review(r.Context(), x.caller(), r.PathValue("id"), req.Decision)
-	if err != nil {
-		return err
-	}
-	writeJSON(x, http.StatusOK, e)
-	return nil
+	var req reviewReq
+	return moved(x, r, bare(http.StatusOK), &req, nil, func(ctx context.Context, c corebank.Caller, _, id string) (*entities.Entity, error) {
+		return h.ent.Review(ctx, c, id, req.Decision)
+	})
 }
-
-var errNoFunding = corebank.E(corebank.KindUnavailable, "unavailable", "sandbox inflows are not configured on this server")
 
 // createInflow serves POST /sandbox/inflows: the body is funding.NewInflow
 // (reference and source are not members of it), and the funding service
 // checks it and the caller's scope over the account.
 func (h *handler) createInflow(x *exchange, r *http.Request) error {
-	var req funding.NewInflow
-	if err := decodeJSON(x.body, &req); err != nil {
-		return err
-	}
-	if h.funding == nil {
-		return errNoFunding
-	}
-	in, err := h.funding.CreateInflow(r.Context(), x.caller(), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(x, http.StatusCreated, in)
-	return nil
-}
-
-// simulated runs a sandbox simulate route: req (the route's own body, its
-// entity_id at entity) is decoded strictly, the entity asked for is read
-// from the body or the query, and run answers the object, written bare
-// with 200 as every sandbox route answers. It runs what the provider's,
-// issuer's or network's own answer runs.
-func simulated[T any](x *exchange, r *http.Request, req any, entity *string,
-	run func(ctx context.Context, c corebank.Caller, entityID, id string) (T, error)) error {
-	v, err := onPathObject(x, r, req, entity, run)
-	if err != nil {
-		return err
-	}
-	writeJSON(x, http.StatusOK, v)
-	return nil
-}
-
-// onPathObject decodes the body into req, merges its entity_id (*entity,
-// a field of req) with the query's, and runs run on the object the path's
-// {id} names.
-func onPathObject[T any](x *exchange, r *http.Request, req any, entity *string,
-	run func(ctx context.Context, c corebank.Caller, entityID, id string) (T, error)) (T, error) {
-	var zero T
-	if err := decodeJSON(x.body, req); err != nil {
-		return zero, err
-	}
-	requested, err := entityParam(r, *entity)
-	if err != nil {
-		return zero, err
-	}
-	return run(r.Context(), x.caller(), requested, r.PathValue("id"))
+	return created(x, r, bare(http.StatusCreated), nil,
+		func(ctx context.Context, c corebank.Caller, req funding.NewInflow) (*funding.Inflow, error) {
+			if h.funding == nil {
+				return nil, errNoFunding
+			}
+			return h.funding.CreateInflow(ctx, c, req)
+		})
 }

@@ -10,42 +10,50 @@ import (
 	"github.com/corebank/corebank/ledger"
 )
 
+// getStatement answers an account's monthly statement, its lines paged
+// by this API's cursors (bound to the account, year, month and
+// include_pending).
 func (h *handler) getStatement(x *exchange, r *http.Request) error {
-	q := newQuery(r.URL.RawQuery)
-	year, _ := q.integer("year", true, 1970, 9999)
-	month, _ := q.integer("month", true, 1, 12)
-	pending := q.boolean("include_pending", false)
-	entity := q.str("entity_id")
-	limit := q.limit()
-	if err := q.err(); err != nil {
-		return err
+	var (
+		q           *query
+		year, month int64
+		pending     bool
+		limit       int
+	)
+	params := func(qq *query) {
+		q = qq
+		year, _ = q.integer("year", true, 1970, 9999)
+		month, _ = q.integer("month", true, 1, 12)
+		pending = q.boolean("include_pending", false)
+		limit = q.limit()
 	}
-	ctx := r.Context()
-	id := r.PathValue("id")
-	filters := map[string]string{"account_id": id, "year": strconv.FormatInt(year, 10),
-		"month": strconv.FormatInt(month, 10), "include_pending": strconv.FormatBool(pending)}
-	fh, opts, err := h.listPage(q, "statement", filters, limit)
-	if err != nil {
-		return err
-	}
-	st, err := h.led.Statement(ctx, x.caller(), id, ledger.StatementQuery{Year: int(year), Month: int(month),
-		IncludePending: pending, EntityID: entity, ListOptions: opts})
-	if err != nil {
-		return err
-	}
-	// The ledger's positions become this API's signed cursors.
-	if c := st.Pagination.NextCursor; c != nil {
-		s := h.cursors.encode(*c, "n", fh)
-		st.Pagination.NextCursor = &s
-	}
-	if c := st.Pagination.PreviousCursor; c != nil {
-		s := h.cursors.encode(*c, "p", fh)
-		st.Pagination.PreviousCursor = &s
-	}
-	if st.HolderAddress == nil {
-		st.HolderAddress = h.holderAddress(ctx, x.caller(), st.EntityID)
-	}
-	return ok(x, http.StatusOK, "statement generated", st)
+	return fetchedWith(x, r, enveloped(http.StatusOK, "statement generated"), params,
+		func(ctx context.Context, c corebank.Caller, entity, id string) (*ledger.Statement, error) {
+			filters := map[string]string{"account_id": id, "year": strconv.FormatInt(year, 10),
+				"month": strconv.FormatInt(month, 10), "include_pending": strconv.FormatBool(pending)}
+			fh, opts, err := h.listPage(q, "statement", filters, limit)
+			if err != nil {
+				return nil, err
+			}
+			st, err := h.led.Statement(ctx, c, id, ledger.StatementQuery{Year: int(year), Month: int(month),
+				IncludePending: pending, EntityID: entity, ListOptions: opts})
+			if err != nil {
+				return nil, err
+			}
+			// The ledger's positions become this API's signed cursors.
+			if cur := st.Pagination.NextCursor; cur != nil {
+				s := h.cursors.encode(*cur, "n", fh)
+				st.Pagination.NextCursor = &s
+			}
+			if cur := st.Pagination.PreviousCursor; cur != nil {
+				s := h.cursors.encode(*cur, "p", fh)
+				st.Pagination.PreviousCursor = &s
+			}
+			if st.HolderAddress == nil {
+				st.HolderAddress = h.holderAddress(ctx, c, st.EntityID)
+			}
+			return st, nil
+		})
 }
 
 // holderAddress is the owner's address (a person's, else a business's

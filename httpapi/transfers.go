@@ -14,11 +14,11 @@ import (
 // one. Duplicate unique_reference answers 409 duplicate_reference with the
 // original transfer under data.
 func (h *handler) createTransfer(x *exchange, r *http.Request) error {
-	return created(x, r, "transfer created", func(q *payments.NewTransfer) *string { return &q.EntityID }, h.pay.CreateTransfer)
+	return created(x, r, enveloped(http.StatusCreated, "transfer created"), func(q *payments.NewTransfer) *string { return &q.EntityID }, h.pay.CreateTransfer)
 }
 
 func (h *handler) getTransfer(x *exchange, r *http.Request) error {
-	return fetched(x, r, "transfer retrieved", h.pay.GetTransfer)
+	return fetched(x, r, enveloped(http.StatusOK, "transfer retrieved"), h.pay.GetTransfer)
 }
 
 var transferStatuses = map[string]bool{payments.StatusPending: true, payments.StatusProcessing: true,
@@ -28,32 +28,21 @@ var transferStatuses = map[string]bool{payments.StatusPending: true, payments.St
 // given (it must lie in the tree of entity_id), else entity_id;
 // filters_applied names the entity listed.
 func (h *handler) listTransfers(x *exchange, r *http.Request) error {
-	q := newQuery(r.URL.RawQuery)
-	filters := map[string]string{}
-	if s := q.str("status"); s != "" {
-		if !transferStatuses[s] {
-			q.add("status", "must be one of pending, processing, successful, failed, reversed")
-		}
-		filters["status"] = s
-	}
-	if a := q.str("account_id"); a != "" {
-		filters["account_id"] = a
-	}
-	lq, err := h.readScopedList(x, q, "transfers", filters)
-	if err != nil {
-		return err
-	}
-	page, err := h.pay.ListTransfers(r.Context(), x.caller(), payments.TransferFilter{EntityID: lq.requested,
-		AccountID: filters["account_id"], Status: filters["status"]}, lq.opts)
-	if err != nil {
-		return err
-	}
-	if lq.cursorErr != nil {
-		return lq.cursorErr
-	}
-	filters["entity_id"] = page.EntityID
-	writeJSON(x, http.StatusOK, list(h, "transfers retrieved", page.Page, lq.opts.Limit, lq.fh, filters))
-	return nil
+	return listed(x, r, listing[payments.Transfer]{name: "transfers", message: "transfers retrieved",
+		filters: func(q *query, filters map[string]string) {
+			if s := q.str("status"); s != "" {
+				if !transferStatuses[s] {
+					q.add("status", "must be one of pending, processing, successful, failed, reversed")
+				}
+				filters["status"] = s
+			}
+			q.pick(filters, "account_id")
+		},
+		read: func(ctx context.Context, c corebank.Caller, l listRequest) (*corebank.Page[payments.Transfer], string, error) {
+			p, err := h.pay.ListTransfers(ctx, c, payments.TransferFilter{EntityID: l.entityID,
+				AccountID: l.filters["account_id"], Status: l.filters["status"]}, l.opts)
+			return p.Page, p.EntityID, err
+		}})
 }
 
 type simulateReq struct {
@@ -65,7 +54,7 @@ type simulateReq struct {
 // simulateTransfer answers the transfer bare, as every sandbox route does.
 func (h *handler) simulateTransfer(x *exchange, r *http.Request) error {
 	var req simulateReq
-	return simulated(x, r, &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*payments.Transfer, error) {
+	return moved(x, r, bare(http.StatusOK), &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*payments.Transfer, error) {
 		return h.pay.Simulate(ctx, c, entity, id, req.Outcome, req.StatusReason)
 	})
 }

@@ -564,17 +564,3 @@ func beforeLastPage(ids []string, limit int) []string {
 	}
 	return ids[:len(ids)-last]
 }
-
-// TestWebhookUnconfigured checks the routes of a server without a webhooks
-// service: 503, not a crash.
-func TestWebhookUnconfigured(t *testing.T) {
-	e := newEnv(t)
-	e.h = httpapi.New(httpapi.Services{DB: e.db, Ledger: e.led, Entities: e.ent}, nil)
-	for _, c := range [][2]string{{"POST", "/entity-webhooks"}, {"GET", "/entity-webhooks"},
-		{"GET", "/entity-webhooks/x"}, {"POST", "/entity-webhooks/x/test"}, {"GET", "/events"},
-		{"POST", "/events/x/redeliver"}} {
-		if r := e.do(c[0], c[1], e.key, nil); r.Status != 503 || r.code() != "unavailable" {
-			t.Errorf("%s %s: %d %s", c[0], c[1], r.Status, r.Raw)
-		}
-	}
-}
