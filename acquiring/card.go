@@ -118,6 +118,7 @@ import (
 	"time"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/luhn"
 )
 
 // MaxCardPlaintext is the largest decrypted card object DecryptCard
@@ -280,7 +281,7 @@ func parseCard(pt []byte, field string, now time.Time) (Card, error) {
 		p.Add(field+".card_number", "is required")
 	case !ok || n < 13 || n > 19:
 		p.Add(field+".card_number", "must be a string of 13-19 digits (spaces ignored)")
-	case !luhnValid(digits[:n]):
+	case !luhn.Valid(digits[:n]):
 		p.Add(field+".card_number", "is not a valid card number (fails the Luhn check)")
 	default:
 		c.Brand = brandOf(digits[:n])
@@ -400,21 +401,6 @@ func smallNumber(raw json.RawMessage, min, max int) (int, bool) {
 		v = v*10 + int(c-'0')
 	}
 	return v, true
-}
-
-// luhnValid reports whether the digits pass the Luhn (mod 10) check.
-func luhnValid(d []byte) bool {
-	sum := 0
-	for i := range d {
-		v := int(d[len(d)-1-i] - '0')
-		if i%2 == 1 {
-			if v *= 2; v > 9 {
-				v -= 9
-			}
-		}
-		sum += v
-	}
-	return sum%10 == 0
 }
 
 // prefixIn reports whether the first len(lo) digits of d lie in [lo, hi].
