@@ -110,7 +110,6 @@ import (
 	"crypto/rsa"
 	_ "crypto/sha1" // registers crypto.SHA1, the MGF1 hash of Java-style padding
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -118,6 +117,7 @@ import (
 	"time"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/b64"
 	"github.com/corebank/corebank/internal/luhn"
 )
 
@@ -153,9 +153,9 @@ func DecryptCard(priv *rsa.PrivateKey, field, b64 string, now time.Time) (Card, 
 	return parseCard(pt, field, now)
 }
 
-// openCard returns the plaintext of b64 or an error naming field.
-func openCard(priv *rsa.PrivateKey, field, b64 string) ([]byte, error) {
-	s := strings.TrimSpace(b64)
+// openCard returns the plaintext of data or an error naming field.
+func openCard(priv *rsa.PrivateKey, field, data string) ([]byte, error) {
+	s := strings.TrimSpace(data)
 	switch {
 	case s == "":
 		return nil, corebank.InvalidField(field, "is required")
@@ -166,8 +166,8 @@ func openCard(priv *rsa.PrivateKey, field, b64 string) ([]byte, error) {
 		return nil, corebank.InvalidField(field, "looks like a raw card number; raw card details are never accepted: "+
 			"send Base64 of the card JSON encrypted with RSA-OAEP SHA-256 under this API key's encryption_public_key")
 	}
-	ct, ok := decodeBase64(s)
-	if !ok {
+	ct, err := b64.Decode(s)
+	if err != nil {
 		return nil, corebank.InvalidField(field, "is not Base64 (standard or URL-safe alphabet)")
 	}
 	if looksLikeJSON(ct) && len(ct) != priv.Size() {
@@ -197,24 +197,6 @@ func openCard(priv *rsa.PrivateKey, field, b64 string) ([]byte, error) {
 			n, MaxCardPlaintext))
 	}
 	return pt, nil
-}
-
-// decodeBase64 accepts the standard and URL-safe alphabets, padded or not,
-// ignoring spaces and line breaks.
-func decodeBase64(s string) ([]byte, bool) {
-	s = strings.Map(func(r rune) rune {
-		if r == ' ' || r == '\n' || r == '\r' || r == '\t' {
-			return -1
-		}
-		return r
-	}, s)
-	s = strings.TrimRight(s, "=")
-	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(s); err == nil {
-			return b, true
-		}
-	}
-	return nil, false
 }
 
 // looksLikeCardNumber reports whether s is 13-19 digits with optional spaces.
