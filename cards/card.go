@@ -52,7 +52,7 @@ var (
 	// ErrInvalidForState is returned for a move the card's state refuses:
 	// unfreezing a fraud card, any move of a deleted card, a blocked freeze
 	// of a fraud card.
-	ErrInvalidForState = corebank.E(corebank.KindConflict, "error_operation_invalid_for_state", "the card's status does not allow this operation")
+	ErrInvalidForState = corebank.InvalidForState(corebank.KindConflict, "the card's status does not allow this operation")
 	// ErrCreateLimit is returned when the entity issued Options.CreateLimit
 	// cards in the last hour; its Data is a RateLimit.
 	ErrCreateLimit = corebank.E(corebank.KindRateLimited, "rate_limited", "card creation limit exceeded")

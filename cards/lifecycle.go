@@ -27,7 +27,7 @@ var (
 	// ErrTransactionState is returned for a lifecycle move the card
 	// transaction's status refuses (clearing a voided one, refunding a
 	// pending one).
-	ErrTransactionState = corebank.E(corebank.KindConflict, "error_operation_invalid_for_state", "the card transaction's status does not allow this operation")
+	ErrTransactionState = corebank.InvalidForState(corebank.KindConflict, "the card transaction's status does not allow this operation")
 	// ErrIncrementDeclined is returned when an increment would pass a
 	// control or the available balance; its message names which.
 	ErrIncrementDeclined = corebank.E(corebank.KindConflict, "card_increment_declined", "the increment was declined")
