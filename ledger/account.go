@@ -532,14 +532,12 @@ func (s *Service) AccountRecordByServiceBANTx(tx storage.Tx, ban string) (*Accou
 
 // accountRecord reads account id's record, without its balance.
 func accountRecord(tx storage.Tx, id string) (*Account, error) {
-	a := &Account{}
-	if err := storage.GetJSON(tx, bucketAccounts, []byte(id), a); err != nil {
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil, ErrAccountNotFound.With("account " + id + " not found")
-		}
-		return nil, err
+	a, err := storage.LoadJSON[Account](tx, bucketAccounts, []byte(id), storage.ErrNotFound)
+	if errors.Is(err, storage.ErrNotFound) {
+		// The message names the account, so it is built only when needed.
+		return nil, ErrAccountNotFound.With("account " + id + " not found")
 	}
-	return a, nil
+	return a, err
 }
 
 // accountIDByBAN returns the ID of the account with service BAN ban.
