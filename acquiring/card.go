@@ -129,10 +129,44 @@ const MaxCardPlaintext = 190
 // Card is all that is kept of a card: never its number or CVV. Brand is
 // visa, mastercard, amex, discover, diners, jcb, unionpay, maestro or
 // unknown; Type is credit, debit, prepaid or unknown; BINCountry is an
-// ISO 3166 alpha-2 code or "" when unknown.
+// ISO 3166 alpha-2 code or "" when unknown. An action record stores it
+// (as "card"), under these names.
 type Card struct {
-	Brand, Type, BINCountry, Last4 string
-	ExpMonth, ExpYear              int
+	Brand      string `json:"brand"`
+	Type       string `json:"type"`
+	BINCountry string `json:"bin_country"`
+	Last4      string `json:"last4"`
+	ExpMonth   int    `json:"exp_month"`
+	ExpYear    int    `json:"exp_year"`
+}
+
+// UnmarshalJSON reads a Card in either form the store holds: the tagged
+// names, or Go's field names, which records written before Card had tags
+// carry ("BINCountry", "ExpMonth"). encoding/json already matches "Brand",
+// "Type" and "Last4" to their tags, as it ignores case; the three names
+// with a word break are read under their old spelling here.
+func (c *Card) UnmarshalJSON(b []byte) error {
+	type tagged Card // Card without this method
+	var v struct {
+		tagged
+		OldBINCountry *string `json:"BINCountry"`
+		OldExpMonth   *int    `json:"ExpMonth"`
+		OldExpYear    *int    `json:"ExpYear"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = Card(v.tagged)
+	if v.OldBINCountry != nil {
+		c.BINCountry = *v.OldBINCountry
+	}
+	if v.OldExpMonth != nil {
+		c.ExpMonth = *v.OldExpMonth
+	}
+	if v.OldExpYear != nil {
+		c.ExpYear = *v.OldExpYear
+	}
+	return nil
 }
 
 // DecryptCard decrypts and validates b64, the card data of the API key
