@@ -2,8 +2,6 @@ package funding
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
+	"github.com/corebank/corebank/internal/token"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 )
@@ -369,13 +368,6 @@ func alpha2(s string) bool {
 	return len(s) == 2 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z'
 }
 
-// newToken is an unguessable checkout capability: 32 random bytes.
-func newToken() string {
-	var b [32]byte
-	_, _ = rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
 // CreateSession opens a funding session on account in.AccountID for its
 // owner, which must be in.EntityID (the caller's entity when "") or lie
 // below it, and returns it awaiting_user. The rail's provider is asked to
@@ -413,7 +405,7 @@ func (s *SessionService) CreateSession(ctx context.Context, caller corebank.Call
 	if !dup {
 		start.ID = s.in.ids.New(now)
 		if in.FundingType == OpenBanking || in.FundingType == Crypto {
-			start.CheckoutToken = newToken()
+			start.CheckoutToken = token.New()
 		}
 		if started, err = s.startProvider(ctx, start); err != nil {
 			return nil, err
