@@ -169,7 +169,7 @@ func getAction(tx storage.Tx, id string) (*actionRecord, error) {
 }
 
 func (s *Service) putAction(tx storage.Tx, a *actionRecord) error {
-	return putJSON(tx, actionBucket, a.ID, a)
+	return storage.PutJSON(tx, actionBucket, []byte(a.ID), a)
 }
 
 // Final reports whether an action status is final.

@@ -347,11 +347,7 @@ func decodeCard(raw []byte) (*record, error) {
 
 func putCard(tx storage.Tx, r *record) error {
 	r.Number, r.CVV = "", ""
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	return tx.Put(cardBucket, []byte(r.ID), raw)
+	return storage.PutJSON(tx, cardBucket, []byte(r.ID), r)
 }
 
 func (r *record) view() *Card {

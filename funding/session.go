@@ -3,7 +3,6 @@ package funding
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"maps"
 	"net/url"
@@ -283,11 +282,7 @@ func getSession(tx storage.Tx, id string) (*sessionRecord, error) {
 }
 
 func putSession(tx storage.Tx, r *sessionRecord) error {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	return tx.Put(sessionBucket, []byte(r.ID), b)
+	return storage.PutJSON(tx, sessionBucket, []byte(r.ID), r)
 }
 
 // momoPayer is a momo session's payer as checkMomo read it.
