@@ -157,11 +157,25 @@ var ErrEntityNotFound = NotFound("entity")
 
 // Common codes shared across packages.
 const (
-	CodeValidation = "validation_error"
-	CodeNotFound   = "not_found"
-	CodeConflict   = "conflict"
-	CodeInternal   = "internal_error"
+	CodeValidation      = "validation_error"
+	CodeNotFound        = "not_found"
+	CodeConflict        = "conflict"
+	CodeInternal        = "internal_error"
+	CodeInvalidForState = "error_operation_invalid_for_state"
 )
+
+// InvalidForState returns the error of a move that an object's state
+// refuses: code CodeInvalidForState, message naming what refused. Every
+// domain builds its state errors with it. kind is what the API answers for
+// that domain: KindBadRequest (400) where SPEC.md says so (capital) and for
+// funding's etransfer validation, KindConflict (409) for the other state
+// machines (cards, card transactions, payments, acquiring, funding
+// sessions), KindRejected (422) for a deleted webhook. As Is compares Kind
+// and Code, errors.Is matches any two of one kind, whichever domain made
+// them.
+func InvalidForState(kind Kind, message string) *Error {
+	return E(kind, CodeInvalidForState, message)
+}
 
 // Problems collects field errors during validation so that one response
 // names every bad field at once.

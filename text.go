@@ -48,12 +48,15 @@ func FreeText(min, max int) TextRule { return TextRule{Min: min, Max: max, Multi
 // then a character it may not hold (TextProblem), then its length. It adds
 // nothing when s is "" and rule.Min is 0.
 func CheckText(p Problems, field, s string, rule TextRule) {
-	if problem := textProblem(s, rule); problem != "" {
+	if problem := rule.Problem(s); problem != "" {
 		p.Add(field, problem)
 	}
 }
 
-func textProblem(s string, rule TextRule) string {
+// Problem returns the first way s breaks rule, as CheckText reports it, or
+// "" when s keeps it. It allocates only to describe a problem, so a hot
+// path can check text without building Problems.
+func (rule TextRule) Problem(s string) string {
 	if s == "" {
 		if rule.Min > 0 {
 			return "is required"

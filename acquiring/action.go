@@ -2,14 +2,13 @@ package acquiring
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"net/url"
 	"time"
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
+	"github.com/corebank/corebank/internal/token"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 )
@@ -170,7 +169,7 @@ func getAction(tx storage.Tx, id string) (*actionRecord, error) {
 }
 
 func (s *Service) putAction(tx storage.Tx, a *actionRecord) error {
-	return putJSON(tx, actionBucket, a.ID, a)
+	return storage.PutJSON(tx, actionBucket, []byte(a.ID), a)
 }
 
 // Final reports whether an action status is final.
@@ -423,7 +422,7 @@ func (s *Service) confirmTx(tx storage.Tx, now time.Time, r *intentRecord, in *A
 // challenge puts a behind a sandbox 3DS challenge page: the intent is
 // processing, the action pending_user_action with next_action.
 func (s *Service) challenge(tx storage.Tx, now time.Time, r *intentRecord, a *actionRecord) error {
-	a.Token = newToken()
+	a.Token = token.New()
 	a.Status, a.RequiresAction = ActionPendingUserAction, true
 	a.NextAction = &NextAction{Type: "redirect_to_url", URL: s.o.ChallengeBase + "/sandbox/challenge/" + a.Token}
 	a.ExpireAt = now.Add(s.o.ChallengeTTL).UnixMilli()
@@ -438,13 +437,6 @@ func (s *Service) challenge(tx storage.Tx, now time.Time, r *intentRecord, a *ac
 		return err
 	}
 	return putIntent(tx, r)
-}
-
-// newToken is an unguessable challenge capability: 32 random bytes.
-func newToken() string {
-	var b [32]byte
-	_, _ = rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // finish ends a as status (completed or failed, with reason) and r with

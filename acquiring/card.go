@@ -110,7 +110,6 @@ import (
 	"crypto/rsa"
 	_ "crypto/sha1" // registers crypto.SHA1, the MGF1 hash of Java-style padding
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -118,6 +117,8 @@ import (
 	"time"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/b64"
+	"github.com/corebank/corebank/internal/luhn"
 )
 
 // MaxCardPlaintext is the largest decrypted card object DecryptCard
@@ -128,10 +129,44 @@ const MaxCardPlaintext = 190
 // Card is all that is kept of a card: never its number or CVV. Brand is
 // visa, mastercard, amex, discover, diners, jcb, unionpay, maestro or
 // unknown; Type is credit, debit, prepaid or unknown; BINCountry is an
-// ISO 3166 alpha-2 code or "" when unknown.
+// ISO 3166 alpha-2 code or "" when unknown. An action record stores it
+// (as "card"), under these names.
 type Card struct {
-	Brand, Type, BINCountry, Last4 string
-	ExpMonth, ExpYear              int
+	Brand      string `json:"brand"`
+	Type       string `json:"type"`
+	BINCountry string `json:"bin_country"`
+	Last4      string `json:"last4"`
+	ExpMonth   int    `json:"exp_month"`
+	ExpYear    int    `json:"exp_year"`
+}
+
+// UnmarshalJSON reads a Card in either form the store holds: the tagged
+// names, or Go's field names, which records written before Card had tags
+// carry ("BINCountry", "ExpMonth"). encoding/json already matches "Brand",
+// "Type" and "Last4" to their tags, as it ignores case; the three names
+// with a word break are read under their old spelling here.
+func (c *Card) UnmarshalJSON(b []byte) error {
+	type tagged Card // Card without this method
+	var v struct {
+		tagged
+		OldBINCountry *string `json:"BINCountry"`
+		OldExpMonth   *int    `json:"ExpMonth"`
+		OldExpYear    *int    `json:"ExpYear"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = Card(v.tagged)
+	if v.OldBINCountry != nil {
+		c.BINCountry = *v.OldBINCountry
+	}
+	if v.OldExpMonth != nil {
+		c.ExpMonth = *v.OldExpMonth
+	}
+	if v.OldExpYear != nil {
+		c.ExpYear = *v.OldExpYear
+	}
+	return nil
 }
 
 // DecryptCard decrypts and validates b64, the card data of the API key
@@ -152,9 +187,9 @@ func DecryptCard(priv *rsa.PrivateKey, field, b64 string, now time.Time) (Card, 
 	return parseCard(pt, field, now)
 }
 
-// openCard returns the plaintext of b64 or an error naming field.
-func openCard(priv *rsa.PrivateKey, field, b64 string) ([]byte, error) {
-	s := strings.TrimSpace(b64)
+// openCard returns the plaintext of data or an error naming field.
+func openCard(priv *rsa.PrivateKey, field, data string) ([]byte, error) {
+	s := strings.TrimSpace(data)
 	switch {
 	case s == "":
 		return nil, corebank.InvalidField(field, "is required")
@@ -165,8 +200,8 @@ func openCard(priv *rsa.PrivateKey, field, b64 string) ([]byte, error) {
 		return nil, corebank.InvalidField(field, "looks like a raw card number; raw card details are never accepted: "+
 			"send Base64 of the card JSON encrypted with RSA-OAEP SHA-256 under this API key's encryption_public_key")
 	}
-	ct, ok := decodeBase64(s)
-	if !ok {
+	ct, err := b64.Decode(s)
+	if err != nil {
 		return nil, corebank.InvalidField(field, "is not Base64 (standard or URL-safe alphabet)")
 	}
 	if looksLikeJSON(ct) && len(ct) != priv.Size() {
@@ -196,24 +231,6 @@ func openCard(priv *rsa.PrivateKey, field, b64 string) ([]byte, error) {
 			n, MaxCardPlaintext))
 	}
 	return pt, nil
-}
-
-// decodeBase64 accepts the standard and URL-safe alphabets, padded or not,
-// ignoring spaces and line breaks.
-func decodeBase64(s string) ([]byte, bool) {
-	s = strings.Map(func(r rune) rune {
-		if r == ' ' || r == '\n' || r == '\r' || r == '\t' {
-			return -1
-		}
-		return r
-	}, s)
-	s = strings.TrimRight(s, "=")
-	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(s); err == nil {
-			return b, true
-		}
-	}
-	return nil, false
 }
 
 // looksLikeCardNumber reports whether s is 13-19 digits with optional spaces.
@@ -280,7 +297,7 @@ func parseCard(pt []byte, field string, now time.Time) (Card, error) {
 		p.Add(field+".card_number", "is required")
 	case !ok || n < 13 || n > 19:
 		p.Add(field+".card_number", "must be a string of 13-19 digits (spaces ignored)")
-	case !luhnValid(digits[:n]):
+	case !luhn.Valid(digits[:n]):
 		p.Add(field+".card_number", "is not a valid card number (fails the Luhn check)")
 	default:
 		c.Brand = brandOf(digits[:n])
@@ -400,21 +417,6 @@ func smallNumber(raw json.RawMessage, min, max int) (int, bool) {
 		v = v*10 + int(c-'0')
 	}
 	return v, true
-}
-
-// luhnValid reports whether the digits pass the Luhn (mod 10) check.
-func luhnValid(d []byte) bool {
-	sum := 0
-	for i := range d {
-		v := int(d[len(d)-1-i] - '0')
-		if i%2 == 1 {
-			if v *= 2; v > 9 {
-				v -= 9
-			}
-		}
-		sum += v
-	}
-	return sum%10 == 0
 }
 
 // prefixIn reports whether the first len(lo) digits of d lie in [lo, hi].

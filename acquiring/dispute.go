@@ -245,7 +245,7 @@ func (s *Service) openDispute(tx storage.Tx, now time.Time, a *actionRecord, amo
 	if err := storage.Schedule(tx, dueEvidence, d.EvidenceDueBy, d.ID); err != nil {
 		return nil, err
 	}
-	if err := putJSON(tx, disputeBucket, d.ID, d); err != nil {
+	if err := storage.PutJSON(tx, disputeBucket, []byte(d.ID), d); err != nil {
 		return nil, err
 	}
 	if _, err := s.led.AppendEventTx(tx, now, EventDisputeCreated, d.EntityID, &d.Dispute); err != nil {
@@ -344,7 +344,7 @@ func (s *Service) SimulateDispute(ctx context.Context, caller corebank.Caller, e
 			}
 		}
 		d.Status, d.Updated = outcome, now.UnixMilli()
-		if err := putJSON(tx, disputeBucket, d.ID, d); err != nil {
+		if err := storage.PutJSON(tx, disputeBucket, []byte(d.ID), d); err != nil {
 			return nil, err
 		}
 		if _, err := s.led.AppendEventTx(tx, now, EventDisputeCompleted, d.EntityID, &d.Dispute); err != nil {
@@ -403,5 +403,5 @@ func (s *Service) reviewDispute(tx storage.Tx, now time.Time, it storage.DueItem
 		return nil
 	}
 	d.Status, d.Updated = DisputeUnderReview, now.UnixMilli()
-	return putJSON(tx, disputeBucket, d.ID, d)
+	return storage.PutJSON(tx, disputeBucket, []byte(d.ID), d)
 }

@@ -110,6 +110,22 @@
 // status, account_id, entity_id, created, and status_reason on the
 // failed one.
 //
+// A refund is a ledger hold, posted at settlement, and never a journal
+// entry. Its hold (key "acquiring.refund:<refund id>", the refund's
+// HoldID) reserves the amount when the refund is created; a successful
+// refund posts it, a failed one voids it. The posted hold is the record
+// of the money leaving (its post line on the merchant's statement, the
+// hold's ID as the line's transaction), so a refund is found through its
+// hold, not among journal entries, unlike the charge it refunds, which
+// completion credited as an entry (the action keeps its ID). The reason is
+// the acquirer's answer: it comes after the request and may be a decline.
+// A hold takes the amount out of the merchant's available balance at
+// once, so the merchant cannot spend it while the answer is awaited and
+// an account without it is refused with insufficient funds rather than
+// overdrawn, yet nothing settles: a declined refund only voids its hold,
+// where an entry booked at creation would need a second, reversing entry
+// for money that never left.
+//
 // # Disputes
 //
 // A dispute is a cardholder contesting a completed action through the card

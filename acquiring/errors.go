@@ -19,7 +19,7 @@ var (
 	// does not allow the move asked for: a confirm or cancel of an intent
 	// not in requires_action, a simulate of a final action to another
 	// outcome.
-	ErrInvalidForState = corebank.E(corebank.KindConflict, "error_operation_invalid_for_state", "the payment's status does not allow this operation")
+	ErrInvalidForState = corebank.InvalidForState(corebank.KindConflict, "the payment's status does not allow this operation")
 	// ErrNoCardKey is returned for card data from a caller without an API
 	// key (a library caller): there is no key to decrypt it with.
 	ErrNoCardKey = corebank.InvalidField("intent_action.payment_type_data.data", "cannot be decrypted: the caller has no API key")

@@ -3,7 +3,6 @@ package acquiring
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -114,21 +113,13 @@ type intentRecord struct {
 	ActionID string `json:"action_id,omitempty"`
 }
 
-func putJSON(tx storage.Tx, b storage.Bucket, id string, v any) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return tx.Put(b, []byte(id), raw)
-}
-
 func getIntent(tx storage.Tx, id string) (*intentRecord, error) {
 	return storage.LoadJSON[intentRecord](tx, intentBucket, []byte(id), ErrIntentNotFound)
 }
 
 func putIntent(tx storage.Tx, r *intentRecord) error {
 	r.IntentAction = nil // stored on its own
-	return putJSON(tx, intentBucket, r.ID, r)
+	return storage.PutJSON(tx, intentBucket, []byte(r.ID), r)
 }
 
 // view is the intent as answered, its latest action nested.

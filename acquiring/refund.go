@@ -94,7 +94,9 @@ func getRefund(tx storage.Tx, id string) (*refundRecord, error) {
 	return storage.LoadJSON[refundRecord](tx, refundBucket, []byte(id), ErrRefundNotFound)
 }
 
-func putRefund(tx storage.Tx, r *refundRecord) error { return putJSON(tx, refundBucket, r.ID, r) }
+func putRefund(tx storage.Tx, r *refundRecord) error {
+	return storage.PutJSON(tx, refundBucket, []byte(r.ID), r)
+}
 
 func (r *refundRecord) view() *Refund { v := r.Refund; return &v }
 

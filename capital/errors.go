@@ -16,7 +16,7 @@ var (
 	// the move asked for: every withdrawal refusal SPEC.md lists, a confirm
 	// of an expired or rejected order, an order of a product off sale, an
 	// allotment of an offering already allotted.
-	ErrInvalidForState = corebank.E(corebank.KindBadRequest, "error_operation_invalid_for_state", "the object's state does not allow this operation")
+	ErrInvalidForState = corebank.InvalidForState(corebank.KindBadRequest, "the object's state does not allow this operation")
 	// ErrAlreadyProcessing (409 error_transfer_already_processing) is
 	// returned by Confirm while the order is CONFIRMING (another call holds
 	// it) or RECOVERY_REQUIRED (the recovery job has not completed it yet).

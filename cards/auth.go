@@ -2,7 +2,6 @@ package cards
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"time"
@@ -121,11 +120,7 @@ type txRecord struct {
 func txListKey(card, id string) []byte { return storage.Key("t", card, id) }
 
 func putTx(tx storage.Tx, r *txRecord) error {
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	return tx.Put(txBucket, []byte(r.ID), raw)
+	return storage.PutJSON(tx, txBucket, []byte(r.ID), r)
 }
 
 func getTx(tx storage.Tx, id string) (*txRecord, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/corebank/corebank/cards"
 	"github.com/corebank/corebank/corebanktest"
 	"github.com/corebank/corebank/entities"
+	"github.com/corebank/corebank/internal/luhn"
 	"github.com/corebank/corebank/ledger"
 )
 
@@ -27,21 +28,6 @@ func holder() *cards.Cardholder {
 func virtual(account string) cards.NewCard {
 	return cards.NewCard{AccountID: account, CardName: "Travel", Currency: "USD", Cardholder: holder(),
 		ExpirationMonth: "07", ExpirationYear: "29"}
-}
-
-func luhn(n string) bool {
-	sum := 0
-	for i := len(n) - 1; i >= 0; i-- {
-		d := int(n[i] - '0')
-		if (len(n)-i)%2 == 0 {
-			d *= 2
-			if d > 9 {
-				d -= 9
-			}
-		}
-		sum += d
-	}
-	return sum%10 == 0
 }
 
 // errInvalid matches any validation error.
@@ -70,7 +56,7 @@ func TestIssueVirtualAndDisposable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(v.Number) != 16 || !strings.HasPrefix(v.Number, "400000") || !luhn(v.Number) {
+	if len(v.Number) != 16 || !strings.HasPrefix(v.Number, "400000") || !luhn.Valid(v.Number) {
 		t.Errorf("number %q: want 16 Luhn-valid digits under the BIN", v.Number)
 	}
 	if len(v.CVV) != 3 || strings.Trim(v.CVV, "0123456789") != "" {

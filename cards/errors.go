@@ -9,7 +9,7 @@ var (
 	// ErrInvalidForState is returned for a move the card's state refuses:
 	// unfreezing a fraud card, any move of a deleted card, a blocked freeze
 	// of a fraud card.
-	ErrInvalidForState = corebank.E(corebank.KindConflict, "error_operation_invalid_for_state", "the card's status does not allow this operation")
+	ErrInvalidForState = corebank.InvalidForState(corebank.KindConflict, "the card's status does not allow this operation")
 	// ErrCreateLimit is returned when the entity issued Options.CreateLimit
 	// cards in the last hour; its Data is a RateLimit.
 	ErrCreateLimit = corebank.E(corebank.KindRateLimited, "rate_limited", "card creation limit exceeded")
@@ -23,7 +23,7 @@ var (
 	// ErrTransactionState is returned for a lifecycle move the card
 	// transaction's status refuses (clearing a voided one, refunding a
 	// pending one).
-	ErrTransactionState = corebank.E(corebank.KindConflict, "error_operation_invalid_for_state", "the card transaction's status does not allow this operation")
+	ErrTransactionState = corebank.InvalidForState(corebank.KindConflict, "the card transaction's status does not allow this operation")
 	// ErrIncrementDeclined is returned when an increment would pass a
 	// control or the available balance; its message names which.
 	ErrIncrementDeclined = corebank.E(corebank.KindConflict, "card_increment_declined", "the increment was declined")

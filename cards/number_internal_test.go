@@ -11,14 +11,6 @@ import (
 	"github.com/corebank/corebank/storage/memory"
 )
 
-func TestLuhnDigit(t *testing.T) {
-	for body, want := range map[string]byte{"424242424242424": '2', "400000000000512": '6', "000000000000000": '0', "7992739871": '3'} {
-		if got := luhnDigit(body); got != want {
-			t.Errorf("luhnDigit(%s) = %c, want %c", body, got, want)
-		}
-	}
-}
-
 // TestNumberClashDrawsAgain issues two cards whose first draws are the
 // same digits: the second card draws again and gets the next number.
 func TestNumberClashDrawsAgain(t *testing.T) {

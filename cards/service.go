@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/luhn"
 	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/service"
@@ -89,22 +90,6 @@ type Page struct {
 	EntityID string
 }
 
-// luhnDigit is the check digit that makes digits+d pass the Luhn check.
-func luhnDigit(digits string) byte {
-	sum := 0
-	for i := len(digits) - 1; i >= 0; i-- {
-		d := int(digits[i] - '0')
-		if (len(digits)-i)%2 == 1 {
-			d *= 2
-			if d > 9 {
-				d -= 9
-			}
-		}
-		sum += d
-	}
-	return byte('0' + (10-sum%10)%10)
-}
-
 func randomDigits(n int) string {
 	b := make([]byte, n)
 	for i := range b {
@@ -120,7 +105,7 @@ func randomDigits(n int) string {
 // newNumber is BIN, random digits and a Luhn check digit: 16 digits.
 func (s *Service) newNumber() string {
 	body := s.o.BIN + s.digits(15-len(s.o.BIN))
-	return body + string(luhnDigit(body))
+	return body + string(luhn.CheckDigit(body))
 }
 
 func (s *Service) numberKey(number string) []byte {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/acquiring"
+	"github.com/corebank/corebank/internal/luhn"
 )
 
 // CardNumber returns a 16-digit test card number that ends in last4 and
@@ -22,25 +23,11 @@ import (
 func CardNumber(last4 string) string {
 	for d := byte('0'); d <= '9'; d++ {
 		n := "42424242424" + string(d) + last4
-		if luhn(n) {
+		if luhn.Valid(n) {
 			return n
 		}
 	}
 	panic("corebanktest: no card number ends in " + last4)
-}
-
-func luhn(n string) bool {
-	sum := 0
-	for i := 0; i < len(n); i++ {
-		d := int(n[len(n)-1-i] - '0')
-		if i%2 == 1 {
-			if d *= 2; d > 9 {
-				d -= 9
-			}
-		}
-		sum += d
-	}
-	return sum%10 == 0
 }
 
 // EncryptCard returns payment_type_data.data for a card, as a client

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
@@ -401,24 +400,4 @@ func (s *Service) CardKey(ctx context.Context, keyID string) (*rsa.PrivateKey, e
 		return nil, fmt.Errorf("entities: api key %s holds a %T, not an RSA key", keyID, k)
 	}
 	return priv, nil
-}
-
-// decodeBase64 accepts standard and URL-safe base64, padded or not, and
-// ignores surrounding whitespace and line breaks.
-func decodeBase64(s string) ([]byte, error) {
-	clean := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case ' ', '\n', '\r', '\t':
-		default:
-			clean = append(clean, c)
-		}
-	}
-	for len(clean) > 0 && clean[len(clean)-1] == '=' {
-		clean = clean[:len(clean)-1]
-	}
-	if b, err := base64.RawStdEncoding.DecodeString(string(clean)); err == nil {
-		return b, nil
-	}
-	return base64.RawURLEncoding.DecodeString(string(clean))
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/b64"
 	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/storage"
 )
@@ -241,8 +242,8 @@ func impact(ent *entityRecord, reqs []Requirement) VerificationImpact {
 
 // decodeFile decodes and checks one file; problems go to p, an oversize
 // file is returned as an error at once.
-func decodeFile(p corebank.Problems, field, b64, fileType string, required bool) ([]byte, error) {
-	if b64 == "" {
+func decodeFile(p corebank.Problems, field, encoded, fileType string, required bool) ([]byte, error) {
+	if encoded == "" {
 		if required {
 			p.Add(field, "is required")
 		}
@@ -250,10 +251,10 @@ func decodeFile(p corebank.Problems, field, b64, fileType string, required bool)
 	}
 	// Base64 is 4 characters per 3 bytes; refuse before decoding anything
 	// that cannot fit.
-	if len(b64) > (MaxFileSize/3+1)*4+len(b64)/76*2+8 {
+	if len(encoded) > (MaxFileSize/3+1)*4+len(encoded)/76*2+8 {
 		return nil, fileTooLarge(field)
 	}
-	data, err := decodeBase64(b64)
+	data, err := b64.Decode(encoded)
 	if err != nil {
 		p.Add(field, "must be base64")
 		return nil, nil

@@ -67,10 +67,11 @@ func TestEntityReferencesNull(t *testing.T) {
 	// reads back as null too.
 	key := storage.Key("entities", root)
 	err = e.db.Update(ctx, func(tx storage.Tx) error {
-		var rec map[string]any
-		if err := storage.GetJSON(tx, "entities", key, &rec); err != nil {
+		p, err := storage.LoadJSON[map[string]any](tx, "entities", key, storage.ErrNotFound)
+		if err != nil {
 			return err
 		}
+		rec := *p
 		for _, k := range []string{"parent_entity", "person_id", "user_id"} {
 			rec[k] = ""
 		}

@@ -23,10 +23,11 @@ func TestMetaOldArrays(t *testing.T) {
 	id := c.Entity.ID
 	// Rewrite both records as the old validator let them be stored.
 	rewrite := func(tx storage.Tx, key []byte, edit func(map[string]any)) error {
-		var rec map[string]any
-		if err := storage.GetJSON(tx, "entities", key, &rec); err != nil {
+		p, err := storage.LoadJSON[map[string]any](tx, "entities", key, storage.ErrNotFound)
+		if err != nil {
 			return err
 		}
+		rec := *p
 		edit(rec)
 		raw, err := json.Marshal(rec)
 		if err != nil {

@@ -74,15 +74,13 @@ func getEntity(tx storage.Tx, id string) (*entityRecord, error) {
 	return storage.LoadJSON[entityRecord](tx, bucketEntities, entityKey(id), ErrEntityNotFound)
 }
 
+// getProfile reads entity id's profile; none yet reads as empty.
 func getProfile(tx storage.Tx, id string) (*profileRecord, error) {
-	var p profileRecord
-	if err := storage.GetJSON(tx, bucketEntities, profileKey(id), &p); err != nil {
-		if errors.Is(err, storage.ErrNotFound) {
-			return &p, nil
-		}
-		return nil, err
+	p, err := storage.LoadJSON[profileRecord](tx, bucketEntities, profileKey(id), storage.ErrNotFound)
+	if errors.Is(err, storage.ErrNotFound) {
+		return &profileRecord{}, nil
 	}
-	return &p, nil
+	return p, err
 }
 
 // putEntity writes the record and, when isNew, its parent and tree indexes.

@@ -2,7 +2,6 @@ package entities
 
 import (
 	"context"
-	"errors"
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
@@ -210,13 +209,11 @@ func (s *Service) Submit(ctx context.Context, caller corebank.Caller, entityID s
 func (s *Service) GetSubmission(ctx context.Context, caller corebank.Caller, within, id string) (*Submission, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Submission, error) {
 		return scope.Load(tx, s, caller, within, ErrSubmissionNotFound, func() (*Submission, string, error) {
-			var sub Submission
-			if err := storage.GetJSON(tx, bucketSubmissions, subKey(id), &sub); errors.Is(err, storage.ErrNotFound) {
-				return nil, "", ErrSubmissionNotFound
-			} else if err != nil {
+			sub, err := storage.LoadJSON[Submission](tx, bucketSubmissions, subKey(id), ErrSubmissionNotFound)
+			if err != nil {
 				return nil, "", err
 			}
-			return &sub, sub.EntityID, nil
+			return sub, sub.EntityID, nil
 		})
 	})
 }
@@ -233,13 +230,13 @@ func setSubmissionStatus(tx storage.Tx, entityID, status string, ms int64) error
 	if err != nil || id == "" {
 		return err
 	}
-	var sub Submission
-	if err := storage.GetJSON(tx, bucketSubmissions, subKey(id), &sub); err != nil {
+	sub, err := storage.LoadJSON[Submission](tx, bucketSubmissions, subKey(id), storage.ErrNotFound)
+	if err != nil {
 		return err
 	}
 	if sub.Status != StatusPending {
 		return nil
 	}
 	sub.Status, sub.Updated = status, ms
-	return storage.PutJSON(tx, bucketSubmissions, subKey(id), &sub)
+	return storage.PutJSON(tx, bucketSubmissions, subKey(id), sub)
 }

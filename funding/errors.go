@@ -21,8 +21,8 @@ var (
 	// ErrSessionInvalidForState is returned when a session's status does
 	// not allow the move asked for (a terminal session, or back to an
 	// earlier status).
-	ErrSessionInvalidForState = corebank.E(corebank.KindConflict, "error_operation_invalid_for_state", "the funding session's status does not allow this move")
+	ErrSessionInvalidForState = corebank.InvalidForState(corebank.KindConflict, "the funding session's status does not allow this move")
 	// ErrNotETransfer is returned by ValidateETransfer (PATCH) for a
 	// session of another rail, or one not awaiting_user: 400.
-	ErrNotETransfer = corebank.E(corebank.KindBadRequest, "error_operation_invalid_for_state", "only an etransfer session awaiting_user can be validated")
+	ErrNotETransfer = corebank.InvalidForState(corebank.KindBadRequest, "only an etransfer session awaiting_user can be validated")
 )

@@ -2,10 +2,7 @@ package funding
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"maps"
 	"net/url"
@@ -13,6 +10,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/scope"
+	"github.com/corebank/corebank/internal/token"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 )
@@ -202,11 +200,7 @@ func getSession(tx storage.Tx, id string) (*sessionRecord, error) {
 }
 
 func putSession(tx storage.Tx, r *sessionRecord) error {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	return tx.Put(sessionBucket, []byte(r.ID), b)
+	return storage.PutJSON(tx, sessionBucket, []byte(r.ID), r)
 }
 
 // momoPayer is a momo session's payer as checkMomo read it.
@@ -287,13 +281,6 @@ func alpha2(s string) bool {
 	return len(s) == 2 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z'
 }
 
-// newToken is an unguessable checkout capability: 32 random bytes.
-func newToken() string {
-	var b [32]byte
-	_, _ = rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
 // CreateSession opens a funding session on account in.AccountID for its
 // owner, which must be in.EntityID (the caller's entity when "") or lie
 // below it, and returns it awaiting_user. The rail's provider is asked to
@@ -331,7 +318,7 @@ func (s *SessionService) CreateSession(ctx context.Context, caller corebank.Call
 	if !dup {
 		start.ID = s.in.ids.New(now)
 		if in.FundingType == OpenBanking || in.FundingType == Crypto {
-			start.CheckoutToken = newToken()
+			start.CheckoutToken = token.New()
 		}
 		if started, err = s.startProvider(ctx, start); err != nil {
 			return nil, err

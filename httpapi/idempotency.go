@@ -245,8 +245,7 @@ func checkIdemKey(key string) error {
 // for putIdem to take off the queue). A record for another request is
 // errIdemMismatch.
 func (h *handler) getIdem(tx storage.Tx, k []byte, hash string, now time.Time) (rec *idemRecord, stale int64, err error) {
-	var r idemRecord
-	err = storage.GetJSON(tx, bucketIdem, k, &r)
+	r, err := storage.LoadJSON[idemRecord](tx, bucketIdem, k, storage.ErrNotFound)
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return nil, 0, nil
@@ -255,7 +254,7 @@ func (h *handler) getIdem(tx storage.Tx, k []byte, hash string, now time.Time) (
 	case r.Expires <= now.UnixMilli():
 		return nil, r.Expires, nil
 	}
-	got, body, err := h.outcome(&r, k)
+	got, body, err := h.outcome(r, k)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -263,7 +262,7 @@ func (h *handler) getIdem(tx storage.Tx, k []byte, hash string, now time.Time) (
 		return nil, 0, errIdemMismatch
 	}
 	r.Body = body
-	return &r, 0, nil
+	return r, 0, nil
 }
 
 // putIdem writes rec, or a new record (nil) started at now, its expiry

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/luhn"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -257,23 +258,7 @@ func serviceBAN(seed string) string {
 		digits = append(digits, byte('0'+v%10))
 		v /= 10
 	}
-	return string(append(digits, luhn(digits)))
-}
-
-// luhn returns the check digit that makes payload+digit pass the Luhn test.
-func luhn(payload []byte) byte {
-	sum := 0
-	for i := len(payload) - 1; i >= 0; i-- {
-		d := int(payload[i] - '0')
-		if (len(payload)-1-i)%2 == 0 {
-			d *= 2
-			if d > 9 {
-				d -= 9
-			}
-		}
-		sum += d
-	}
-	return byte('0' + (10-sum%10)%10)
+	return string(append(digits, luhn.CheckDigit(digits)))
 }
 
 // ValidServiceBAN reports whether s has the form of a service BAN (10
@@ -287,7 +272,7 @@ func ValidServiceBAN(s string) bool {
 			return false
 		}
 	}
-	return luhn([]byte(s[:9])) == s[9]
+	return luhn.Valid(s)
 }
 
 // CreateAccount opens an account for caller with zero balances and
@@ -547,14 +532,12 @@ func (s *Service) AccountRecordByServiceBANTx(tx storage.Tx, ban string) (*Accou
 
 // accountRecord reads account id's record, without its balance.
 func accountRecord(tx storage.Tx, id string) (*Account, error) {
-	a := &Account{}
-	if err := storage.GetJSON(tx, bucketAccounts, []byte(id), a); err != nil {
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil, ErrAccountNotFound.With("account " + id + " not found")
-		}
-		return nil, err
+	a, err := storage.LoadJSON[Account](tx, bucketAccounts, []byte(id), storage.ErrNotFound)
+	if errors.Is(err, storage.ErrNotFound) {
+		// The message names the account, so it is built only when needed.
+		return nil, ErrAccountNotFound.With("account " + id + " not found")
 	}
-	return a, nil
+	return a, err
 }
 
 // accountIDByBAN returns the ID of the account with service BAN ban.

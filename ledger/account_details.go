@@ -410,15 +410,14 @@ func (s *Service) getDetailsTx(tx storage.Tx, id string) (*detailsRecord, error)
 	if !validID(id) {
 		return nil, ErrAccountDetailsNotFound.With("account details " + id + " not found")
 	}
-	r := &detailsRecord{}
-	if err := storage.GetJSON(tx, bucketDetails, []byte(id), r); err != nil {
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil, ErrAccountDetailsNotFound.With("account details " + id + " not found")
-		}
+	r, err := storage.LoadJSON[detailsRecord](tx, bucketDetails, []byte(id), storage.ErrNotFound)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, ErrAccountDetailsNotFound.With("account details " + id + " not found")
+	}
+	if err != nil {
 		return nil, err
 	}
-	a := &Account{}
-	switch err := storage.GetJSON(tx, bucketAccounts, []byte(r.AccountID), a); {
+	switch a, err := storage.LoadJSON[Account](tx, bucketAccounts, []byte(r.AccountID), storage.ErrNotFound); {
 	case err == nil:
 		r.Account = AccountSummary{ID: a.ID, DisplayName: a.DisplayName, Currency: a.Currency}
 	case !errors.Is(err, storage.ErrNotFound):
@@ -731,13 +730,13 @@ func (s *Service) RecordInflowTx(tx storage.Tx, now time.Time, detailsID string,
 	return storage.PutJSON(tx, bucketDetailsStats, []byte(detailsID), st)
 }
 
+// detailsStatsTx reads the stats of details id; none yet reads as zero.
 func detailsStatsTx(tx storage.Tx, id string) (*AccountDetailsStats, error) {
-	st := &AccountDetailsStats{}
-	err := storage.GetJSON(tx, bucketDetailsStats, []byte(id), st)
-	if err != nil && !errors.Is(err, storage.ErrNotFound) {
-		return nil, err
+	st, err := storage.LoadJSON[AccountDetailsStats](tx, bucketDetailsStats, []byte(id), storage.ErrNotFound)
+	if errors.Is(err, storage.ErrNotFound) {
+		return &AccountDetailsStats{}, nil
 	}
-	return st, nil
+	return st, err
 }
 
 // AccountDetailsStatsTx is GetAccountDetailsStats inside tx without a

@@ -274,7 +274,7 @@ func validateEntry(e *Entry) error {
 	if e.ID != "" && !corebank.ValidID(e.ID) {
 		p.Add("id", "must be a ULID")
 	}
-	checkText(p, e.Narration, e.Reference, e.Key)
+	checkText(p.Add, e.Narration, e.Reference, e.Key)
 	return p.Err()
 }
 
@@ -298,10 +298,19 @@ var (
 	keyRule       = corebank.Line(0, maxKey)
 )
 
-func checkText(p corebank.Problems, narration, reference, key string) {
-	corebank.CheckText(p, "narration", narration, narrationRule)
-	corebank.CheckText(p, "reference", reference, referenceRule)
-	corebank.CheckText(p, "key", key, keyRule)
+// checkText reports to add each of narration, reference and key that
+// breaks its rule. It takes a function rather than Problems so that a hold
+// makes its map only on a problem.
+func checkText(add func(field, problem string), narration, reference, key string) {
+	if problem := narrationRule.Problem(narration); problem != "" {
+		add("narration", problem)
+	}
+	if problem := referenceRule.Problem(reference); problem != "" {
+		add("reference", problem)
+	}
+	if problem := keyRule.Problem(key); problem != "" {
+		add("key", problem)
+	}
 }
 
 // Idempotency record kinds.

@@ -138,10 +138,8 @@ func (s *Service) HoldTx(tx storage.Tx, now time.Time, req HoldRequest) (*Hold, 
 	if req.OnTimeout == "" {
 		req.OnTimeout = TimeoutVoid
 	}
-	if !req.plainlyValid() {
-		if err := req.problems(); err != nil {
-			return nil, err
-		}
+	if err := req.problems(); err != nil {
+		return nil, err
 	}
 	if req.Key != "" {
 		orig, err := replayHold(tx, &req)
@@ -459,41 +457,37 @@ func (s *Service) expireHoldTx(tx storage.Tx, now time.Time, it storage.DueItem)
 	return s.resolve(tx, now, h, HoldExpired, 0)
 }
 
-// plainlyValid reports, without allocating, that req passes every check of
-// problems (OnTimeout already defaulted), so the usual request skips
-// building a Problems map.
-func (req *HoldRequest) plainlyValid() bool {
-	return req.DebitAccountID != "" && req.CreditAccountID != "" && req.CreditAccountID != req.DebitAccountID &&
-		req.Amount > 0 && req.Amount <= MaxAmount && req.Timeout >= 0 &&
-		(req.OnTimeout == TimeoutVoid || req.OnTimeout == TimeoutPost) &&
-		len(req.Narration) <= maxNarration && len(req.Reference) <= maxReference && len(req.Key) <= maxKey &&
-		corebank.TextProblem(req.Narration, true) == "" && corebank.TextProblem(req.Reference, false) == "" &&
-		corebank.TextProblem(req.Key, false) == ""
-}
-
 // problems returns a validation error naming every bad field of req
-// (OnTimeout already defaulted), or nil.
+// (OnTimeout already defaulted), or nil. A valid request, the usual one on
+// the hot path, allocates nothing: the Problems map is made at the first
+// problem.
 func (req *HoldRequest) problems() error {
-	p := corebank.Problems{}
+	var p corebank.Problems
+	add := func(field, problem string) {
+		if p == nil {
+			p = corebank.Problems{}
+		}
+		p.Add(field, problem)
+	}
 	if req.DebitAccountID == "" {
-		p.Add("debit_account_id", "is required")
+		add("debit_account_id", "is required")
 	}
 	if req.CreditAccountID == "" {
-		p.Add("credit_account_id", "is required")
+		add("credit_account_id", "is required")
 	} else if req.CreditAccountID == req.DebitAccountID {
-		p.Add("credit_account_id", "must differ from debit_account_id")
+		add("credit_account_id", "must differ from debit_account_id")
 	}
 	if req.Amount <= 0 || req.Amount > MaxAmount {
-		p.Add("amount", "must be between 1 and 2^53-1")
+		add("amount", "must be between 1 and 2^53-1")
 	}
 	if req.Timeout < 0 {
-		p.Add("timeout", "must not be negative")
+		add("timeout", "must not be negative")
 	}
 	switch req.OnTimeout {
 	case TimeoutVoid, TimeoutPost:
 	default:
-		p.Add("on_timeout", "must be void or post")
+		add("on_timeout", "must be void or post")
 	}
-	checkText(p, req.Narration, req.Reference, req.Key)
+	checkText(add, req.Narration, req.Reference, req.Key)
 	return p.Err()
 }

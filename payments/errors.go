@@ -47,5 +47,5 @@ var (
 	// ErrInvalidForState is returned when a transfer cannot make the
 	// requested move from its current status (for example reversing a
 	// pending transfer, or failing a successful one).
-	ErrInvalidForState = corebank.E(corebank.KindConflict, "error_operation_invalid_for_state", "the operation is not valid in the object's current state")
+	ErrInvalidForState = corebank.InvalidForState(corebank.KindConflict, "the operation is not valid in the object's current state")
 )

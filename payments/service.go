@@ -1,7 +1,6 @@
 package payments
 
 import (
-	"errors"
 	"slices"
 	"time"
 
@@ -156,20 +155,13 @@ func (s *Service) actsFor(tx storage.Tx, caller corebank.Caller, entityID, id st
 	})
 }
 
-// getRecord loads the JSON record id of bucket b, or returns notFound.
+// getRecord is storage.LoadJSON for an ID a caller sent: one no record can
+// have is notFound without a read.
 func getRecord[T any](tx storage.Tx, b storage.Bucket, id string, notFound error) (*T, error) {
 	if id == "" || len(id) > maxIDLen {
 		return nil, notFound
 	}
-	v := new(T)
-	err := storage.GetJSON(tx, b, []byte(id), v)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, notFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	return v, nil
+	return storage.LoadJSON[T](tx, b, []byte(id), notFound)
 }
 
 // EntityPage is one page of a list of one entity's objects, with the

@@ -6,7 +6,7 @@ import (
 	"sort"
 )
 
-// Stored records are JSON (GetJSON, PutJSON) unless a benchmark in the tree
+// Stored records are JSON (LoadJSON, PutJSON) unless a benchmark in the tree
 // shows that decoding one costs more than the operation can afford; those
 // few are written with Encoder and read with Decoder: a version byte the
 // caller chooses, then varints and length-prefixed strings.

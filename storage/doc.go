@@ -54,7 +54,7 @@
 //     (Workers).
 //   - Sandbox time: SharedClock keeps a fake clock's time in the store, so
 //     that an advance on one node moves every node's clock.
-//   - Records: JSON through GetJSON and PutJSON; the few records a benchmark
+//   - Records: JSON through LoadJSON and PutJSON; the few records a benchmark
 //     shows to be hot use the binary Encoder and Decoder, read without a
 //     copy through Peek where the backend implements Peeker.
 //   - Upgrades: each service lists its one-time data changes as Migrations;

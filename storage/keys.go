@@ -55,23 +55,11 @@ func AppendInt64(k []byte, v int64) []byte {
 	return AppendUint64(k, uint64(v))
 }
 
-// GetJSON decodes the JSON value under key into v. It returns ErrNotFound
-// (unwrapped) when the key is absent.
-func GetJSON(tx Tx, b Bucket, key []byte, v any) error {
-	raw, err := tx.Get(b, key)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("storage: decode %s/%s: %w", b, key, err)
-	}
-	return nil
-}
-
 // LoadJSON returns the JSON record under key, or notFound when the key is
 // absent. A value that does not decode is ErrCorrupt (wrapped, naming the
 // key). Each domain's getX for its records is this with its own bucket and
-// not-found error.
+// not-found error; a record whose absence is no error, or whose not-found
+// message names the key, passes ErrNotFound and maps it.
 func LoadJSON[T any](tx Tx, b Bucket, key []byte, notFound error) (*T, error) {
 	raw, err := tx.Get(b, key)
 	if errors.Is(err, ErrNotFound) {

@@ -52,23 +52,28 @@ type counter struct{ N int }
 
 // bump is one step: it adds one to the stored counter and returns it.
 func bump(tx storage.Tx) (counter, error) {
-	var c counter
-	if err := storage.GetJSON(tx, "test.count", []byte("n"), &c); err != nil && !errors.Is(err, storage.ErrNotFound) {
-		return c, err
+	c, err := storage.LoadJSON[counter](tx, "test.count", []byte("n"), storage.ErrNotFound)
+	if errors.Is(err, storage.ErrNotFound) {
+		c, err = &counter{}, nil
+	}
+	if err != nil {
+		return counter{}, err
 	}
 	c.N++
-	return c, storage.PutJSON(tx, "test.count", []byte("n"), &c)
+	return *c, storage.PutJSON(tx, "test.count", []byte("n"), c)
 }
 
 func stored(t *testing.T, db storage.Backend) int {
 	t.Helper()
 	c, err := storage.View(context.Background(), db, func(tx storage.Tx) (counter, error) {
-		var c counter
-		err := storage.GetJSON(tx, "test.count", []byte("n"), &c)
+		c, err := storage.LoadJSON[counter](tx, "test.count", []byte("n"), storage.ErrNotFound)
 		if errors.Is(err, storage.ErrNotFound) {
-			err = nil
+			return counter{}, nil
 		}
-		return c, err
+		if err != nil {
+			return counter{}, err
+		}
+		return *c, nil
 	})
 	if err != nil {
 		t.Fatal(err)

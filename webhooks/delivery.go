@@ -68,10 +68,18 @@ func unqueueTx(tx storage.Tx, d *Delivery) error {
 	return storage.Unschedule(tx, dueAttempt, d.queuedAt(), d.ID)
 }
 
+// getDelivery reads delivery id, or storage.ErrNotFound.
 func getDelivery(tx storage.Tx, id string) (*Delivery, error) {
-	var d Delivery
-	if err := storage.GetJSON(tx, bucketDeliveries, []byte(id), &d); err != nil {
-		return nil, err
+	return storage.LoadJSON[Delivery](tx, bucketDeliveries, []byte(id), storage.ErrNotFound)
+}
+
+// testEvent reads the event of a test delivery, kept in bucketTestEvents
+// since a test event is not in the outbox; storage.ErrNotFound once it is
+// purged.
+func testEvent(tx storage.Tx, id string) (Event, error) {
+	ev, err := storage.LoadJSON[Event](tx, bucketTestEvents, []byte(id), storage.ErrNotFound)
+	if err != nil {
+		return Event{}, err
 	}
-	return &d, nil
+	return *ev, nil
 }

@@ -14,7 +14,7 @@ var (
 	ErrDeliveryNotFound = corebank.NotFound("delivery")
 	// ErrWebhookDeleted is returned by Update, RotateSecret and SendTest on a
 	// deleted webhook: deletion is final.
-	ErrWebhookDeleted = corebank.E(corebank.KindRejected, "error_operation_invalid_for_state", "the webhook is deleted")
+	ErrWebhookDeleted = corebank.InvalidForState(corebank.KindRejected, "the webhook is deleted")
 	// ErrInvalidSignature is returned by Verify when the signature header is
 	// missing, malformed, or does not match the body and timestamp.
 	ErrInvalidSignature = corebank.E(corebank.KindUnauthorized, "invalid_signature", "the webhook signature does not match")

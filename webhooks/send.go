@@ -152,7 +152,7 @@ func (s *Service) attempt(ctx context.Context, it storage.DueItem) (sent bool, e
 			return r, err
 		}
 		if d.Test {
-			err = storage.GetJSON(tx, bucketTestEvents, []byte(d.EventID), &r.ev)
+			r.ev, err = testEvent(tx, d.EventID)
 		} else {
 			r.ev, err = s.outbox.EventTx(tx, d.EventID)
 		}
