@@ -97,9 +97,52 @@ func Within(tx storage.Tx, t Tree, c corebank.Caller, within string) (corebank.C
 	return corebank.Caller{EntityID: id, KeyID: c.KeyID, ReadOnly: c.ReadOnly}, nil
 }
 
-// Load reads an object for c narrowed to within (see Within): it resolves
-// within first, then loads, then checks the owner, answering notFound for a
-// foreign object exactly as load answers for a missing one.
+// Owned is a record an entity owns: what Get checks a caller against.
+type Owned interface {
+	Owner() string
+}
+
+// Get is the one authorized load: it resolves entityID for caller first
+// (see Within: "" is the caller's own entity), then reads the record id
+// with read, then checks the record's owner is within that entity's tree,
+// answering notFound for a foreign record exactly as read answers for a
+// missing one, so that a caller cannot tell the two apart.
+func Get[R Owned](tx storage.Tx, t Tree, caller corebank.Caller, entityID, id string,
+	read func(tx storage.Tx, id string) (R, error), notFound error) (R, error) {
+	var zero R
+	c, err := Within(tx, t, caller, entityID)
+	if err != nil {
+		return zero, err
+	}
+	rec, err := read(tx, id)
+	if err != nil {
+		return zero, err
+	}
+	if err := Check(tx, t, c, rec.Owner(), notFound); err != nil {
+		return zero, err
+	}
+	return rec, nil
+}
+
+// JSON is the read of Get for records kept as JSON in bucket b under
+// their ID (storage.LoadJSON): a missing one is notFound.
+func JSON[T any, P interface {
+	*T
+	Owned
+}](b storage.Bucket, notFound error) func(storage.Tx, string) (P, error) {
+	return func(tx storage.Tx, id string) (P, error) {
+		v, err := storage.LoadJSON[T](tx, b, []byte(id), notFound)
+		if err != nil {
+			return nil, err
+		}
+		return P(v), nil
+	}
+}
+
+// Load is Get for a record whose owner is read with it rather than
+// through a method: load returns the record and its owner.
+//
+// Deprecated: use Get; Load goes once no caller is left.
 func Load[T any](tx storage.Tx, t Tree, c corebank.Caller, within string, notFound error,
 	load func() (obj T, owner string, err error)) (T, error) {
 	var zero T

@@ -104,3 +104,64 @@ func TestEntity(t *testing.T) {
 		t.Fatalf("System without entity: %v; want a validation error", err)
 	}
 }
+
+// thing is a record kept as JSON, owned by an entity.
+type thing struct {
+	ID     string `json:"id"`
+	Entity string `json:"entity"`
+}
+
+func (t *thing) Owner() string { return t.Entity }
+
+// TestGet loads records through the one authorized loader: a caller sees
+// its tree's records, narrowing to an entity it may act on; a record
+// outside, a missing one and an entity outside answer alike.
+func TestGet(t *testing.T) {
+	ctx := context.Background()
+	db := memory.New()
+	defer db.Close()
+	const b storage.Bucket = "things"
+	if err := db.Update(ctx, func(tx storage.Tx) error {
+		for _, th := range []thing{{"t-a1", "a1"}, {"t-b", "b"}} {
+			if err := storage.PutJSON(tx, b, []byte(th.ID), th); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	read := scope.JSON[thing](b, errThingNotFound)
+	tests := []struct {
+		name       string
+		caller     corebank.Caller
+		entity, id string
+		want       string
+		err        error
+	}{
+		{"OwnTree", corebank.As("a"), "", "t-a1", "a1", nil},
+		{"Narrowed", corebank.As("root"), "a", "t-a1", "a1", nil},
+		{"NarrowedAway", corebank.As("root"), "b", "t-a1", "", errThingNotFound},
+		{"Foreign", corebank.As("a"), "", "t-b", "", errThingNotFound},
+		{"Missing", corebank.As("a"), "", "t-x", "", errThingNotFound},
+		{"EntityOutside", corebank.As("a"), "b", "t-b", "", corebank.ErrEntityNotFound},
+		{"System", corebank.System(), "", "t-b", "b", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := db.View(ctx, func(tx storage.Tx) error {
+				got, err := scope.Get(tx, family, tt.caller, tt.entity, tt.id, read, errThingNotFound)
+				if err != nil {
+					return err
+				}
+				if got.Entity != tt.want {
+					t.Errorf("owner %q, want %q", got.Entity, tt.want)
+				}
+				return nil
+			})
+			if !errors.Is(err, tt.err) {
+				t.Errorf("error %v, want %v", err, tt.err)
+			}
+		})
+	}
+}
