@@ -146,7 +146,7 @@ func TestCreateInflow(t *testing.T) {
 		if in.AccountDetailsID == nil || *in.AccountDetailsID != d.ID {
 			t.Fatalf("account_details_id = %v, want %s", in.AccountDetailsID, d.ID)
 		}
-		stats, err := f.led.GetAccountDetailsStats(ctx, corebank.System(), d.ID)
+		stats, err := f.led.GetAccountDetailsStats(ctx, corebank.System(), "", d.ID)
 		if err != nil || stats.TotalInflowsCount != 1 || stats.TotalInflowsAmount != 10 {
 			t.Fatalf("stats = %+v, %v", stats, err)
 		}

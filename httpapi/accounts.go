@@ -138,7 +138,7 @@ func (h *handler) patchAccount(x *exchange, r *http.Request) error {
 			if req.DisplayName == nil {
 				return nil, corebank.InvalidField("display_name", "is required")
 			}
-			a, change, err := h.led.RenameAccount(ctx, c, req.EntityID, id, *req.DisplayName)
+			a, change, err := h.led.UpdateAccount(ctx, c, req.EntityID, id, ledger.AccountPatch{DisplayName: req.DisplayName})
 			if err != nil {
 				return nil, err
 			}

@@ -87,7 +87,7 @@ func (h *handler) getDetails(x *exchange, r *http.Request) error {
 			} else if !notFound(err) {
 				return nil, err
 			}
-			if v.Statistics, err = h.led.GetAccountDetailsStats(ctx, c, d.ID); err != nil {
+			if v.Statistics, err = h.led.GetAccountDetailsStats(ctx, c, "", d.ID); err != nil {
 				return nil, err
 			}
 			return v, nil
@@ -98,6 +98,6 @@ func (h *handler) getDetails(x *exchange, r *http.Request) error {
 func (h *handler) activateDetails(x *exchange, r *http.Request) error {
 	return moved(x, r, bare(http.StatusOK), &struct{}{}, nil,
 		func(ctx context.Context, c corebank.Caller, _, id string) (*ledger.AccountDetails, error) {
-			return h.led.ActivateAccountDetails(ctx, c, id)
+			return h.led.ActivateAccountDetails(ctx, c, "", id)
 		})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/internal/luhn"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -106,6 +107,12 @@ type AccountChange struct {
 	Field string `json:"field"`
 	From  string `json:"from"`
 	To    string `json:"to"`
+}
+
+// AccountPatch is a change to an account (UpdateAccount): nil fields stay
+// as they are.
+type AccountPatch struct {
+	DisplayName *string
 }
 
 // AccountFilter selects accounts to list; empty fields do not filter.
@@ -471,13 +478,8 @@ func (s *Service) GetAccountTx(tx storage.Tx, id string) (*Account, error) {
 	return s.getAccountTx(tx, id)
 }
 
-// accountFor loads account id for caller (see scoped): an account outside
-// the caller's scope answers ErrAccountNotFound, exactly as a missing one.
-func (s *Service) accountFor(tx storage.Tx, caller corebank.Caller, id, entityID string) (*Account, error) {
-	return scoped(s, tx, caller, id, entityID, s.getAccountTx, ErrAccountNotFound.With("account "+id+" not found"))
-}
-
-func (a *Account) owner() string { return a.EntityID }
+// Owner returns the entity that owns the account (scope.Owned).
+func (a *Account) Owner() string { return a.EntityID }
 
 // GetAccount returns account id with its current balance, when caller may
 // see it; entityID, when set, narrows the caller to that entity's tree. A
@@ -490,7 +492,7 @@ func (a *Account) owner() string { return a.EntityID }
 // GetBalance for those).
 func (s *Service) GetAccount(ctx context.Context, caller corebank.Caller, entityID, id string) (*Account, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Account, error) {
-		return s.accountFor(tx, caller, id, entityID)
+		return scope.Get(tx, s.tree, caller, entityID, id, s.getAccountTx, accountNotFound(id))
 	})
 }
 
@@ -502,7 +504,7 @@ func (s *Service) GetAccount(ctx context.Context, caller corebank.Caller, entity
 // caller's tree.
 func (s *Service) AccountByServiceBAN(ctx context.Context, caller corebank.Caller, ban string) (*Account, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Account, error) {
-		return scoped(s, tx, caller, ban, "", s.AccountByServiceBANTx, ErrAccountNotFound.With("no account has service_ban "+ban))
+		return scope.Get(tx, s.tree, caller, "", ban, s.AccountByServiceBANTx, ErrAccountNotFound.With("no account has service_ban "+ban))
 	})
 }
 
@@ -535,7 +537,7 @@ func accountRecord(tx storage.Tx, id string) (*Account, error) {
 	a, err := storage.LoadJSON[Account](tx, bucketAccounts, []byte(id), storage.ErrNotFound)
 	if errors.Is(err, storage.ErrNotFound) {
 		// The message names the account, so it is built only when needed.
-		return nil, ErrAccountNotFound.With("account " + id + " not found")
+		return nil, accountNotFound(id)
 	}
 	return a, err
 }
@@ -614,49 +616,52 @@ func (s *Service) CountAccounts(ctx context.Context, caller corebank.Caller, f A
 	})
 }
 
-// RenameAccount sets the display_name of account id, the only field a
-// client may change, and appends accounts.updated; entityID, when set,
-// narrows the caller as in GetAccount. Renaming to the current name writes
-// nothing and returns a change whose From equals To.
+// UpdateAccount applies patch to account id and appends accounts.updated;
+// entityID, when set, narrows the caller as in GetAccount. display_name is
+// the only field a client may change. It returns the account and the
+// change to display_name: nil for an empty patch, whose From equals To
+// when the name is the current one; neither writes anything.
 //
 // Errors: corebank.ErrForbidden for a read-only caller;
 // corebank.ErrEntityNotFound for an unknown or foreign entityID;
 // ErrAccountNotFound (also for an account outside the caller's tree); a
 // validation error on display_name; ErrAccountDeleted for a deleted
 // account.
-func (s *Service) RenameAccount(ctx context.Context, caller corebank.Caller, entityID, id, displayName string) (*Account, *AccountChange, error) {
+func (s *Service) UpdateAccount(ctx context.Context, caller corebank.Caller, entityID, id string, patch AccountPatch) (*Account, *AccountChange, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, nil, err
 	}
-	type renamed struct {
+	type updated struct {
 		a      *Account
 		change *AccountChange
 	}
-	r, err := storage.Update(ctx, s.db, func(tx storage.Tx) (renamed, error) {
-		a, err := s.accountFor(tx, caller, id, entityID)
-		if err != nil {
-			return renamed{}, err
+	r, err := storage.Update(ctx, s.db, func(tx storage.Tx) (updated, error) {
+		a, err := scope.Get(tx, s.tree, caller, entityID, id, s.getAccountTx, accountNotFound(id))
+		if err != nil || patch.DisplayName == nil {
+			return updated{a, nil}, err
 		}
-		if err := checkDisplayNameErr(displayName); err != nil {
-			return renamed{}, err
+		if err := checkDisplayNameErr(*patch.DisplayName); err != nil {
+			return updated{}, err
 		}
-		a, change, err := s.renameAccount(tx, s.clock.Now(), a, displayName)
-		return renamed{a, change}, err
+		a, change, err := s.renameAccount(tx, s.clock.Now(), a, *patch.DisplayName)
+		return updated{a, change}, err
 	})
 	return r.a, r.change, err
 }
 
-// RenameAccountTx is RenameAccount inside tx at time now, without a
+// UpdateAccountTx is UpdateAccount inside tx at time now, without a
 // caller: the composing caller has checked its scope.
-func (s *Service) RenameAccountTx(tx storage.Tx, now time.Time, id, displayName string) (*Account, *AccountChange, error) {
-	if err := checkDisplayNameErr(displayName); err != nil {
-		return nil, nil, err
+func (s *Service) UpdateAccountTx(tx storage.Tx, now time.Time, id string, patch AccountPatch) (*Account, *AccountChange, error) {
+	if patch.DisplayName != nil {
+		if err := checkDisplayNameErr(*patch.DisplayName); err != nil {
+			return nil, nil, err
+		}
 	}
 	a, err := s.getAccountTx(tx, id)
-	if err != nil {
-		return nil, nil, err
+	if err != nil || patch.DisplayName == nil {
+		return a, nil, err
 	}
-	return s.renameAccount(tx, now, a, displayName)
+	return s.renameAccount(tx, now, a, *patch.DisplayName)
 }
 
 // checkDisplayNameErr is checkDisplayName as an error of its own.
@@ -666,8 +671,8 @@ func checkDisplayNameErr(displayName string) error {
 	return p.Err()
 }
 
-// renameAccount is RenameAccountTx for an account already loaded and a
-// name already checked.
+// renameAccount is UpdateAccountTx of display_name for an account already
+// loaded and a name already checked.
 func (s *Service) renameAccount(tx storage.Tx, now time.Time, a *Account, displayName string) (*Account, *AccountChange, error) {
 	id := a.ID
 	if a.Deleted != 0 {
@@ -706,7 +711,7 @@ func (s *Service) DeleteAccount(ctx context.Context, caller corebank.Caller, ent
 		return nil, err
 	}
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Account, error) {
-		a, err := s.accountFor(tx, caller, id, entityID)
+		a, err := scope.Get(tx, s.tree, caller, entityID, id, s.getAccountTx, accountNotFound(id))
 		if err != nil {
 			return nil, err
 		}

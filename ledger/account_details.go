@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger/coordinates"
 	"github.com/corebank/corebank/storage"
 )
@@ -197,7 +198,7 @@ func (s *Service) CreateAccountDetails(ctx context.Context, caller corebank.Call
 		return nil, p.Err()
 	}
 	acct, err := storage.View(ctx, s.db, func(tx storage.Tx) (*Account, error) {
-		return s.accountFor(tx, caller, n.AccountID, n.EntityID)
+		return scope.Get(tx, s.tree, caller, n.EntityID, n.AccountID, s.getAccountTx, accountNotFound(n.AccountID))
 	})
 	if err != nil {
 		return nil, err
@@ -245,7 +246,7 @@ func (s *Service) CreateAccountDetails(ctx context.Context, caller corebank.Call
 	}
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*AccountDetails, error) {
 		now := s.clock.Now()
-		a, err := s.accountFor(tx, caller, n.AccountID, n.EntityID)
+		a, err := scope.Get(tx, s.tree, caller, n.EntityID, n.AccountID, s.getAccountTx, accountNotFound(n.AccountID))
 		if err != nil {
 			return nil, err
 		}
@@ -408,11 +409,11 @@ func putDetails(tx storage.Tx, r *detailsRecord) error {
 // the account. It returns ErrAccountDetailsNotFound when absent.
 func (s *Service) getDetailsTx(tx storage.Tx, id string) (*detailsRecord, error) {
 	if !validID(id) {
-		return nil, ErrAccountDetailsNotFound.With("account details " + id + " not found")
+		return nil, detailsNotFound(id)
 	}
 	r, err := storage.LoadJSON[detailsRecord](tx, bucketDetails, []byte(id), storage.ErrNotFound)
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, ErrAccountDetailsNotFound.With("account details " + id + " not found")
+		return nil, detailsNotFound(id)
 	}
 	if err != nil {
 		return nil, err
@@ -437,14 +438,8 @@ func (s *Service) GetAccountDetailsTx(tx storage.Tx, id string) (*AccountDetails
 	return r.public(), nil
 }
 
-// detailsFor loads details id for caller (see scoped): details outside
-// the caller's scope answer ErrAccountDetailsNotFound, exactly as missing
-// ones.
-func (s *Service) detailsFor(tx storage.Tx, caller corebank.Caller, id, entityID string) (*detailsRecord, error) {
-	return scoped(s, tx, caller, id, entityID, s.getDetailsTx, ErrAccountDetailsNotFound.With("account details "+id+" not found"))
-}
-
-func (d *AccountDetails) owner() string { return d.EntityID }
+// Owner returns the entity that owns the details (scope.Owned).
+func (d *AccountDetails) Owner() string { return d.EntityID }
 
 // GetAccountDetails returns account details id when caller may see them;
 // entityID, when set, narrows the caller as in GetAccount. Deleted details
@@ -455,7 +450,7 @@ func (d *AccountDetails) owner() string { return d.EntityID }
 // caller's tree.
 func (s *Service) GetAccountDetails(ctx context.Context, caller corebank.Caller, entityID, id string) (*AccountDetails, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*AccountDetails, error) {
-		r, err := s.detailsFor(tx, caller, id, entityID)
+		r, err := scope.Get(tx, s.tree, caller, entityID, id, s.getDetailsTx, detailsNotFound(id))
 		if err != nil {
 			return nil, err
 		}
@@ -482,7 +477,7 @@ func (s *Service) ListAccountDetails(ctx context.Context, caller corebank.Caller
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*corebank.Page[AccountDetails], error) {
 		g := f
 		if f.AccountID != "" {
-			a, err := s.accountFor(tx, caller, f.AccountID, f.EntityID)
+			a, err := scope.Get(tx, s.tree, caller, f.EntityID, f.AccountID, s.getAccountTx, accountNotFound(f.AccountID))
 			if err != nil {
 				return nil, err
 			}
@@ -505,19 +500,21 @@ func (s *Service) ListAccountDetails(ctx context.Context, caller corebank.Caller
 
 // ActivateAccountDetails moves pending details to active (provisioning
 // completed), revealing a fiat account number withheld while pending, and
-// appends account_details.updated. Activating active details returns them
-// unchanged and appends nothing.
+// appends account_details.updated; entityID, when set, narrows the caller
+// as in GetAccount. Activating active details returns them unchanged and
+// appends nothing.
 //
 // Errors: corebank.ErrForbidden for a read-only caller;
+// corebank.ErrEntityNotFound for an unknown or foreign entityID;
 // ErrAccountDetailsNotFound (also for details outside the caller's tree);
 // ErrAccountDetailsInactive for deleted or expired details (including ones
 // whose expiry has passed but which RunDue has not yet processed).
-func (s *Service) ActivateAccountDetails(ctx context.Context, caller corebank.Caller, id string) (*AccountDetails, error) {
+func (s *Service) ActivateAccountDetails(ctx context.Context, caller corebank.Caller, entityID, id string) (*AccountDetails, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*AccountDetails, error) {
-		r, err := s.detailsFor(tx, caller, id, "")
+		r, err := scope.Get(tx, s.tree, caller, entityID, id, s.getDetailsTx, detailsNotFound(id))
 		if err != nil {
 			return nil, err
 		}
@@ -591,7 +588,7 @@ func (s *Service) DeleteAccountDetails(ctx context.Context, caller corebank.Call
 		return nil, err
 	}
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*AccountDetails, error) {
-		r, err := s.detailsFor(tx, caller, id, entityID)
+		r, err := scope.Get(tx, s.tree, caller, entityID, id, s.getDetailsTx, detailsNotFound(id))
 		if err != nil {
 			return nil, err
 		}
@@ -748,18 +745,19 @@ func (s *Service) AccountDetailsStatsTx(tx storage.Tx, detailsID string) (*Accou
 	return detailsStatsTx(tx, detailsID)
 }
 
-// GetAccountDetailsStats returns the inflow activity through detailsID
+// GetAccountDetailsStats returns the inflow activity through details id
 // (zero counts and a null last_inflow_at before any inflow) when caller
-// may see the details.
+// may see the details; entityID, when set, narrows the caller as in
+// GetAccount.
 //
-// Errors: ErrAccountDetailsNotFound (also for details outside the
-// caller's tree).
-func (s *Service) GetAccountDetailsStats(ctx context.Context, caller corebank.Caller, detailsID string) (*AccountDetailsStats, error) {
+// Errors: corebank.ErrEntityNotFound for an unknown or foreign entityID;
+// ErrAccountDetailsNotFound (also for details outside the caller's tree).
+func (s *Service) GetAccountDetailsStats(ctx context.Context, caller corebank.Caller, entityID, id string) (*AccountDetailsStats, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*AccountDetailsStats, error) {
-		if _, err := s.detailsFor(tx, caller, detailsID, ""); err != nil {
+		if _, err := scope.Get(tx, s.tree, caller, entityID, id, s.getDetailsTx, detailsNotFound(id)); err != nil {
 			return nil, err
 		}
-		return detailsStatsTx(tx, detailsID)
+		return detailsStatsTx(tx, id)
 	})
 }
 
@@ -828,7 +826,7 @@ func (s *Service) AccountDetailsByNumberTx(tx storage.Tx, number string) (*Accou
 // lie outside the caller's tree.
 func (s *Service) AccountDetailsByNumber(ctx context.Context, caller corebank.Caller, number string) (*AccountDetails, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*AccountDetails, error) {
-		return scoped(s, tx, caller, number, "", s.AccountDetailsByNumberTx, ErrAccountDetailsNotFound.With("no account details hold number "+number))
+		return scope.Get(tx, s.tree, caller, "", number, s.AccountDetailsByNumberTx, ErrAccountDetailsNotFound.With("no account details hold number "+number))
 	})
 }
 

@@ -55,7 +55,7 @@ func TestPendingFiatDetails(t *testing.T) {
 	if code := errCodeOf(err); code != ErrAccountDetailsPending.Code {
 		t.Errorf("AcceptsInflowsTx while pending = %v", err)
 	}
-	act, err := s.ActivateAccountDetails(ctx, corebank.System(), "det1")
+	act, err := s.ActivateAccountDetails(ctx, corebank.System(), "", "det1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -307,7 +307,7 @@ func TestActivateAccountDetails(t *testing.T) {
 		e := newDetailsEnv(t)
 		d := e.details(t, ledger.NewAccountDetails{AccountID: e.MustAccount(t, "ent1", "USC").ID, Chain: "eth"})
 		e.clock.Add(time.Minute)
-		got, err := e.s.ActivateAccountDetails(ctx, sys, d.ID)
+		got, err := e.s.ActivateAccountDetails(ctx, sys, "", d.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -318,7 +318,7 @@ func TestActivateAccountDetails(t *testing.T) {
 		if diff := cmp.Diff(&want, got); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
-		again, err := e.s.ActivateAccountDetails(ctx, sys, d.ID)
+		again, err := e.s.ActivateAccountDetails(ctx, sys, "", d.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,7 +331,7 @@ func TestActivateAccountDetails(t *testing.T) {
 	})
 	t.Run("ErrAccountDetailsNotFound", func(t *testing.T) {
 		e := newDetailsEnv(t)
-		if _, err := e.s.ActivateAccountDetails(ctx, sys, "nope"); !errors.Is(err, ledger.ErrAccountDetailsNotFound) {
+		if _, err := e.s.ActivateAccountDetails(ctx, sys, "", "nope"); !errors.Is(err, ledger.ErrAccountDetailsNotFound) {
 			t.Errorf("err = %v", err)
 		}
 	})
@@ -341,7 +341,7 @@ func TestActivateAccountDetails(t *testing.T) {
 		if _, err := e.s.DeleteAccountDetails(ctx, sys, "", d.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.s.ActivateAccountDetails(ctx, sys, d.ID); !errors.Is(err, ledger.ErrAccountDetailsInactive) {
+		if _, err := e.s.ActivateAccountDetails(ctx, sys, "", d.ID); !errors.Is(err, ledger.ErrAccountDetailsInactive) {
 			t.Errorf("err = %v", err)
 		}
 	})
@@ -607,7 +607,7 @@ func TestAccountDetailsInflows(t *testing.T) {
 		t.Errorf("unknown: %v", err)
 	}
 
-	st, err := e.s.GetAccountDetailsStats(ctx, sys, fiat.ID)
+	st, err := e.s.GetAccountDetailsStats(ctx, sys, "", fiat.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -622,7 +622,7 @@ func TestAccountDetailsInflows(t *testing.T) {
 		}
 	}
 	last := e.clock.Now().UnixMilli()
-	st, err = e.s.GetAccountDetailsStats(ctx, sys, fiat.ID)
+	st, err = e.s.GetAccountDetailsStats(ctx, sys, "", fiat.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -633,7 +633,7 @@ func TestAccountDetailsInflows(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"amount": "must be greater than zero"}, errFields(err)); diff != "" {
 		t.Errorf("zero amount (-want +got):\n%s", diff)
 	}
-	if _, err := e.s.GetAccountDetailsStats(ctx, sys, "nope"); !errors.Is(err, ledger.ErrAccountDetailsNotFound) {
+	if _, err := e.s.GetAccountDetailsStats(ctx, sys, "", "nope"); !errors.Is(err, ledger.ErrAccountDetailsNotFound) {
 		t.Errorf("stats of unknown details: %v", err)
 	}
 }
@@ -729,7 +729,7 @@ func TestAccountDetailsLifecycle(t *testing.T) {
 			d2 := e.details(t, ledger.NewAccountDetails{AccountID: acct.ID, Chain: "sol"})
 			check("create", 2, map[string]int{ledger.EventAccountDetailsCreated: 2})
 			for _, d := range []*ledger.AccountDetails{d1, d2} {
-				if _, err := e.s.ActivateAccountDetails(ctx, sys, d.ID); err != nil {
+				if _, err := e.s.ActivateAccountDetails(ctx, sys, "", d.ID); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -752,7 +752,7 @@ func TestAccountDetailsLifecycle(t *testing.T) {
 				t.Fatal(err)
 			}
 			check("delete", 1, map[string]int{ledger.EventAccountDetailsDeleted: 1})
-			st, err := e.s.GetAccountDetailsStats(ctx, sys, d1.ID)
+			st, err := e.s.GetAccountDetailsStats(ctx, sys, "", d1.ID)
 			if err != nil || st.TotalInflowsCount != 1 || st.TotalInflowsAmount != 5_000_000 {
 				t.Errorf("stats = %+v, %v", st, err)
 			}

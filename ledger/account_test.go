@@ -231,12 +231,12 @@ func TestListAccounts(t *testing.T) {
 	})
 }
 
-func TestRenameAccount(t *testing.T) {
+func TestUpdateAccount(t *testing.T) {
 	e := newEnv(t)
 	a := e.MustAccount(t, "e1", "USD")
 	t.Run("OK", func(t *testing.T) {
 		e.clock.Add(time.Second)
-		got, ch, err := e.s.RenameAccount(ctx, sys, "", a.ID, "Renamed")
+		got, ch, err := e.s.UpdateAccount(ctx, sys, "", a.ID, ledger.AccountPatch{DisplayName: new("Renamed")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,13 +253,13 @@ func TestRenameAccount(t *testing.T) {
 		}
 	})
 	t.Run("ErrValidation", func(t *testing.T) {
-		_, _, err := e.s.RenameAccount(ctx, sys, "", a.ID, "")
+		_, _, err := e.s.UpdateAccount(ctx, sys, "", a.ID, ledger.AccountPatch{DisplayName: new("")})
 		if code(err) != corebank.CodeValidation || fields(err)["display_name"] == "" {
 			t.Errorf("err = %v", err)
 		}
 	})
 	t.Run("ErrAccountNotFound", func(t *testing.T) {
-		if _, _, err := e.s.RenameAccount(ctx, sys, "", "nope", "x"); !errors.Is(err, ledger.ErrAccountNotFound) {
+		if _, _, err := e.s.UpdateAccount(ctx, sys, "", "nope", ledger.AccountPatch{DisplayName: new("x")}); !errors.Is(err, ledger.ErrAccountNotFound) {
 			t.Errorf("err = %v", err)
 		}
 	})
@@ -319,7 +319,7 @@ func TestDeleteAccount(t *testing.T) {
 		if !errors.Is(err, ledger.ErrAccountDeleted) || !strings.Contains(err.Error(), b.ID) || len(fields(err)) != 0 {
 			t.Errorf("hold to deleted: %v", err)
 		}
-		if _, _, err := e.s.RenameAccount(ctx, sys, "", b.ID, "x"); !errors.Is(err, ledger.ErrAccountDeleted) {
+		if _, _, err := e.s.UpdateAccount(ctx, sys, "", b.ID, ledger.AccountPatch{DisplayName: new("x")}); !errors.Is(err, ledger.ErrAccountDeleted) {
 			t.Errorf("rename deleted: %v", err)
 		}
 	})

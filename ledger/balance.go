@@ -131,7 +131,7 @@ func loadBal(tx storage.Tx, id string) (*balRec, error) {
 func loadSystem(id string, r *balRec) error {
 	cur, ok := parseSystemAccount(id)
 	if !ok {
-		return ErrAccountNotFound.With("account " + id + " not found")
+		return accountNotFound(id)
 	}
 	*r = balRec{flags: flagSystem, currency: cur}
 	return nil
@@ -156,7 +156,7 @@ func decodeBalAt(raw []byte, err error, id string, r *balRec) error {
 			*r = balRec{flags: flagSystem, currency: cur}
 			return nil
 		}
-		return ErrAccountNotFound.With("account " + id + " not found")
+		return accountNotFound(id)
 	}
 	if err != nil {
 		return err

@@ -81,7 +81,7 @@
 // # Authorization
 //
 // Methods about accounts, account details and statements (CreateAccount,
-// GetAccount, ListAccounts, CountAccounts, RenameAccount, DeleteAccount,
+// GetAccount, ListAccounts, CountAccounts, UpdateAccount, DeleteAccount,
 // AccountByServiceBAN, Statement, CreateAccountDetails, GetAccountDetails,
 // ListAccountDetails, ActivateAccountDetails, DeleteAccountDetails,
 // GetAccountDetailsStats, AccountDetailsByNumber) take a corebank.Caller

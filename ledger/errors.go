@@ -66,3 +66,14 @@ var (
 	// whose provisioning has not completed.
 	ErrAccountDetailsPending = corebank.E(corebank.KindRejected, "account_details_pending", "the account details are not active yet")
 )
+
+// accountNotFound is ErrAccountNotFound naming account id: what a missing
+// account and one outside the caller's tree answer alike.
+func accountNotFound(id string) error {
+	return ErrAccountNotFound.With("account " + id + " not found")
+}
+
+// detailsNotFound is ErrAccountDetailsNotFound naming details id.
+func detailsNotFound(id string) error {
+	return ErrAccountDetailsNotFound.With("account details " + id + " not found")
+}

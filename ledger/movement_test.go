@@ -408,7 +408,7 @@ func TestEventsOrder(t *testing.T) {
 		a := e.MustAccount(t, "e1", "USD")
 		want = append(want, ledger.EventAccountCreated+" "+a.ID)
 		if i%2 == 0 {
-			e.s.RenameAccount(ctx, sys, "", a.ID, "renamed")
+			e.s.UpdateAccount(ctx, sys, "", a.ID, ledger.AccountPatch{DisplayName: new("renamed")})
 			want = append(want, ledger.EventAccountUpdated+" "+a.ID)
 		}
 	}

@@ -104,7 +104,7 @@ func TestScope(t *testing.T) {
 			_, missing := e.s.GetAccount(ctx, c.caller, c.with, missingID)
 			checks := map[string]error{}
 			_, checks["GetAccount"] = e.s.GetAccount(ctx, c.caller, c.with, c.id)
-			_, _, checks["RenameAccount"] = e.s.RenameAccount(ctx, c.caller, c.with, c.id, "x")
+			_, _, checks["UpdateAccount"] = e.s.UpdateAccount(ctx, c.caller, c.with, c.id, ledger.AccountPatch{DisplayName: new("x")})
 			_, checks["DeleteAccount"] = e.s.DeleteAccount(ctx, c.caller, c.with, c.id)
 			_, checks["Statement"] = e.s.Statement(ctx, c.caller, c.id, ledger.StatementQuery{Year: 2026, Month: 11, EntityID: c.with})
 			_, checks["CreateAccountDetails"] = e.s.CreateAccountDetails(ctx, c.caller, ledger.NewAccountDetails{AccountID: c.id, EntityID: c.with})
@@ -124,8 +124,8 @@ func TestScope(t *testing.T) {
 		_, missing := e.s.GetAccountDetails(ctx, a, "", missingID)
 		checks := map[string]error{}
 		_, checks["GetAccountDetails"] = e.s.GetAccountDetails(ctx, a, "", e.detB.ID)
-		_, checks["GetAccountDetailsStats"] = e.s.GetAccountDetailsStats(ctx, a, e.detB.ID)
-		_, checks["ActivateAccountDetails"] = e.s.ActivateAccountDetails(ctx, a, e.detB.ID)
+		_, checks["GetAccountDetailsStats"] = e.s.GetAccountDetailsStats(ctx, a, "", e.detB.ID)
+		_, checks["ActivateAccountDetails"] = e.s.ActivateAccountDetails(ctx, a, "", e.detB.ID)
 		_, checks["DeleteAccountDetails"] = e.s.DeleteAccountDetails(ctx, a, "", e.detB.ID)
 		_, checks["Narrowed"] = e.s.GetAccountDetails(ctx, a, "a1", e.detA.ID)
 		for name, err := range checks {
@@ -144,7 +144,7 @@ func TestScope(t *testing.T) {
 			checks := map[string]error{}
 			for _, id := range []string{e.acctA.ID, e.acctB.ID, missingID} {
 				_, checks["GetAccount "+id] = e.s.GetAccount(ctx, a, with, id)
-				_, _, checks["RenameAccount "+id] = e.s.RenameAccount(ctx, a, with, id, "x")
+				_, _, checks["UpdateAccount "+id] = e.s.UpdateAccount(ctx, a, with, id, ledger.AccountPatch{DisplayName: new("x")})
 				_, checks["DeleteAccount "+id] = e.s.DeleteAccount(ctx, a, with, id)
 				_, checks["Statement "+id] = e.s.Statement(ctx, a, id, ledger.StatementQuery{Year: 2026, Month: 11, EntityID: with})
 				_, checks["CreateAccountDetails "+id] = e.s.CreateAccountDetails(ctx, a, ledger.NewAccountDetails{AccountID: id, EntityID: with})
@@ -169,10 +169,10 @@ func TestScope(t *testing.T) {
 		ro := corebank.Caller{EntityID: "a", ReadOnly: true}
 		checks := map[string]error{}
 		_, checks["CreateAccount"] = e.s.CreateAccount(ctx, ro, ledger.NewAccount{Type: "checking", Currency: "USD", DisplayName: "x"})
-		_, _, checks["RenameAccount"] = e.s.RenameAccount(ctx, ro, "", e.acctA.ID, "x")
+		_, _, checks["UpdateAccount"] = e.s.UpdateAccount(ctx, ro, "", e.acctA.ID, ledger.AccountPatch{DisplayName: new("x")})
 		_, checks["DeleteAccount"] = e.s.DeleteAccount(ctx, ro, "", e.acctA.ID)
 		_, checks["CreateAccountDetails"] = e.s.CreateAccountDetails(ctx, ro, ledger.NewAccountDetails{AccountID: e.acctA.ID})
-		_, checks["ActivateAccountDetails"] = e.s.ActivateAccountDetails(ctx, ro, e.detA.ID)
+		_, checks["ActivateAccountDetails"] = e.s.ActivateAccountDetails(ctx, ro, "", e.detA.ID)
 		_, checks["DeleteAccountDetails"] = e.s.DeleteAccountDetails(ctx, ro, "", e.detA.ID)
 		for name, err := range checks {
 			if !errors.Is(err, corebank.ErrForbidden) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -191,7 +192,7 @@ func (s *Service) Statement(ctx context.Context, caller corebank.Caller, account
 	startMs, endMs := start.UnixMilli(), endT.UnixMilli()-1 // inclusive bounds
 
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Statement, error) {
-		a, err := s.accountFor(tx, caller, accountID, q.EntityID)
+		a, err := scope.Get(tx, s.tree, caller, q.EntityID, accountID, s.getAccountTx, accountNotFound(accountID))
 		if err != nil {
 			return nil, err
 		}
