@@ -713,7 +713,7 @@ func TestNodesSeeEachOthersWrites(t *testing.T) {
 	if got := status(1); got != http.StatusOK {
 		t.Fatalf("node 2 with node 1's new key = %d", got)
 	}
-	if _, err := c.nodes[0].Entities.DeleteAPIKey(ctx, corebank.As(c.root), k.Key.ID); err != nil {
+	if _, err := c.nodes[0].Entities.DeleteAPIKey(ctx, corebank.As(c.root), "", k.Key.ID); err != nil {
 		t.Fatal(err)
 	}
 	if got := status(1); got != http.StatusUnauthorized {

@@ -106,6 +106,9 @@ type keyRecord struct {
 	SealedPrivateKey []byte `json:"sealed_private_key"`
 }
 
+// Owner returns the entity the key acts for (scope.Owned).
+func (k *APIKey) Owner() string { return k.EntityID }
+
 func keyKey(id string) []byte               { return storage.Key("api-keys", id) }
 func keyHashKey(hash string) []byte         { return storage.Key("api-keys", "by-hash", hash) }
 func keyEntityKey(entity, id string) []byte { return storage.Key("api-keys", "by-entity", entity, id) }
@@ -232,23 +235,13 @@ func (s *Service) CreateAPIKey(ctx context.Context, caller corebank.Caller, k Ne
 	return out, nil
 }
 
-// scopedKey loads key id for caller, answering ErrAPIKeyNotFound for a
-// missing key and for one of an entity outside the caller's tree alike.
-func (s *Service) scopedKey(tx storage.Tx, caller corebank.Caller, id string) (*keyRecord, error) {
-	return scope.Load(tx, s, caller, "", ErrAPIKeyNotFound, func() (*keyRecord, string, error) {
-		rec, err := getKey(tx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		return rec, rec.EntityID, nil
-	})
-}
-
-// GetAPIKey returns the key with id (no secret). Errors: ErrAPIKeyNotFound
-// for a missing key and one outside the caller's tree alike.
-func (s *Service) GetAPIKey(ctx context.Context, caller corebank.Caller, id string) (*APIKey, error) {
+// GetAPIKey returns the key with id (no secret); entityID, when not "",
+// narrows the caller to that entity's tree. Errors: ErrEntityNotFound for
+// an entityID outside the caller's tree; ErrAPIKeyNotFound for a missing
+// key and one outside the tree alike.
+func (s *Service) GetAPIKey(ctx context.Context, caller corebank.Caller, entityID, id string) (*APIKey, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*APIKey, error) {
-		rec, err := s.scopedKey(tx, caller, id)
+		rec, err := scope.Get(tx, s, caller, entityID, id, getKey, ErrAPIKeyNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -258,10 +251,11 @@ func (s *Service) GetAPIKey(ctx context.Context, caller corebank.Caller, id stri
 
 // RotateAPIKey gives the key with id a new secret and a new RSA key pair.
 // The old secret stops authenticating as soon as this returns, and card
-// data encrypted to the old public key no longer decrypts. Errors:
-// corebank.ErrForbidden for a read-only caller; ErrAPIKeyNotFound (as
+// data encrypted to the old public key no longer decrypts; entityID scopes
+// the lookup as in GetAPIKey. Errors: corebank.ErrForbidden for a
+// read-only caller; ErrEntityNotFound and ErrAPIKeyNotFound (as
 // GetAPIKey).
-func (s *Service) RotateAPIKey(ctx context.Context, caller corebank.Caller, id string) (*IssuedKey, error) {
+func (s *Service) RotateAPIKey(ctx context.Context, caller corebank.Caller, entityID, id string) (*IssuedKey, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
@@ -272,7 +266,7 @@ func (s *Service) RotateAPIKey(ctx context.Context, caller corebank.Caller, id s
 		return nil, err
 	}
 	out, err := storage.Update(ctx, s.db, func(tx storage.Tx) (*IssuedKey, error) {
-		rec, err := s.scopedKey(tx, caller, id)
+		rec, err := scope.Get(tx, s, caller, entityID, id, getKey, ErrAPIKeyNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -291,13 +285,19 @@ func (s *Service) RotateAPIKey(ctx context.Context, caller corebank.Caller, id s
 	return out, nil
 }
 
-// ListAPIKeys returns the keys of entityID (the caller's own entity when
+// APIKeyFilter selects the keys ListAPIKeys returns.
+type APIKeyFilter struct {
+	// EntityID is the entity whose keys are listed; "" is the caller's own.
+	EntityID string
+}
+
+// ListAPIKeys returns the keys of f.EntityID (the caller's own entity when
 // ""), oldest first, without secrets; an entity without keys gives an
 // empty list. Errors: ErrEntityNotFound for an unknown entity and one
 // outside the caller's tree alike.
-func (s *Service) ListAPIKeys(ctx context.Context, caller corebank.Caller, entityID string) ([]APIKey, error) {
+func (s *Service) ListAPIKeys(ctx context.Context, caller corebank.Caller, f APIKeyFilter) ([]APIKey, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) ([]APIKey, error) {
-		entityID, err := scope.Entity(tx, s, caller, entityID)
+		entityID, err := scope.Entity(tx, s, caller, f.EntityID)
 		if err != nil {
 			return nil, err
 		}
@@ -316,14 +316,15 @@ func (s *Service) ListAPIKeys(ctx context.Context, caller corebank.Caller, entit
 }
 
 // DeleteAPIKey removes the key with id and returns it; its secret fails
-// from the next request on. Errors: corebank.ErrForbidden for a read-only
-// caller; ErrAPIKeyNotFound (as GetAPIKey).
-func (s *Service) DeleteAPIKey(ctx context.Context, caller corebank.Caller, id string) (*APIKey, error) {
+// from the next request on; entityID scopes the lookup as in GetAPIKey.
+// Errors: corebank.ErrForbidden for a read-only caller; ErrEntityNotFound
+// and ErrAPIKeyNotFound (as GetAPIKey).
+func (s *Service) DeleteAPIKey(ctx context.Context, caller corebank.Caller, entityID, id string) (*APIKey, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
 	out, err := storage.Update(ctx, s.db, func(tx storage.Tx) (*APIKey, error) {
-		rec, err := s.scopedKey(tx, caller, id)
+		rec, err := scope.Get(tx, s, caller, entityID, id, getKey, ErrAPIKeyNotFound)
 		if err != nil {
 			return nil, err
 		}

@@ -95,7 +95,7 @@ func TestBootstrap(t *testing.T) {
 		if err != nil || created || r != nil {
 			t.Fatalf("second Bootstrap = %+v, %v, %v; want nil, false, nil", r, created, err)
 		}
-		keys, err := e.s.ListAPIKeys(ctx, sys, e.root.EntityID)
+		keys, err := e.s.ListAPIKeys(ctx, sys, entities.APIKeyFilter{EntityID: e.root.EntityID})
 		if err != nil || len(keys) != 2 {
 			t.Fatalf("ListAPIKeys = %d keys, %v; want 2", len(keys), err)
 		}
@@ -133,14 +133,14 @@ func TestAPIKeys(t *testing.T) {
 		if diff := cmp.Diff(k.Key, *got); diff != "" {
 			t.Errorf("Authenticate (-want +got):\n%s", diff)
 		}
-		byID, err := e.s.GetAPIKey(ctx, sys, k.Key.ID)
+		byID, err := e.s.GetAPIKey(ctx, sys, "", k.Key.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(k.Key, *byID); diff != "" {
 			t.Errorf("GetAPIKey (-want +got):\n%s", diff)
 		}
-		if _, err := e.s.GetAPIKey(ctx, sys, "01HZZZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, entities.ErrAPIKeyNotFound) {
+		if _, err := e.s.GetAPIKey(ctx, sys, "", "01HZZZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, entities.ErrAPIKeyNotFound) {
 			t.Errorf("GetAPIKey(unknown) = %v", err)
 		}
 		var m map[string]any
@@ -154,7 +154,7 @@ func TestAPIKeys(t *testing.T) {
 			t.Errorf("issued key JSON = %v", m)
 		}
 		// The listed key never carries the secret.
-		keys, _ := e.s.ListAPIKeys(ctx, sys, root)
+		keys, _ := e.s.ListAPIKeys(ctx, sys, entities.APIKeyFilter{EntityID: root})
 		if strings.Contains(toJSON(t, keys), k.Secret) || len(keys) != 3 {
 			t.Errorf("ListAPIKeys = %s", toJSON(t, keys))
 		}
@@ -178,7 +178,7 @@ func TestAPIKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.clock.Add(time1m)
-		r, err := e.s.RotateAPIKey(ctx, sys, k.Key.ID)
+		r, err := e.s.RotateAPIKey(ctx, sys, "", k.Key.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,16 +203,16 @@ func TestAPIKeys(t *testing.T) {
 		if _, err := e.s.Authenticate(ctx, k.Secret); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.s.DeleteAPIKey(ctx, sys, k.Key.ID); err != nil {
+		if _, err := e.s.DeleteAPIKey(ctx, sys, "", k.Key.ID); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.s.Authenticate(ctx, k.Secret); !errors.Is(err, entities.ErrUnauthorized) {
 			t.Fatalf("deleted key: %v", err)
 		}
-		if _, err := e.s.DeleteAPIKey(ctx, sys, k.Key.ID); !errors.Is(err, entities.ErrAPIKeyNotFound) {
+		if _, err := e.s.DeleteAPIKey(ctx, sys, "", k.Key.ID); !errors.Is(err, entities.ErrAPIKeyNotFound) {
 			t.Fatalf("second delete: %v", err)
 		}
-		if _, err := e.s.RotateAPIKey(ctx, sys, k.Key.ID); !errors.Is(err, entities.ErrAPIKeyNotFound) {
+		if _, err := e.s.RotateAPIKey(ctx, sys, "", k.Key.ID); !errors.Is(err, entities.ErrAPIKeyNotFound) {
 			t.Fatalf("rotate deleted: %v", err)
 		}
 		for _, l := range mustList(t, e, root) {
@@ -244,7 +244,7 @@ func TestAPIKeys(t *testing.T) {
 		if _, err := e.s.CardKey(ctx, "01HZZZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, entities.ErrAPIKeyNotFound) {
 			t.Errorf("unknown key: %v", err)
 		}
-		if _, err := e.s.RotateAPIKey(ctx, sys, k.Key.ID); err != nil {
+		if _, err := e.s.RotateAPIKey(ctx, sys, "", k.Key.ID); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := decrypt(k.Key.ID); err == nil {
@@ -255,7 +255,7 @@ func TestAPIKeys(t *testing.T) {
 
 func mustList(t *testing.T, e *env, entity string) []entities.APIKey {
 	t.Helper()
-	keys, err := e.s.ListAPIKeys(ctx, sys, entity)
+	keys, err := e.s.ListAPIKeys(ctx, sys, entities.APIKeyFilter{EntityID: entity})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestBootstrapConcurrent(t *testing.T) {
 	if created.Load() != 1 {
 		t.Fatalf("%d bootstraps created a root, want 1", created.Load())
 	}
-	p, err := s.ListEntities(ctx, corebank.As(<-roots), "", entities.Filter{}, corebank.ListOptions{})
+	p, err := s.ListEntities(ctx, corebank.As(<-roots), entities.EntityFilter{}, corebank.ListOptions{})
 	if err != nil || len(p.Items) != 1 || !p.Items[0].IsRoot {
 		t.Fatalf("root tree = %+v, %v", p, err)
 	}

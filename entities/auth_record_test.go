@@ -54,7 +54,7 @@ func TestAuthenticatePrincipal(t *testing.T) {
 			t.Fatal(err)
 		}
 		check(t, other, k.Secret, entities.Principal{KeyID: k.Key.ID, EntityID: root})
-		r, err := e.s.RotateAPIKey(ctx, sys, k.Key.ID)
+		r, err := e.s.RotateAPIKey(ctx, sys, "", k.Key.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func TestAuthenticatePrincipal(t *testing.T) {
 			t.Fatal(err)
 		}
 		check(t, other, k.Secret, entities.Principal{KeyID: k.Key.ID, EntityID: root, ReadOnly: true})
-		if _, err := other.DeleteAPIKey(ctx, sys, k.Key.ID); err != nil {
+		if _, err := other.DeleteAPIKey(ctx, sys, "", k.Key.ID); err != nil {
 			t.Fatal(err)
 		}
 		refused(t, e.s, k.Secret)
@@ -118,7 +118,7 @@ func TestAuthRecordEqualsKeyRecord(t *testing.T) {
 		t.Errorf("plain layout (-record +plain):\n%s", diff)
 	}
 	// Deleting the key still works on the plain layout.
-	if _, err := e.s.DeleteAPIKey(ctx, sys, k.Key.ID); err != nil {
+	if _, err := e.s.DeleteAPIKey(ctx, sys, "", k.Key.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.s.AuthenticatePrincipal(ctx, k.Secret); !errors.Is(err, entities.ErrUnauthorized) {

@@ -106,6 +106,9 @@ type docRecord struct {
 	BackSize int `json:"back_size,omitempty"`
 }
 
+// Owner returns the entity the document belongs to (scope.Owned).
+func (d *Document) Owner() string { return d.EntityID }
+
 func docKey(id string) []byte { return storage.Key("documents", id) }
 
 func docEntityPrefix(entity string) []byte { return storage.Prefix("documents", "by-entity", entity) }
@@ -307,28 +310,17 @@ func getDoc(tx storage.Tx, id string) (*docRecord, error) {
 }
 
 // GetDocument returns the document with id (no bytes) when its entity
-// lies in the caller's tree (and in within's, the request's entity_id, when
-// not ""). Errors: ErrEntityNotFound for a within outside the tree, whether
+// lies in the caller's tree (and in entityID's, the request's entity_id,
+// when not ""). Errors: ErrEntityNotFound for an entityID outside the tree, whether
 // the document exists or not; ErrDocumentNotFound for a missing document
 // and for one outside the tree alike.
-func (s *Service) GetDocument(ctx context.Context, caller corebank.Caller, within, id string) (*Document, error) {
+func (s *Service) GetDocument(ctx context.Context, caller corebank.Caller, entityID, id string) (*Document, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Document, error) {
-		rec, err := s.scopedDoc(tx, caller, within, id)
+		rec, err := scope.Get(tx, s, caller, entityID, id, getDoc, ErrDocumentNotFound)
 		if err != nil {
 			return nil, err
 		}
 		return &rec.Document, nil
-	})
-}
-
-// scopedDoc loads document id for caller narrowed to within (see scope.Within).
-func (s *Service) scopedDoc(tx storage.Tx, caller corebank.Caller, within, id string) (*docRecord, error) {
-	return scope.Load(tx, s, caller, within, ErrDocumentNotFound, func() (*docRecord, string, error) {
-		rec, err := getDoc(tx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		return rec, rec.EntityID, nil
 	})
 }
 
@@ -340,19 +332,19 @@ type DocumentFile struct {
 
 // OpenDocument returns the main file of document id, scoped as
 // GetDocument. Errors as GetDocument.
-func (s *Service) OpenDocument(ctx context.Context, caller corebank.Caller, within, id string) (*DocumentFile, error) {
-	return s.openDocument(ctx, caller, within, id, false)
+func (s *Service) OpenDocument(ctx context.Context, caller corebank.Caller, entityID, id string) (*DocumentFile, error) {
+	return s.openDocument(ctx, caller, entityID, id, false)
 }
 
 // OpenDocumentBack is OpenDocument for the back side; a document uploaded
 // without file_back gives ErrDocumentNotFound.
-func (s *Service) OpenDocumentBack(ctx context.Context, caller corebank.Caller, within, id string) (*DocumentFile, error) {
-	return s.openDocument(ctx, caller, within, id, true)
+func (s *Service) OpenDocumentBack(ctx context.Context, caller corebank.Caller, entityID, id string) (*DocumentFile, error) {
+	return s.openDocument(ctx, caller, entityID, id, true)
 }
 
-func (s *Service) openDocument(ctx context.Context, caller corebank.Caller, within, id string, back bool) (*DocumentFile, error) {
+func (s *Service) openDocument(ctx context.Context, caller corebank.Caller, entityID, id string, back bool) (*DocumentFile, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*DocumentFile, error) {
-		rec, err := s.scopedDoc(tx, caller, within, id)
+		rec, err := scope.Get(tx, s, caller, entityID, id, getDoc, ErrDocumentNotFound)
 		if err != nil {
 			return nil, err
 		}

@@ -199,7 +199,7 @@ func TestSubmit(t *testing.T) {
 		if err != nil || got.Status != "approved" {
 			t.Errorf("submission after review = %+v, %v", got, err)
 		}
-		d, _ := e.s.ListEntities(ctx, corebank.As(id), "", entities.Filter{}, corebank.ListOptions{})
+		d, _ := e.s.ListEntities(ctx, corebank.As(id), entities.EntityFilter{}, corebank.ListOptions{})
 		if len(d.Items) != 1 || d.Items[0].Status != "approved" {
 			t.Errorf("entity after review = %+v", d.Items)
 		}

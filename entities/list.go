@@ -8,25 +8,28 @@ import (
 	"github.com/corebank/corebank/storage"
 )
 
-// Filter narrows ListEntities; empty fields match everything.
-type Filter struct {
+// EntityFilter narrows ListEntities; empty fields match everything.
+type EntityFilter struct {
+	// EntityID is the entity whose tree is listed (the request's
+	// entity_id); "" is the caller's own entity.
+	EntityID     string
 	Type         string
 	Status       string
 	ParentEntity string
 }
 
-// ListEntities returns one page of the entities in the tree of within (the
-// request's entity_id; "" for the caller's own entity), that entity
-// included, oldest first, with Total -1. Cursors are entity IDs. Each page
-// is one storage.ReadPage over the tree index (or, with ParentEntity, the
-// child index). Errors: ErrEntityNotFound when within or ParentEntity lies
-// outside the caller's tree (or within's); a validation error naming
-// "type", "status", "limit" or "cursor"; a validation error naming
-// "entity_id" when a System caller names no entity.
-func (s *Service) ListEntities(ctx context.Context, caller corebank.Caller, within string, f Filter, opts corebank.ListOptions) (*corebank.Page[Entity], error) {
+// ListEntities returns one page of the entities in the tree of f.EntityID
+// ("" for the caller's own entity), that entity included, oldest first,
+// with Total -1. Cursors are entity IDs. Each page is one storage.ReadPage
+// over the tree index (or, with ParentEntity, the child index). Errors:
+// ErrEntityNotFound when f.EntityID or ParentEntity lies outside the
+// caller's tree (or f.EntityID's); a validation error naming "type",
+// "status", "limit" or "cursor"; a validation error naming "entity_id"
+// when a System caller names no entity.
+func (s *Service) ListEntities(ctx context.Context, caller corebank.Caller, f EntityFilter, opts corebank.ListOptions) (*corebank.Page[Entity], error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*corebank.Page[Entity], error) {
 		// Scope first: a foreign entity_id answers alike whatever else is wrong.
-		treeOf, err := scope.Entity(tx, s, caller, within)
+		treeOf, err := scope.Entity(tx, s, caller, f.EntityID)
 		if err != nil {
 			return nil, err
 		}

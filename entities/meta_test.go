@@ -64,7 +64,7 @@ func TestMetaOldArrays(t *testing.T) {
 		t.Errorf("business meta (-want +got):\n%s", diff)
 	}
 	// A list reads the same records the same way.
-	page, err := e.s.ListEntities(ctx, sys, "", entities.Filter{}, corebank.ListOptions{Limit: 100})
+	page, err := e.s.ListEntities(ctx, sys, entities.EntityFilter{}, corebank.ListOptions{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,17 +96,17 @@ func TestCallerScope(t *testing.T) {
 	}
 
 	t.Run("APIKeys", func(t *testing.T) {
-		if _, err := e.s.GetAPIKey(ctx, asA, key.Key.ID); err != nil {
+		if _, err := e.s.GetAPIKey(ctx, asA, "", key.Key.ID); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range []string{key.Key.ID, missing} {
-			if _, err := e.s.GetAPIKey(ctx, asB, id); !errors.Is(err, entities.ErrAPIKeyNotFound) {
+			if _, err := e.s.GetAPIKey(ctx, asB, "", id); !errors.Is(err, entities.ErrAPIKeyNotFound) {
 				t.Errorf("GetAPIKey(%s) = %v", id, err)
 			}
-			if _, err := e.s.RotateAPIKey(ctx, asB, id); !errors.Is(err, entities.ErrAPIKeyNotFound) {
+			if _, err := e.s.RotateAPIKey(ctx, asB, "", id); !errors.Is(err, entities.ErrAPIKeyNotFound) {
 				t.Errorf("RotateAPIKey(%s) = %v", id, err)
 			}
-			if _, err := e.s.DeleteAPIKey(ctx, asB, id); !errors.Is(err, entities.ErrAPIKeyNotFound) {
+			if _, err := e.s.DeleteAPIKey(ctx, asB, "", id); !errors.Is(err, entities.ErrAPIKeyNotFound) {
 				t.Errorf("DeleteAPIKey(%s) = %v", id, err)
 			}
 		}
@@ -114,11 +114,11 @@ func TestCallerScope(t *testing.T) {
 			if _, err := e.s.CreateAPIKey(ctx, asB, entities.NewAPIKey{EntityID: id}); !errors.Is(err, entities.ErrEntityNotFound) {
 				t.Errorf("CreateAPIKey for %s = %v", id, err)
 			}
-			if _, err := e.s.ListAPIKeys(ctx, asB, id); !errors.Is(err, entities.ErrEntityNotFound) {
+			if _, err := e.s.ListAPIKeys(ctx, asB, entities.APIKeyFilter{EntityID: id}); !errors.Is(err, entities.ErrEntityNotFound) {
 				t.Errorf("ListAPIKeys of %s = %v", id, err)
 			}
 		}
-		if k, err := e.s.DeleteAPIKey(ctx, asA, key.Key.ID); err != nil || k.EntityID != a1 {
+		if k, err := e.s.DeleteAPIKey(ctx, asA, "", key.Key.ID); err != nil || k.EntityID != a1 {
 			t.Fatalf("DeleteAPIKey own = %+v, %v", k, err)
 		}
 	})
@@ -136,7 +136,7 @@ func TestCallerScope(t *testing.T) {
 		if _, err := e.s.CreateDocument(ctx, asB, doc(a1, "identity")); !errors.Is(err, entities.ErrEntityNotFound) {
 			t.Errorf("CreateDocument for a foreign entity = %v", err)
 		}
-		if _, err := e.s.ListEntities(ctx, asB, a, entities.Filter{}, corebank.ListOptions{}); !errors.Is(err, entities.ErrEntityNotFound) {
+		if _, err := e.s.ListEntities(ctx, asB, entities.EntityFilter{EntityID: a}, corebank.ListOptions{}); !errors.Is(err, entities.ErrEntityNotFound) {
 			t.Errorf("ListEntities of a foreign tree = %v", err)
 		}
 	})
@@ -153,8 +153,8 @@ func TestCallerScope(t *testing.T) {
 			"Submit":           second(e.s.Submit(ctx, ro, a1)),
 			"Review":           second(e.s.Review(ctx, ro, a1, "approved")),
 			"CreateAPIKey":     second(e.s.CreateAPIKey(ctx, ro, entities.NewAPIKey{})),
-			"RotateAPIKey":     second(e.s.RotateAPIKey(ctx, ro, missing)),
-			"DeleteAPIKey":     second(e.s.DeleteAPIKey(ctx, ro, missing)),
+			"RotateAPIKey":     second(e.s.RotateAPIKey(ctx, ro, "", missing)),
+			"DeleteAPIKey":     second(e.s.DeleteAPIKey(ctx, ro, "", missing)),
 		} {
 			if !errors.Is(err, corebank.ErrForbidden) {
 				t.Errorf("%s as read-only = %v, want ErrForbidden", what, err)

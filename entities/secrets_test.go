@@ -48,8 +48,8 @@ func scenario(t *testing.T, e *env) string {
 	rec(e.s.Review(ctx, sys, biz.Entity.ID, "suspended"))
 	rec(e.s.GetComposite(ctx, sys, "", ind.Entity.ID))
 	rec(e.s.GetComposite(ctx, sys, "", biz.Entity.ID))
-	rec(e.s.ListEntities(ctx, corebank.As(root), "", entities.Filter{}, corebank.ListOptions{}))
-	rec(e.s.ListAPIKeys(ctx, sys, root))
+	rec(e.s.ListEntities(ctx, corebank.As(root), entities.EntityFilter{}, corebank.ListOptions{}))
+	rec(e.s.ListAPIKeys(ctx, sys, entities.APIKeyFilter{EntityID: root}))
 	return out.String()
 }
 
@@ -108,14 +108,14 @@ func TestBolt(t *testing.T) {
 	if f, err := s.OpenDocument(ctx, sys, "", r.Document.ID); err != nil || !bytes.Equal(f.Data, big) {
 		t.Fatalf("document after reopen: %v", err)
 	}
-	rot, err := s.RotateAPIKey(ctx, sys, k.Key.ID)
+	rot, err := s.RotateAPIKey(ctx, sys, "", k.Key.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Authenticate(ctx, k.Secret); err == nil {
 		t.Fatal("rotated secret still authenticates")
 	}
-	if _, err := s.DeleteAPIKey(ctx, sys, k.Key.ID); err != nil {
+	if _, err := s.DeleteAPIKey(ctx, sys, "", k.Key.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Authenticate(ctx, rot.Secret); err == nil {

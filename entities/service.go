@@ -182,13 +182,13 @@ func (s *Service) insertEntity(tx storage.Tx, now time.Time, rec *entityRecord, 
 	return s.event(tx, now, EventCreated, composite(rec, prof))
 }
 
-// GetEntity returns the entity with id for caller. within, when not "", is
-// the request's entity_id: it must lie in the caller's tree and the entity
-// in its tree. Errors: ErrEntityNotFound for an unknown entity, one outside
-// the tree and a foreign within alike.
-func (s *Service) GetEntity(ctx context.Context, caller corebank.Caller, within, id string) (*Entity, error) {
+// GetEntity returns the entity with id for caller. entityID, when not "",
+// is the request's entity_id: it must lie in the caller's tree and the
+// entity in its tree. Errors: ErrEntityNotFound for an unknown entity, one
+// outside the tree and a foreign entityID alike.
+func (s *Service) GetEntity(ctx context.Context, caller corebank.Caller, entityID, id string) (*Entity, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Entity, error) {
-		rec, err := s.scopedEntity(tx, caller, within, id)
+		rec, err := scope.Get(tx, s, caller, entityID, id, getEntity, ErrEntityNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -198,9 +198,9 @@ func (s *Service) GetEntity(ctx context.Context, caller corebank.Caller, within,
 
 // GetComposite returns the entity with id and everything attached to it,
 // numbers masked, scoped as GetEntity. Errors: ErrEntityNotFound.
-func (s *Service) GetComposite(ctx context.Context, caller corebank.Caller, within, id string) (*Composite, error) {
+func (s *Service) GetComposite(ctx context.Context, caller corebank.Caller, entityID, id string) (*Composite, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Composite, error) {
-		rec, err := s.scopedEntity(tx, caller, within, id)
+		rec, err := scope.Get(tx, s, caller, entityID, id, getEntity, ErrEntityNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -209,16 +209,6 @@ func (s *Service) GetComposite(ctx context.Context, caller corebank.Caller, with
 			return nil, err
 		}
 		return composite(rec, prof), nil
-	})
-}
-
-// scopedEntity loads entity id for caller narrowed to within (see
-// scope.Within), answering ErrEntityNotFound outside the tree.
-func (s *Service) scopedEntity(tx storage.Tx, caller corebank.Caller, within, id string) (*entityRecord, error) {
-	// An entity is its own owner.
-	return scope.Load(tx, s, caller, within, ErrEntityNotFound, func() (*entityRecord, string, error) {
-		rec, err := getEntity(tx, id)
-		return rec, id, err
 	})
 }
 

@@ -39,6 +39,10 @@ type entityRecord struct {
 	Ancestors []string `json:"ancestors"`
 }
 
+// Owner returns the entity's own ID: an entity is its own owner, so a
+// caller may load it when it lies in the caller's tree (scope.Owned).
+func (r *entityRecord) Owner() string { return r.ID }
+
 // profileRecord is everything onboarding attaches to an entity. Numbers
 // inside are stored masked next to their sealed originals.
 type profileRecord struct {

@@ -202,21 +202,22 @@ func (s *Service) Submit(ctx context.Context, caller corebank.Caller, entityID s
 }
 
 // GetSubmission returns the submission with id when its entity lies in the
-// caller's tree (and in within's, the request's entity_id, when not "").
-// Errors: ErrEntityNotFound for a within outside the tree, whether the
+// caller's tree (and in entityID's, the request's entity_id, when not "").
+// Errors: ErrEntityNotFound for an entityID outside the tree, whether the
 // submission exists or not; ErrSubmissionNotFound for a missing submission
 // and for one outside the tree alike.
-func (s *Service) GetSubmission(ctx context.Context, caller corebank.Caller, within, id string) (*Submission, error) {
+func (s *Service) GetSubmission(ctx context.Context, caller corebank.Caller, entityID, id string) (*Submission, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Submission, error) {
-		return scope.Load(tx, s, caller, within, ErrSubmissionNotFound, func() (*Submission, string, error) {
-			sub, err := storage.LoadJSON[Submission](tx, bucketSubmissions, subKey(id), ErrSubmissionNotFound)
-			if err != nil {
-				return nil, "", err
-			}
-			return sub, sub.EntityID, nil
-		})
+		return scope.Get(tx, s, caller, entityID, id, getSubmission, ErrSubmissionNotFound)
 	})
 }
+
+func getSubmission(tx storage.Tx, id string) (*Submission, error) {
+	return storage.LoadJSON[Submission](tx, bucketSubmissions, subKey(id), ErrSubmissionNotFound)
+}
+
+// Owner returns the entity submitted (scope.Owned).
+func (s *Submission) Owner() string { return s.EntityID }
 
 // setSubmissionStatus gives the entity's latest pending submission a
 // review's status.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -77,20 +78,20 @@ func patchName(v *validator, ch *Changes, rec *entityRecord, name *string) {
 }
 
 // UpdateIndividual applies patch to the individual entity id, which must
-// lie in the caller's tree (and in within's, the request's entity_id, when
+// lie in the caller's tree (and in entityID's, the request's entity_id, when
 // not ""), validates the result as a whole and writes entities.updated when
 // anything changed. It works in every status. Errors:
 // corebank.ErrForbidden for a read-only caller; ErrEntityNotFound (outside
-// the tree, unknown, or not an individual, or a foreign within); a
+// the tree, unknown, or not an individual, or a foreign entityID); a
 // validation error naming every bad field.
-func (s *Service) UpdateIndividual(ctx context.Context, caller corebank.Caller, within, id string, patch IndividualPatch) (*UpdateResult, error) {
+func (s *Service) UpdateIndividual(ctx context.Context, caller corebank.Caller, entityID, id string, patch IndividualPatch) (*UpdateResult, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
 	now := s.clock.Now()
 	b := s.builder(now)
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*UpdateResult, error) {
-		rec, prof, err := s.scoped(tx, caller, within, id, TypeIndividual)
+		rec, prof, err := s.updatable(tx, caller, entityID, id, TypeIndividual)
 		if err != nil {
 			return nil, err
 		}
@@ -190,11 +191,11 @@ func (s *Service) saveUpdate(tx storage.Tx, now time.Time, rec *entityRecord, pr
 	return &UpdateResult{Composite: composite(rec, prof), ChangesApplied: ch}, nil
 }
 
-// scoped loads entity id for caller narrowed to within (see scope.Within): it
-// must lie in the tree and have type typ ("" for any), else
+// updatable loads entity id for caller narrowed to entityID (scope.Get)
+// with its profile: it must have type typ ("" for any), else
 // ErrEntityNotFound.
-func (s *Service) scoped(tx storage.Tx, caller corebank.Caller, within, id, typ string) (*entityRecord, *profileRecord, error) {
-	rec, err := s.scopedEntity(tx, caller, within, id)
+func (s *Service) updatable(tx storage.Tx, caller corebank.Caller, entityID, id, typ string) (*entityRecord, *profileRecord, error) {
+	rec, err := scope.Get(tx, s, caller, entityID, id, getEntity, ErrEntityNotFound)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -215,14 +216,14 @@ func (s *Service) scoped(tx storage.Tx, caller corebank.Caller, within, id, typ 
 // UpdateIndividual, validates the result and writes entities.updated when
 // anything changed. New officers are added; the ownership total over all
 // officers stays at most 100. Errors as UpdateIndividual.
-func (s *Service) UpdateBusiness(ctx context.Context, caller corebank.Caller, within, id string, patch BusinessPatch) (*UpdateResult, error) {
+func (s *Service) UpdateBusiness(ctx context.Context, caller corebank.Caller, entityID, id string, patch BusinessPatch) (*UpdateResult, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
 	now := s.clock.Now()
 	b := s.builder(now)
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*UpdateResult, error) {
-		rec, prof, err := s.scoped(tx, caller, within, id, TypeBusiness)
+		rec, prof, err := s.updatable(tx, caller, entityID, id, TypeBusiness)
 		if err != nil {
 			return nil, err
 		}

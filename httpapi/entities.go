@@ -26,8 +26,8 @@ func (h *handler) createBusiness(x *exchange, r *http.Request) error {
 func (h *handler) patchIndividual(x *exchange, r *http.Request) error {
 	var req withEntity[entities.IndividualPatch]
 	return moved(x, r, enveloped(http.StatusOK, "individual entity updated"), &req, &req.EntityID,
-		func(ctx context.Context, c corebank.Caller, within, id string) (*entities.UpdateResult, error) {
-			return h.ent.UpdateIndividual(ctx, c, within, id, req.Body)
+		func(ctx context.Context, c corebank.Caller, entity, id string) (*entities.UpdateResult, error) {
+			return h.ent.UpdateIndividual(ctx, c, entity, id, req.Body)
 		})
 }
 
@@ -35,8 +35,8 @@ func (h *handler) patchIndividual(x *exchange, r *http.Request) error {
 func (h *handler) patchBusiness(x *exchange, r *http.Request) error {
 	var req withEntity[entities.BusinessPatch]
 	return moved(x, r, enveloped(http.StatusOK, "business entity updated"), &req, &req.EntityID,
-		func(ctx context.Context, c corebank.Caller, within, id string) (*entities.UpdateResult, error) {
-			return h.ent.UpdateBusiness(ctx, c, within, id, req.Body)
+		func(ctx context.Context, c corebank.Caller, entity, id string) (*entities.UpdateResult, error) {
+			return h.ent.UpdateBusiness(ctx, c, entity, id, req.Body)
 		})
 }
 
@@ -53,7 +53,7 @@ func (h *handler) listEntities(x *exchange, r *http.Request) error {
 	return listed(x, r, listing[entities.Entity]{name: "entities", message: "entities retrieved",
 		filters: func(q *query, filters map[string]string) { q.pick(filters, "type", "status", "parent_entity") },
 		read: func(ctx context.Context, c corebank.Caller, l listRequest) (*corebank.Page[entities.Entity], string, error) {
-			p, err := h.ent.ListEntities(ctx, c, l.entityID, entities.Filter{Type: l.filters["type"],
+			p, err := h.ent.ListEntities(ctx, c, entities.EntityFilter{EntityID: l.entityID, Type: l.filters["type"],
 				Status: l.filters["status"], ParentEntity: l.filters["parent_entity"]}, l.opts)
 			return p, "", err
 		}})

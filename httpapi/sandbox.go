@@ -114,7 +114,7 @@ type deletedKey struct {
 // deleteAPIKey reads no body and no entity_id.
 func (h *handler) deleteAPIKey(x *exchange, r *http.Request) error {
 	return moved(x, r, bare(http.StatusOK), nil, nil, func(ctx context.Context, c corebank.Caller, _, id string) (*deletedKey, error) {
-		k, err := h.ent.DeleteAPIKey(ctx, c, id)
+		k, err := h.ent.DeleteAPIKey(ctx, c, "", id)
 		if err != nil {
 			return nil, err
 		}
