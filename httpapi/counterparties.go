@@ -98,8 +98,8 @@ func (h *handler) listCounterparties(x *exchange, r *http.Request) error {
 			}
 		},
 		read: func(ctx context.Context, c corebank.Caller, l listRequest) (*corebank.Page[payments.Counterparty], string, error) {
-			p, err := h.pay.ListCounterparties(ctx, c, l.entityID,
-				payments.CounterpartyFilter{Type: l.filters["type"], Status: l.filters["status"]}, l.opts)
+			p, err := h.pay.ListCounterparties(ctx, c, payments.CounterpartyFilter{EntityID: l.entityID,
+				Type: l.filters["type"], Status: l.filters["status"]}, l.opts)
 			return p, "", err
 		},
 		form: func(_ *corebank.Page[payments.Counterparty], l *listResponse[payments.Counterparty]) any {
@@ -134,7 +134,7 @@ func (h *handler) listCounterpartyDetails(x *exchange, r *http.Request) error {
 	return listed(x, r, listing[payments.PaymentDetail]{name: "payment-details", message: "payment details retrieved",
 		filters: func(_ *query, filters map[string]string) { filters["counterparty_id"] = id },
 		read: func(ctx context.Context, c corebank.Caller, l listRequest) (*corebank.Page[payments.PaymentDetail], string, error) {
-			p, err := h.pay.ListPaymentDetails(ctx, c, l.entityID, id, l.opts)
+			p, err := h.pay.ListPaymentDetails(ctx, c, payments.PaymentDetailFilter{EntityID: l.entityID, CounterpartyID: id}, l.opts)
 			return p.Page, p.EntityID, err
 		}})
 }

@@ -55,6 +55,6 @@ type simulateReq struct {
 func (h *handler) simulateTransfer(x *exchange, r *http.Request) error {
 	var req simulateReq
 	return moved(x, r, bare(http.StatusOK), &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*payments.Transfer, error) {
-		return h.pay.Simulate(ctx, c, entity, id, req.Outcome, req.StatusReason)
+		return h.pay.SimulateTransfer(ctx, c, entity, id, req.Outcome, req.StatusReason)
 	})
 }

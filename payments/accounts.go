@@ -13,18 +13,8 @@ type account struct {
 	ID, EntityID, Currency string
 }
 
-// accountOwner reads, for actsFor, the owner of account id. A deleted
-// account still has its owner (its history stays listable); the methods
-// that use an account reject it themselves.
-func (s *Service) accountOwner(tx storage.Tx) func(id string) (string, error) {
-	return func(id string) (string, error) {
-		a, err := s.ledgerAccount(tx, id)
-		if err != nil {
-			return "", err
-		}
-		return a.EntityID, nil
-	}
-}
+// Owner returns the entity that owns the account (scope.Owned).
+func (a account) Owner() string { return a.EntityID }
 
 // accountOf returns account id, which entity itself must own and which
 // must not be deleted, or ErrAccountNotFound.
@@ -58,7 +48,9 @@ func (s *Service) readAccount(tx storage.Tx, id string) (account, error) {
 }
 
 // ledgerAccount is the ledger's account id, deleted or not; a missing one
-// is ErrAccountNotFound with the ledger's message.
+// is ErrAccountNotFound with the ledger's message. A deleted account still
+// has its owner (its history stays listable, see actsFor); the methods
+// that use an account reject it themselves.
 func (s *Service) ledgerAccount(tx storage.Tx, id string) (*ledger.Account, error) {
 	a, err := s.led.GetAccountTx(tx, id)
 	var e *corebank.Error

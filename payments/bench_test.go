@@ -58,7 +58,7 @@ func BenchmarkListTransfers(b *testing.B) {
 			b.Fatal(err)
 		}
 		if i%10 == 0 {
-			if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", t.ID, "failed", ""); err != nil {
+			if _, err := e.svc.SimulateTransfer(ctx, corebank.As("ent1"), "", t.ID, "failed", ""); err != nil {
 				b.Fatal(err)
 			}
 		}

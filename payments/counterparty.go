@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger/coordinates"
 	"github.com/corebank/corebank/storage"
 )
@@ -144,8 +145,11 @@ type PhonePatch struct {
 // CounterpartyFilter selects counterparties in ListCounterparties; empty
 // fields match everything.
 type CounterpartyFilter struct {
-	Type   string
-	Status string
+	// EntityID is the entity whose counterparties are listed; "" is the
+	// caller's own.
+	EntityID string
+	Type     string
+	Status   string
 }
 
 func setStr(dst *string, p *string) {
@@ -522,11 +526,12 @@ func (s *Service) CreateCounterparty(ctx context.Context, caller corebank.Caller
 	})
 }
 
-func (c *Counterparty) owner() string { return c.EntityID }
+// Owner returns the entity whose counterparty it is (scope.Owned).
+func (c *Counterparty) Owner() string { return c.EntityID }
 
-// counterpartyFor loads counterparty id for caller (see getFor).
-func (s *Service) counterpartyFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*Counterparty, error) {
-	return getFor[Counterparty](tx, s.tree, caller, entityID, bucketCounterparties, id, ErrCounterpartyNotFound)
+// getCounterparty reads counterparty id, or ErrCounterpartyNotFound.
+func getCounterparty(tx storage.Tx, id string) (*Counterparty, error) {
+	return getRecord[Counterparty](tx, bucketCounterparties, id, ErrCounterpartyNotFound)
 }
 
 // GetCounterparty returns counterparty id when it lies in the tree of
@@ -536,7 +541,7 @@ func (s *Service) counterpartyFor(tx storage.Tx, caller corebank.Caller, entityI
 // entity's tree alike.
 func (s *Service) GetCounterparty(ctx context.Context, caller corebank.Caller, entityID, id string) (*Counterparty, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Counterparty, error) {
-		return s.counterpartyFor(tx, caller, entityID, id)
+		return scope.Get(tx, s.tree, caller, entityID, id, getCounterparty, ErrCounterpartyNotFound)
 	})
 }
 
@@ -550,7 +555,7 @@ func (s *Service) UpdateCounterparty(ctx context.Context, caller corebank.Caller
 	}
 	now := s.clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Counterparty, error) {
-		old, err := s.counterpartyFor(tx, caller, entityID, id)
+		old, err := scope.Get(tx, s.tree, caller, entityID, id, getCounterparty, ErrCounterpartyNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -596,7 +601,7 @@ func (s *Service) DeactivateCounterparty(ctx context.Context, caller corebank.Ca
 	}
 	now := s.clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Counterparty, error) {
-		c, err := s.counterpartyFor(tx, caller, entityID, id)
+		c, err := scope.Get(tx, s.tree, caller, entityID, id, getCounterparty, ErrCounterpartyNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -617,12 +622,12 @@ func (s *Service) DeactivateCounterparty(ctx context.Context, caller corebank.Ca
 	})
 }
 
-// ListCounterparties returns one page of the counterparties of entityID
+// ListCounterparties returns one page of the counterparties of f.EntityID
 // (the caller's own entity when "") in creation order, filtered by f. It
-// returns corebank.ErrEntityNotFound for an entityID outside the caller's
-// tree, or a validation error naming type, status, limit or cursor when one
-// is malformed.
-func (s *Service) ListCounterparties(ctx context.Context, caller corebank.Caller, entityID string, f CounterpartyFilter, opts corebank.ListOptions) (*corebank.Page[Counterparty], error) {
+// returns corebank.ErrEntityNotFound for an f.EntityID outside the
+// caller's tree, or a validation error naming type, status, limit or
+// cursor when one is malformed.
+func (s *Service) ListCounterparties(ctx context.Context, caller corebank.Caller, f CounterpartyFilter, opts corebank.ListOptions) (*corebank.Page[Counterparty], error) {
 	p := corebank.Problems{}
 	if f.Type != "" && f.Type != CounterpartyIndividual && f.Type != CounterpartyBusiness {
 		p.Add("type", "must be individual or business")
@@ -643,12 +648,12 @@ func (s *Service) ListCounterparties(ctx context.Context, caller corebank.Caller
 		index = "s:" + f.Status
 	}
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*corebank.Page[Counterparty], error) {
-		entity, err := s.entity(tx, caller, entityID)
+		entity, err := s.entity(tx, caller, f.EntityID)
 		if err != nil {
 			return nil, err
 		}
 		return listPage(tx, storage.Prefix("cp", entity, index), opts, func(id string) (Counterparty, error) {
-			c, err := getRecord[Counterparty](tx, bucketCounterparties, id, ErrCounterpartyNotFound)
+			c, err := getCounterparty(tx, id)
 			if err != nil {
 				return Counterparty{}, err
 			}

@@ -257,7 +257,7 @@ func TestDeactivateAndListCounterparties(t *testing.T) {
 	}
 	list := func(f payments.CounterpartyFilter, o corebank.ListOptions) *corebank.Page[payments.Counterparty] {
 		t.Helper()
-		p, err := e.svc.ListCounterparties(ctx, corebank.As("ent1"), "", f, o)
+		p, err := e.svc.ListCounterparties(ctx, corebank.As("ent1"), f, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -291,16 +291,16 @@ func TestDeactivateAndListCounterparties(t *testing.T) {
 	if got := list(payments.CounterpartyFilter{Type: "individual", Status: "active"}, corebank.ListOptions{}); len(got.Items) != 4 {
 		t.Errorf("individual active %v", idsOf(got))
 	}
-	_, err = e.svc.ListCounterparties(ctx, corebank.As("ent1"), "", payments.CounterpartyFilter{Type: "x", Status: "y"}, corebank.ListOptions{})
+	_, err = e.svc.ListCounterparties(ctx, corebank.As("ent1"), payments.CounterpartyFilter{Type: "x", Status: "y"}, corebank.ListOptions{})
 	wantFields(t, err, "type", "status")
-	_, err = e.svc.ListCounterparties(ctx, corebank.As("ent1"), "", payments.CounterpartyFilter{}, corebank.ListOptions{After: "bad"})
+	_, err = e.svc.ListCounterparties(ctx, corebank.As("ent1"), payments.CounterpartyFilter{}, corebank.ListOptions{After: "bad"})
 	wantFields(t, err, "cursor")
-	_, err = e.svc.ListCounterparties(ctx, corebank.As("ent1"), "", payments.CounterpartyFilter{}, corebank.ListOptions{Limit: 101})
+	_, err = e.svc.ListCounterparties(ctx, corebank.As("ent1"), payments.CounterpartyFilter{}, corebank.ListOptions{Limit: 101})
 	wantFields(t, err, "limit")
 	if got := list(payments.CounterpartyFilter{}, corebank.ListOptions{}); len(got.Items) != 6 {
 		t.Errorf("all %d", len(got.Items))
 	}
-	if p, _ := e.svc.ListCounterparties(ctx, corebank.As("ent2"), "", payments.CounterpartyFilter{}, corebank.ListOptions{}); len(p.Items) != 0 {
+	if p, _ := e.svc.ListCounterparties(ctx, corebank.As("ent2"), payments.CounterpartyFilter{}, corebank.ListOptions{}); len(p.Items) != 0 {
 		t.Errorf("other entity sees %d", len(p.Items))
 	}
 }

@@ -191,7 +191,7 @@
 // beneficiary (outflows.refunded). The payout provider drives these moves
 // through RunDue; the sandbox provider moves a transfer to processing 1 s
 // and to successful 5 s after creation on the clock in use.
-// Simulate(ctx, caller, entityID, id, outcome, reason) applies an outcome
+// SimulateTransfer(ctx, caller, entityID, id, outcome, reason) applies an outcome
 // directly (POST /sandbox/transfers/{id}/simulate); a move the status does
 // not allow is error_operation_invalid_for_state (409).
 //
@@ -210,7 +210,7 @@
 // Invalid, NotFound or Rejected), that transaction is rolled back and
 // another fails the transfer as a rail's failure does: holds voided,
 // outflows.failed, status_reason invalid_account_details for a deleted
-// account, else the refusal's code (inflows_not_allowed, ...). Simulate's
+// account, else the refusal's code (inflows_not_allowed, ...). SimulateTransfer's
 // successful outcome settles a book transfer the same way and answers a
 // refusal as an error, changing nothing. Book transfers cannot be
 // reversed. Without a Receiver the service posts clearing.book ->
@@ -221,7 +221,7 @@
 //
 // The sandbox routes map onto the service: POST /sandbox/fx/outage calls
 // SetFXOutage(enabled) (false when the rate provider is not the sandbox);
-// POST /sandbox/transfers/{id}/simulate calls Simulate; and after POST
+// POST /sandbox/transfers/{id}/simulate calls SimulateTransfer; and after POST
 // /sandbox/clock/advance the server calls RunDue(ctx, now), which expires
 // quotes and lets the sandbox rail move transfers (pending -> processing
 // at 1 s -> successful at 5 s after creation; the delays are

@@ -193,7 +193,7 @@ func TestCrossCurrencyReversalBalances(t *testing.T) {
 		t.Errorf("fee %d", tr.ApplicableFee)
 	}
 	for _, o := range []string{"successful", "reversed"} {
-		if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, o, ""); err != nil {
+		if _, err := e.svc.SimulateTransfer(ctx, corebank.As("ent1"), "", tr.ID, o, ""); err != nil {
 			t.Fatal(err)
 		}
 		e.checkBalanced(t)

@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -158,7 +159,7 @@ func (s *Service) CreateQuote(ctx context.Context, caller corebank.Caller, in Ne
 	// transaction, and the account is checked again when the quote is
 	// stored.
 	entityID, err := storage.View(ctx, s.db, func(tx storage.Tx) (string, error) {
-		return s.actsFor(tx, caller, in.EntityID, in.AccountID, accountNotFound(in.AccountID), s.accountOwner(tx))
+		return actsFor(s, tx, caller, in.EntityID, in.AccountID, s.ledgerAccount, accountNotFound(in.AccountID))
 	})
 	if err != nil {
 		return nil, err
@@ -258,7 +259,13 @@ func (s *Service) CreateQuote(ctx context.Context, caller corebank.Caller, in Ne
 	return q, nil
 }
 
-func (q *Quote) owner() string { return q.EntityID }
+// Owner returns the entity the quote was made for (scope.Owned).
+func (q *Quote) Owner() string { return q.EntityID }
+
+// getQuote reads quote id, or ErrQuoteNotFound.
+func getQuote(tx storage.Tx, id string) (*Quote, error) {
+	return getRecord[Quote](tx, bucketQuotes, id, ErrQuoteNotFound)
+}
 
 // GetQuote returns quote id as of now when it lies in the tree of entityID
 // (the caller's own entity when ""): an active quote past expires_at reads
@@ -269,7 +276,7 @@ func (q *Quote) owner() string { return q.EntityID }
 func (s *Service) GetQuote(ctx context.Context, caller corebank.Caller, entityID, id string) (*Quote, error) {
 	now := s.clock.Now()
 	q, err := storage.View(ctx, s.db, func(tx storage.Tx) (*Quote, error) {
-		return getFor[Quote](tx, s.tree, caller, entityID, bucketQuotes, id, ErrQuoteNotFound)
+		return scope.Get(tx, s.tree, caller, entityID, id, getQuote, ErrQuoteNotFound)
 	})
 	if err != nil {
 		return nil, err
@@ -285,7 +292,7 @@ const dueQuote = "payments.quote"
 // expireQuoteTx marks the quote of a due item expired, unless a transfer
 // used it meanwhile.
 func expireQuoteTx(tx storage.Tx, now time.Time, item storage.DueItem) error {
-	q, err := getRecord[Quote](tx, bucketQuotes, item.ID, ErrQuoteNotFound)
+	q, err := getQuote(tx, item.ID)
 	if errors.Is(err, ErrQuoteNotFound) {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/ledger/coordinates"
 	"github.com/corebank/corebank/storage"
@@ -558,7 +559,8 @@ func checkDetailCounterparty(tx storage.Tx, d *PaymentDetail) error {
 	if d.CounterpartyID == "" {
 		return nil
 	}
-	c, err := ownedBy[Counterparty](tx, d.EntityID, bucketCounterparties, d.CounterpartyID, ErrCounterpartyNotFound)
+	// A nil tree: the detail's entity itself must own the counterparty.
+	c, err := scope.Get(tx, nil, corebank.As(d.EntityID), "", d.CounterpartyID, getCounterparty, ErrCounterpartyNotFound)
 	if errors.Is(err, ErrCounterpartyNotFound) {
 		return ErrCounterpartyNotFound.With("counterparty " + d.CounterpartyID + " not found")
 	}
@@ -589,13 +591,7 @@ func (s *Service) CreatePaymentDetail(ctx context.Context, caller corebank.Calle
 		// The owner of the counterparty, which must lie in the tree of
 		// entity_id; with none, entity_id (validation then reports
 		// counterparty_id).
-		entity, err := s.actsFor(tx, caller, in.EntityID, in.CounterpartyID, ErrCounterpartyNotFound, func(id string) (string, error) {
-			c, err := getRecord[Counterparty](tx, bucketCounterparties, id, ErrCounterpartyNotFound)
-			if err != nil {
-				return "", err
-			}
-			return c.EntityID, nil
-		})
+		entity, err := actsFor(s, tx, caller, in.EntityID, in.CounterpartyID, getCounterparty, ErrCounterpartyNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -623,11 +619,12 @@ func (s *Service) CreatePaymentDetail(ctx context.Context, caller corebank.Calle
 	})
 }
 
-func (d *PaymentDetail) owner() string { return d.EntityID }
+// Owner returns the entity whose payment detail it is (scope.Owned).
+func (d *PaymentDetail) Owner() string { return d.EntityID }
 
-// detailFor loads payment detail id for caller (see getFor).
-func (s *Service) detailFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*PaymentDetail, error) {
-	return getFor[PaymentDetail](tx, s.tree, caller, entityID, bucketDetails, id, ErrPaymentDetailNotFound)
+// getDetail reads payment detail id, or ErrPaymentDetailNotFound.
+func getDetail(tx storage.Tx, id string) (*PaymentDetail, error) {
+	return getRecord[PaymentDetail](tx, bucketDetails, id, ErrPaymentDetailNotFound)
 }
 
 // GetPaymentDetail returns payment detail id when it lies in the tree of
@@ -637,7 +634,7 @@ func (s *Service) detailFor(tx storage.Tx, caller corebank.Caller, entityID, id 
 // entity's tree alike.
 func (s *Service) GetPaymentDetail(ctx context.Context, caller corebank.Caller, entityID, id string) (*PaymentDetail, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*PaymentDetail, error) {
-		return s.detailFor(tx, caller, entityID, id)
+		return scope.Get(tx, s.tree, caller, entityID, id, getDetail, ErrPaymentDetailNotFound)
 	})
 }
 
@@ -653,7 +650,7 @@ func (s *Service) UpdatePaymentDetail(ctx context.Context, caller corebank.Calle
 	}
 	now := s.clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*PaymentDetail, error) {
-		old, err := s.detailFor(tx, caller, entityID, id)
+		old, err := scope.Get(tx, s.tree, caller, entityID, id, getDetail, ErrPaymentDetailNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -715,20 +712,31 @@ func (s *Service) UpdatePaymentDetail(ctx context.Context, caller corebank.Calle
 	})
 }
 
+// PaymentDetailFilter selects the payment details ListPaymentDetails
+// returns.
+type PaymentDetailFilter struct {
+	// EntityID is the entity whose tree the counterparty must lie in; ""
+	// is the caller's own.
+	EntityID string
+	// CounterpartyID is the counterparty whose details are listed.
+	CounterpartyID string
+}
+
 // ListPaymentDetails returns one page of the payment details of
-// counterpartyID in creation order, with the counterparty's owner. The
-// counterparty must lie in the tree of entityID (the caller's own entity
-// when ""). It returns corebank.ErrEntityNotFound for an entityID outside
-// the caller's tree, ErrCounterpartyNotFound for a counterparty missing or
-// outside that tree alike, or a validation error on limit or cursor.
-func (s *Service) ListPaymentDetails(ctx context.Context, caller corebank.Caller, entityID, counterpartyID string, opts corebank.ListOptions) (EntityPage[PaymentDetail], error) {
+// f.CounterpartyID in creation order, with the counterparty's owner. The
+// counterparty must lie in the tree of f.EntityID (the caller's own entity
+// when ""). It returns corebank.ErrEntityNotFound for an f.EntityID
+// outside the caller's tree, ErrCounterpartyNotFound for a counterparty
+// missing or outside that tree alike, or a validation error on limit or
+// cursor.
+func (s *Service) ListPaymentDetails(ctx context.Context, caller corebank.Caller, f PaymentDetailFilter, opts corebank.ListOptions) (EntityPage[PaymentDetail], error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (EntityPage[PaymentDetail], error) {
-		c, err := s.counterpartyFor(tx, caller, entityID, counterpartyID)
+		c, err := scope.Get(tx, s.tree, caller, f.EntityID, f.CounterpartyID, getCounterparty, ErrCounterpartyNotFound)
 		if err != nil {
 			return EntityPage[PaymentDetail]{}, err
 		}
 		page, err := listPage(tx, storage.Prefix("pd", c.ID), opts, func(id string) (PaymentDetail, error) {
-			d, err := getRecord[PaymentDetail](tx, bucketDetails, id, ErrPaymentDetailNotFound)
+			d, err := getDetail(tx, id)
 			if err != nil {
 				return PaymentDetail{}, err
 			}

@@ -210,18 +210,18 @@ func TestUpdatePaymentDetail(t *testing.T) {
 	})
 	t.Run("ListByCounterparty", func(t *testing.T) {
 		second := e.detail(t, "ent1", achDetail(cp.ID))
-		p, err := e.svc.ListPaymentDetails(ctx, corebank.As("ent1"), "", cp.ID, corebank.ListOptions{Limit: 1})
+		p, err := e.svc.ListPaymentDetails(ctx, corebank.As("ent1"), payments.PaymentDetailFilter{CounterpartyID: cp.ID}, corebank.ListOptions{Limit: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(p.Items) != 1 || p.Items[0].ID != det.ID || !p.HasNext {
 			t.Fatalf("%+v", p)
 		}
-		p, err = e.svc.ListPaymentDetails(ctx, corebank.As("ent1"), "", cp.ID, corebank.ListOptions{After: p.Next})
+		p, err = e.svc.ListPaymentDetails(ctx, corebank.As("ent1"), payments.PaymentDetailFilter{CounterpartyID: cp.ID}, corebank.ListOptions{After: p.Next})
 		if err != nil || len(p.Items) != 1 || p.Items[0].ID != second.ID || p.HasNext {
 			t.Fatalf("%v %+v", err, p)
 		}
-		if _, err := e.svc.ListPaymentDetails(ctx, corebank.As("ent2"), "", cp.ID, corebank.ListOptions{}); !errors.Is(err, payments.ErrCounterpartyNotFound) {
+		if _, err := e.svc.ListPaymentDetails(ctx, corebank.As("ent2"), payments.PaymentDetailFilter{CounterpartyID: cp.ID}, corebank.ListOptions{}); !errors.Is(err, payments.ErrCounterpartyNotFound) {
 			t.Fatal(err)
 		}
 	})

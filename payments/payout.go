@@ -33,7 +33,7 @@ type PayoutResult struct {
 // SandboxPayouts is the sandbox rail: a transfer is pending until
 // ProcessingAfter, processing until SuccessAfter and then successful, each
 // measured from the transfer's creation on the clock in use (RunDue's
-// asOf). It never fails a transfer by itself; use Service.Simulate.
+// asOf). It never fails a transfer by itself; use Service.SimulateTransfer.
 type SandboxPayouts struct {
 	processing, success time.Duration
 }
@@ -77,7 +77,7 @@ func (p *SandboxPayouts) Check(_ context.Context, t *Transfer, asOf time.Time) (
 // Receiver credits the receiving account of a book transfer from the
 // system account ledger.SystemAccount(currency, "clearing.book") and
 // reports the inflow (inflows.completed), inside the storage transaction
-// that settles the transfer (RunDue's, or Simulate's). A refusal, a
+// that settles the transfer (RunDue's, or SimulateTransfer's). A refusal, a
 // corebank error of kind Invalid, NotFound or Rejected (such as
 // ledger.ErrInflowsNotAllowed), rolls that transaction back and fails the
 // transfer; any other error leaves the transfer pending for the next

@@ -62,7 +62,7 @@ func TestRandomOperationsKeepLedgerBalanced(t *testing.T) {
 			}
 		case 3:
 			if len(ids) > 0 {
-				_, err = e.svc.Simulate(ctx, corebank.As("ent1"), "", ids[rng.Intn(len(ids))], outcomes[rng.Intn(len(outcomes))], "")
+				_, err = e.svc.SimulateTransfer(ctx, corebank.As("ent1"), "", ids[rng.Intn(len(ids))], outcomes[rng.Intn(len(outcomes))], "")
 			}
 		case 4:
 			e.clk.Add(time.Duration(rng.Intn(3000)) * time.Millisecond)

@@ -200,8 +200,8 @@ func TestScopeWrites(t *testing.T) {
 				Amount: 1, PaymentType: "bank-transfer", Narration: "ro", UniqueReference: "ro"})
 			return err
 		},
-		"Simulate": func(c corebank.Caller) error {
-			_, err := e.svc.Simulate(ctx, c, "", o.transfer, payments.OutcomeProcessing, "")
+		"SimulateTransfer": func(c corebank.Caller) error {
+			_, err := e.svc.SimulateTransfer(ctx, c, "", o.transfer, payments.OutcomeProcessing, "")
 			return err
 		},
 	}
@@ -280,7 +280,7 @@ func TestScopeDeletedAccount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, payments.OutcomeSuccessful, ""); err != nil {
+	if _, err := e.svc.SimulateTransfer(ctx, corebank.As("ent1"), "", tr.ID, payments.OutcomeSuccessful, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.led.DeleteAccount(ctx, corebank.System(), "", a.ID); err != nil {

@@ -112,47 +112,20 @@ func (s *Service) entity(tx storage.Tx, caller corebank.Caller, requested string
 // maxIDLen bounds the IDs looked up: anything longer names nothing.
 const maxIDLen = 128
 
-// owned is a stored object with an owning entity.
-type owned interface{ owner() string }
-
-// getFor loads the JSON record id of bucket b for caller narrowed to
-// entityID (scope.Load: entity_id is resolved before anything is read, and
-// a foreign record answers notFound exactly as a missing one).
-func getFor[T any, P interface {
-	*T
-	owned
-}](tx storage.Tx, tree scope.Tree, caller corebank.Caller, entityID string, b storage.Bucket, id string, notFound error) (P, error) {
-	return scope.Load(tx, tree, caller, entityID, notFound, func() (P, string, error) {
-		v, err := getRecord[T](tx, b, id, notFound)
-		if err != nil {
-			return nil, "", err
-		}
-		return v, P(v).owner(), nil
-	})
-}
-
-// ownedBy loads the JSON record id of bucket b when entity itself owns it
-// (not merely its tree): what a request acting for entity may use, such as
-// a transfer's payment detail or quote. Otherwise it returns notFound.
-func ownedBy[T any, P interface {
-	*T
-	owned
-}](tx storage.Tx, entity string, b storage.Bucket, id string, notFound error) (P, error) {
-	return getFor[T, P](tx, nil, corebank.As(entity), "", b, id, notFound)
-}
-
 // actsFor is the entity a request acts for: the owner of the object id it
-// names (ownerOf reads it; a missing one answers notFound, and so does one
-// outside the tree of entityID, see scope.Load), or entityID itself (the
-// caller's own when "") when it names none.
-func (s *Service) actsFor(tx storage.Tx, caller corebank.Caller, entityID, id string, notFound error, ownerOf func(id string) (string, error)) (string, error) {
+// names, which read reads and scope.Get checks (a missing one answers
+// notFound, and so does one outside the tree of entityID), or entityID
+// itself (the caller's own when "") when it names none.
+func actsFor[R scope.Owned](s *Service, tx storage.Tx, caller corebank.Caller, entityID, id string,
+	read func(storage.Tx, string) (R, error), notFound error) (string, error) {
 	if id == "" {
 		return s.entity(tx, caller, entityID)
 	}
-	return scope.Load(tx, s.tree, caller, entityID, notFound, func() (string, string, error) {
-		owner, err := ownerOf(id)
-		return owner, owner, err
-	})
+	rec, err := scope.Get(tx, s.tree, caller, entityID, id, read, notFound)
+	if err != nil {
+		return "", err
+	}
+	return rec.Owner(), nil
 }
 
 // getRecord is storage.LoadJSON for an ID a caller sent: one no record can

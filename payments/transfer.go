@@ -24,7 +24,7 @@ const (
 	StatusReversed   = "reversed"
 )
 
-// Status reasons corebank sets itself; a provider or Simulate may give
+// Status reasons corebank sets itself; a provider or SimulateTransfer may give
 // others (insufficient_funds, invalid_account_details, compliance_hold).
 const (
 	ReasonAwaitingProcessing = "awaiting_processing"
@@ -183,16 +183,8 @@ func writeTransferIndexes(tx storage.Tx, t *Transfer, on bool) error {
 	return nil
 }
 
-// transferFor loads transfer id for caller (see scope.Load).
-func (s *Service) transferFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*transferRecord, error) {
-	return scope.Load(tx, s.tree, caller, entityID, ErrTransferNotFound, func() (*transferRecord, string, error) {
-		r, err := getTransfer(tx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		return r, r.EntityID, nil
-	})
-}
+// Owner returns the entity whose account the transfer debits (scope.Owned).
+func (t *Transfer) Owner() string { return t.EntityID }
 
 func (r *transferRecord) view() *Transfer {
 	t := r.Transfer
@@ -353,15 +345,14 @@ func (s *Service) createTransferTx(tx storage.Tx, now time.Time, id string, call
 // body, and returns the account to debit, which must lie in that entity's
 // tree: the transfer acts for the account's owner.
 func (s *Service) transferAccount(tx storage.Tx, caller corebank.Caller, in NewTransfer) (account, error) {
-	a, err := scope.Load(tx, s.tree, caller, in.EntityID, ErrAccountNotFound, func() (account, string, error) {
+	a, err := scope.Get(tx, s.tree, caller, in.EntityID, in.AccountID, func(tx storage.Tx, id string) (account, error) {
 		// The body is checked once entity_id is known to be the caller's
 		// to name, as a request checks its body after its scope.
 		if err := in.validate(); err != nil {
-			return account{}, "", err
+			return account{}, err
 		}
-		a, err := s.accountTx(tx, in.AccountID)
-		return a, a.EntityID, err
-	})
+		return s.accountTx(tx, id)
+	}, ErrAccountNotFound)
 	if err == ErrAccountNotFound { // the sentinel itself: a foreign account
 		// Named as a missing one is (accountTx), built only when needed.
 		return account{}, accountNotFound(in.AccountID)
@@ -441,7 +432,8 @@ func (s *Service) transferQuote(tx storage.Tx, now time.Time, acct account, curr
 	if in.FXQuoteID == "" {
 		return nil, corebank.InvalidField("fx_quote_id", "is required: the account holds "+acct.Currency+" and the transfer is in "+currency)
 	}
-	quote, err := ownedBy[Quote](tx, acct.EntityID, bucketQuotes, in.FXQuoteID, ErrQuoteNotFound)
+	// A nil tree: the account's owner itself must own the quote.
+	quote, err := scope.Get(tx, nil, corebank.As(acct.EntityID), "", in.FXQuoteID, getQuote, ErrQuoteNotFound)
 	if err != nil {
 		if errors.Is(err, ErrQuoteNotFound) {
 			return nil, ErrQuoteNotFound.With("fx quote " + in.FXQuoteID + " not found")
@@ -614,7 +606,7 @@ func (s *Service) credit(tx storage.Tx, now time.Time, r *transferRecord) error 
 }
 
 // receiveRefused is the receiving side's refusal of a book transfer's
-// credit. It unwraps to the refusal, so Simulate answers with it as it is.
+// credit. It unwraps to the refusal, so SimulateTransfer answers with it as it is.
 type receiveRefused struct{ err error }
 
 func (e *receiveRefused) Error() string {
@@ -752,7 +744,7 @@ func (s *Service) moveTx(tx storage.Tx, now time.Time, r *transferRecord, to, re
 // missing transfer or one outside the entity's tree alike.
 func (s *Service) GetTransfer(ctx context.Context, caller corebank.Caller, entityID, id string) (*Transfer, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Transfer, error) {
-		r, err := s.transferFor(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.tree, caller, entityID, id, getTransfer, ErrTransferNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -783,7 +775,7 @@ func (s *Service) ListTransfers(ctx context.Context, caller corebank.Caller, f T
 		statuses = []string{f.Status}
 	}
 	return storage.View(ctx, s.db, func(tx storage.Tx) (EntityPage[Transfer], error) {
-		entity, err := s.actsFor(tx, caller, f.EntityID, f.AccountID, accountNotFound(f.AccountID), s.accountOwner(tx))
+		entity, err := actsFor(s, tx, caller, f.EntityID, f.AccountID, s.ledgerAccount, accountNotFound(f.AccountID))
 		if err != nil {
 			return EntityPage[Transfer]{}, err
 		}
@@ -802,7 +794,7 @@ func (s *Service) ListTransfers(ctx context.Context, caller corebank.Caller, f T
 	})
 }
 
-// Simulation outcomes accepted by Simulate.
+// Simulation outcomes accepted by SimulateTransfer.
 const (
 	OutcomeProcessing = StatusProcessing
 	OutcomeSuccessful = StatusSuccessful
@@ -810,7 +802,7 @@ const (
 	OutcomeReversed   = StatusReversed
 )
 
-// Simulate moves transfer id as a rail callback would (POST
+// SimulateTransfer moves transfer id as a rail callback would (POST
 // /sandbox/transfers/{id}/simulate): outcome processing (from pending),
 // successful (posts the holds; outflows.completed), failed (voids the
 // holds, funds back; outflows.failed) or reversed (from successful: a new
@@ -823,13 +815,13 @@ const (
 // successful outcome for a book transfer credits the receiving account,
 // and the receiving side's refusal (ledger.ErrAccountDeleted,
 // ledger.ErrInflowsNotAllowed, ...) is returned with nothing changed.
-func (s *Service) Simulate(ctx context.Context, caller corebank.Caller, entityID, id, outcome, statusReason string) (*Transfer, error) {
+func (s *Service) SimulateTransfer(ctx context.Context, caller corebank.Caller, entityID, id, outcome, statusReason string) (*Transfer, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
 	now := s.clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Transfer, error) {
-		r, err := s.transferFor(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.tree, caller, entityID, id, getTransfer, ErrTransferNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -855,7 +847,7 @@ func (s *Service) Simulate(ctx context.Context, caller corebank.Caller, entityID
 // it expires active quotes past expires_at ("payments.quote"), then asks
 // the payout provider about unfinished transfers whose check is due
 // ("payments.transfer"), applying what it reports (with the same ledger
-// effects and events as Simulate). A book transfer is corebank's own
+// effects and events as SimulateTransfer). A book transfer is corebank's own
 // rail: its first check settles it, crediting the receiving account, or
 // fails it when the receiving side refuses. It returns how many quotes and
 // transfers it handled. A provider error is returned, as

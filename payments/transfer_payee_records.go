@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/storage"
 )
 
@@ -76,7 +78,8 @@ type detailFields struct {
 func getDetailFields(tx storage.Tx, entityID, id string) (*detailFields, error) {
 	raw, err := storage.Peek(tx, bucketHot, hotDetailKey(id))
 	if errors.Is(err, storage.ErrNotFound) {
-		full, err := ownedBy[PaymentDetail](tx, entityID, bucketDetails, id, ErrPaymentDetailNotFound)
+		// A nil tree: entityID itself must own the detail.
+		full, err := scope.Get(tx, nil, corebank.As(entityID), "", id, getDetail, ErrPaymentDetailNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -104,7 +107,7 @@ func getDetailFields(tx storage.Tx, entityID, id string) (*detailFields, error) 
 func counterpartyActive(tx storage.Tx, entityID, id string) (bool, error) {
 	raw, err := storage.Peek(tx, bucketHot, hotCounterpartyKey(id))
 	if errors.Is(err, storage.ErrNotFound) {
-		c, err := ownedBy[Counterparty](tx, entityID, bucketCounterparties, id, ErrCounterpartyNotFound)
+		c, err := scope.Get(tx, nil, corebank.As(entityID), "", id, getCounterparty, ErrCounterpartyNotFound)
 		if err != nil {
 			return false, err
 		}

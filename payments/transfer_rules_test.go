@@ -184,7 +184,7 @@ func TestCrossCurrencyTransfer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "successful", ""); err != nil {
+		if _, err := e.svc.SimulateTransfer(ctx, corebank.As("ent1"), "", tr.ID, "successful", ""); err != nil {
 			t.Fatal(err)
 		}
 		e.checkBalanced(t)
@@ -255,7 +255,7 @@ func TestBookTransfer(t *testing.T) {
 			if got := e.eventTypes(t, "ent1", "ent2"); fmt.Sprint(got) != "[ent1:outflows.created ent1:outflows.completed]" {
 				t.Errorf("events %v", got)
 			}
-			if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "reversed", ""); !errors.Is(err, payments.ErrInvalidForState) {
+			if _, err := e.svc.SimulateTransfer(ctx, corebank.As("ent1"), "", tr.ID, "reversed", ""); !errors.Is(err, payments.ErrInvalidForState) {
 				t.Errorf("reverse a book transfer: %v", err)
 			}
 			// Settled once: nothing is left to do.
@@ -350,7 +350,7 @@ func TestBookTransferRefusedAtSettlement(t *testing.T) {
 			}
 			c.refuse(e, to)
 
-			_, err = e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "successful", "")
+			_, err = e.svc.SimulateTransfer(ctx, corebank.As("ent1"), "", tr.ID, "successful", "")
 			if errCode(err) != c.code {
 				t.Errorf("Simulate successful: %v, want %s", err, c.code)
 			}
@@ -419,22 +419,22 @@ func TestSimulateInvalidMoves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "reversed", ""); errCode(err) != "error_operation_invalid_for_state" {
+	if _, err := e.svc.SimulateTransfer(ctx, corebank.As("ent1"), "", tr.ID, "reversed", ""); errCode(err) != "error_operation_invalid_for_state" {
 		t.Fatalf("reverse pending: %v", err)
 	}
-	_, err = e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "lost", "")
+	_, err = e.svc.SimulateTransfer(ctx, corebank.As("ent1"), "", tr.ID, "lost", "")
 	wantFields(t, err, "outcome")
-	if _, err := e.svc.Simulate(ctx, corebank.As("ent2"), "", tr.ID, "processing", ""); !errors.Is(err, payments.ErrTransferNotFound) {
+	if _, err := e.svc.SimulateTransfer(ctx, corebank.As("ent2"), "", tr.ID, "processing", ""); !errors.Is(err, payments.ErrTransferNotFound) {
 		t.Fatalf("other entity: %v", err)
 	}
-	got, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "processing", "")
+	got, err := e.svc.SimulateTransfer(ctx, corebank.As("ent1"), "", tr.ID, "processing", "")
 	if err != nil || got.Status != "processing" {
 		t.Fatalf("%v %+v", err, got)
 	}
-	if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "processing", ""); !errors.Is(err, payments.ErrInvalidForState) {
+	if _, err := e.svc.SimulateTransfer(ctx, corebank.As("ent1"), "", tr.ID, "processing", ""); !errors.Is(err, payments.ErrInvalidForState) {
 		t.Fatalf("processing twice: %v", err)
 	}
-	got, err = e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "successful", "")
+	got, err = e.svc.SimulateTransfer(ctx, corebank.As("ent1"), "", tr.ID, "successful", "")
 	if err != nil || got.Status != "successful" {
 		t.Fatalf("%v %+v", err, got)
 	}
@@ -465,7 +465,7 @@ func TestListTransfers(t *testing.T) {
 		}
 		ids = append(ids, tr.ID)
 	}
-	if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", ids[0], "failed", ""); err != nil {
+	if _, err := e.svc.SimulateTransfer(ctx, corebank.As("ent1"), "", ids[0], "failed", ""); err != nil {
 		t.Fatal(err)
 	}
 	count := func(f payments.TransferFilter) int {

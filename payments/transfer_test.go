@@ -72,7 +72,7 @@ func TestTransferLifecycle(t *testing.T) {
 	}
 	e.checkBalanced(t)
 
-	rev, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "reversed", "")
+	rev, err := e.svc.SimulateTransfer(ctx, corebank.As("ent1"), "", tr.ID, "reversed", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestTransferLifecycle(t *testing.T) {
 	if diff := cmp.Diff([]string{"outflows.created", "outflows.completed", "outflows.refunded"}, types); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
-	if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "failed", ""); !errors.Is(err, payments.ErrInvalidForState) {
+	if _, err := e.svc.SimulateTransfer(ctx, corebank.As("ent1"), "", tr.ID, "failed", ""); !errors.Is(err, payments.ErrInvalidForState) {
 		t.Fatalf("fail a reversed transfer: %v", err)
 	}
 }
@@ -111,7 +111,7 @@ func TestTransferFailureRefunds(t *testing.T) {
 	if b := e.balance(t, a.ID); b.Available() != 0 {
 		t.Fatalf("held %+v", b)
 	}
-	got, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, "failed", "invalid_account_details")
+	got, err := e.svc.SimulateTransfer(ctx, corebank.As("ent1"), "", tr.ID, "failed", "invalid_account_details")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestTransferFailureRefunds(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 	for _, outcome := range []string{"processing", "successful", "reversed"} {
-		if _, err := e.svc.Simulate(ctx, corebank.As("ent1"), "", tr.ID, outcome, ""); errCode(err) != "error_operation_invalid_for_state" {
+		if _, err := e.svc.SimulateTransfer(ctx, corebank.As("ent1"), "", tr.ID, outcome, ""); errCode(err) != "error_operation_invalid_for_state" {
 			t.Errorf("%s from failed: %v", outcome, err)
 		}
 	}
