@@ -89,7 +89,7 @@ func (b *Bank) SettledSession(rail, accountID string, amount int64) *funding.Ses
 	if err != nil {
 		b.t.Fatalf("corebanktest: open a %s session: %v", rail, err)
 	}
-	s, err = b.FundingSessions.Simulate(ctx, root, "", s.ID, funding.SessionSettled, "")
+	s, err = b.FundingSessions.SimulateSession(ctx, root, "", s.ID, funding.SessionSettled, "")
 	if err != nil {
 		b.t.Fatalf("corebanktest: settle session %s: %v", s.ID, err)
 	}

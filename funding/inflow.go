@@ -105,12 +105,9 @@ func (s *Service) CreateInflow(ctx context.Context, caller corebank.Caller, in N
 		return nil, err
 	}
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Inflow, error) {
-		acct, err := s.led.GetAccountTx(tx, in.AccountID)
-		if err != nil {
-			return nil, err
-		}
 		foreign := ledger.ErrAccountNotFound.With("account " + in.AccountID + " not found")
-		if err := scope.Check(tx, s.tree, caller, acct.EntityID, foreign); err != nil {
+		acct, err := scope.Get(tx, s.tree, caller, "", in.AccountID, s.led.GetAccountTx, foreign)
+		if err != nil {
 			return nil, err
 		}
 		return s.receive(tx, s.clock.Now(), acct, in)

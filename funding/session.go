@@ -195,6 +195,9 @@ func refKey(entity, ref string) []byte {
 }
 func tokenKey(token string) []byte { return storage.Key("t", token) }
 
+// Owner returns the entity whose account the session funds (scope.Owned).
+func (s *Session) Owner() string { return s.EntityID }
+
 func getSession(tx storage.Tx, id string) (*sessionRecord, error) {
 	return storage.LoadJSON[sessionRecord](tx, sessionBucket, []byte(id), ErrSessionNotFound)
 }
@@ -339,17 +342,15 @@ func (s *SessionService) CreateSession(ctx context.Context, caller corebank.Call
 // and reference; it returns what the provider is told.
 func (s *SessionService) checkCreate(tx storage.Tx, caller corebank.Caller, in *NewSession) (*StartRequest, error) {
 	var payer momoPayer
-	acct, err := scope.Load(tx, s.in.tree, caller, in.EntityID, ledger.ErrAccountNotFound, func() (*ledger.Account, string, error) {
+	acct, err := scope.Get(tx, s.in.tree, caller, in.EntityID, in.AccountID, func(tx storage.Tx, id string) (*ledger.Account, error) {
+		// The body is checked once entity_id is known to be the caller's
+		// to name, as a request checks its body after its scope.
 		var err error
 		if payer, err = in.validate(); err != nil {
-			return nil, "", err
+			return nil, err
 		}
-		a, err := s.in.led.GetAccountTx(tx, in.AccountID)
-		if err != nil {
-			return nil, "", err
-		}
-		return a, a.EntityID, nil
-	})
+		return s.in.led.GetAccountTx(tx, id)
+	}, ledger.ErrAccountNotFound)
 	if errors.Is(err, ledger.ErrAccountNotFound) {
 		return nil, ledger.ErrAccountNotFound.With("account " + in.AccountID + " not found")
 	}
@@ -474,25 +475,13 @@ func (s *SessionService) recordSession(tx storage.Tx, now time.Time, in *StartRe
 	return v, nil
 }
 
-// sessionFor loads session id for caller narrowed to entityID (see
-// scope.Load): a foreign session answers as a missing one.
-func (s *SessionService) sessionFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*sessionRecord, error) {
-	return scope.Load(tx, s.in.tree, caller, entityID, ErrSessionNotFound, func() (*sessionRecord, string, error) {
-		r, err := getSession(tx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		return r, r.EntityID, nil
-	})
-}
-
 // GetSession returns session id for caller, narrowed to entityID when set.
 //
 // Errors: corebank.ErrEntityNotFound for an entity_id outside the caller's
 // tree; ErrSessionNotFound for a session missing or outside the tree.
 func (s *SessionService) GetSession(ctx context.Context, caller corebank.Caller, entityID, id string) (*Session, error) {
 	return storage.View(ctx, s.in.db, func(tx storage.Tx) (*Session, error) {
-		r, err := s.sessionFor(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.in.tree, caller, entityID, id, getSession, ErrSessionNotFound)
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 )
@@ -415,7 +416,7 @@ func (ev *ProviderEvent) validate() error {
 	return p.Err()
 }
 
-// Simulate moves session id to outcome in the sandbox, running the code a
+// SimulateSession moves session id to outcome in the sandbox, running the code a
 // provider's callback runs (HandleProviderEvent): "processing",
 // "pending_settlement" (a pending credit: current rises, available does
 // not), "settled" (credited once, inflows.completed), "failed" (with
@@ -426,13 +427,13 @@ func (ev *ProviderEvent) validate() error {
 // Errors: corebank.ErrForbidden for a read-only caller;
 // corebank.ErrEntityNotFound; ErrSessionNotFound; a validation error
 // naming outcome or failure_code; ErrSessionInvalidForState.
-func (s *SessionService) Simulate(ctx context.Context, caller corebank.Caller, entityID, id, outcome, failureCode string) (*Session, error) {
+func (s *SessionService) SimulateSession(ctx context.Context, caller corebank.Caller, entityID, id, outcome, failureCode string) (*Session, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
 	ev := ProviderEvent{Status: outcome, FailureCode: failureCode, ProviderCode: "sandbox"}
 	return s.move(ctx, ev, func(tx storage.Tx) (*sessionRecord, error) {
-		r, err := s.sessionFor(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.in.tree, caller, entityID, id, getSession, ErrSessionNotFound)
 		if err != nil {
 			return nil, err // scope first: a foreign session answers as a missing one
 		}
@@ -457,7 +458,7 @@ func (s *SessionService) CheckoutSession(ctx context.Context, token string) (*Se
 
 // Checkout applies the payer's choice on the sandbox checkout page of the
 // session whose token is token: the token is the capability (no caller),
-// and the outcome runs exactly as Simulate's ("settled" to approve,
+// and the outcome runs exactly as SimulateSession's ("settled" to approve,
 // "failed" with failureCode to reject, "cancelled", "expired"). The page
 // then sends the payer to the session's redirect_url.
 //
@@ -500,7 +501,7 @@ func (s *SessionService) ValidateETransfer(ctx context.Context, caller corebank.
 		return nil, err
 	}
 	check := func(tx storage.Tx) (*sessionRecord, error) {
-		r, err := s.sessionFor(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.in.tree, caller, entityID, id, getSession, ErrSessionNotFound)
 		if err != nil {
 			return nil, err
 		}

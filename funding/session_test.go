@@ -149,7 +149,7 @@ func (f *sfix) advance(t *testing.T, d time.Duration) {
 
 func (f *sfix) simulate(t *testing.T, id, outcome, code string) *funding.Session {
 	t.Helper()
-	s, err := f.ss.Simulate(context.Background(), f.own, "", id, outcome, code)
+	s, err := f.ss.SimulateSession(context.Background(), f.own, "", id, outcome, code)
 	if err != nil {
 		t.Fatalf("simulate %s: %v", outcome, err)
 	}
@@ -316,7 +316,7 @@ func TestSessionFailureVoidsTheHold(t *testing.T) {
 	if f.count(t, funding.EventInflowFailed) != 1 {
 		t.Error("no inflows.failed for a voided pending credit")
 	}
-	if _, err := f.ss.Simulate(context.Background(), f.own, "", s.ID, funding.SessionSettled, ""); !errors.Is(err, funding.ErrSessionInvalidForState) {
+	if _, err := f.ss.SimulateSession(context.Background(), f.own, "", s.ID, funding.SessionSettled, ""); !errors.Is(err, funding.ErrSessionInvalidForState) {
 		t.Errorf("settling a failed session: %v", err)
 	}
 	t.Run("defaults", func(t *testing.T) {
@@ -331,7 +331,7 @@ func TestSessionFailureVoidsTheHold(t *testing.T) {
 	})
 	t.Run("bad failure_code", func(t *testing.T) {
 		s := f.create(t, f.body(funding.OpenBanking, "USD", "bad-code", 700))
-		_, err := f.ss.Simulate(context.Background(), f.own, "", s.ID, funding.SessionFailed, "card_declined")
+		_, err := f.ss.SimulateSession(context.Background(), f.own, "", s.ID, funding.SessionFailed, "card_declined")
 		var ce *corebank.Error
 		if !errors.As(err, &ce) || ce.Fields["failure_code"] == "" {
 			t.Errorf("got %v", err)
@@ -357,7 +357,7 @@ func TestSessionStateMachine(t *testing.T) {
 			s := f.create(t, f.body(funding.OpenBanking, "USD", fmt.Sprint("sm-", i), 100))
 			var err error
 			for _, o := range c.path {
-				if _, err = f.ss.Simulate(context.Background(), f.own, "", s.ID, o, ""); err != nil {
+				if _, err = f.ss.SimulateSession(context.Background(), f.own, "", s.ID, o, ""); err != nil {
 					break
 				}
 			}
@@ -646,7 +646,7 @@ func TestSessionConcurrency(t *testing.T) {
 				ok.Add(1)
 				go func() {
 					defer ok.Done()
-					if _, err := f.ss.Simulate(ctx, f.own, "", id, funding.SessionSettled, ""); err != nil {
+					if _, err := f.ss.SimulateSession(ctx, f.own, "", id, funding.SessionSettled, ""); err != nil {
 						t.Error(err)
 					}
 				}()
@@ -789,14 +789,14 @@ func TestSessionReportAfterDeadlineBeforeRunner(t *testing.T) {
 			pend := f.create(t, f.body(funding.OpenBanking, "USD", "late-pend", 250))
 			f.simulate(t, pend.ID, funding.SessionPendingSettlement, "")
 			f.clk.Add(30*time.Minute + time.Millisecond) // no RunDue: the runner is late
-			_, err := f.ss.Simulate(ctx, f.own, "", ob.ID, funding.SessionSettled, "")
+			_, err := f.ss.SimulateSession(ctx, f.own, "", ob.ID, funding.SessionSettled, "")
 			if !errors.Is(err, funding.ErrSessionInvalidForState) {
 				t.Fatalf("settling an open-banking session past its expiry: %v, want ErrSessionInvalidForState", err)
 			}
 			if s := f.get(t, ob.ID); s.Status != funding.SessionExpired || s.Failure == nil || s.Failure.Code != funding.FailureSessionExpired || s.InflowID != nil {
 				t.Errorf("late-approved session: %+v, want expired (session_expired) without inflow", s)
 			}
-			_, err = f.ss.Simulate(ctx, f.own, "", pend.ID, funding.SessionFailed, "")
+			_, err = f.ss.SimulateSession(ctx, f.own, "", pend.ID, funding.SessionFailed, "")
 			if !errors.Is(err, funding.ErrSessionInvalidForState) {
 				t.Fatalf("failing a pending credit past its settlement: %v, want ErrSessionInvalidForState", err)
 			}

@@ -93,6 +93,6 @@ type simulateSessionReq struct {
 func (h *handler) simulateFundingSession(x *exchange, r *http.Request) error {
 	var req simulateSessionReq
 	return moved(x, r, bare(http.StatusOK), &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*funding.Session, error) {
-		return h.sessions.Simulate(ctx, c, entity, id, req.Outcome, req.FailureCode)
+		return h.sessions.SimulateSession(ctx, c, entity, id, req.Outcome, req.FailureCode)
 	})
 }
