@@ -311,9 +311,9 @@ func getDoc(tx storage.Tx, id string) (*docRecord, error) {
 
 // GetDocument returns the document with id (no bytes) when its entity
 // lies in the caller's tree (and in entityID's, the request's entity_id,
-// when not ""). Errors: ErrEntityNotFound for an entityID outside the tree, whether
-// the document exists or not; ErrDocumentNotFound for a missing document
-// and for one outside the tree alike.
+// when not ""). Errors: ErrEntityNotFound for an entityID outside the
+// tree, whether the document exists or not; ErrDocumentNotFound for a
+// missing document and for one outside the tree alike.
 func (s *Service) GetDocument(ctx context.Context, caller corebank.Caller, entityID, id string) (*Document, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Document, error) {
 		rec, err := scope.Get(tx, s, caller, entityID, id, getDoc, ErrDocumentNotFound)

@@ -416,8 +416,8 @@ func (ev *ProviderEvent) validate() error {
 	return p.Err()
 }
 
-// SimulateSession moves session id to outcome in the sandbox, running the code a
-// provider's callback runs (HandleProviderEvent): "processing",
+// SimulateSession moves session id to outcome in the sandbox, running the
+// code a provider's callback runs (HandleProviderEvent): "processing",
 // "pending_settlement" (a pending credit: current rises, available does
 // not), "settled" (credited once, inflows.completed), "failed" (with
 // failureCode, default provider_error), "expired" or "cancelled". For

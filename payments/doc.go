@@ -191,9 +191,9 @@
 // beneficiary (outflows.refunded). The payout provider drives these moves
 // through RunDue; the sandbox provider moves a transfer to processing 1 s
 // and to successful 5 s after creation on the clock in use.
-// SimulateTransfer(ctx, caller, entityID, id, outcome, reason) applies an outcome
-// directly (POST /sandbox/transfers/{id}/simulate); a move the status does
-// not allow is error_operation_invalid_for_state (409).
+// SimulateTransfer(ctx, caller, entityID, id, outcome, reason) applies an
+// outcome directly (POST /sandbox/transfers/{id}/simulate); a move the
+// status does not allow is error_operation_invalid_for_state (409).
 //
 // A book transfer moves money between two corebank accounts, so corebank
 // is its rail and no provider is asked. POST /transfers checks the
@@ -210,9 +210,9 @@
 // Invalid, NotFound or Rejected), that transaction is rolled back and
 // another fails the transfer as a rail's failure does: holds voided,
 // outflows.failed, status_reason invalid_account_details for a deleted
-// account, else the refusal's code (inflows_not_allowed, ...). SimulateTransfer's
-// successful outcome settles a book transfer the same way and answers a
-// refusal as an error, changing nothing. Book transfers cannot be
+// account, else the refusal's code (inflows_not_allowed, ...).
+// SimulateTransfer's successful outcome settles a book transfer the same
+// way and answers a refusal as an error, changing nothing. Book transfers cannot be
 // reversed. Without a Receiver the service posts clearing.book ->
 // receiver itself and no inflow event is emitted, so embedders pass their
 // *funding.Service, which is a Receiver as it is.

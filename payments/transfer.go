@@ -606,7 +606,8 @@ func (s *Service) credit(tx storage.Tx, now time.Time, r *transferRecord) error 
 }
 
 // receiveRefused is the receiving side's refusal of a book transfer's
-// credit. It unwraps to the refusal, so SimulateTransfer answers with it as it is.
+// credit. It unwraps to the refusal, so SimulateTransfer answers with it
+// as it is.
 type receiveRefused struct{ err error }
 
 func (e *receiveRefused) Error() string {
