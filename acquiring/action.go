@@ -164,6 +164,9 @@ func (a *actionRecord) view() *Action {
 	return &v
 }
 
+// Owner is the entity the action's intent belongs to (scope.Get).
+func (a *actionRecord) Owner() string { return a.EntityID }
+
 func getAction(tx storage.Tx, id string) (*actionRecord, error) {
 	return storage.LoadJSON[actionRecord](tx, actionBucket, []byte(id), ErrActionNotFound)
 }
@@ -361,7 +364,7 @@ func (s *Service) Confirm(ctx context.Context, caller corebank.Caller, in Confir
 }
 
 func (s *Service) confirmable(tx storage.Tx, caller corebank.Caller, in Confirmation) (*intentRecord, error) {
-	r, err := s.intentFor(tx, caller, in.EntityID, in.PaymentIntentID)
+	r, err := scope.Get(tx, s.tree, caller, in.EntityID, in.PaymentIntentID, getIntent, ErrIntentNotFound)
 	if err != nil {
 		return nil, err
 	}
@@ -501,23 +504,12 @@ func (s *Service) credit(tx storage.Tx, now time.Time, a *actionRecord) (string,
 	return e.ID, nil
 }
 
-// actionFor loads action id for caller narrowed to entityID.
-func (s *Service) actionFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*actionRecord, error) {
-	return scope.Load(tx, s.tree, caller, entityID, ErrActionNotFound, func() (*actionRecord, string, error) {
-		a, err := getAction(tx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		return a, a.EntityID, nil
-	})
-}
-
 // GetAction returns intent action id for caller narrowed to entityID.
 //
 // Errors: corebank.ErrEntityNotFound; ErrActionNotFound.
 func (s *Service) GetAction(ctx context.Context, caller corebank.Caller, entityID, id string) (*Action, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Action, error) {
-		a, err := s.actionFor(tx, caller, entityID, id)
+		a, err := scope.Get(tx, s.tree, caller, entityID, id, getAction, ErrActionNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -564,7 +556,7 @@ func (s *Service) Verify(ctx context.Context, caller corebank.Caller, entityID, 
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Action, error) {
-		a, err := s.actionFor(tx, caller, entityID, id)
+		a, err := scope.Get(tx, s.tree, caller, entityID, id, getAction, ErrActionNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -600,7 +592,7 @@ func (s *Service) Simulate(ctx context.Context, caller corebank.Caller, entityID
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Action, error) {
-		a, err := s.actionFor(tx, caller, entityID, id)
+		a, err := scope.Get(tx, s.tree, caller, entityID, id, getAction, ErrActionNotFound)
 		if err != nil {
 			return nil, err
 		}
