@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 )
@@ -123,6 +124,9 @@ func putTx(tx storage.Tx, r *txRecord) error {
 	return storage.PutJSON(tx, txBucket, []byte(r.ID), r)
 }
 
+// Owner is the entity of the card the transaction is on (scope.Get).
+func (t *txRecord) Owner() string { return t.EntityID }
+
 func getTx(tx storage.Tx, id string) (*txRecord, error) {
 	return storage.LoadJSON[txRecord](tx, txBucket, []byte(id), ErrTransactionNotFound)
 }
@@ -199,7 +203,7 @@ func (s *Service) Authorize(ctx context.Context, caller corebank.Caller, entityI
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Transaction, error) {
-		c, err := s.loadCard(tx, caller, entityID, id, s.decoded.get)
+		c, err := scope.Get(tx, s.o.Tree, caller, entityID, id, s.decoded.get, ErrCardNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -266,7 +270,7 @@ func (s *Service) Authorize(ctx context.Context, caller corebank.Caller, entityI
 // Errors: corebank.ErrEntityNotFound; ErrCardNotFound.
 func (s *Service) ListTransactions(ctx context.Context, caller corebank.Caller, entityID, id string) ([]Transaction, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) ([]Transaction, error) {
-		if _, err := s.cardFor(tx, caller, entityID, id); err != nil {
+		if _, err := scope.Get(tx, s.o.Tree, caller, entityID, id, getCard, ErrCardNotFound); err != nil {
 			return nil, err
 		}
 		out := []Transaction{}

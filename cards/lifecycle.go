@@ -81,7 +81,7 @@ func (s *Service) lifecycle(ctx context.Context, caller corebank.Caller, entityI
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Transaction, error) {
-		t, err := s.txFor(tx, caller, entityID, id)
+		t, err := scope.Get(tx, s.o.Tree, caller, entityID, id, getTx, ErrTransactionNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -96,17 +96,6 @@ func (s *Service) lifecycle(ctx context.Context, caller corebank.Caller, entityI
 		}
 		v := t.Transaction
 		return &v, nil
-	})
-}
-
-// txFor loads card transaction id for caller narrowed to entityID.
-func (s *Service) txFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*txRecord, error) {
-	return scope.Load(tx, s.o.Tree, caller, entityID, ErrTransactionNotFound, func() (*txRecord, string, error) {
-		t, err := getTx(tx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		return t, t.EntityID, nil
 	})
 }
 

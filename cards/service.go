@@ -150,15 +150,23 @@ func countCreations(tx storage.Tx, entity string, now time.Time) (int, int64, er
 	return n, oldest, nil
 }
 
-// accountFor loads account id for caller narrowed to entityID.
-func (s *Service) accountFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*ledger.Account, error) {
-	a, err := scope.Load(tx, s.o.Tree, caller, entityID, ledger.ErrAccountNotFound, func() (*ledger.Account, string, error) {
-		a, err := s.led.GetAccountTx(tx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		return a, a.EntityID, nil
-	})
+// account is a ledger account as scope.Get reads it: owned by its entity.
+type account struct{ *ledger.Account }
+
+// Owner is the entity the account belongs to.
+func (a account) Owner() string { return a.EntityID }
+
+// account reads ledger account id for scope.Get.
+func (s *Service) account(tx storage.Tx, id string) (account, error) {
+	a, err := s.led.GetAccountTx(tx, id)
+	return account{a}, err
+}
+
+// usableAccount is the authorized load of account id (scope.Get, for
+// caller narrowed to entityID) and what a card asks of it beside: not
+// deleted. A missing or foreign account's error names it.
+func (s *Service) usableAccount(tx storage.Tx, caller corebank.Caller, entityID, id string) (*ledger.Account, error) {
+	a, err := scope.Get(tx, s.o.Tree, caller, entityID, id, s.account, ledger.ErrAccountNotFound)
 	if errors.Is(err, ledger.ErrAccountNotFound) {
 		return nil, ledger.ErrAccountNotFound.With("account " + id + " not found")
 	}
@@ -168,7 +176,7 @@ func (s *Service) accountFor(tx storage.Tx, caller corebank.Caller, entityID, id
 	if a.Deleted != 0 {
 		return nil, ledger.ErrAccountDeleted
 	}
-	return a, nil
+	return a.Account, nil
 }
 
 // CreateDisposable issues a disposable card (POST /disposable-cards).
@@ -207,7 +215,7 @@ func (s *Service) create(ctx context.Context, caller corebank.Caller, typ string
 		mm, yy = strconv.Itoa(100 + int(exp.Month()))[1:], strconv.Itoa(100 + exp.Year()%100)[1:]
 	}
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Card, error) {
-		acct, err := s.accountFor(tx, caller, in.EntityID, in.AccountID)
+		acct, err := s.usableAccount(tx, caller, in.EntityID, in.AccountID)
 		if err != nil {
 			return nil, err
 		}
@@ -283,30 +291,13 @@ func openOr(b *bool) *bool {
 	return &t
 }
 
-// cardFor loads card id for caller narrowed to entityID.
-func (s *Service) cardFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*record, error) {
-	return s.loadCard(tx, caller, entityID, id, getCard)
-}
-
-// loadCard is cardFor reading the card with get.
-func (s *Service) loadCard(tx storage.Tx, caller corebank.Caller, entityID, id string,
-	get func(storage.Tx, string) (*record, error)) (*record, error) {
-	return scope.Load(tx, s.o.Tree, caller, entityID, ErrCardNotFound, func() (*record, string, error) {
-		r, err := get(tx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		return r, r.EntityID, nil
-	})
-}
-
 // Get returns card id, masked, for caller narrowed to entityID; a deleted
 // card is answered with deleted true.
 //
 // Errors: corebank.ErrEntityNotFound; ErrCardNotFound.
 func (s *Service) Get(ctx context.Context, caller corebank.Caller, entityID, id string) (*Card, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Card, error) {
-		r, err := s.cardFor(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.o.Tree, caller, entityID, id, getCard, ErrCardNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -323,7 +314,7 @@ func (s *Service) move(ctx context.Context, caller corebank.Caller, entityID, id
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Card, error) {
-		r, err := s.cardFor(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.o.Tree, caller, entityID, id, getCard, ErrCardNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -411,7 +402,7 @@ func (s *Service) Reassign(ctx context.Context, caller corebank.Caller, entityID
 		return nil, corebank.InvalidField("account_id", "is required")
 	}
 	return s.move(ctx, caller, entityID, id, func(tx storage.Tx, r *record) (string, error) {
-		a, err := s.accountFor(tx, caller, entityID, accountID)
+		a, err := s.usableAccount(tx, caller, entityID, accountID)
 		if err != nil {
 			return "", err
 		}
@@ -440,7 +431,7 @@ func (s *Service) Delete(ctx context.Context, caller corebank.Caller, entityID, 
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Card, error) {
-		r, err := s.cardFor(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.o.Tree, caller, entityID, id, getCard, ErrCardNotFound)
 		if err != nil {
 			return nil, err
 		}
