@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 )
@@ -97,7 +98,7 @@ func (s *Service) rejection(tx storage.Tx, now time.Time, o *orderRecord) (strin
 
 // debit is Confirm's first step.
 func (s *Service) debit(tx storage.Tx, now time.Time, caller corebank.Caller, entityID, id, secondaryID string) (*Order, error) {
-	o, err := s.orderFor(tx, caller, entityID, id)
+	o, err := scope.Get(tx, s.o.Tree, caller, entityID, id, getOrder, ErrOrderNotFound)
 	if err != nil {
 		return nil, err
 	}

@@ -275,24 +275,13 @@ func (s *Service) orderView(tx storage.Tx, now time.Time, o *orderRecord, detail
 	return &v, nil
 }
 
-// orderFor loads order id for caller narrowed to entityID.
-func (s *Service) orderFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*orderRecord, error) {
-	return scope.Load(tx, s.o.Tree, caller, entityID, ErrOrderNotFound, func() (*orderRecord, string, error) {
-		o, err := getOrder(tx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		return o, o.EntityID, nil
-	})
-}
-
 // GetOrder returns order id with its agreements and capital account.
 //
 // Errors: corebank.ErrEntityNotFound; ErrOrderNotFound.
 func (s *Service) GetOrder(ctx context.Context, caller corebank.Caller, entityID, id string) (*Order, error) {
 	now := s.o.Clock.Now()
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Order, error) {
-		o, err := s.orderFor(tx, caller, entityID, id)
+		o, err := scope.Get(tx, s.o.Tree, caller, entityID, id, getOrder, ErrOrderNotFound)
 		if err != nil {
 			return nil, err
 		}

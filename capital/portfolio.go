@@ -24,7 +24,7 @@ func (s *Service) ListTransactions(ctx context.Context, caller corebank.Caller, 
 		return nil, err
 	}
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*TransactionPage, error) {
-		o, err := s.orderFor(tx, caller, entityID, id)
+		o, err := scope.Get(tx, s.o.Tree, caller, entityID, id, getOrder, ErrOrderNotFound)
 		if err != nil {
 			return nil, err
 		}

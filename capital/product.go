@@ -454,13 +454,7 @@ func (s *Service) ownProduct(ctx context.Context, caller corebank.Caller, entity
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Product, error) {
-		r, err := scope.Load(tx, s.o.Tree, caller, entityID, ErrProductNotFound, func() (*productRecord, string, error) {
-			r, err := getProduct(tx, id)
-			if err != nil {
-				return nil, "", err
-			}
-			return r, r.OwnerEntityID, nil
-		})
+		r, err := scope.Get(tx, s.o.Tree, caller, entityID, id, getProduct, ErrProductNotFound)
 		if err != nil {
 			return nil, err
 		}
