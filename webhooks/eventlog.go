@@ -134,21 +134,31 @@ func (s *Service) ListEvents(ctx context.Context, caller corebank.Caller, entity
 	})
 }
 
+// retainedEvent is an event as scope.Get reads it: owned by the entity it
+// is about.
+type retainedEvent struct{ Event }
+
+// Owner is the entity the event is about.
+func (e *retainedEvent) Owner() string { return e.EntityID }
+
 // eventTx returns the retained event with id that the dispatcher has read,
 // or ErrEventNotFound.
-func (s *Service) eventTx(tx storage.Tx, id string) (Event, error) {
+func (s *Service) eventTx(tx storage.Tx, id string) (*retainedEvent, error) {
 	unread, err := s.outbox.UnreadTx(tx, id)
 	if err != nil {
-		return Event{}, err
+		return nil, err
 	}
 	if unread {
-		return Event{}, ErrEventNotFound
+		return nil, ErrEventNotFound
 	}
 	ev, err := s.outbox.EventTx(tx, id)
 	if errors.Is(err, storage.ErrNotFound) {
-		return Event{}, ErrEventNotFound
+		return nil, ErrEventNotFound
 	}
-	return ev, err
+	if err != nil {
+		return nil, err
+	}
+	return &retainedEvent{ev}, nil
 }
 
 // Redeliver sends a retained event again: it creates a fresh delivery, with
@@ -169,15 +179,14 @@ func (s *Service) Redeliver(ctx context.Context, caller corebank.Caller, entityI
 	}
 	now := s.clock.Now()
 	out, err := storage.Update(ctx, s.db, func(tx storage.Tx) ([]Delivery, error) {
+		ev, err := scope.Get(tx, s.tree, caller, entityID, eventID, s.eventTx, ErrEventNotFound)
+		if err != nil {
+			return nil, err
+		}
+		// The entity the request acts for: the ancestors it reaches get
+		// the event too.
 		c, err := scope.Within(tx, s.tree, caller, entityID)
 		if err != nil {
-			return nil, err
-		}
-		ev, err := s.eventTx(tx, eventID)
-		if err != nil {
-			return nil, err
-		}
-		if err := scope.Check(tx, s.tree, c, ev.EntityID, ErrEventNotFound); err != nil {
 			return nil, err
 		}
 		// Keep the event's entity and the ancestors the caller reaches.
@@ -193,7 +202,7 @@ func (s *Service) Redeliver(ctx context.Context, caller corebank.Caller, entityI
 				chain = append(chain, ent)
 			}
 		}
-		return s.fanOutTx(tx, now, ev, chain, corebank.Millis(now.Add(s.window)), true)
+		return s.fanOutTx(tx, now, ev.Event, chain, corebank.Millis(now.Add(s.window)), true)
 	})
 	if err != nil {
 		return nil, err
@@ -233,7 +242,7 @@ func (s *Service) SendTest(ctx context.Context, caller corebank.Caller, entityID
 		Item storage.DueItem
 	}
 	got, err := storage.Update(ctx, s.db, func(tx storage.Tx) (made, error) {
-		r, err := s.hookTx(tx, caller, entityID, webhookID)
+		r, err := scope.Get(tx, s.tree, caller, entityID, webhookID, getRecord, ErrWebhookNotFound)
 		if err != nil {
 			return made{}, err
 		}
@@ -284,25 +293,42 @@ func (s *Service) SendTest(ctx context.Context, caller corebank.Caller, entityID
 // of a webhook outside the caller's tree.
 func (s *Service) GetDelivery(ctx context.Context, caller corebank.Caller, id string) (*Delivery, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Delivery, error) {
-		// A delivery is owned by its webhook's entity.
-		return scope.Load(tx, s.tree, caller, "", ErrDeliveryNotFound, func() (*Delivery, string, error) {
-			d, err := getDelivery(tx, id)
-			if errors.Is(err, storage.ErrNotFound) {
-				return nil, "", ErrDeliveryNotFound
-			}
-			if err != nil {
-				return nil, "", err
-			}
-			r, err := getRecord(tx, d.WebhookID)
-			if errors.Is(err, ErrWebhookNotFound) {
-				return nil, "", ErrDeliveryNotFound
-			}
-			if err != nil {
-				return nil, "", err
-			}
-			return d, r.EntityID, nil
-		})
+		d, err := scope.Get(tx, s.tree, caller, "", id, ownedDelivery, ErrDeliveryNotFound)
+		if err != nil {
+			return nil, err
+		}
+		return d.Delivery, nil
 	})
+}
+
+// webhookDelivery is a delivery as scope.Get reads it: owned by its
+// webhook's entity.
+type webhookDelivery struct {
+	*Delivery
+	owner string
+}
+
+// Owner is the entity of the delivery's webhook.
+func (d webhookDelivery) Owner() string { return d.owner }
+
+// ownedDelivery reads delivery id with its webhook's entity:
+// ErrDeliveryNotFound when either is gone.
+func ownedDelivery(tx storage.Tx, id string) (webhookDelivery, error) {
+	d, err := getDelivery(tx, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return webhookDelivery{}, ErrDeliveryNotFound
+	}
+	if err != nil {
+		return webhookDelivery{}, err
+	}
+	r, err := getRecord(tx, d.WebhookID)
+	if errors.Is(err, ErrWebhookNotFound) {
+		return webhookDelivery{}, ErrDeliveryNotFound
+	}
+	if err != nil {
+		return webhookDelivery{}, err
+	}
+	return webhookDelivery{d, r.EntityID}, nil
 }
 
 // Deliveries returns one page of the webhook's deliveries, oldest first,
@@ -313,7 +339,7 @@ func (s *Service) GetDelivery(ctx context.Context, caller corebank.Caller, id st
 // validation error for a bad limit or cursor (corebank.ErrCursor).
 func (s *Service) Deliveries(ctx context.Context, caller corebank.Caller, entityID, webhookID string, opts corebank.ListOptions) (*corebank.Page[Delivery], error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*corebank.Page[Delivery], error) {
-		if _, err := s.hookTx(tx, caller, entityID, webhookID); err != nil {
+		if _, err := scope.Get(tx, s.tree, caller, entityID, webhookID, getRecord, ErrWebhookNotFound); err != nil {
 			return nil, err
 		}
 		limit, err := storage.CheckList(opts, corebank.DefaultLimit)

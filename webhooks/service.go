@@ -402,6 +402,9 @@ type record struct {
 	ExpiresAt    int64    `json:"expires_at"` // ms: Created + ExpiresIn*1000
 }
 
+// Owner is the entity the webhook belongs to (scope.Get).
+func (r *record) Owner() string { return r.EntityID }
+
 func putRecord(tx storage.Tx, r *record) error {
 	r.Enabled = r.EnabledEvents.names()
 	r.Preferred, r.PreferredEvents, r.Secret = nil, nil, ""
@@ -561,19 +564,6 @@ func newSecret() string {
 
 func secretAD(hookID string) []byte { return []byte("webhooks.secret/" + hookID) }
 
-// hookTx loads webhook id for caller, under entity requested when given
-// (see scope.Within). A webhook outside the caller's reach is
-// ErrWebhookNotFound, exactly as a missing one.
-func (s *Service) hookTx(tx storage.Tx, caller corebank.Caller, requested, id string) (*record, error) {
-	return scope.Load(tx, s.tree, caller, requested, ErrWebhookNotFound, func() (*record, string, error) {
-		r, err := getRecord(tx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		return r, r.EntityID, nil
-	})
-}
-
 // Create registers a webhook for in.EntityID ("" is the caller's entity)
 // and returns it with its secret, the only time the secret is shown.
 //
@@ -649,7 +639,7 @@ func getRecord(tx storage.Tx, id string) (*record, error) {
 func (s *Service) Get(ctx context.Context, caller corebank.Caller, entityID, id string) (*Webhook, error) {
 	now := corebank.Millis(s.clock.Now())
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Webhook, error) {
-		r, err := s.hookTx(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.tree, caller, entityID, id, getRecord, ErrWebhookNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -718,7 +708,7 @@ func (s *Service) Update(ctx context.Context, caller corebank.Caller, entityID, 
 	checkText(p, desc, tags)
 	now := corebank.Millis(s.clock.Now())
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Webhook, error) {
-		r, err := s.hookTx(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.tree, caller, entityID, id, getRecord, ErrWebhookNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -782,7 +772,7 @@ func (s *Service) Delete(ctx context.Context, caller corebank.Caller, entityID, 
 	}
 	now := corebank.Millis(s.clock.Now())
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Webhook, error) {
-		r, err := s.hookTx(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.tree, caller, entityID, id, getRecord, ErrWebhookNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -820,7 +810,7 @@ func (s *Service) RotateSecret(ctx context.Context, caller corebank.Caller, enti
 	secret := newSecret()
 	sealed := s.sealer.Seal([]byte(secret), secretAD(id))
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Webhook, error) {
-		r, err := s.hookTx(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.tree, caller, entityID, id, getRecord, ErrWebhookNotFound)
 		if err != nil {
 			return nil, err
 		}
