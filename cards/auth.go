@@ -181,20 +181,20 @@ func (r *record) decline(now time.Time) string {
 	return ""
 }
 
-// Authorize decides a purchase on card id (POST
+// AuthorizeCard decides a purchase on card id (POST
 // /sandbox/cards/{id}/authorizations) and answers the card transaction it
 // records either way: pending when approved, with a ledger hold of the
 // amount on the card's account (its available balance drops); declined
 // with DeclineReason naming what fired otherwise (a deleted, frozen or
 // expired card, a control, or insufficient available funds), with no hold.
 // A disposable card becomes blocked (cards.frozen) for good after its
-// first approved authorization of more than 1 unit (Unfreeze refuses it);
+// first approved authorization of more than 1 unit (UnfreezeCard refuses it);
 // card checks of 1 unit or less do not use it up.
 //
 // Errors: corebank.ErrForbidden; corebank.ErrEntityNotFound;
 // ErrCardNotFound; a validation error naming amount, mcc, merchant_name
 // or currency (when not the card's).
-func (s *Service) Authorize(ctx context.Context, caller corebank.Caller, entityID, id string, in Authorization) (*Transaction, error) {
+func (s *Service) AuthorizeCard(ctx context.Context, caller corebank.Caller, entityID, id string, in Authorization) (*Transaction, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
@@ -265,12 +265,21 @@ func (s *Service) Authorize(ctx context.Context, caller corebank.Caller, entityI
 	})
 }
 
-// ListTransactions returns card id's transactions, oldest first.
+// TransactionFilter names the card whose transactions ListTransactions
+// lists (CardID, required), within entity EntityID ("" the caller's).
+type TransactionFilter struct {
+	EntityID string
+	CardID   string
+}
+
+// ListTransactions returns the transactions of card f.CardID, oldest
+// first.
 //
 // Errors: corebank.ErrEntityNotFound; ErrCardNotFound.
-func (s *Service) ListTransactions(ctx context.Context, caller corebank.Caller, entityID, id string) ([]Transaction, error) {
+func (s *Service) ListTransactions(ctx context.Context, caller corebank.Caller, f TransactionFilter) ([]Transaction, error) {
+	id := f.CardID
 	return storage.View(ctx, s.db, func(tx storage.Tx) ([]Transaction, error) {
-		if _, err := scope.Get(tx, s.o.Tree, caller, entityID, id, getCard, ErrCardNotFound); err != nil {
+		if _, err := scope.Get(tx, s.o.Tree, caller, f.EntityID, id, getCard, ErrCardNotFound); err != nil {
 			return nil, err
 		}
 		out := []Transaction{}
