@@ -305,17 +305,17 @@ func (s *Service) decrypt(ctx context.Context, caller corebank.Caller, in *Actio
 	return &c, nil
 }
 
-// Confirm submits a confirmation of intent in.PaymentIntentID, which must
-// be requires_action, and answers the new action. The card is decrypted
-// with the calling API key's private key before the transaction; what
-// happens next depends on the auth model and, in the sandbox, the card
+// ConfirmIntent submits a confirmation of intent in.PaymentIntentID, which
+// must be requires_action, and answers the new action. The card is
+// decrypted with the calling API key's private key before the transaction;
+// what happens next depends on the auth model and, in the sandbox, the card
 // (TestCardOutcome; see doc.go).
 //
 // Errors: corebank.ErrForbidden; corebank.ErrEntityNotFound;
 // ErrIntentNotFound; a validation error naming each bad field
 // (payment_intent_id, intent_action.*); ErrInvalidForState for an intent
 // not requires_action.
-func (s *Service) Confirm(ctx context.Context, caller corebank.Caller, in Confirmation) (*Action, error) {
+func (s *Service) ConfirmIntent(ctx context.Context, caller corebank.Caller, in Confirmation) (*Action, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
@@ -542,15 +542,15 @@ func (s *Service) ListActions(ctx context.Context, caller corebank.Caller, f Fil
 	})
 }
 
-// Verify is POST /intent-verifications/{id}: it rechecks action id with
-// the issuer. A final action is returned unchanged; a pending challenge
-// whose time ran out fails (authentication_timeout); one still open is
-// returned as it stands (the sandbox issuer answers through the challenge
-// page or the simulate route).
+// VerifyAction is POST /intent-verifications/{id}: it rechecks action id
+// with the issuer. A final action is returned unchanged; a pending
+// challenge whose time ran out fails (authentication_timeout); one still
+// open is returned as it stands (the sandbox issuer answers through the
+// challenge page or the simulate route).
 //
 // Errors: corebank.ErrForbidden; corebank.ErrEntityNotFound;
 // ErrActionNotFound.
-func (s *Service) Verify(ctx context.Context, caller corebank.Caller, entityID, id string) (*Action, error) {
+func (s *Service) VerifyAction(ctx context.Context, caller corebank.Caller, entityID, id string) (*Action, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
@@ -578,7 +578,7 @@ func (s *Service) move(tx storage.Tx, now time.Time, a *actionRecord, status, re
 	return s.finish(tx, now, r, a, status, reason)
 }
 
-// Simulate is the sandbox's issuer answering action id: "completed"
+// SimulateAction is the sandbox's issuer answering action id: "completed"
 // (credited once, payment_intent.completed) or "failed" (with
 // statusReason, default card_declined; payment_intent.failed). Simulating
 // the outcome a final action already has changes nothing.
@@ -586,7 +586,7 @@ func (s *Service) move(tx storage.Tx, now time.Time, a *actionRecord, status, re
 // Errors: corebank.ErrForbidden; corebank.ErrEntityNotFound;
 // ErrActionNotFound; a validation error naming outcome or status_reason;
 // ErrInvalidForState for a final action asked for the other outcome.
-func (s *Service) Simulate(ctx context.Context, caller corebank.Caller, entityID, id, outcome, statusReason string) (*Action, error) {
+func (s *Service) SimulateAction(ctx context.Context, caller corebank.Caller, entityID, id, outcome, statusReason string) (*Action, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
@@ -647,7 +647,7 @@ func (s *Service) ChallengeAction(ctx context.Context, token string) (*Action, e
 	})
 }
 
-// Authenticate applies the cardholder's answer on the sandbox 3DS
+// AuthenticateAction applies the cardholder's answer on the sandbox 3DS
 // challenge page of token (the token is the capability): passed true
 // authenticates, and the issuer then authorises as the test card says (a
 // challenge-then-decline card fails with its code); false fails with
@@ -655,7 +655,7 @@ func (s *Service) ChallengeAction(ctx context.Context, token string) (*Action, e
 //
 // Errors: ErrActionNotFound; ErrInvalidForState for an action already
 // final with the other outcome.
-func (s *Service) Authenticate(ctx context.Context, token string, passed bool) (*Action, error) {
+func (s *Service) AuthenticateAction(ctx context.Context, token string, passed bool) (*Action, error) {
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Action, error) {
 		a, err := actionByToken(tx, token)

@@ -165,7 +165,7 @@ func (in *NewIntent) validate() corebank.Problems {
 // owner, which must be in.EntityID (the caller's entity when "") or lie
 // below it. Without in.IntentAction it answers the intent
 // requires_action; with one it confirms it in the same transaction (see
-// Confirm) and answers the intent with its action.
+// ConfirmIntent) and answers the intent with its action.
 //
 // Errors: corebank.ErrForbidden for a read-only caller;
 // corebank.ErrEntityNotFound; a validation error naming each bad field
