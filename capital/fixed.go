@@ -208,7 +208,7 @@ func fixedAccount(tx storage.Tx, o *orderRecord) (*accountRecord, error) {
 	return a, nil
 }
 
-// PreviewWithdrawal computes what Withdraw would pay now, with no side
+// PreviewWithdrawal computes what WithdrawOrder would pay now, with no side
 // effects; for an account already withdrawn, what its withdrawal pays.
 //
 // Errors: corebank.ErrEntityNotFound; ErrOrderNotFound;
@@ -229,7 +229,7 @@ func (s *Service) PreviewWithdrawal(ctx context.Context, caller corebank.Caller,
 	})
 }
 
-// Withdraw withdraws order id's fixed-return capital account. ACTIVE
+// WithdrawOrder withdraws order id's fixed-return capital account. ACTIVE
 // before maturity becomes EARLY_LIQUIDATING, with PENALTY, WITHHOLDING and
 // PAYOUT transactions; MATURED becomes CLOSING with WITHHOLDING and PAYOUT
 // (no penalty). Either way the payout is pending and the settlement job
@@ -242,7 +242,7 @@ func (s *Service) PreviewWithdrawal(ctx context.Context, caller corebank.Caller,
 // inside its lock-in, early withdrawal disabled, before the earliest
 // action day, ACTIVE at or after maturity, already EARLY_LIQUIDATING,
 // CLOSING or CLOSED.
-func (s *Service) Withdraw(ctx context.Context, caller corebank.Caller, entityID, id string) (*Order, error) {
+func (s *Service) WithdrawOrder(ctx context.Context, caller corebank.Caller, entityID, id string) (*Order, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
