@@ -390,15 +390,14 @@ func listOf[T any](ctx context.Context, s *Service, caller corebank.Caller, f Fi
 			return nil, err
 		}
 		if f.AccountID != "" {
+			// The account must lie in the entity's tree; the list is then
+			// of the account's entity.
 			notFound := ledger.ErrAccountNotFound.With("account " + f.AccountID + " not found")
-			acct, err := s.led.GetAccountTx(tx, f.AccountID)
+			acct, err := scope.Get(tx, s.tree, corebank.As(entity), "", f.AccountID, s.account, notFound)
 			if errors.Is(err, ledger.ErrAccountNotFound) {
 				return nil, notFound
 			}
 			if err != nil {
-				return nil, err
-			}
-			if err := scope.Check(tx, s.tree, corebank.As(entity), acct.EntityID, notFound); err != nil {
 				return nil, err
 			}
 			entity = acct.EntityID

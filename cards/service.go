@@ -483,15 +483,14 @@ func (s *Service) ListCards(ctx context.Context, caller corebank.Caller, f CardF
 			return nil, err
 		}
 		if accountID != "" {
+			// The account must lie in the entity's tree; the list is then
+			// of the account's entity.
 			notFound := ledger.ErrAccountNotFound.With("account " + accountID + " not found")
-			acct, err := s.led.GetAccountTx(tx, accountID)
+			acct, err := scope.Get(tx, s.o.Tree, corebank.As(entity), "", accountID, s.account, notFound)
 			if errors.Is(err, ledger.ErrAccountNotFound) {
 				return nil, notFound
 			}
 			if err != nil {
-				return nil, err
-			}
-			if err := scope.Check(tx, s.o.Tree, corebank.As(entity), acct.EntityID, notFound); err != nil {
 				return nil, err
 			}
 			entity = acct.EntityID
