@@ -128,7 +128,7 @@ func TestCompletedCreditsOnceLessFee(t *testing.T) {
 		t.Fatalf("credited %d before completion", got)
 	}
 	for range 3 {
-		if _, err := e.svc.Simulate(ctx, e.caller, "", a.ID, acquiring.ActionCompleted, ""); err != nil {
+		if _, err := e.svc.SimulateAction(ctx, e.caller, "", a.ID, acquiring.ActionCompleted, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,7 +167,7 @@ func TestScope(t *testing.T) {
 	if _, err := e.svc.CancelIntent(ctx, other, "", in.ID, ""); !errors.Is(err, acquiring.ErrIntentNotFound) {
 		t.Errorf("foreign cancel: %v", err)
 	}
-	_, err = e.svc.Confirm(ctx, corebank.Caller{EntityID: "E1"}, acquiring.Confirmation{PaymentIntentID: in.ID,
+	_, err = e.svc.ConfirmIntent(ctx, corebank.Caller{EntityID: "E1"}, acquiring.Confirmation{PaymentIntentID: in.ID,
 		IntentAction: cardParams(encrypt(t, "4242424242424242"), acquiring.Auth3DSDisabled)})
 	var ce *corebank.Error
 	if !errors.As(err, &ce) || ce.Fields["intent_action.payment_type_data.data"] == "" {

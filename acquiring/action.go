@@ -164,6 +164,9 @@ func (a *actionRecord) view() *Action {
 	return &v
 }
 
+// Owner is the entity the action's intent belongs to (scope.Get).
+func (a *actionRecord) Owner() string { return a.EntityID }
+
 func getAction(tx storage.Tx, id string) (*actionRecord, error) {
 	return storage.LoadJSON[actionRecord](tx, actionBucket, []byte(id), ErrActionNotFound)
 }
@@ -302,17 +305,17 @@ func (s *Service) decrypt(ctx context.Context, caller corebank.Caller, in *Actio
 	return &c, nil
 }
 
-// Confirm submits a confirmation of intent in.PaymentIntentID, which must
-// be requires_action, and answers the new action. The card is decrypted
-// with the calling API key's private key before the transaction; what
-// happens next depends on the auth model and, in the sandbox, the card
+// ConfirmIntent submits a confirmation of intent in.PaymentIntentID, which
+// must be requires_action, and answers the new action. The card is
+// decrypted with the calling API key's private key before the transaction;
+// what happens next depends on the auth model and, in the sandbox, the card
 // (TestCardOutcome; see doc.go).
 //
 // Errors: corebank.ErrForbidden; corebank.ErrEntityNotFound;
 // ErrIntentNotFound; a validation error naming each bad field
 // (payment_intent_id, intent_action.*); ErrInvalidForState for an intent
 // not requires_action.
-func (s *Service) Confirm(ctx context.Context, caller corebank.Caller, in Confirmation) (*Action, error) {
+func (s *Service) ConfirmIntent(ctx context.Context, caller corebank.Caller, in Confirmation) (*Action, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
@@ -361,7 +364,7 @@ func (s *Service) Confirm(ctx context.Context, caller corebank.Caller, in Confir
 }
 
 func (s *Service) confirmable(tx storage.Tx, caller corebank.Caller, in Confirmation) (*intentRecord, error) {
-	r, err := s.intentFor(tx, caller, in.EntityID, in.PaymentIntentID)
+	r, err := scope.Get(tx, s.tree, caller, in.EntityID, in.PaymentIntentID, getIntent, ErrIntentNotFound)
 	if err != nil {
 		return nil, err
 	}
@@ -501,23 +504,12 @@ func (s *Service) credit(tx storage.Tx, now time.Time, a *actionRecord) (string,
 	return e.ID, nil
 }
 
-// actionFor loads action id for caller narrowed to entityID.
-func (s *Service) actionFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*actionRecord, error) {
-	return scope.Load(tx, s.tree, caller, entityID, ErrActionNotFound, func() (*actionRecord, string, error) {
-		a, err := getAction(tx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		return a, a.EntityID, nil
-	})
-}
-
 // GetAction returns intent action id for caller narrowed to entityID.
 //
 // Errors: corebank.ErrEntityNotFound; ErrActionNotFound.
 func (s *Service) GetAction(ctx context.Context, caller corebank.Caller, entityID, id string) (*Action, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Action, error) {
-		a, err := s.actionFor(tx, caller, entityID, id)
+		a, err := scope.Get(tx, s.tree, caller, entityID, id, getAction, ErrActionNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -550,21 +542,21 @@ func (s *Service) ListActions(ctx context.Context, caller corebank.Caller, f Fil
 	})
 }
 
-// Verify is POST /intent-verifications/{id}: it rechecks action id with
-// the issuer. A final action is returned unchanged; a pending challenge
-// whose time ran out fails (authentication_timeout); one still open is
-// returned as it stands (the sandbox issuer answers through the challenge
-// page or the simulate route).
+// VerifyAction is POST /intent-verifications/{id}: it rechecks action id
+// with the issuer. A final action is returned unchanged; a pending
+// challenge whose time ran out fails (authentication_timeout); one still
+// open is returned as it stands (the sandbox issuer answers through the
+// challenge page or the simulate route).
 //
 // Errors: corebank.ErrForbidden; corebank.ErrEntityNotFound;
 // ErrActionNotFound.
-func (s *Service) Verify(ctx context.Context, caller corebank.Caller, entityID, id string) (*Action, error) {
+func (s *Service) VerifyAction(ctx context.Context, caller corebank.Caller, entityID, id string) (*Action, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Action, error) {
-		a, err := s.actionFor(tx, caller, entityID, id)
+		a, err := scope.Get(tx, s.tree, caller, entityID, id, getAction, ErrActionNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -586,7 +578,7 @@ func (s *Service) move(tx storage.Tx, now time.Time, a *actionRecord, status, re
 	return s.finish(tx, now, r, a, status, reason)
 }
 
-// Simulate is the sandbox's issuer answering action id: "completed"
+// SimulateAction is the sandbox's issuer answering action id: "completed"
 // (credited once, payment_intent.completed) or "failed" (with
 // statusReason, default card_declined; payment_intent.failed). Simulating
 // the outcome a final action already has changes nothing.
@@ -594,13 +586,13 @@ func (s *Service) move(tx storage.Tx, now time.Time, a *actionRecord, status, re
 // Errors: corebank.ErrForbidden; corebank.ErrEntityNotFound;
 // ErrActionNotFound; a validation error naming outcome or status_reason;
 // ErrInvalidForState for a final action asked for the other outcome.
-func (s *Service) Simulate(ctx context.Context, caller corebank.Caller, entityID, id, outcome, statusReason string) (*Action, error) {
+func (s *Service) SimulateAction(ctx context.Context, caller corebank.Caller, entityID, id, outcome, statusReason string) (*Action, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Action, error) {
-		a, err := s.actionFor(tx, caller, entityID, id)
+		a, err := scope.Get(tx, s.tree, caller, entityID, id, getAction, ErrActionNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -655,7 +647,7 @@ func (s *Service) ChallengeAction(ctx context.Context, token string) (*Action, e
 	})
 }
 
-// Authenticate applies the cardholder's answer on the sandbox 3DS
+// AuthenticateAction applies the cardholder's answer on the sandbox 3DS
 // challenge page of token (the token is the capability): passed true
 // authenticates, and the issuer then authorises as the test card says (a
 // challenge-then-decline card fails with its code); false fails with
@@ -663,7 +655,7 @@ func (s *Service) ChallengeAction(ctx context.Context, token string) (*Action, e
 //
 // Errors: ErrActionNotFound; ErrInvalidForState for an action already
 // final with the other outcome.
-func (s *Service) Authenticate(ctx context.Context, token string, passed bool) (*Action, error) {
+func (s *Service) AuthenticateAction(ctx context.Context, token string, passed bool) (*Action, error) {
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Action, error) {
 		a, err := actionByToken(tx, token)

@@ -98,19 +98,11 @@ const (
 	dueEvidence = "acquiring.evidence"
 )
 
+// Owner is the entity the disputed action belongs to (scope.Get).
+func (d *disputeRecord) Owner() string { return d.EntityID }
+
 func getDispute(tx storage.Tx, id string) (*disputeRecord, error) {
 	return storage.LoadJSON[disputeRecord](tx, disputeBucket, []byte(id), ErrDisputeNotFound)
-}
-
-// disputeFor loads dispute id for caller narrowed to entityID.
-func (s *Service) disputeFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*disputeRecord, error) {
-	return scope.Load(tx, s.tree, caller, entityID, ErrDisputeNotFound, func() (*disputeRecord, string, error) {
-		d, err := getDispute(tx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		return d, d.EntityID, nil
-	})
 }
 
 // GetDispute returns dispute id for caller narrowed to entityID.
@@ -119,7 +111,7 @@ func (s *Service) disputeFor(tx storage.Tx, caller corebank.Caller, entityID, id
 // missing or outside the caller's tree.
 func (s *Service) GetDispute(ctx context.Context, caller corebank.Caller, entityID, id string) (*Dispute, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Dispute, error) {
-		d, err := s.disputeFor(tx, caller, entityID, id)
+		d, err := scope.Get(tx, s.tree, caller, entityID, id, getDispute, ErrDisputeNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +173,7 @@ func (s *Service) OpenDispute(ctx context.Context, caller corebank.Caller, actio
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Dispute, error) {
-		a, err := s.actionFor(tx, caller, in.EntityID, actionID)
+		a, err := scope.Get(tx, s.tree, caller, in.EntityID, actionID, getAction, ErrActionNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -324,7 +316,7 @@ func (s *Service) SimulateDispute(ctx context.Context, caller corebank.Caller, e
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Dispute, error) {
-		d, err := s.disputeFor(tx, caller, entityID, id)
+		d, err := scope.Get(tx, s.tree, caller, entityID, id, getDispute, ErrDisputeNotFound)
 		if err != nil {
 			return nil, err
 		}

@@ -8,7 +8,7 @@
 // currency, with a reference unique per account (1-100 characters; a
 // duplicate is ErrDuplicateReference, the original under Data) and an
 // optional description (at most 250). It is confirmed by an intent action,
-// inline on creation or by Confirm (POST /intent-actions), only while
+// inline on creation or by ConfirmIntent (POST /intent-actions), only while
 // requires_action. The action records amount, applicable_fee
 // (Options.Fees for its payment_type, as transfers' fees), charge_amount
 // (what the card is charged: the amount) and refunded_amount (0). An
@@ -49,11 +49,11 @@
 // the intent processing. url is the sandbox challenge page
 // (Options.ChallengeBase + "/sandbox/challenge/<token>", the token 32
 // random bytes: the capability), where the cardholder completes or fails
-// the challenge (Authenticate) and is sent back to return_url; the
-// sandbox simulate route (Simulate) and the page run the same code
+// the challenge (AuthenticateAction) and is sent back to return_url; the
+// sandbox simulate route (SimulateAction) and the page run the same code
 // (answer). A challenge nobody answers fails after ChallengeTTL (30
 // minutes) with authentication_timeout, as due work (kind
-// "acquiring.challenge"). Verify (POST /intent-verifications/{id})
+// "acquiring.challenge"). VerifyAction (POST /intent-verifications/{id})
 // rechecks a non-final action and returns a final one unchanged.
 // walletpay-acq completes at once: the wallet authenticated the payer.
 //

@@ -113,6 +113,9 @@ type intentRecord struct {
 	ActionID string `json:"action_id,omitempty"`
 }
 
+// Owner is the entity the intent's account belongs to (scope.Get).
+func (r *intentRecord) Owner() string { return r.EntityID }
+
 func getIntent(tx storage.Tx, id string) (*intentRecord, error) {
 	return storage.LoadJSON[intentRecord](tx, intentBucket, []byte(id), ErrIntentNotFound)
 }
@@ -162,7 +165,7 @@ func (in *NewIntent) validate() corebank.Problems {
 // owner, which must be in.EntityID (the caller's entity when "") or lie
 // below it. Without in.IntentAction it answers the intent
 // requires_action; with one it confirms it in the same transaction (see
-// Confirm) and answers the intent with its action.
+// ConfirmIntent) and answers the intent with its action.
 //
 // Errors: corebank.ErrForbidden for a read-only caller;
 // corebank.ErrEntityNotFound; a validation error naming each bad field
@@ -192,13 +195,7 @@ func (s *Service) CreateIntent(ctx context.Context, caller corebank.Caller, in N
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Intent, error) {
-		acct, err := scope.Load(tx, s.tree, caller, in.EntityID, ledger.ErrAccountNotFound, func() (*ledger.Account, string, error) {
-			a, err := s.led.GetAccountTx(tx, in.AccountID)
-			if err != nil {
-				return nil, "", err
-			}
-			return a, a.EntityID, nil
-		})
+		acct, err := scope.Get(tx, s.tree, caller, in.EntityID, in.AccountID, s.account, ledger.ErrAccountNotFound)
 		if errors.Is(err, ledger.ErrAccountNotFound) {
 			return nil, ledger.ErrAccountNotFound.With("account " + in.AccountID + " not found")
 		}
@@ -245,18 +242,6 @@ func (s *Service) CreateIntent(ctx context.Context, caller corebank.Caller, in N
 	})
 }
 
-// intentFor loads intent id for caller narrowed to entityID: a foreign
-// intent answers as a missing one.
-func (s *Service) intentFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*intentRecord, error) {
-	return scope.Load(tx, s.tree, caller, entityID, ErrIntentNotFound, func() (*intentRecord, string, error) {
-		r, err := getIntent(tx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		return r, r.EntityID, nil
-	})
-}
-
 // GetIntent returns intent id with its latest action, for caller narrowed
 // to entityID when set.
 //
@@ -264,7 +249,7 @@ func (s *Service) intentFor(tx storage.Tx, caller corebank.Caller, entityID, id 
 // missing or outside the caller's tree.
 func (s *Service) GetIntent(ctx context.Context, caller corebank.Caller, entityID, id string) (*Intent, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Intent, error) {
-		r, err := s.intentFor(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.tree, caller, entityID, id, getIntent, ErrIntentNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -285,7 +270,7 @@ func (s *Service) CancelIntent(ctx context.Context, caller corebank.Caller, enti
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Intent, error) {
-		r, err := s.intentFor(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.tree, caller, entityID, id, getIntent, ErrIntentNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -405,15 +390,14 @@ func listOf[T any](ctx context.Context, s *Service, caller corebank.Caller, f Fi
 			return nil, err
 		}
 		if f.AccountID != "" {
+			// The account must lie in the entity's tree; the list is then
+			// of the account's entity.
 			notFound := ledger.ErrAccountNotFound.With("account " + f.AccountID + " not found")
-			acct, err := s.led.GetAccountTx(tx, f.AccountID)
+			acct, err := scope.Get(tx, s.tree, corebank.As(entity), "", f.AccountID, s.account, notFound)
 			if errors.Is(err, ledger.ErrAccountNotFound) {
 				return nil, notFound
 			}
 			if err != nil {
-				return nil, err
-			}
-			if err := scope.Check(tx, s.tree, corebank.As(entity), acct.EntityID, notFound); err != nil {
 				return nil, err
 			}
 			entity = acct.EntityID

@@ -90,6 +90,9 @@ const dueRefund = "acquiring.refund"
 // refundListKey is f/<entity>/<refund id> in index.
 func refundListKey(entity, id string) []byte { return storage.Key("f", entity, id) }
 
+// Owner is the entity the refunded action belongs to (scope.Get).
+func (r *refundRecord) Owner() string { return r.EntityID }
+
 func getRefund(tx storage.Tx, id string) (*refundRecord, error) {
 	return storage.LoadJSON[refundRecord](tx, refundBucket, []byte(id), ErrRefundNotFound)
 }
@@ -142,7 +145,7 @@ func (s *Service) CreateRefund(ctx context.Context, caller corebank.Caller, in N
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Refund, error) {
-		a, err := s.actionFor(tx, caller, in.EntityID, in.PaymentIntentActionID)
+		a, err := scope.Get(tx, s.tree, caller, in.EntityID, in.PaymentIntentActionID, getAction, ErrActionNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -261,24 +264,12 @@ func (s *Service) answerRefund(tx storage.Tx, now time.Time, it storage.DueItem)
 	return s.settleRefund(tx, now, r, RefundSuccessful, "")
 }
 
-// refundFor loads refund id for caller narrowed to entityID: a foreign
-// refund answers as a missing one.
-func (s *Service) refundFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*refundRecord, error) {
-	return scope.Load(tx, s.tree, caller, entityID, ErrRefundNotFound, func() (*refundRecord, string, error) {
-		r, err := getRefund(tx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		return r, r.EntityID, nil
-	})
-}
-
 // GetRefund returns refund id for caller narrowed to entityID.
 //
 // Errors: corebank.ErrEntityNotFound; ErrRefundNotFound.
 func (s *Service) GetRefund(ctx context.Context, caller corebank.Caller, entityID, id string) (*Refund, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Refund, error) {
-		r, err := s.refundFor(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.tree, caller, entityID, id, getRefund, ErrRefundNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -330,7 +321,7 @@ func (s *Service) SimulateRefund(ctx context.Context, caller corebank.Caller, en
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Refund, error) {
-		r, err := s.refundFor(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.tree, caller, entityID, id, getRefund, ErrRefundNotFound)
 		if err != nil {
 			return nil, err
 		}

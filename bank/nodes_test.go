@@ -94,7 +94,7 @@ func newCluster(t testing.TB, db storage.Backend, opt func(i int, o *bank.Option
 	}
 	c.root, c.key = root.EntityID, root.APIKey
 	expires := int64(webhooks.MaxExpiresIn)
-	if _, err := c.nodes[1].Webhooks.Create(ctx, corebank.System(), webhooks.NewWebhook{
+	if _, err := c.nodes[1].Webhooks.CreateWebhook(ctx, corebank.System(), webhooks.NewWebhook{
 		EntityID: c.root, URL: c.recv.srv.URL, ExpiresIn: &expires, EnabledEvents: &webhooks.EnabledEvents{All: true},
 	}); err != nil {
 		t.Fatal(err)
@@ -487,7 +487,7 @@ func testTwoNodes(t *testing.T, db storage.Backend) {
 		}
 	}
 	c.recv.mu.Unlock()
-	hooks, err := c.nodes[0].Webhooks.List(ctx, corebank.System(), c.root, corebank.ListOptions{})
+	hooks, err := c.nodes[0].Webhooks.ListWebhooks(ctx, corebank.System(), webhooks.WebhookFilter{EntityID: c.root}, corebank.ListOptions{})
 	if err != nil || len(hooks.Items) != 1 {
 		t.Fatalf("webhooks = %v, %v", hooks, err)
 	}

@@ -65,7 +65,7 @@ func offering(inventory int64) capital.NewProduct {
 
 func (e *env) product(in capital.NewProduct) *capital.Product {
 	e.t.Helper()
-	p, err := e.Capital.CreateProduct(ctx, e.root, "", in)
+	p, err := e.Capital.CreateProduct(ctx, e.root, in)
 	if err != nil {
 		e.t.Fatalf("create product: %v", err)
 	}
@@ -97,7 +97,7 @@ func (e *env) depositOrder(p *capital.Product, account string, principal int64, 
 
 func (e *env) confirm(id string) *capital.Order {
 	e.t.Helper()
-	o, err := e.Capital.Confirm(ctx, e.root, "", id, capital.Confirmation{})
+	o, err := e.Capital.ConfirmOrder(ctx, e.root, "", id, capital.Confirmation{})
 	if err != nil {
 		e.t.Fatalf("confirm: %v", err)
 	}
@@ -127,7 +127,7 @@ func (e *env) transactions(id string) []capital.Transaction {
 	var out []capital.Transaction
 	opts := corebank.ListOptions{Limit: 100}
 	for {
-		p, err := e.Capital.ListTransactions(ctx, e.root, "", id, opts)
+		p, err := e.Capital.ListTransactions(ctx, e.root, capital.TransactionFilter{OrderID: id}, opts)
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -182,7 +182,7 @@ func TestCreateProductValidation(t *testing.T) {
 			in := deposit()
 			in.Documents = append([]capital.NewDocument(nil), in.Documents...)
 			tc.edit(&in)
-			_, err := e.Capital.CreateProduct(ctx, e.root, "", in)
+			_, err := e.Capital.CreateProduct(ctx, e.root, in)
 			var got []string
 			for f := range fields(err) {
 				got = append(got, f)
@@ -195,12 +195,12 @@ func TestCreateProductValidation(t *testing.T) {
 	t.Run("ShareOffering", func(t *testing.T) {
 		in := offering(0)
 		in.TenorDays = ptr(30)
-		_, err := e.Capital.CreateProduct(ctx, e.root, "", in)
+		_, err := e.Capital.CreateProduct(ctx, e.root, in)
 		if diff := cmp.Diff(map[string]bool{"inventory_shares": true, "tenor_days": true}, keys(fields(err))); diff != "" {
 			t.Fatalf("fields (-want +got)\n%s", diff)
 		}
 	})
-	page, err := e.Capital.ListProducts(ctx, e.root, "", capital.ProductFilter{}, corebank.ListOptions{})
+	page, err := e.Capital.ListProducts(ctx, e.root, capital.ProductFilter{}, corebank.ListOptions{})
 	if err != nil || len(page.Items) != 0 {
 		t.Fatalf("a refused product was stored: %v %v", page, err)
 	}
@@ -245,7 +245,7 @@ func TestProductVisibility(t *testing.T) {
 		t.Fatalf("allocated %d shares, want 1 (the inventory)", *o.AllocatedShares)
 	}
 
-	page, err := e.Capital.ListProducts(ctx, e.root, "", capital.ProductFilter{}, corebank.ListOptions{})
+	page, err := e.Capital.ListProducts(ctx, e.root, capital.ProductFilter{}, corebank.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,20 +271,20 @@ func TestProductVisibility(t *testing.T) {
 		}
 	}
 	// Filters and both cursors, one at a time.
-	page, err = e.Capital.ListProducts(ctx, e.root, "", capital.ProductFilter{Type: capital.TypeShareOffering}, corebank.ListOptions{Limit: 1})
+	page, err = e.Capital.ListProducts(ctx, e.root, capital.ProductFilter{Type: capital.TypeShareOffering}, corebank.ListOptions{Limit: 1})
 	if err != nil || len(page.Items) != 1 || page.Items[0].ID != off.ID || !page.HasNext {
 		t.Fatalf("first page: %+v %v", page, err)
 	}
-	next, err := e.Capital.ListProducts(ctx, e.root, "", capital.ProductFilter{Type: capital.TypeShareOffering}, corebank.ListOptions{Limit: 1, After: page.Next})
+	next, err := e.Capital.ListProducts(ctx, e.root, capital.ProductFilter{Type: capital.TypeShareOffering}, corebank.ListOptions{Limit: 1, After: page.Next})
 	if err != nil || len(next.Items) != 1 || next.Items[0].ID != soldOut.ID || next.HasNext || !next.HasPrevious {
 		t.Fatalf("second page: %+v %v", next, err)
 	}
-	prev, err := e.Capital.ListProducts(ctx, e.root, "", capital.ProductFilter{Type: capital.TypeShareOffering}, corebank.ListOptions{Limit: 1, Before: next.Previous})
+	prev, err := e.Capital.ListProducts(ctx, e.root, capital.ProductFilter{Type: capital.TypeShareOffering}, corebank.ListOptions{Limit: 1, Before: next.Previous})
 	if err != nil || len(prev.Items) != 1 || prev.Items[0].ID != off.ID {
 		t.Fatalf("previous page: %+v %v", prev, err)
 	}
 	for _, opts := range []corebank.ListOptions{{Limit: 101}, {Limit: -1}, {After: "x"}, {After: page.Next, Before: page.Next}} {
-		if _, err := e.Capital.ListProducts(ctx, e.root, "", capital.ProductFilter{}, opts); fields(err) == nil {
+		if _, err := e.Capital.ListProducts(ctx, e.root, capital.ProductFilter{}, opts); fields(err) == nil {
 			t.Errorf("%+v: got %v, want a validation error", opts, err)
 		}
 	}
@@ -327,7 +327,7 @@ func TestOrderValidation(t *testing.T) {
 			}
 		})
 	}
-	if page, _ := e.Capital.ListOrders(ctx, e.root, "", capital.OrderFilter{}, corebank.ListOptions{}); len(page.Items) != 0 {
+	if page, _ := e.Capital.ListOrders(ctx, e.root, capital.OrderFilter{}, corebank.ListOptions{}); len(page.Items) != 0 {
 		t.Fatalf("a refused order was stored: %+v", page.Items)
 	}
 	if _, err := e.Capital.CreateOrder(ctx, e.root, capital.NewOrder{ProductID: p.ID, AccountID: "01JAAAAAAAAAAAAAAAAAAAAAAA",
@@ -368,7 +368,7 @@ func TestReservation(t *testing.T) {
 	if got.Status != capital.OrderExpired || got.ExpiredAt == nil {
 		t.Fatalf("after 15 minutes: %s", got.Status)
 	}
-	if _, err := e.Capital.Confirm(ctx, e.root, "", first.ID, capital.Confirmation{}); !errors.Is(err, capital.ErrInvalidForState) {
+	if _, err := e.Capital.ConfirmOrder(ctx, e.root, "", first.ID, capital.Confirmation{}); !errors.Is(err, capital.ErrInvalidForState) {
 		t.Fatalf("confirm expired: %v", err)
 	}
 	pr, err := e.Capital.GetProduct(ctx, e.root, "", p.ID)
@@ -394,7 +394,7 @@ func TestRejected(t *testing.T) {
 	if e.balance(acct.ID) != 1_000_000 {
 		t.Fatal("a rejected order moved money")
 	}
-	if _, err := e.Capital.Confirm(ctx, e.root, "", o.ID, capital.Confirmation{}); !errors.Is(err, capital.ErrInvalidForState) {
+	if _, err := e.Capital.ConfirmOrder(ctx, e.root, "", o.ID, capital.Confirmation{}); !errors.Is(err, capital.ErrInvalidForState) {
 		t.Fatalf("confirm rejected: %v", err)
 	}
 }
@@ -404,7 +404,7 @@ func TestConfirmInsufficientFunds(t *testing.T) {
 	p := e.product(deposit())
 	acct := e.FundedAccount("USD", 10_000)
 	o := e.depositOrder(p, acct.ID, 20_000, false)
-	if _, err := e.Capital.Confirm(ctx, e.root, "", o.ID, capital.Confirmation{}); !errors.Is(err, ledger.ErrInsufficientFunds) {
+	if _, err := e.Capital.ConfirmOrder(ctx, e.root, "", o.ID, capital.Confirmation{}); !errors.Is(err, ledger.ErrInsufficientFunds) {
 		t.Fatalf("got %v, want ErrInsufficientFunds", err)
 	}
 	if got := e.get(o.ID); got.Status != capital.OrderReserved {

@@ -6,19 +6,20 @@ import (
 	"time"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 )
 
-// Confirm confirms order id in two steps, each one transaction. The debit
-// step checks the order (see doc.go "Orders" for what makes it REJECTED),
-// debits the funding account into the product's pool with one journal
-// entry keyed by the order, moves the order to CONFIRMING and schedules
-// its recovery. The completion step creates the capital account and its
-// PURCHASE transaction and moves the order to APPROVED. A failure between
-// them leaves the order RECOVERY_REQUIRED, and the recovery job completes
-// it from what the debit step persisted; an idempotent retry (same
-// Idempotency-Key) replays the debit step and runs the completion. An
+// ConfirmOrder confirms order id in two steps, each one transaction. The
+// debit step checks the order (see doc.go "Orders" for what makes it
+// REJECTED), debits the funding account into the product's pool with one
+// journal entry keyed by the order, moves the order to CONFIRMING and
+// schedules its recovery. The completion step creates the capital account
+// and its PURCHASE transaction and moves the order to APPROVED. A failure
+// between them leaves the order RECOVERY_REQUIRED, and the recovery job
+// completes it from what the debit step persisted; an idempotent retry
+// (same Idempotency-Key) replays the debit step and runs the completion. An
 // APPROVED order is answered as it is.
 //
 // Errors: corebank.ErrForbidden; corebank.ErrEntityNotFound;
@@ -27,7 +28,7 @@ import (
 // ErrAlreadyProcessing while CONFIRMING elsewhere or RECOVERY_REQUIRED
 // (and when the completion step fails); ledger.ErrInsufficientFunds and
 // the ledger's other refusals (the order stays RESERVED).
-func (s *Service) Confirm(ctx context.Context, caller corebank.Caller, entityID, id string, in Confirmation) (*Order, error) {
+func (s *Service) ConfirmOrder(ctx context.Context, caller corebank.Caller, entityID, id string, in Confirmation) (*Order, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
@@ -95,9 +96,9 @@ func (s *Service) rejection(tx storage.Tx, now time.Time, o *orderRecord) (strin
 	return "", pr, nil
 }
 
-// debit is Confirm's first step.
+// debit is ConfirmOrder's first step.
 func (s *Service) debit(tx storage.Tx, now time.Time, caller corebank.Caller, entityID, id, secondaryID string) (*Order, error) {
-	o, err := s.orderFor(tx, caller, entityID, id)
+	o, err := scope.Get(tx, s.o.Tree, caller, entityID, id, getOrder, ErrOrderNotFound)
 	if err != nil {
 		return nil, err
 	}
@@ -150,11 +151,11 @@ func (s *Service) debit(tx storage.Tx, now time.Time, caller corebank.Caller, en
 	return s.saveOrder(tx, now, o)
 }
 
-// complete is Confirm's second step, and the recovery job's work: for an
-// order CONFIRMING or RECOVERY_REQUIRED it creates the capital account
+// complete is ConfirmOrder's second step, and the recovery job's work: for
+// an order CONFIRMING or RECOVERY_REQUIRED it creates the capital account
 // (starting when the funding account was debited) and its PURCHASE
-// transaction, moves the product's reserved shares to sold and the order
-// to APPROVED. Any other order is answered as it is.
+// transaction, moves the product's reserved shares to sold and the order to
+// APPROVED. Any other order is answered as it is.
 func (s *Service) complete(tx storage.Tx, now time.Time, o *orderRecord) (*Order, error) {
 	if o.Status != OrderConfirming && o.Status != OrderRecoveryRequired {
 		return s.orderView(tx, now, o, true)

@@ -5,8 +5,8 @@
 // allotted, refunded and unlocked. All money moves through the ledger,
 // all time comes from the injected clock (Options.Clock), and every
 // operation is one storage transaction that returns the object it
-// answers, built inside it (httpapi/doc.go "Idempotency"); Confirm is two
-// (see Orders).
+// answers, built inside it (httpapi/doc.go "Idempotency"); ConfirmOrder is
+// two (see Orders).
 //
 // # Products
 //
@@ -53,7 +53,7 @@
 // funding account must be the ordering entity's, in the product's
 // currency.
 //
-// Confirm runs in two steps. The debit step debits total_debit from the
+// ConfirmOrder runs in two steps. The debit step debits total_debit from the
 // funding account into the product's pool with one journal entry keyed
 // "capital.order:<id>", moves the order to CONFIRMING and schedules its
 // recovery, in one transaction with the order's event. The completion
@@ -64,10 +64,10 @@
 // debits again. A failure there (Options.AfterDebit injects one) marks
 // the order RECOVERY_REQUIRED; the recovery job (RecoveryDelay after the
 // debit) completes it from the persisted order, secondary_id included.
-// While an order is CONFIRMING or RECOVERY_REQUIRED a new Confirm is 409
-// ErrAlreadyProcessing; an idempotent retry of the same request replays
-// the debit step and runs the completion. A Confirm of an APPROVED order
-// answers it; of an EXPIRED, REJECTED or expired RESERVED one is
+// While an order is CONFIRMING or RECOVERY_REQUIRED a new ConfirmOrder is
+// 409 ErrAlreadyProcessing; an idempotent retry of the same request replays
+// the debit step and runs the completion. A ConfirmOrder of an APPROVED
+// order answers it; of an EXPIRED, REJECTED or expired RESERVED one is
 // ErrInvalidForState; the ledger's refusals (insufficient funds) leave it
 // RESERVED.
 //
@@ -75,8 +75,8 @@
 // product deactivated or misconfigured, its owner no longer approved, the
 // entity no longer eligible (type or tree), or the sale window closed.
 // The order is REJECTED with status_reason saying which, rejected_at set
-// and its inventory released, and Confirm answers it (no error, no money
-// moved). A reservation nobody confirms becomes EXPIRED at
+// and its inventory released, and ConfirmOrder answers it (no error, no
+// money moved). A reservation nobody confirms becomes EXPIRED at
 // reservation_expires_at, releasing its inventory.
 //
 // # Fixed return
@@ -114,23 +114,24 @@
 //
 // # Withdrawal
 //
-// PreviewWithdrawal and Withdraw run one computation (WithdrawalPreview).
-// Before maturity: gross_interest is the interest of the days elapsed,
-// penalty_amount = floor(gross_interest × early_withdrawal_penalty_rate),
-// total_deductions = floor(gross_interest × withholding_rate), net_payout
-// = principal + gross_interest − penalty_amount − total_deductions; the
-// account becomes EARLY_LIQUIDATING with PENALTY, WITHHOLDING and PAYOUT
-// transactions. When MATURED: the tenor's interest, penalty_rate 0, the
-// account becomes CLOSING with WITHHOLDING and PAYOUT. Either way
-// payout_status is pending and the settlement job pays net_payout to the
-// funding account at settlement_at (Options.SettlementDelay after) and
-// closes the account (CLOSED, payout_status completed; failed when the
-// ledger refuses, e.g. the funding account was deleted). Refusals, all
-// ErrInvalidForState (400): no fixed-return account (a share holding, an
-// order not approved), early withdrawal disabled, waived (locked), before
-// early_withdrawal_at (which covers the lock-in), ACTIVE at or after
-// maturity_at (before the maturity job made it MATURED), and an account
-// already EARLY_LIQUIDATING, CLOSING or CLOSED.
+// PreviewWithdrawal and WithdrawOrder run one computation
+// (WithdrawalPreview). Before maturity: gross_interest is the interest of
+// the days elapsed, penalty_amount = floor(gross_interest ×
+// early_withdrawal_penalty_rate), total_deductions = floor(gross_interest ×
+// withholding_rate), net_payout = principal + gross_interest −
+// penalty_amount − total_deductions; the account becomes EARLY_LIQUIDATING
+// with PENALTY, WITHHOLDING and PAYOUT transactions. When MATURED: the
+// tenor's interest, penalty_rate 0, the account becomes CLOSING with
+// WITHHOLDING and PAYOUT. Either way payout_status is pending and the
+// settlement job pays net_payout to the funding account at settlement_at
+// (Options.SettlementDelay after) and closes the account (CLOSED,
+// payout_status completed; failed when the ledger refuses, e.g. the funding
+// account was deleted). Refusals, all ErrInvalidForState (400): no
+// fixed-return account (a share holding, an order not approved), early
+// withdrawal disabled, waived (locked), before early_withdrawal_at (which
+// covers the lock-in), ACTIVE at or after maturity_at (before the maturity
+// job made it MATURED), and an account already EARLY_LIQUIDATING, CLOSING
+// or CLOSED.
 //
 // The penalty is a share of the interest earned so far, not a rate cut:
 // a rate cut would recompute the interest of the days held at a lower
@@ -148,7 +149,7 @@
 // rewritten), allocated_shares, allocated_value (shares × offer_price),
 // the fees, total_debit, cost_basis (allocated value plus fees),
 // average_cost (cost_basis / shares, rounded down), lock_expires_at
-// (start + lock_days). Allot (sandbox) is the final allotment: the
+// (start + lock_days). AllotProduct (sandbox) is the final allotment: the
 // allotted shares are split over the LOCKED holdings in order of
 // confirmation by Allot (pro rata rounded down, the remainder one share
 // at a time by largest remainder, ties to the earlier). A holding given
@@ -159,14 +160,14 @@
 // completed) with a REFUND transaction; it then becomes
 // ALLOTMENT_CONFIRMED, as does a holding allotted all it bought. So
 // allotted value + fees + refund = total_debit for every applicant. At
-// lock_expires_at (or Unlock, sandbox) a holding becomes TRANSFERABLE,
-// paying a pending refund first; one never allotted keeps all it bought.
-// market_price and market_value (allocated_shares × price) are null until
-// SetPrice (sandbox).
+// lock_expires_at (or UnlockProduct, sandbox) a holding becomes
+// TRANSFERABLE, paying a pending refund first; one never allotted keeps all
+// it bought. market_price and market_value (allocated_shares × price) are
+// null until SetProductPrice (sandbox).
 //
 // # Portfolio
 //
-// Portfolio lists an entity's holdings in ACTIVE, MATURED,
+// GetPortfolio lists an entity's holdings in ACTIVE, MATURED,
 // EARLY_LIQUIDATING, CLOSING, LOCKED, ALLOTMENT_ADJUSTED,
 // ALLOTMENT_CONFIRMED and TRANSFERABLE, with totals per currency at the
 // time of the request: principal (deposits' principal plus share holdings'

@@ -47,12 +47,14 @@ func TestEligibility(t *testing.T) {
 	forPeople := deposit()
 	forPeople.EligibleEntityTypes = []string{capital.EntityIndividual}
 	people := e.product(forPeople)
-	theirs, err := e.Capital.CreateProduct(ctx, e.root, owner, offering(10))
+	theirsIn := offering(10)
+	theirsIn.EntityID = owner
+	theirs, err := e.Capital.CreateProduct(ctx, e.root, theirsIn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ids := func(entity string) []string {
-		page, err := e.Capital.ListProducts(ctx, e.root, entity, capital.ProductFilter{}, corebank.ListOptions{})
+		page, err := e.Capital.ListProducts(ctx, e.root, capital.ProductFilter{EntityID: entity}, corebank.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

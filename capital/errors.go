@@ -18,7 +18,8 @@ var (
 	// allotment of an offering already allotted.
 	ErrInvalidForState = corebank.InvalidForState(corebank.KindBadRequest, "the object's state does not allow this operation")
 	// ErrAlreadyProcessing (409 error_transfer_already_processing) is
-	// returned by Confirm while the order is CONFIRMING (another call holds
-	// it) or RECOVERY_REQUIRED (the recovery job has not completed it yet).
+	// returned by ConfirmOrder while the order is CONFIRMING (another call
+	// holds it) or RECOVERY_REQUIRED (the recovery job has not completed it
+	// yet).
 	ErrAlreadyProcessing = corebank.E(corebank.KindConflict, "error_transfer_already_processing", "the order's confirmation is still being processed")
 )

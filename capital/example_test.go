@@ -39,7 +39,7 @@ func Example() {
 	tenor, minDays := 30, 5
 	yes := true
 	rate, penalty, tax := decimal.RequireFromString("0.10"), decimal.RequireFromString("0.5"), decimal.RequireFromString("0.1")
-	product, err := b.Capital.CreateProduct(ctx, me, "", capital.NewProduct{Type: capital.TypeFixedReturn,
+	product, err := b.Capital.CreateProduct(ctx, me, capital.NewProduct{Type: capital.TypeFixedReturn,
 		DisplayName: "30-day deposit", Currency: "USD", TenorDays: &tenor, AnnualRate: &rate,
 		EarlyWithdrawalEnabled: &yes, EarlyWithdrawalPenaltyRate: &penalty, EarlyWithdrawalMinDays: &minDays,
 		WithholdingRate: &tax, Documents: []capital.NewDocument{{Title: "Terms", URL: "https://example.com/terms"}}})
@@ -53,7 +53,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	order, _ = b.Capital.Confirm(ctx, me, "", order.ID, capital.Confirmation{})
+	order, _ = b.Capital.ConfirmOrder(ctx, me, "", order.ID, capital.Confirmation{})
 	fmt.Println(order.Status, order.CapitalAccount.Status.State, "gross interest:", order.CapitalAccount.GrossInterest)
 
 	for range 10 { // ten days, the due work running each day
@@ -62,7 +62,7 @@ func Example() {
 	}
 	preview, _ := b.Capital.PreviewWithdrawal(ctx, me, "", order.ID)
 	fmt.Println("accrued:", preview.GrossInterest, "penalty:", preview.PenaltyAmount, "withheld:", preview.TotalDeductions, "net:", preview.NetPayout)
-	order, _ = b.Capital.Withdraw(ctx, me, "", order.ID)
+	order, _ = b.Capital.WithdrawOrder(ctx, me, "", order.ID)
 	fmt.Println(order.CapitalAccount.Status.State, *order.CapitalAccount.Status.PayoutStatus.PayoutStatus)
 
 	clk.Add(time.Second)

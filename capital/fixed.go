@@ -7,6 +7,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 )
@@ -191,26 +192,23 @@ func (a *accountRecord) withdrawal(now time.Time) WithdrawalPreview {
 	return p
 }
 
-// fixedFor loads the fixed-return capital account of order id for caller.
-func (s *Service) fixedFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*orderRecord, *accountRecord, error) {
-	o, err := s.orderFor(tx, caller, entityID, id)
-	if err != nil {
-		return nil, nil, err
-	}
+// fixedAccount returns the fixed-return capital account of order o, which
+// the caller loaded (scope.Get): ErrInvalidForState when it has none.
+func fixedAccount(tx storage.Tx, o *orderRecord) (*accountRecord, error) {
 	if o.CapitalAccountID == "" {
-		return nil, nil, ErrInvalidForState.With("the order has no capital account (it is " + o.Status + ")")
+		return nil, ErrInvalidForState.With("the order has no capital account (it is " + o.Status + ")")
 	}
 	a, err := getAccount(tx, o.CapitalAccountID)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if a.FixedAccount == nil {
-		return nil, nil, ErrInvalidForState.With("only a fixed-return account can be withdrawn")
+		return nil, ErrInvalidForState.With("only a fixed-return account can be withdrawn")
 	}
-	return o, a, nil
+	return a, nil
 }
 
-// PreviewWithdrawal computes what Withdraw would pay now, with no side
+// PreviewWithdrawal computes what WithdrawOrder would pay now, with no side
 // effects; for an account already withdrawn, what its withdrawal pays.
 //
 // Errors: corebank.ErrEntityNotFound; ErrOrderNotFound;
@@ -218,7 +216,11 @@ func (s *Service) fixedFor(tx storage.Tx, caller corebank.Caller, entityID, id s
 func (s *Service) PreviewWithdrawal(ctx context.Context, caller corebank.Caller, entityID, id string) (*WithdrawalPreview, error) {
 	now := s.o.Clock.Now()
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*WithdrawalPreview, error) {
-		_, a, err := s.fixedFor(tx, caller, entityID, id)
+		o, err := scope.Get(tx, s.o.Tree, caller, entityID, id, getOrder, ErrOrderNotFound)
+		if err != nil {
+			return nil, err
+		}
+		a, err := fixedAccount(tx, o)
 		if err != nil {
 			return nil, err
 		}
@@ -227,7 +229,7 @@ func (s *Service) PreviewWithdrawal(ctx context.Context, caller corebank.Caller,
 	})
 }
 
-// Withdraw withdraws order id's fixed-return capital account. ACTIVE
+// WithdrawOrder withdraws order id's fixed-return capital account. ACTIVE
 // before maturity becomes EARLY_LIQUIDATING, with PENALTY, WITHHOLDING and
 // PAYOUT transactions; MATURED becomes CLOSING with WITHHOLDING and PAYOUT
 // (no penalty). Either way the payout is pending and the settlement job
@@ -240,13 +242,17 @@ func (s *Service) PreviewWithdrawal(ctx context.Context, caller corebank.Caller,
 // inside its lock-in, early withdrawal disabled, before the earliest
 // action day, ACTIVE at or after maturity, already EARLY_LIQUIDATING,
 // CLOSING or CLOSED.
-func (s *Service) Withdraw(ctx context.Context, caller corebank.Caller, entityID, id string) (*Order, error) {
+func (s *Service) WithdrawOrder(ctx context.Context, caller corebank.Caller, entityID, id string) (*Order, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Order, error) {
-		o, a, err := s.fixedFor(tx, caller, entityID, id)
+		o, err := scope.Get(tx, s.o.Tree, caller, entityID, id, getOrder, ErrOrderNotFound)
+		if err != nil {
+			return nil, err
+		}
+		a, err := fixedAccount(tx, o)
 		if err != nil {
 			return nil, err
 		}

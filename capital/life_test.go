@@ -27,7 +27,7 @@ func TestConfirmExactlyOnce(t *testing.T) {
 	accounts := make([]string, 20)
 	for i := range results {
 		wg.Go(func() {
-			got, err := e.Capital.Confirm(ctx, e.root, "", o.ID, capital.Confirmation{})
+			got, err := e.Capital.ConfirmOrder(ctx, e.root, "", o.ID, capital.Confirmation{})
 			results[i] = err
 			if err == nil && got.CapitalAccount != nil {
 				accounts[i] = got.CapitalAccount.ID
@@ -76,14 +76,14 @@ func TestConfirmRecovery(t *testing.T) {
 	p := e.product(deposit())
 	acct := e.FundedAccount("USD", 1_000_000)
 	o := e.depositOrder(p, acct.ID, 100_000, false)
-	if _, err := e.Capital.Confirm(ctx, e.root, "", o.ID, capital.Confirmation{SecondaryID: "ext-1"}); !errors.Is(err, capital.ErrAlreadyProcessing) {
+	if _, err := e.Capital.ConfirmOrder(ctx, e.root, "", o.ID, capital.Confirmation{SecondaryID: "ext-1"}); !errors.Is(err, capital.ErrAlreadyProcessing) {
 		t.Fatalf("confirm with a failure after the debit: %v", err)
 	}
 	if got := e.get(o.ID); got.Status != capital.OrderRecoveryRequired || got.CapitalAccount != nil {
 		t.Fatalf("status %s, want RECOVERY_REQUIRED without an account", got.Status)
 	}
 	fail = false
-	if _, err := e.Capital.Confirm(ctx, e.root, "", o.ID, capital.Confirmation{}); !errors.Is(err, capital.ErrAlreadyProcessing) {
+	if _, err := e.Capital.ConfirmOrder(ctx, e.root, "", o.ID, capital.Confirmation{}); !errors.Is(err, capital.ErrAlreadyProcessing) {
 		t.Fatalf("confirm in recovery: %v", err)
 	}
 	if b := e.balance(acct.ID); b != 900_000 {
@@ -127,7 +127,7 @@ func TestDepositEarlyWithdrawal(t *testing.T) {
 		t.Fatalf("after confirm: %s, balance %d", o.CapitalAccount.Status.State, e.balance(acct.ID))
 	}
 	e.days(3)
-	if _, err := e.Capital.Withdraw(ctx, e.root, "", o.ID); !errors.Is(err, capital.ErrInvalidForState) {
+	if _, err := e.Capital.WithdrawOrder(ctx, e.root, "", o.ID); !errors.Is(err, capital.ErrInvalidForState) {
 		t.Fatalf("withdraw before the earliest day: %v", err)
 	}
 	e.days(7)
@@ -147,7 +147,7 @@ func TestDepositEarlyWithdrawal(t *testing.T) {
 	if diff := cmp.Diff(wantPreview, preview); diff != "" {
 		t.Fatalf("preview (-want +got)\n%s", diff)
 	}
-	o, err = e.Capital.Withdraw(ctx, e.root, "", o.ID)
+	o, err = e.Capital.WithdrawOrder(ctx, e.root, "", o.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestDepositEarlyWithdrawal(t *testing.T) {
 		*a.PayoutAmount != 1_001_112 || a.SettlementAt == nil {
 		t.Fatalf("after withdrawal: %+v", a)
 	}
-	if _, err := e.Capital.Withdraw(ctx, e.root, "", o.ID); !errors.Is(err, capital.ErrInvalidForState) {
+	if _, err := e.Capital.WithdrawOrder(ctx, e.root, "", o.ID); !errors.Is(err, capital.ErrInvalidForState) {
 		t.Fatalf("second withdrawal: %v", err)
 	}
 	ts := e.transactions(o.ID)
@@ -197,7 +197,7 @@ func TestDepositToMaturity(t *testing.T) {
 		t.Fatalf("maturity %s, want %s", time.UnixMilli(o.CapitalAccount.MaturityAt).UTC(), monday)
 	}
 	e.days(10)
-	if _, err := e.Capital.Withdraw(ctx, e.root, "", o.ID); !errors.Is(err, capital.ErrInvalidForState) {
+	if _, err := e.Capital.WithdrawOrder(ctx, e.root, "", o.ID); !errors.Is(err, capital.ErrInvalidForState) {
 		t.Fatalf("withdraw a locked deposit: %v", err)
 	}
 	e.days(20) // Saturday: the tenor's end
@@ -215,7 +215,7 @@ func TestDepositToMaturity(t *testing.T) {
 	if err != nil || !preview.PenaltyRate.IsZero() || preview.PenaltyAmount != 0 || preview.DaysElapsed != 30 || preview.NetPayout != 1_007_500 {
 		t.Fatalf("preview at maturity: %+v %v", preview, err)
 	}
-	o, err = e.Capital.Withdraw(ctx, e.root, "", o.ID)
+	o, err = e.Capital.WithdrawOrder(ctx, e.root, "", o.ID)
 	if err != nil || o.CapitalAccount.Status.State != capital.StateClosing {
 		t.Fatalf("withdraw at maturity: %+v %v", o, err)
 	}
@@ -227,7 +227,7 @@ func TestDepositToMaturity(t *testing.T) {
 	if o.CapitalAccount.Status.State != capital.StateClosed || e.balance(acct.ID) != 1_007_500 {
 		t.Fatalf("after settlement: %s, balance %d", o.CapitalAccount.Status.State, e.balance(acct.ID))
 	}
-	portfolio, err := e.Capital.Portfolio(ctx, e.root, "", capital.PortfolioFilter{})
+	portfolio, err := e.Capital.GetPortfolio(ctx, e.root, capital.PortfolioFilter{})
 	if err != nil || len(portfolio.Holdings) != 0 {
 		t.Fatalf("a CLOSED deposit in the portfolio: %+v %v", portfolio, err)
 	}
@@ -254,18 +254,18 @@ func TestWithdrawRefusals(t *testing.T) {
 	orders["Reserved"] = e.depositOrder(e.product(deposit()), acct.ID, 100_000, false).ID
 	e.days(10)
 	for _, name := range []string{"Disabled", "LockIn", "Waived", "Shares", "Reserved"} {
-		if _, err := e.Capital.Withdraw(ctx, e.root, "", orders[name]); !errors.Is(err, capital.ErrInvalidForState) {
+		if _, err := e.Capital.WithdrawOrder(ctx, e.root, "", orders[name]); !errors.Is(err, capital.ErrInvalidForState) {
 			t.Errorf("%s: got %v, want ErrInvalidForState", name, err)
 		}
 	}
-	if _, err := e.Capital.Withdraw(ctx, e.root, "", orders["Active"]); err != nil {
+	if _, err := e.Capital.WithdrawOrder(ctx, e.root, "", orders["Active"]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Capital.Withdraw(ctx, e.root, "", orders["Active"]); !errors.Is(err, capital.ErrInvalidForState) {
+	if _, err := e.Capital.WithdrawOrder(ctx, e.root, "", orders["Active"]); !errors.Is(err, capital.ErrInvalidForState) {
 		t.Errorf("EARLY_LIQUIDATING: %v", err)
 	}
 	e.Advance(time.Second)
-	if _, err := e.Capital.Withdraw(ctx, e.root, "", orders["Active"]); !errors.Is(err, capital.ErrInvalidForState) {
+	if _, err := e.Capital.WithdrawOrder(ctx, e.root, "", orders["Active"]); !errors.Is(err, capital.ErrInvalidForState) {
 		t.Errorf("CLOSED: %v", err)
 	}
 }
@@ -301,10 +301,10 @@ func TestAllotment(t *testing.T) {
 			book = append(book, applicant{acct.ID, o.ID, o.TotalDebit})
 		}
 		allotted := rng.Int64N(inventory)
-		if _, err := e.Capital.Allot(ctx, e.root, "", p.ID, allotted); err != nil {
+		if _, err := e.Capital.AllotProduct(ctx, e.root, "", p.ID, allotted); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.Capital.Allot(ctx, e.root, "", p.ID, allotted); !errors.Is(err, capital.ErrInvalidForState) {
+		if _, err := e.Capital.AllotProduct(ctx, e.root, "", p.ID, allotted); !errors.Is(err, capital.ErrInvalidForState) {
 			t.Fatalf("second allotment: %v", err)
 		}
 		e.Advance(time.Second)
@@ -344,13 +344,13 @@ func TestShareLife(t *testing.T) {
 	if h.Status.State != capital.StateLocked || h.AllocatedShares != 10 || h.MarketValue != nil || h.CostBasis != 1_015 || h.AverageCost != 101 {
 		t.Fatalf("after confirm: %+v %+v", h.Status, h.ShareAccount)
 	}
-	if _, err := e.Capital.SetPrice(ctx, e.root, "", p.ID, 120); err != nil {
+	if _, err := e.Capital.SetProductPrice(ctx, e.root, "", p.ID, 120); err != nil {
 		t.Fatal(err)
 	}
 	dep := e.product(deposit())
 	e.confirm(e.depositOrder(dep, acct.ID, 360_000, false).ID)
 	e.days(1)
-	pf, err := e.Capital.Portfolio(ctx, e.root, "", capital.PortfolioFilter{})
+	pf, err := e.Capital.GetPortfolio(ctx, e.root, capital.PortfolioFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,13 +370,13 @@ func TestUnlock(t *testing.T) {
 	p := e.product(offering(100))
 	acct := e.FundedAccount("USD", 1_000_000)
 	o := e.confirm(e.order(capital.NewOrder{ProductID: p.ID, AccountID: acct.ID, Amount: ptr(int64(1_015))}).ID)
-	if _, err := e.Capital.Unlock(ctx, e.root, "", p.ID); err != nil {
+	if _, err := e.Capital.UnlockProduct(ctx, e.root, "", p.ID); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.get(o.ID).CapitalAccount; got.Status.State != capital.StateTransferable {
 		t.Fatalf("after unlock: %+v", got.Status)
 	}
-	if _, err := e.Capital.Allot(ctx, e.root, "", p.ID, 5); !errors.Is(err, capital.ErrInvalidForState) {
+	if _, err := e.Capital.AllotProduct(ctx, e.root, "", p.ID, 5); !errors.Is(err, capital.ErrInvalidForState) {
 		t.Fatalf("allot after unlock: %v", err)
 	}
 }

@@ -275,24 +275,13 @@ func (s *Service) orderView(tx storage.Tx, now time.Time, o *orderRecord, detail
 	return &v, nil
 }
 
-// orderFor loads order id for caller narrowed to entityID.
-func (s *Service) orderFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*orderRecord, error) {
-	return scope.Load(tx, s.o.Tree, caller, entityID, ErrOrderNotFound, func() (*orderRecord, string, error) {
-		o, err := getOrder(tx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		return o, o.EntityID, nil
-	})
-}
-
 // GetOrder returns order id with its agreements and capital account.
 //
 // Errors: corebank.ErrEntityNotFound; ErrOrderNotFound.
 func (s *Service) GetOrder(ctx context.Context, caller corebank.Caller, entityID, id string) (*Order, error) {
 	now := s.o.Clock.Now()
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Order, error) {
-		o, err := s.orderFor(tx, caller, entityID, id)
+		o, err := scope.Get(tx, s.o.Tree, caller, entityID, id, getOrder, ErrOrderNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -302,12 +291,12 @@ func (s *Service) GetOrder(ctx context.Context, caller corebank.Caller, entityID
 
 var orderStatuses = []string{OrderReserved, OrderConfirming, OrderApproved, OrderExpired, OrderRejected, OrderRecoveryRequired}
 
-// ListOrders returns one page (default 25) of entity entityID's orders
+// ListOrders returns one page (default 25) of entity f.EntityID's orders
 // (the caller's when ""), oldest first, without agreements.
 //
 // Errors: corebank.ErrEntityNotFound; a validation error naming status,
 // type, limit or cursor.
-func (s *Service) ListOrders(ctx context.Context, caller corebank.Caller, entityID string, f OrderFilter, opts corebank.ListOptions) (*OrderPage, error) {
+func (s *Service) ListOrders(ctx context.Context, caller corebank.Caller, f OrderFilter, opts corebank.ListOptions) (*OrderPage, error) {
 	limit, err := checkList(opts)
 	if err != nil {
 		return nil, err
@@ -320,7 +309,7 @@ func (s *Service) ListOrders(ctx context.Context, caller corebank.Caller, entity
 	}
 	now := s.o.Clock.Now()
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*OrderPage, error) {
-		entity, err := scope.Entity(tx, s.o.Tree, caller, entityID)
+		entity, err := scope.Entity(tx, s.o.Tree, caller, f.EntityID)
 		if err != nil {
 			return nil, err
 		}

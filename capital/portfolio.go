@@ -13,18 +13,18 @@ import (
 )
 
 // ListTransactions returns one page (default 25) of the capital
-// transactions of order id's capital account, oldest first (an empty page
-// before the order is approved).
+// transactions of order f.OrderID's capital account, oldest first (an
+// empty page before the order is approved).
 //
 // Errors: corebank.ErrEntityNotFound; ErrOrderNotFound; a validation
 // error naming limit or cursor.
-func (s *Service) ListTransactions(ctx context.Context, caller corebank.Caller, entityID, id string, opts corebank.ListOptions) (*TransactionPage, error) {
+func (s *Service) ListTransactions(ctx context.Context, caller corebank.Caller, f TransactionFilter, opts corebank.ListOptions) (*TransactionPage, error) {
 	limit, err := checkList(opts)
 	if err != nil {
 		return nil, err
 	}
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*TransactionPage, error) {
-		o, err := s.orderFor(tx, caller, entityID, id)
+		o, err := scope.Get(tx, s.o.Tree, caller, f.EntityID, f.OrderID, getOrder, ErrOrderNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -47,23 +47,22 @@ func (s *Service) ListTransactions(ctx context.Context, caller corebank.Caller, 
 var portfolioStates = []string{StateActive, StateMatured, StateEarlyLiquidating, StateClosing,
 	StateLocked, StateAllotmentAdjusted, StateAllotmentConfirmed, StateTransferable}
 
-// Portfolio returns entity entityID's holdings (the caller's when "") in
-// the states SPEC.md lists (fixed return ACTIVE, MATURED,
+// GetPortfolio returns entity f.EntityID's holdings (the caller's when "")
+// in the states SPEC.md lists (fixed return ACTIVE, MATURED,
 // EARLY_LIQUIDATING, CLOSING; share offering LOCKED, ALLOTMENT_ADJUSTED,
 // ALLOTMENT_CONFIRMED, TRANSFERABLE), oldest first, and totals per
-// currency, accrued at request time: principal sums the deposits'
-// principal and the share holdings' allocated value, accrued_interest the
-// deposits' accrued interest, market_value the share holdings that have a
-// price.
+// currency, accrued at request time: principal sums the deposits' principal
+// and the share holdings' allocated value, accrued_interest the deposits'
+// accrued interest, market_value the share holdings that have a price.
 //
 // Errors: corebank.ErrEntityNotFound; a validation error naming currency.
-func (s *Service) Portfolio(ctx context.Context, caller corebank.Caller, entityID string, f PortfolioFilter) (*Portfolio, error) {
+func (s *Service) GetPortfolio(ctx context.Context, caller corebank.Caller, f PortfolioFilter) (*Portfolio, error) {
 	if _, ok := ledger.CurrencyInfo(f.Currency); f.Currency != "" && !ok {
 		return nil, corebank.InvalidField("currency", "is not a supported currency")
 	}
 	now := s.o.Clock.Now()
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Portfolio, error) {
-		entity, err := scope.Entity(tx, s.o.Tree, caller, entityID)
+		entity, err := scope.Entity(tx, s.o.Tree, caller, f.EntityID)
 		if err != nil {
 			return nil, err
 		}

@@ -338,13 +338,13 @@ func (s *Service) visibleProduct(tx storage.Tx, c *profiles, entity, id string) 
 	return r, nil
 }
 
-// CreateProduct creates a product owned by entityID (the caller's when
-// "") from in (POST /sandbox/products), active, and answers it with its
-// documents (each given an ID).
+// CreateProduct creates a product owned by in.EntityID (the caller's
+// when "") from in (POST /sandbox/products), active, and answers it with
+// its documents (each given an ID).
 //
 // Errors: corebank.ErrForbidden; corebank.ErrEntityNotFound; a validation
 // error naming each bad field.
-func (s *Service) CreateProduct(ctx context.Context, caller corebank.Caller, entityID string, in NewProduct) (*Product, error) {
+func (s *Service) CreateProduct(ctx context.Context, caller corebank.Caller, in NewProduct) (*Product, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
@@ -354,7 +354,7 @@ func (s *Service) CreateProduct(ctx context.Context, caller corebank.Caller, ent
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Product, error) {
-		owner, err := scope.Entity(tx, s.o.Tree, caller, entityID)
+		owner, err := scope.Entity(tx, s.o.Tree, caller, in.EntityID)
 		if err != nil {
 			return nil, err
 		}
@@ -398,14 +398,14 @@ func (s *Service) GetProduct(ctx context.Context, caller corebank.Caller, entity
 }
 
 // ListProducts returns one page (default 25) of the products entity
-// entityID (the caller's when "") may see, oldest first, without
+// f.EntityID (the caller's when "") may see, oldest first, without
 // documents: hidden, inactive, ineligible, inactive-owner and
 // zero-inventory products are left out; sold-out offerings are listed
 // with orderable false.
 //
 // Errors: corebank.ErrEntityNotFound; a validation error naming type,
 // currency, limit or cursor.
-func (s *Service) ListProducts(ctx context.Context, caller corebank.Caller, entityID string, f ProductFilter, opts corebank.ListOptions) (*ProductPage, error) {
+func (s *Service) ListProducts(ctx context.Context, caller corebank.Caller, f ProductFilter, opts corebank.ListOptions) (*ProductPage, error) {
 	limit, err := checkList(opts)
 	if err != nil {
 		return nil, err
@@ -418,7 +418,7 @@ func (s *Service) ListProducts(ctx context.Context, caller corebank.Caller, enti
 	}
 	now := s.o.Clock.Now()
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*ProductPage, error) {
-		entity, err := s.viewer(tx, caller, entityID)
+		entity, err := s.viewer(tx, caller, f.EntityID)
 		if err != nil {
 			return nil, err
 		}
@@ -454,13 +454,7 @@ func (s *Service) ownProduct(ctx context.Context, caller corebank.Caller, entity
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Product, error) {
-		r, err := scope.Load(tx, s.o.Tree, caller, entityID, ErrProductNotFound, func() (*productRecord, string, error) {
-			r, err := getProduct(tx, id)
-			if err != nil {
-				return nil, "", err
-			}
-			return r, r.OwnerEntityID, nil
-		})
+		r, err := scope.Get(tx, s.o.Tree, caller, entityID, id, getProduct, ErrProductNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -489,12 +483,12 @@ func (s *Service) DeactivateProduct(ctx context.Context, caller corebank.Caller,
 	})
 }
 
-// SetPrice sets share offering id's market price per share (sandbox):
+// SetProductPrice sets share offering id's market price per share (sandbox):
 // every holding's market_value becomes allocated_shares × price.
 //
 // Errors: as DeactivateProduct; a validation error on price;
 // ErrInvalidForState for a fixed-return product.
-func (s *Service) SetPrice(ctx context.Context, caller corebank.Caller, entityID, id string, price int64) (*Product, error) {
+func (s *Service) SetProductPrice(ctx context.Context, caller corebank.Caller, entityID, id string, price int64) (*Product, error) {
 	if price <= 0 || price > maxAmount {
 		return nil, corebank.InvalidField("price", "must be a positive amount in smallest units per share")
 	}

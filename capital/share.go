@@ -46,7 +46,7 @@ func holdings(tx storage.Tx, id string, fn func(a *accountRecord) error) error {
 	return accountsUnder(tx, storage.Prefix("ph", id), fn)
 }
 
-// Allot makes the final allotment of share offering id (sandbox):
+// AllotProduct makes the final allotment of share offering id (sandbox):
 // allottedShares shares split over its LOCKED holdings in order of
 // confirmation with Allot (pro rata rounded down, the remainder by
 // largest remainder, ties to the earlier). A holding allotted fewer
@@ -58,7 +58,7 @@ func holdings(tx storage.Tx, id string, fn func(a *accountRecord) error) error {
 // Errors: as DeactivateProduct; a validation error on allotted_shares
 // (negative or above the inventory); ErrInvalidForState for a
 // fixed-return product or one already allotted or unlocked.
-func (s *Service) Allot(ctx context.Context, caller corebank.Caller, entityID, id string, allottedShares int64) (*Product, error) {
+func (s *Service) AllotProduct(ctx context.Context, caller corebank.Caller, entityID, id string, allottedShares int64) (*Product, error) {
 	if allottedShares < 0 || allottedShares > maxAmount {
 		return nil, corebank.InvalidField("allotted_shares", "must be a whole number of shares from 0")
 	}
@@ -175,12 +175,12 @@ func (s *Service) lockDue(tx storage.Tx, now time.Time, it storage.DueItem) erro
 	return s.unlock(tx, now, a)
 }
 
-// Unlock ends share offering id's lock now (sandbox): every holding
+// UnlockProduct ends share offering id's lock now (sandbox): every holding
 // becomes TRANSFERABLE, paying any pending refund first.
 //
 // Errors: as DeactivateProduct; ErrInvalidForState for a fixed-return
 // product.
-func (s *Service) Unlock(ctx context.Context, caller corebank.Caller, entityID, id string) (*Product, error) {
+func (s *Service) UnlockProduct(ctx context.Context, caller corebank.Caller, entityID, id string) (*Product, error) {
 	return s.ownProduct(ctx, caller, entityID, id, func(tx storage.Tx, now time.Time, r *productRecord) error {
 		if r.ShareTerms == nil {
 			return ErrInvalidForState.With("only a share offering has a lock")

@@ -96,6 +96,13 @@ func entityHoldingKey(entity, acct string) []byte {
 }
 func transactionKey(acct, id string) []byte { return storage.Key("t", acct, id) }
 
+// Owner is the entity that offers the product: its tree may move it
+// (scope.Get; reading it is eligibility's, see visibleProduct).
+func (r *productRecord) Owner() string { return r.OwnerEntityID }
+
+// Owner is the entity that placed the order (scope.Get).
+func (o *orderRecord) Owner() string { return o.EntityID }
+
 func getProduct(tx storage.Tx, id string) (*productRecord, error) {
 	return storage.LoadJSON[productRecord](tx, bucket, productKey(id), ErrProductNotFound)
 }

@@ -155,8 +155,8 @@ type Product struct {
 	OwnerEntityID       string   `json:"owner_entity_id"`
 	*FixedTerms
 	*ShareTerms
-	// MarketPrice is the last price SetPrice gave a share offering (null
-	// before one).
+	// MarketPrice is the last price SetProductPrice gave a share offering
+	// (null before one).
 	MarketPrice *int64     `json:"market_price,omitempty"`
 	Inventory   *Inventory `json:"inventory"`
 	Documents   []Document `json:"documents,omitempty"`
@@ -167,7 +167,9 @@ type Product struct {
 // plus externally_managed, visibility (default public),
 // eligible_entity_types (default all), principal_bands and
 // withholding_rate). The fields of the other type must be absent.
+// EntityID owns the product (the caller's entity when "").
 type NewProduct struct {
+	EntityID            string        `json:"entity_id,omitempty"`
 	Type                string        `json:"type"`
 	ExternallyManaged   bool          `json:"externally_managed,omitempty"`
 	DisplayName         string        `json:"display_name"`
@@ -197,8 +199,11 @@ type NewProduct struct {
 	LockDays         *int             `json:"lock_days,omitempty"`
 }
 
-// ProductFilter narrows ListProducts ("" matches all).
+// ProductFilter narrows ListProducts ("" matches all): EntityID is the
+// entity whose view is listed (the caller's when ""; System may name
+// none and sees every product).
 type ProductFilter struct {
+	EntityID string
 	Type     string
 	Currency string
 }
@@ -274,10 +279,12 @@ type Order struct {
 	Created              int64       `json:"created"`
 }
 
-// OrderFilter narrows ListOrders ("" matches all).
+// OrderFilter narrows ListOrders ("" matches all): EntityID is the
+// entity whose orders are listed (the caller's when "").
 type OrderFilter struct {
-	Status string
-	Type   string
+	EntityID string
+	Status   string
+	Type     string
 }
 
 // OrderPage is one page of an entity's orders.
@@ -287,7 +294,7 @@ type OrderPage struct {
 }
 
 // Confirmation is the optional body of POST /product-orders/{id}/confirm.
-// EntityID is the body's entity_id, used when Confirm's entityID is "".
+// EntityID is the body's entity_id, used when ConfirmOrder's entityID is "".
 // SecondaryID is kept on the capital account as secondary_id.
 type Confirmation struct {
 	EntityID    string `json:"entity_id,omitempty"`
@@ -337,7 +344,7 @@ type FixedAccount struct {
 // ShareAccount are a share-offering capital account's fields, flat in its
 // JSON. SharesPurchased is never rewritten; AllocatedShares and the
 // figures after it follow the allotment. MarketPrice and MarketValue are
-// null before SetPrice.
+// null before SetProductPrice.
 type ShareAccount struct {
 	SharesPurchased  int64  `json:"shares_purchased"`
 	AllocatedShares  int64  `json:"allocated_shares"`
@@ -387,6 +394,14 @@ type Transaction struct {
 	Created             int64   `json:"created"`
 }
 
+// TransactionFilter names the order whose capital account's transactions
+// ListTransactions lists (OrderID, required), within entity EntityID (the
+// caller's when "").
+type TransactionFilter struct {
+	EntityID string
+	OrderID  string
+}
+
 // TransactionPage is one page of a capital account's transactions.
 type TransactionPage struct {
 	*corebank.Page[Transaction]
@@ -409,8 +424,10 @@ type WithdrawalPreview struct {
 	EntityID         string          `json:"entity_id"`
 }
 
-// PortfolioFilter narrows Portfolio ("" matches all).
+// PortfolioFilter narrows GetPortfolio ("" matches all): EntityID is the
+// entity whose holdings are shown (the caller's when "").
 type PortfolioFilter struct {
+	EntityID string
 	Currency string
 }
 

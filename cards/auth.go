@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/internal/scope"
 	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/storage"
 )
@@ -123,6 +124,9 @@ func putTx(tx storage.Tx, r *txRecord) error {
 	return storage.PutJSON(tx, txBucket, []byte(r.ID), r)
 }
 
+// Owner is the entity of the card the transaction is on (scope.Get).
+func (t *txRecord) Owner() string { return t.EntityID }
+
 func getTx(tx storage.Tx, id string) (*txRecord, error) {
 	return storage.LoadJSON[txRecord](tx, txBucket, []byte(id), ErrTransactionNotFound)
 }
@@ -177,20 +181,20 @@ func (r *record) decline(now time.Time) string {
 	return ""
 }
 
-// Authorize decides a purchase on card id (POST
+// AuthorizeCard decides a purchase on card id (POST
 // /sandbox/cards/{id}/authorizations) and answers the card transaction it
 // records either way: pending when approved, with a ledger hold of the
 // amount on the card's account (its available balance drops); declined
 // with DeclineReason naming what fired otherwise (a deleted, frozen or
 // expired card, a control, or insufficient available funds), with no hold.
 // A disposable card becomes blocked (cards.frozen) for good after its
-// first approved authorization of more than 1 unit (Unfreeze refuses it);
+// first approved authorization of more than 1 unit (UnfreezeCard refuses it);
 // card checks of 1 unit or less do not use it up.
 //
 // Errors: corebank.ErrForbidden; corebank.ErrEntityNotFound;
 // ErrCardNotFound; a validation error naming amount, mcc, merchant_name
 // or currency (when not the card's).
-func (s *Service) Authorize(ctx context.Context, caller corebank.Caller, entityID, id string, in Authorization) (*Transaction, error) {
+func (s *Service) AuthorizeCard(ctx context.Context, caller corebank.Caller, entityID, id string, in Authorization) (*Transaction, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
@@ -199,7 +203,7 @@ func (s *Service) Authorize(ctx context.Context, caller corebank.Caller, entityI
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Transaction, error) {
-		c, err := s.loadCard(tx, caller, entityID, id, s.decoded.get)
+		c, err := scope.Get(tx, s.o.Tree, caller, entityID, id, s.decoded.get, ErrCardNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -261,12 +265,21 @@ func (s *Service) Authorize(ctx context.Context, caller corebank.Caller, entityI
 	})
 }
 
-// ListTransactions returns card id's transactions, oldest first.
+// TransactionFilter names the card whose transactions ListTransactions
+// lists (CardID, required), within entity EntityID ("" the caller's).
+type TransactionFilter struct {
+	EntityID string
+	CardID   string
+}
+
+// ListTransactions returns the transactions of card f.CardID, oldest
+// first.
 //
 // Errors: corebank.ErrEntityNotFound; ErrCardNotFound.
-func (s *Service) ListTransactions(ctx context.Context, caller corebank.Caller, entityID, id string) ([]Transaction, error) {
+func (s *Service) ListTransactions(ctx context.Context, caller corebank.Caller, f TransactionFilter) ([]Transaction, error) {
+	id := f.CardID
 	return storage.View(ctx, s.db, func(tx storage.Tx) ([]Transaction, error) {
-		if _, err := s.cardFor(tx, caller, entityID, id); err != nil {
+		if _, err := scope.Get(tx, s.o.Tree, caller, f.EntityID, id, getCard, ErrCardNotFound); err != nil {
 			return nil, err
 		}
 		out := []Transaction{}

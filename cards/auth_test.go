@@ -23,25 +23,25 @@ func TestAuthorize(t *testing.T) {
 	in := virtual(acct.ID)
 	in.IndividualControls = &cards.Controls{TransactionAmountLimit: &limit}
 	in.IndividualMCCControls = []cards.MCCControl{{MCC: 7995, Open: new(bool)}}
-	v, err := b.Cards.CreateVirtual(ctx, root, in)
+	v, err := b.Cards.CreateVirtualCard(ctx, root, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	frozen, err := b.Cards.CreateVirtual(ctx, root, virtual(acct.ID))
+	frozen, err := b.Cards.CreateVirtualCard(ctx, root, virtual(acct.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Cards.Freeze(ctx, root, "", frozen.ID, ""); err != nil {
+	if _, err := b.Cards.FreezeCard(ctx, root, "", frozen.ID, ""); err != nil {
 		t.Fatal(err)
 	}
-	deleted, _ := b.Cards.CreateVirtual(ctx, root, virtual(acct.ID))
-	if _, err := b.Cards.Delete(ctx, root, "", deleted.ID); err != nil {
+	deleted, _ := b.Cards.CreateVirtualCard(ctx, root, virtual(acct.ID))
+	if _, err := b.Cards.DeleteCard(ctx, root, "", deleted.ID); err != nil {
 		t.Fatal(err)
 	}
 	old := virtual(acct.ID)
 	now := b.Clock.Now().UTC()
 	old.ExpirationMonth, old.ExpirationYear = cards.Flex(now.Format("01")), cards.Flex(now.Format("06"))
-	expiring, err := b.Cards.CreateVirtual(ctx, root, old)
+	expiring, err := b.Cards.CreateVirtualCard(ctx, root, old)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestAuthorize(t *testing.T) {
 		{"insufficient funds", expiring.ID, auth(5001, 5812), cards.DeclineInsufficientFunds, 5000},
 		{"all of it", expiring.ID, auth(5000, 5812), "", 0},
 	} {
-		tx, err := b.Cards.Authorize(ctx, root, "", tc.card, tc.in)
+		tx, err := b.Cards.AuthorizeCard(ctx, root, "", tc.card, tc.in)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -82,11 +82,11 @@ func TestAuthorize(t *testing.T) {
 	}
 	// The card expires when its expiry month ends.
 	b.Clock.Add(40 * 24 * time.Hour)
-	tx, _ := b.Cards.Authorize(ctx, root, "", expiring.ID, auth(1, 5812))
+	tx, _ := b.Cards.AuthorizeCard(ctx, root, "", expiring.ID, auth(1, 5812))
 	if tx.DeclineReason == nil || *tx.DeclineReason != cards.DeclineCardExpired {
 		t.Errorf("expired card: %+v", tx)
 	}
-	list, err := b.Cards.ListTransactions(ctx, root, "", v.ID)
+	list, err := b.Cards.ListTransactions(ctx, root, cards.TransactionFilter{CardID: v.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,18 +106,18 @@ func TestDisposableUsedUp(t *testing.T) {
 	b := corebanktest.New(t)
 	root := corebank.As(b.Root.EntityID)
 	acct := b.FundedAccount("USD", 10000)
-	d, err := b.Cards.CreateDisposable(ctx, root, virtual(acct.ID))
+	d, err := b.Cards.CreateDisposableCard(ctx, root, virtual(acct.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, want := range []string{cards.TxPending, cards.TxPending, cards.TxPending, cards.TxDeclined} {
 		amount := []int64{1, 1, 500, 500}[i]
-		tx, err := b.Cards.Authorize(ctx, root, "", d.ID, auth(amount, 5812))
+		tx, err := b.Cards.AuthorizeCard(ctx, root, "", d.ID, auth(amount, 5812))
 		if err != nil || tx.Status != want {
 			t.Fatalf("authorization %d: %+v %v, want %s", i, tx, err, want)
 		}
 	}
-	c, _ := b.Cards.Get(ctx, root, "", d.ID)
+	c, _ := b.Cards.GetCard(ctx, root, "", d.ID)
 	if c.Status != cards.StatusBlocked {
 		t.Errorf("status %s, want blocked", c.Status)
 	}
@@ -127,20 +127,20 @@ func TestAuthorizeInvalid(t *testing.T) {
 	b := corebanktest.New(t)
 	root := corebank.As(b.Root.EntityID)
 	acct := b.FundedAccount("USD", 10000)
-	v, _ := b.Cards.CreateVirtual(ctx, root, virtual(acct.ID))
+	v, _ := b.Cards.CreateVirtualCard(ctx, root, virtual(acct.ID))
 	bad := auth(0, 10000)
 	bad.MerchantName = ""
-	_, err := b.Cards.Authorize(ctx, root, "", v.ID, bad)
+	_, err := b.Cards.AuthorizeCard(ctx, root, "", v.ID, bad)
 	if d := cmp.Diff(map[string]string{"amount": "must be between 1 and 9007199254740991",
 		"mcc": "must be a four-digit merchant category code", "merchant_name": "is required"}, fields(err)); d != "" {
 		t.Errorf("fields (-want +got):\n%s", d)
 	}
 	eur := auth(1, 5812)
 	eur.Currency = "EUR"
-	if _, err := b.Cards.Authorize(ctx, root, "", v.ID, eur); fields(err)["currency"] == "" {
+	if _, err := b.Cards.AuthorizeCard(ctx, root, "", v.ID, eur); fields(err)["currency"] == "" {
 		t.Errorf("currency: %v", err)
 	}
-	if list, _ := b.Cards.ListTransactions(ctx, root, "", v.ID); len(list) != 0 {
+	if list, _ := b.Cards.ListTransactions(ctx, root, cards.TransactionFilter{CardID: v.ID}); len(list) != 0 {
 		t.Errorf("an invalid authorization was stored: %+v", list)
 	}
 }
@@ -155,7 +155,7 @@ func TestControlsAndUsage(t *testing.T) {
 		BillingCycle: "Weekly", BillingCycleDay: "Monday", TimeZone: "America/New_York"}
 	in.IndividualMCCControls = []cards.MCCControl{{MCC: 5812, Limits: cards.Limits{DailyAmountLimit: n(1500)}}}
 	in.MCCGroupControls = []cards.GroupControl{{GroupName: "gambling", Open: new(bool)}, {GroupName: "airlines", Limits: cards.Limits{Amount: n(2500)}}}
-	v, err := b.Cards.CreateVirtual(ctx, root, in)
+	v, err := b.Cards.CreateVirtualCard(ctx, root, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestControlsAndUsage(t *testing.T) {
 		{2000, 5411, ""},
 		{1, 5411, "individual_controls.daily_amount_limit"},
 	} {
-		tx, err := b.Cards.Authorize(ctx, root, "", v.ID, auth(tc.amount, tc.mcc))
+		tx, err := b.Cards.AuthorizeCard(ctx, root, "", v.ID, auth(tc.amount, tc.mcc))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,7 +193,7 @@ func TestControlsAndUsage(t *testing.T) {
 			t.Errorf("%d at %d: reason %q, want %q", tc.amount, tc.mcc, got, tc.reason)
 		}
 	}
-	c, _ := b.Cards.Get(ctx, root, "", v.ID)
+	c, _ := b.Cards.GetCard(ctx, root, "", v.ID)
 	u := c.IndividualControls.Usage
 	if d := cmp.Diff(&cards.Usage{AmountHold: 5000, DailyTransactionCountHold: 3, DailyTransactionCountBalance: n(0),
 		DailyAmountLimitHold: 5000, DailyAmountLimitBalance: n(0), CycleTransactionCountHold: 3, CycleTransactionCountBalance: n(2)}, u); d != "" {
@@ -201,11 +201,11 @@ func TestControlsAndUsage(t *testing.T) {
 	}
 	// Midnight in New York opens a new day and (Monday) a new week.
 	b.Clock.Add(time.Hour)
-	tx, _ := b.Cards.Authorize(ctx, root, "", v.ID, auth(1400, 5812))
+	tx, _ := b.Cards.AuthorizeCard(ctx, root, "", v.ID, auth(1400, 5812))
 	if tx.Status != cards.TxPending {
 		t.Errorf("after midnight: %+v", tx)
 	}
-	c, _ = b.Cards.Get(ctx, root, "", v.ID)
+	c, _ = b.Cards.GetCard(ctx, root, "", v.ID)
 	if u := c.IndividualControls.Usage; u.DailyAmountLimitHold != 1400 || u.CycleTransactionCountHold != 1 || *c.IndividualMCCControls[0].DailyAmountLimitBalance != 100 {
 		t.Errorf("new day usage: %+v %+v", u, c.IndividualMCCControls[0].Usage)
 	}

@@ -25,7 +25,7 @@ func benchCards(b *testing.B, n int) (*corebanktest.Bank, corebank.Caller, []str
 			TransactionAmountLimit: big(), BillingCycle: "Weekly", BillingCycleDay: "Monday", TimeZone: "Europe/London"}
 		in.IndividualMCCControls = []cards.MCCControl{{MCC: 5812, Limits: cards.Limits{DailyAmountLimit: big(), Amount: big()}}}
 		in.MCCGroupControls = []cards.GroupControl{{GroupName: "restaurants", Limits: cards.Limits{Amount: big()}}, {GroupName: "gambling", Open: new(bool)}}
-		c, err := bk.Cards.CreateVirtual(ctx, root, in)
+		c, err := bk.Cards.CreateVirtualCard(ctx, root, in)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func BenchmarkAuthorize(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			t0 := time.Now()
-			tx, err := bk.Cards.Authorize(ctx, root, "", ids[0], auth(1, 5812))
+			tx, err := bk.Cards.AuthorizeCard(ctx, root, "", ids[0], auth(1, 5812))
 			lat = append(lat, time.Since(t0))
 			if err != nil || tx.Status != cards.TxPending {
 				b.Fatalf("%+v %v", tx, err)
@@ -78,7 +78,7 @@ func BenchmarkAuthorize(b *testing.B) {
 				mine := make([]time.Duration, 0, per)
 				for range per {
 					t0 := time.Now()
-					tx, err := bk.Cards.Authorize(ctx, root, "", ids[g], auth(1, 5812))
+					tx, err := bk.Cards.AuthorizeCard(ctx, root, "", ids[g], auth(1, 5812))
 					mine = append(mine, time.Since(t0))
 					if err != nil || tx.Status != cards.TxPending {
 						b.Errorf("%+v %v", tx, err)

@@ -236,6 +236,9 @@ func (s *Service) unseal(id string, sealed []byte) (secret, error) {
 	return sec, err
 }
 
+// Owner is the entity the card's account belongs to (scope.Get).
+func (r *record) Owner() string { return r.EntityID }
+
 func getCard(tx storage.Tx, id string) (*record, error) {
 	raw, err := tx.Get(cardBucket, []byte(id))
 	if errors.Is(err, storage.ErrNotFound) {

@@ -52,7 +52,7 @@ func TestIssueVirtualAndDisposable(t *testing.T) {
 	in.IndividualControls = &cards.Controls{BillingCycle: "Monthly", BillingCycleDay: "1", DailyAmountLimit: &five}
 	in.IndividualMCCControls = []cards.MCCControl{{MCC: 5812}}
 	in.MCCGroupControls = []cards.GroupControl{{GroupName: "gambling", Open: new(bool)}}
-	v, err := b.Cards.CreateVirtual(ctx, root, in)
+	v, err := b.Cards.CreateVirtualCard(ctx, root, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestIssueVirtualAndDisposable(t *testing.T) {
 	if !*v.IndividualMCCControls[0].Open || *v.MCCGroupControls[0].Open {
 		t.Errorf("open defaults: %+v %+v", v.IndividualMCCControls, v.MCCGroupControls)
 	}
-	got, err := b.Cards.Get(ctx, root, "", v.ID)
+	got, err := b.Cards.GetCard(ctx, root, "", v.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestIssueVirtualAndDisposable(t *testing.T) {
 		t.Errorf("cards.created: %s", mustJSON(t, ev))
 	}
 
-	d, err := b.Cards.CreateDisposable(ctx, root, virtual(acct.ID))
+	d, err := b.Cards.CreateDisposableCard(ctx, root, virtual(acct.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestExpiryAcceptsNumbers(t *testing.T) {
 	b := corebanktest.New(t)
 	acct := b.FundedAccount("USD", 1)
 	in.AccountID, in.CardName, in.Currency, in.Cardholder = acct.ID, "n", "USD", holder()
-	c, err := b.Cards.CreateDisposable(ctx, corebank.As(b.Root.EntityID), in)
+	c, err := b.Cards.CreateDisposableCard(ctx, corebank.As(b.Root.EntityID), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestCreateValidation(t *testing.T) {
 			in := virtual(acct.ID)
 			in.Cardholder = holder()
 			tc.edit(&in)
-			_, err := b.Cards.CreateVirtual(ctx, root, in)
+			_, err := b.Cards.CreateVirtualCard(ctx, root, in)
 			if kind(err) != corebank.KindBadRequest || fields(err)[tc.field] == "" {
 				t.Fatalf("got %v (fields %v), want 400 naming %s", err, fields(err), tc.field)
 			}
@@ -168,10 +168,10 @@ func TestCreateValidation(t *testing.T) {
 	}
 	in := virtual(acct.ID)
 	in.IndividualControls = &cards.Controls{}
-	if _, err := b.Cards.CreateDisposable(ctx, root, in); kind(err) != corebank.KindBadRequest {
+	if _, err := b.Cards.CreateDisposableCard(ctx, root, in); kind(err) != corebank.KindBadRequest {
 		t.Errorf("disposable with controls: %v", err)
 	}
-	page, err := b.Cards.List(ctx, root, "", "", corebank.ListOptions{})
+	page, err := b.Cards.ListCards(ctx, root, cards.CardFilter{}, corebank.ListOptions{})
 	if err != nil || len(page.Items) != 0 {
 		t.Errorf("invalid requests created cards: %v %v", page, err)
 	}
@@ -181,15 +181,15 @@ func TestCreateLimitPerEntityPerRollingHour(t *testing.T) {
 	b := corebanktest.New(t, corebanktest.WithOptions(func(o *bank.Options) { o.Cards.CreateLimit = 2 }))
 	root := corebank.As(b.Root.EntityID)
 	acct := b.FundedAccount("USD", 1)
-	if _, err := b.Cards.CreateVirtual(ctx, root, virtual(acct.ID)); err != nil {
+	if _, err := b.Cards.CreateVirtualCard(ctx, root, virtual(acct.ID)); err != nil {
 		t.Fatal(err)
 	}
 	b.Advance(20 * time.Minute)
-	if _, err := b.Cards.CreateDisposable(ctx, root, virtual(acct.ID)); err != nil {
+	if _, err := b.Cards.CreateDisposableCard(ctx, root, virtual(acct.ID)); err != nil {
 		t.Fatal(err)
 	}
 	b.Advance(10 * time.Minute)
-	_, err := b.Cards.CreateVirtual(ctx, root, virtual(acct.ID))
+	_, err := b.Cards.CreateVirtualCard(ctx, root, virtual(acct.ID))
 	var e *corebank.Error
 	if !errors.As(err, &e) || e.Kind != corebank.KindRateLimited {
 		t.Fatalf("third card: %v, want the creation limit", err)
@@ -200,16 +200,16 @@ func TestCreateLimitPerEntityPerRollingHour(t *testing.T) {
 	}
 	// Another entity has a limit of its own.
 	_, ca := childAccount(t, b)
-	if _, err := b.Cards.CreateVirtual(ctx, root, virtual(ca.ID)); err != nil {
+	if _, err := b.Cards.CreateVirtualCard(ctx, root, virtual(ca.ID)); err != nil {
 		t.Errorf("the child's first card: %v", err)
 	}
 	// The first creation leaves the window an hour after it was made.
 	b.Advance(30*time.Minute - time.Millisecond)
-	if _, err := b.Cards.CreateVirtual(ctx, root, virtual(acct.ID)); kind(err) != corebank.KindRateLimited {
+	if _, err := b.Cards.CreateVirtualCard(ctx, root, virtual(acct.ID)); kind(err) != corebank.KindRateLimited {
 		t.Errorf("just before the hour: %v", err)
 	}
 	b.Advance(time.Millisecond)
-	if _, err := b.Cards.CreateVirtual(ctx, root, virtual(acct.ID)); err != nil {
+	if _, err := b.Cards.CreateVirtualCard(ctx, root, virtual(acct.ID)); err != nil {
 		t.Errorf("an hour after the first: %v", err)
 	}
 }
@@ -226,18 +226,18 @@ func TestFreezeUnfreezeDelete(t *testing.T) {
 		event  string
 		err    error
 	}{
-		{"unfreeze active", func() (*cards.Card, error) { return b.Cards.Unfreeze(ctx, root, "", c.ID) }, cards.StatusActive, "", nil},
-		{"freeze", func() (*cards.Card, error) { return b.Cards.Freeze(ctx, root, "", c.ID, "") }, cards.StatusBlocked, cards.EventFrozen, nil},
-		{"freeze again", func() (*cards.Card, error) { return b.Cards.Freeze(ctx, root, "", c.ID, "blocked") }, cards.StatusBlocked, "", nil},
-		{"unfreeze", func() (*cards.Card, error) { return b.Cards.Unfreeze(ctx, root, "", c.ID) }, cards.StatusActive, cards.EventUnfrozen, nil},
-		{"bad status", func() (*cards.Card, error) { return b.Cards.Freeze(ctx, root, "", c.ID, "lost") }, "", "", errInvalid},
-		{"fraud", func() (*cards.Card, error) { return b.Cards.Freeze(ctx, root, "", c.ID, "fraud") }, cards.StatusFraud, cards.EventFrozen, nil},
-		{"unfreeze fraud", func() (*cards.Card, error) { return b.Cards.Unfreeze(ctx, root, "", c.ID) }, "", "", cards.ErrInvalidForState},
-		{"block fraud", func() (*cards.Card, error) { return b.Cards.Freeze(ctx, root, "", c.ID, "") }, "", "", cards.ErrInvalidForState},
-		{"delete", func() (*cards.Card, error) { return b.Cards.Delete(ctx, root, "", c.ID) }, cards.StatusFraud, cards.EventDeleted, nil},
-		{"freeze deleted", func() (*cards.Card, error) { return b.Cards.Freeze(ctx, root, "", c.ID, "fraud") }, "", "", cards.ErrInvalidForState},
+		{"unfreeze active", func() (*cards.Card, error) { return b.Cards.UnfreezeCard(ctx, root, "", c.ID) }, cards.StatusActive, "", nil},
+		{"freeze", func() (*cards.Card, error) { return b.Cards.FreezeCard(ctx, root, "", c.ID, "") }, cards.StatusBlocked, cards.EventFrozen, nil},
+		{"freeze again", func() (*cards.Card, error) { return b.Cards.FreezeCard(ctx, root, "", c.ID, "blocked") }, cards.StatusBlocked, "", nil},
+		{"unfreeze", func() (*cards.Card, error) { return b.Cards.UnfreezeCard(ctx, root, "", c.ID) }, cards.StatusActive, cards.EventUnfrozen, nil},
+		{"bad status", func() (*cards.Card, error) { return b.Cards.FreezeCard(ctx, root, "", c.ID, "lost") }, "", "", errInvalid},
+		{"fraud", func() (*cards.Card, error) { return b.Cards.FreezeCard(ctx, root, "", c.ID, "fraud") }, cards.StatusFraud, cards.EventFrozen, nil},
+		{"unfreeze fraud", func() (*cards.Card, error) { return b.Cards.UnfreezeCard(ctx, root, "", c.ID) }, "", "", cards.ErrInvalidForState},
+		{"block fraud", func() (*cards.Card, error) { return b.Cards.FreezeCard(ctx, root, "", c.ID, "") }, "", "", cards.ErrInvalidForState},
+		{"delete", func() (*cards.Card, error) { return b.Cards.DeleteCard(ctx, root, "", c.ID) }, cards.StatusFraud, cards.EventDeleted, nil},
+		{"freeze deleted", func() (*cards.Card, error) { return b.Cards.FreezeCard(ctx, root, "", c.ID, "fraud") }, "", "", cards.ErrInvalidForState},
 		{"read-only", func() (*cards.Card, error) {
-			return b.Cards.Delete(ctx, corebank.Caller{EntityID: b.Root.EntityID, ReadOnly: true}, "", c.ID)
+			return b.Cards.DeleteCard(ctx, corebank.Caller{EntityID: b.Root.EntityID, ReadOnly: true}, "", c.ID)
 		}, "", "", corebank.ErrForbidden},
 	}
 	for _, st := range steps {
@@ -262,11 +262,11 @@ func TestFreezeUnfreezeDelete(t *testing.T) {
 			}
 		}
 	}
-	got, err := b.Cards.Get(ctx, root, "", c.ID)
+	got, err := b.Cards.GetCard(ctx, root, "", c.ID)
 	if err != nil || !got.Deleted {
 		t.Errorf("deleted card reads %+v, %v", got, err)
 	}
-	page, err := b.Cards.List(ctx, root, "", "", corebank.ListOptions{})
+	page, err := b.Cards.ListCards(ctx, root, cards.CardFilter{}, corebank.ListOptions{})
 	if err != nil || len(page.Items) != 0 {
 		t.Errorf("the list shows a deleted card: %+v %v", page, err)
 	}
@@ -277,29 +277,29 @@ func TestReassign(t *testing.T) {
 	root := corebank.As(b.Root.EntityID)
 	a1, a2, eur := b.FundedAccount("USD", 1), b.FundedAccount("USD", 1), b.FundedAccount("EUR", 1)
 	c := b.IssueCard(a1.ID)
-	got, err := b.Cards.Reassign(ctx, root, "", c.ID, a2.ID)
+	got, err := b.Cards.ReassignCard(ctx, root, "", c.ID, a2.ID)
 	if err != nil || got.AccountID != a2.ID {
 		t.Fatalf("reassign: %+v %v", got, err)
 	}
-	if _, err := b.Cards.Reassign(ctx, root, "", c.ID, eur.ID); kind(err) != corebank.KindInvalid {
+	if _, err := b.Cards.ReassignCard(ctx, root, "", c.ID, eur.ID); kind(err) != corebank.KindInvalid {
 		t.Errorf("to another currency: %v", err)
 	}
-	if _, err := b.Cards.Reassign(ctx, root, "", c.ID, "01HZZZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, ledger.ErrAccountNotFound) {
+	if _, err := b.Cards.ReassignCard(ctx, root, "", c.ID, "01HZZZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, ledger.ErrAccountNotFound) {
 		t.Errorf("to a missing account: %v", err)
 	}
 	child, ca := childAccount(t, b)
-	if _, err := b.Cards.Reassign(ctx, root, "", c.ID, ca.ID); kind(err) != corebank.KindInvalid {
+	if _, err := b.Cards.ReassignCard(ctx, root, "", c.ID, ca.ID); kind(err) != corebank.KindInvalid {
 		t.Errorf("to another entity's account: %v", err)
 	}
 	// The child sees neither the card nor, through it, the root's accounts.
-	if _, err := b.Cards.Get(ctx, corebank.As(child), "", c.ID); !errors.Is(err, cards.ErrCardNotFound) {
+	if _, err := b.Cards.GetCard(ctx, corebank.As(child), "", c.ID); !errors.Is(err, cards.ErrCardNotFound) {
 		t.Errorf("foreign card: %v", err)
 	}
-	page, err := b.Cards.List(ctx, root, "", a2.ID, corebank.ListOptions{})
+	page, err := b.Cards.ListCards(ctx, root, cards.CardFilter{AccountID: a2.ID}, corebank.ListOptions{})
 	if err != nil || len(page.Items) != 1 {
 		t.Errorf("list of a2: %+v %v", page, err)
 	}
-	page, err = b.Cards.List(ctx, root, "", a1.ID, corebank.ListOptions{})
+	page, err = b.Cards.ListCards(ctx, root, cards.CardFilter{AccountID: a1.ID}, corebank.ListOptions{})
 	if err != nil || len(page.Items) != 0 {
 		t.Errorf("list of a1: %+v %v", page, err)
 	}
@@ -317,7 +317,7 @@ func TestListPages(t *testing.T) {
 	var got []string
 	opts := corebank.ListOptions{Limit: 2}
 	for {
-		p, err := b.Cards.List(ctx, root, "", "", opts)
+		p, err := b.Cards.ListCards(ctx, root, cards.CardFilter{}, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -335,7 +335,7 @@ func TestListPages(t *testing.T) {
 	if diff := cmp.Diff(ids, got); diff != "" {
 		t.Errorf("pages (-want +got):\n%s", diff)
 	}
-	txs, err := b.Cards.ListTransactions(ctx, root, "", ids[0])
+	txs, err := b.Cards.ListTransactions(ctx, root, cards.TransactionFilter{CardID: ids[0]})
 	if err != nil || len(txs) != 0 {
 		t.Errorf("transactions: %v %v", txs, err)
 	}

@@ -18,21 +18,21 @@
 //
 // # States
 //
-// A card is active, blocked or fraud. Freeze moves an active card to
-// blocked (reversible: Unfreeze moves it back to active) or, when asked
-// with status "fraud", to fraud, which is final: a fraud card is never
-// unfrozen. Freezing a blocked card as fraud escalates it. A deleted card
-// (soft: its record stays, Deleted is set) leaves the list, still answers
-// Get, and refuses every other move.
+// A card is active, blocked or fraud. FreezeCard moves an active card to
+// blocked (reversible: UnfreezeCard moves it back to active) or, when
+// asked with status "fraud", to fraud, which is final: a fraud card is
+// never unfrozen. Freezing a blocked card as fraud escalates it. A deleted
+// card (soft: its record stays, Deleted is set) leaves the list, still
+// answers GetCard, and refuses every other move.
 //
 // # Authorizations and controls
 //
-// Authorize decides a purchase and records a card transaction either way.
-// In order: the card's state (deleted, frozen, expired after its expiry
-// month), then every control that applies to the MCC (individual_controls,
-// the individual_mcc_controls entry of that MCC, each mcc_group_controls
-// entry whose group holds it), then the account's available balance (the
-// ledger hold). The first that fires is the decline reason, named
+// AuthorizeCard decides a purchase and records a card transaction either
+// way. In order: the card's state (deleted, frozen, expired after its
+// expiry month), then every control that applies to the MCC
+// (individual_controls, the individual_mcc_controls entry of that MCC,
+// each mcc_group_controls entry whose group holds it), then the account's
+// available balance (the ledger hold). The first that fires is the decline reason, named
 // "<control>.<limit>" for controls (individual_mcc_controls.5812.open,
 // mcc_group_controls.airlines.amount). An approval places a ledger hold
 // from the card's account to the card clearing account.
@@ -59,15 +59,17 @@
 // # Lifecycle
 //
 // After an approval, the sandbox plays the network's messages (each
-// moving the ledger holds and counters a real one would): Clear settles
-// a pending transaction (less than authorized releases the rest; more
-// takes the excess from the account at once) and moves its counters from
-// held to used; Reverse releases part or all of it (all: voided, no
-// longer counted); Expire releases all (expired), as the due job does by
-// itself Options.AuthExpiry after the authorization; Increment raises it
-// when the card's state, the controls of the windows it was counted in
-// and the available balance allow; Refund returns part or all of a
-// settled amount from card clearing and takes it off the used amounts.
+// moving the ledger holds and counters a real one would):
+// ClearTransaction settles a pending transaction (less than authorized
+// releases the rest; more takes the excess from the account at once) and
+// moves its counters from held to used; ReverseTransaction releases part
+// or all of it (all: voided, no longer counted); ExpireTransaction
+// releases all (expired), as the due job does by itself
+// Options.AuthExpiry after the authorization; IncrementTransaction raises
+// it when the card's state, the controls of the windows it was counted in
+// and the available balance allow; RefundTransaction returns part or all
+// of a settled amount from card clearing and takes it off the used
+// amounts.
 //
 // An increment belongs to the transaction it raises: it adds to the
 // amounts counted, never to the transaction counts. A declined increment
@@ -82,6 +84,6 @@
 // promise its cardholders. Refunds are events of the transaction they
 // return, not card transactions of their own.
 // A ledger hold has a fixed amount, so lowering or raising one voids it
-// and places another. Clear and Reverse work whatever the card's state:
-// they finish what was approved.
+// and places another. ClearTransaction and ReverseTransaction work
+// whatever the card's state: they finish what was approved.
 package cards

@@ -81,7 +81,7 @@ func (s *Service) lifecycle(ctx context.Context, caller corebank.Caller, entityI
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Transaction, error) {
-		t, err := s.txFor(tx, caller, entityID, id)
+		t, err := scope.Get(tx, s.o.Tree, caller, entityID, id, getTx, ErrTransactionNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -99,17 +99,6 @@ func (s *Service) lifecycle(ctx context.Context, caller corebank.Caller, entityI
 	})
 }
 
-// txFor loads card transaction id for caller narrowed to entityID.
-func (s *Service) txFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*txRecord, error) {
-	return scope.Load(tx, s.o.Tree, caller, entityID, ErrTransactionNotFound, func() (*txRecord, string, error) {
-		t, err := getTx(tx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		return t, t.EntityID, nil
-	})
-}
-
 func (t *txRecord) event(typ string, amount int64, now time.Time) {
 	t.Events = append(t.Events, TxEvent{Type: typ, Amount: amount, Time: now.UnixMilli()})
 }
@@ -119,7 +108,7 @@ func (s *Service) unschedule(tx storage.Tx, t *txRecord) error {
 	return storage.Unschedule(tx, dueAuth, t.ExpiresAt, t.ID)
 }
 
-// Clear settles a pending card transaction for amount (0: what is
+// ClearTransaction settles a pending card transaction for amount (0: what is
 // authorized). The hold is released, the amount moves to card clearing,
 // and the counters it was counted in move from held to used. Works
 // whatever the card's state now.
@@ -133,7 +122,7 @@ func (s *Service) unschedule(tx storage.Tx, t *txRecord) error {
 //
 // Errors: ErrTransactionNotFound; ErrTransactionState unless pending; a
 // validation error on amount; ErrClearingDeclined naming what fired.
-func (s *Service) Clear(ctx context.Context, caller corebank.Caller, entityID, id string, amount int64) (*Transaction, error) {
+func (s *Service) ClearTransaction(ctx context.Context, caller corebank.Caller, entityID, id string, amount int64) (*Transaction, error) {
 	return s.lifecycle(ctx, caller, entityID, id, amount, TxPending, func(tx storage.Tx, now time.Time, t *txRecord) error {
 		held := t.held()
 		if amount == 0 {
@@ -188,12 +177,12 @@ func (s *Service) allow(tx storage.Tx, c *record, t *txRecord, amount, total int
 	return "", nil
 }
 
-// Reverse releases amount (0: all) of a pending authorization: a full
+// ReverseTransaction releases amount (0: all) of a pending authorization: a full
 // reversal voids it, a partial one lowers the hold. Counters move with it
 // (a full reversal no longer counts the transaction).
 //
-// Errors: as Clear; a validation error when amount exceeds what is held.
-func (s *Service) Reverse(ctx context.Context, caller corebank.Caller, entityID, id string, amount int64) (*Transaction, error) {
+// Errors: as ClearTransaction; a validation error when amount exceeds what is held.
+func (s *Service) ReverseTransaction(ctx context.Context, caller corebank.Caller, entityID, id string, amount int64) (*Transaction, error) {
 	return s.lifecycle(ctx, caller, entityID, id, amount, TxPending, func(tx storage.Tx, now time.Time, t *txRecord) error {
 		held := t.held()
 		if amount == 0 {
@@ -229,11 +218,11 @@ func (s *Service) release(tx storage.Tx, now time.Time, t *txRecord, amount int6
 	return nil
 }
 
-// Expire ends a pending authorization as expired, releasing its hold (as
+// ExpireTransaction ends a pending authorization as expired, releasing its hold (as
 // Options.AuthExpiry does by itself).
 //
 // Errors: ErrTransactionNotFound; ErrTransactionState unless pending.
-func (s *Service) Expire(ctx context.Context, caller corebank.Caller, entityID, id string) (*Transaction, error) {
+func (s *Service) ExpireTransaction(ctx context.Context, caller corebank.Caller, entityID, id string) (*Transaction, error) {
 	return s.lifecycle(ctx, caller, entityID, id, 0, TxPending, func(tx storage.Tx, now time.Time, t *txRecord) error {
 		return s.release(tx, now, t, t.held(), EventExpiration, TxExpired)
 	})
@@ -257,7 +246,7 @@ func (s *Service) DueJobs() []storage.DueJob {
 	return []storage.DueJob{{Kind: dueAuth, Tx: s.expireDue}}
 }
 
-// Increment raises a pending authorization by amount (required), if the
+// IncrementTransaction raises a pending authorization by amount (required), if the
 // card is still usable, the controls it was counted under allow it and
 // the account has it available. An increment is part of the same card
 // transaction, so it adds to the amounts counted, never to the counts.
@@ -265,9 +254,9 @@ func (s *Service) DueJobs() []storage.DueJob {
 // increment_declined event naming what fired, and answered as
 // ErrIncrementDeclined; the authorization stands as it was.
 //
-// Errors: as Clear; a validation error when amount is 0;
+// Errors: as ClearTransaction; a validation error when amount is 0;
 // ErrIncrementDeclined naming what fired.
-func (s *Service) Increment(ctx context.Context, caller corebank.Caller, entityID, id string, amount int64) (*Transaction, error) {
+func (s *Service) IncrementTransaction(ctx context.Context, caller corebank.Caller, entityID, id string, amount int64) (*Transaction, error) {
 	if amount == 0 {
 		return nil, corebank.InvalidField("amount", "is required")
 	}
@@ -305,13 +294,13 @@ func (s *Service) Increment(ctx context.Context, caller corebank.Caller, entityI
 	return t, err
 }
 
-// Refund returns amount (0: all not yet refunded) of a settled card
+// RefundTransaction returns amount (0: all not yet refunded) of a settled card
 // transaction to the account from card clearing, and takes it off the
 // used amounts of the windows the transaction was counted in.
 //
 // Errors: ErrTransactionNotFound; ErrTransactionState unless settled; a
 // validation error when amount exceeds what is left to refund.
-func (s *Service) Refund(ctx context.Context, caller corebank.Caller, entityID, id string, amount int64) (*Transaction, error) {
+func (s *Service) RefundTransaction(ctx context.Context, caller corebank.Caller, entityID, id string, amount int64) (*Transaction, error) {
 	return s.lifecycle(ctx, caller, entityID, id, amount, TxSettled, func(tx storage.Tx, now time.Time, t *txRecord) error {
 		left := t.AmountSettled - t.Refunded
 		if amount == 0 {

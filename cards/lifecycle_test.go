@@ -17,7 +17,7 @@ func TestLifecycle(t *testing.T) {
 	b := corebanktest.New(t)
 	root := corebank.As(b.Root.EntityID)
 	acct := b.FundedAccount("USD", 10000)
-	v, err := b.Cards.CreateVirtual(ctx, root, virtual(acct.ID))
+	v, err := b.Cards.CreateVirtualCard(ctx, root, virtual(acct.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,11 +31,21 @@ func TestLifecycle(t *testing.T) {
 		settledAc int64
 	}
 	moves := map[string]func(id string, amount int64) (*cards.Transaction, error){
-		"clear":     func(id string, a int64) (*cards.Transaction, error) { return b.Cards.Clear(ctx, root, "", id, a) },
-		"reverse":   func(id string, a int64) (*cards.Transaction, error) { return b.Cards.Reverse(ctx, root, "", id, a) },
-		"expire":    func(id string, _ int64) (*cards.Transaction, error) { return b.Cards.Expire(ctx, root, "", id) },
-		"increment": func(id string, a int64) (*cards.Transaction, error) { return b.Cards.Increment(ctx, root, "", id, a) },
-		"refund":    func(id string, a int64) (*cards.Transaction, error) { return b.Cards.Refund(ctx, root, "", id, a) },
+		"clear": func(id string, a int64) (*cards.Transaction, error) {
+			return b.Cards.ClearTransaction(ctx, root, "", id, a)
+		},
+		"reverse": func(id string, a int64) (*cards.Transaction, error) {
+			return b.Cards.ReverseTransaction(ctx, root, "", id, a)
+		},
+		"expire": func(id string, _ int64) (*cards.Transaction, error) {
+			return b.Cards.ExpireTransaction(ctx, root, "", id)
+		},
+		"increment": func(id string, a int64) (*cards.Transaction, error) {
+			return b.Cards.IncrementTransaction(ctx, root, "", id, a)
+		},
+		"refund": func(id string, a int64) (*cards.Transaction, error) {
+			return b.Cards.RefundTransaction(ctx, root, "", id, a)
+		},
 	}
 	for _, tc := range []struct {
 		name  string
@@ -48,7 +58,7 @@ func TestLifecycle(t *testing.T) {
 		{"increment then clear", []step{{"increment", 500, "pending", 1500, 0, 6700, 8200}, {"clear", 0, "settled", 1500, 1500, 6700, 6700}}},
 		{"refund", []step{{"clear", 0, "settled", 1000, 1000, 5700, 5700}, {"refund", 400, "settled", 1000, 1000, 6100, 6100}, {"refund", 0, "settled", 1000, 1000, 6700, 6700}}},
 	} {
-		tx, err := b.Cards.Authorize(ctx, root, "", v.ID, auth(1000, 5812))
+		tx, err := b.Cards.AuthorizeCard(ctx, root, "", v.ID, auth(1000, 5812))
 		if err != nil || tx.Status != cards.TxPending {
 			t.Fatalf("%s: %+v %v", tc.name, tx, err)
 		}
@@ -65,7 +75,7 @@ func TestLifecycle(t *testing.T) {
 			}
 		}
 	}
-	settled, _ := b.Cards.ListTransactions(ctx, root, "", v.ID)
+	settled, _ := b.Cards.ListTransactions(ctx, root, cards.TransactionFilter{CardID: v.ID})
 	last := settled[len(settled)-1]
 	for _, bad := range []struct {
 		op     string
@@ -82,42 +92,42 @@ func TestClearAfterBlockedAndAutoExpiry(t *testing.T) {
 	b := corebanktest.New(t)
 	root := corebank.As(b.Root.EntityID)
 	acct := b.FundedAccount("USD", 10000)
-	d, _ := b.Cards.CreateDisposable(ctx, root, virtual(acct.ID))
-	first, _ := b.Cards.Authorize(ctx, root, "", d.ID, auth(500, 5812))
-	if c, _ := b.Cards.Get(ctx, root, "", d.ID); c.Status != cards.StatusBlocked {
+	d, _ := b.Cards.CreateDisposableCard(ctx, root, virtual(acct.ID))
+	first, _ := b.Cards.AuthorizeCard(ctx, root, "", d.ID, auth(500, 5812))
+	if c, _ := b.Cards.GetCard(ctx, root, "", d.ID); c.Status != cards.StatusBlocked {
 		t.Fatalf("disposable card after use: %s", c.Status)
 	}
 	// Used up for good: unfreezing would make a single-use number reusable
 	// (the simulator unfroze one and bought with it again).
-	if _, err := b.Cards.Unfreeze(ctx, root, "", d.ID); !errors.Is(err, cards.ErrInvalidForState) {
+	if _, err := b.Cards.UnfreezeCard(ctx, root, "", d.ID); !errors.Is(err, cards.ErrInvalidForState) {
 		t.Fatalf("unfreeze a used disposable card: %v", err)
 	}
-	if again, _ := b.Cards.Authorize(ctx, root, "", d.ID, auth(300, 5812)); again.Status != cards.TxDeclined {
+	if again, _ := b.Cards.AuthorizeCard(ctx, root, "", d.ID, auth(300, 5812)); again.Status != cards.TxDeclined {
 		t.Fatalf("a second purchase on a used disposable card: %s", again.Status)
 	}
 	// One frozen before its purchase can be unfrozen and then used.
-	d2, _ := b.Cards.CreateDisposable(ctx, root, virtual(acct.ID))
-	if _, err := b.Cards.Freeze(ctx, root, "", d2.ID, ""); err != nil {
+	d2, _ := b.Cards.CreateDisposableCard(ctx, root, virtual(acct.ID))
+	if _, err := b.Cards.FreezeCard(ctx, root, "", d2.ID, ""); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := b.Cards.Unfreeze(ctx, root, "", d2.ID); err != nil || c.Status != cards.StatusActive {
+	if c, err := b.Cards.UnfreezeCard(ctx, root, "", d2.ID); err != nil || c.Status != cards.StatusActive {
 		t.Fatalf("unfreeze an unused disposable card: %+v %v", c, err)
 	}
-	if got, err := b.Cards.Reverse(ctx, root, "", first.ID, 100); err != nil || got.AmountAuthorized != 400 {
+	if got, err := b.Cards.ReverseTransaction(ctx, root, "", first.ID, 100); err != nil || got.AmountAuthorized != 400 {
 		t.Fatalf("reverse on a blocked card: %+v %v", got, err)
 	}
-	if got, err := b.Cards.Clear(ctx, root, "", first.ID, 0); err != nil || got.Status != cards.TxSettled {
+	if got, err := b.Cards.ClearTransaction(ctx, root, "", first.ID, 0); err != nil || got.Status != cards.TxSettled {
 		t.Fatalf("clear on a blocked card: %+v %v", got, err)
 	}
 
-	v, _ := b.Cards.CreateVirtual(ctx, root, virtual(acct.ID))
-	tx, _ := b.Cards.Authorize(ctx, root, "", v.ID, auth(700, 5812))
+	v, _ := b.Cards.CreateVirtualCard(ctx, root, virtual(acct.ID))
+	tx, _ := b.Cards.AuthorizeCard(ctx, root, "", v.ID, auth(700, 5812))
 	b.Advance(7*24*time.Hour - time.Second)
-	if l, _ := b.Cards.ListTransactions(ctx, root, "", v.ID); l[0].Status != cards.TxPending {
+	if l, _ := b.Cards.ListTransactions(ctx, root, cards.TransactionFilter{CardID: v.ID}); l[0].Status != cards.TxPending {
 		t.Fatalf("before expiry: %s", l[0].Status)
 	}
 	b.Advance(time.Second)
-	l, _ := b.Cards.ListTransactions(ctx, root, "", v.ID)
+	l, _ := b.Cards.ListTransactions(ctx, root, cards.TransactionFilter{CardID: v.ID})
 	bal, _ := b.Ledger.GetBalance(ctx, acct.ID)
 	if l[0].ID != tx.ID || l[0].Status != cards.TxExpired || bal.Available() != 9600 {
 		t.Errorf("after seven days: %+v, available %d", l[0], bal.Available())
@@ -132,16 +142,16 @@ func TestReleaseKeepsItsWindow(t *testing.T) {
 	limit := int64(1000)
 	in := virtual(acct.ID)
 	in.IndividualControls = &cards.Controls{DailyAmountLimit: &limit}
-	v, _ := b.Cards.CreateVirtual(ctx, root, in)
-	yesterday, _ := b.Cards.Authorize(ctx, root, "", v.ID, auth(800, 5812))
+	v, _ := b.Cards.CreateVirtualCard(ctx, root, in)
+	yesterday, _ := b.Cards.AuthorizeCard(ctx, root, "", v.ID, auth(800, 5812))
 	b.Clock.Add(24 * time.Hour)
-	if tx, _ := b.Cards.Authorize(ctx, root, "", v.ID, auth(1000, 5812)); tx.Status != cards.TxPending {
+	if tx, _ := b.Cards.AuthorizeCard(ctx, root, "", v.ID, auth(1000, 5812)); tx.Status != cards.TxPending {
 		t.Fatalf("today: %+v", tx)
 	}
-	if _, err := b.Cards.Reverse(ctx, root, "", yesterday.ID, 0); err != nil {
+	if _, err := b.Cards.ReverseTransaction(ctx, root, "", yesterday.ID, 0); err != nil {
 		t.Fatal(err)
 	}
-	tx, _ := b.Cards.Authorize(ctx, root, "", v.ID, auth(1, 5812))
+	tx, _ := b.Cards.AuthorizeCard(ctx, root, "", v.ID, auth(1, 5812))
 	if tx.DeclineReason == nil || *tx.DeclineReason != "individual_controls.daily_amount_limit" {
 		t.Errorf("today's limit freed by yesterday's release: %+v", tx)
 	}
@@ -157,9 +167,9 @@ func TestExcessClearingAndDeclinedIncrement(t *testing.T) {
 	limit := int64(1500)
 	in := virtual(acct.ID)
 	in.IndividualControls = &cards.Controls{DailyAmountLimit: &limit}
-	v, _ := b.Cards.CreateVirtual(ctx, root, in)
-	tx, _ := b.Cards.Authorize(ctx, root, "", v.ID, auth(1000, 5812))
-	before, _ := b.Cards.ListTransactions(ctx, root, "", v.ID)
+	v, _ := b.Cards.CreateVirtualCard(ctx, root, in)
+	tx, _ := b.Cards.AuthorizeCard(ctx, root, "", v.ID, auth(1000, 5812))
+	before, _ := b.Cards.ListTransactions(ctx, root, cards.TransactionFilter{CardID: v.ID})
 	balBefore, _ := b.Ledger.GetBalance(ctx, acct.ID)
 	reason := func(err error) string {
 		var e *corebank.Error
@@ -168,13 +178,13 @@ func TestExcessClearingAndDeclinedIncrement(t *testing.T) {
 		}
 		return e.Code + ": " + e.Message
 	}
-	if _, err := b.Cards.Clear(ctx, root, "", tx.ID, 1501); !strings.Contains(reason(err), "card_clearing_declined: clearing above the authorization declined: individual_controls.daily_amount_limit") {
+	if _, err := b.Cards.ClearTransaction(ctx, root, "", tx.ID, 1501); !strings.Contains(reason(err), "card_clearing_declined: clearing above the authorization declined: individual_controls.daily_amount_limit") {
 		t.Errorf("clearing past the daily limit: %v", err)
 	}
-	if _, err := b.Cards.Increment(ctx, root, "", tx.ID, 501); !strings.Contains(reason(err), "card_increment_declined: increment declined: individual_controls.daily_amount_limit") {
+	if _, err := b.Cards.IncrementTransaction(ctx, root, "", tx.ID, 501); !strings.Contains(reason(err), "card_increment_declined: increment declined: individual_controls.daily_amount_limit") {
 		t.Errorf("increment past the daily limit: %v", err)
 	}
-	after, _ := b.Cards.ListTransactions(ctx, root, "", v.ID)
+	after, _ := b.Cards.ListTransactions(ctx, root, cards.TransactionFilter{CardID: v.ID})
 	balAfter, _ := b.Ledger.GetBalance(ctx, acct.ID)
 	want := before[0]
 	why := "individual_controls.daily_amount_limit"
@@ -186,12 +196,12 @@ func TestExcessClearingAndDeclinedIncrement(t *testing.T) {
 	// Within the limit but past the balance: 1000 held, 2000 more available.
 	limit2 := int64(10000)
 	in.IndividualControls = &cards.Controls{DailyAmountLimit: &limit2}
-	w, _ := b.Cards.CreateVirtual(ctx, root, in)
-	tx2, _ := b.Cards.Authorize(ctx, root, "", w.ID, auth(500, 5812))
-	if _, err := b.Cards.Clear(ctx, root, "", tx2.ID, 2501); !strings.Contains(reason(err), "insufficient_funds") {
+	w, _ := b.Cards.CreateVirtualCard(ctx, root, in)
+	tx2, _ := b.Cards.AuthorizeCard(ctx, root, "", w.ID, auth(500, 5812))
+	if _, err := b.Cards.ClearTransaction(ctx, root, "", tx2.ID, 2501); !strings.Contains(reason(err), "insufficient_funds") {
 		t.Errorf("clearing past the balance: %v", err)
 	}
-	got, err := b.Cards.Clear(ctx, root, "", tx2.ID, 2000)
+	got, err := b.Cards.ClearTransaction(ctx, root, "", tx2.ID, 2000)
 	bal, _ := b.Ledger.GetBalance(ctx, acct.ID)
 	if err != nil || got.AmountSettled != 2000 || bal.Available() != 0 {
 		t.Errorf("clearing 1500 above the authorization with 1500 available: %+v %v, available %d", got, err, bal.Available())

@@ -32,11 +32,11 @@ func TestNumberClashDrawsAgain(t *testing.T) {
 	}
 	in := NewCard{AccountID: a.ID, CardName: "c", Currency: "USD", EntityID: "e1",
 		Cardholder: &Cardholder{FirstName: "A", LastName: "B", Email: "a@b.c", PhoneNumber: "+14155550100"}}
-	c1, err := s.CreateVirtual(ctx, sys, in)
+	c1, err := s.CreateVirtualCard(ctx, sys, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2, err := s.CreateVirtual(ctx, sys, in)
+	c2, err := s.CreateVirtualCard(ctx, sys, in)
 	if err != nil {
 		t.Fatal(err)
 	}

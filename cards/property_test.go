@@ -31,7 +31,7 @@ func TestPropertyLimits(t *testing.T) {
 			TransactionAmountLimit: n(2500)}
 		in.IndividualMCCControls = []cards.MCCControl{{MCC: 5812, Limits: cards.Limits{DailyAmountLimit: n(1500), Amount: n(3000)}}}
 		in.MCCGroupControls = []cards.GroupControl{{GroupName: "airlines", Limits: cards.Limits{Amount: n(5000), DailyTransactionCount: n(2)}}}
-		c, err := b.Cards.CreateVirtual(ctx, root, in)
+		c, err := b.Cards.CreateVirtualCard(ctx, root, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +40,7 @@ func TestPropertyLimits(t *testing.T) {
 	mccs := []int{5812, 3001, 5411}
 	for step := range 400 {
 		card := ids[rng.IntN(len(ids))]
-		list, err := b.Cards.ListTransactions(ctx, root, "", card)
+		list, err := b.Cards.ListTransactions(ctx, root, cards.TransactionFilter{CardID: card})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,28 +54,28 @@ func TestPropertyLimits(t *testing.T) {
 		case op <= 2 || pick == nil:
 			a := auth(1+rng.Int64N(2000), mccs[rng.IntN(len(mccs))])
 			what = fmt.Sprintf("authorize %d at %d", a.Amount, *a.MCC)
-			_, err = b.Cards.Authorize(ctx, root, "", card, a)
+			_, err = b.Cards.AuthorizeCard(ctx, root, "", card, a)
 		case op == 3:
 			a := rng.Int64N(pick.AmountAuthorized + 500) // some larger than authorized
 			what = fmt.Sprintf("clear %s %d", pick.ID, a)
-			_, err = b.Cards.Clear(ctx, root, "", pick.ID, a)
+			_, err = b.Cards.ClearTransaction(ctx, root, "", pick.ID, a)
 		case op == 4:
 			a := rng.Int64N(pick.AmountAuthorized + 1)
 			what = fmt.Sprintf("reverse %s %d", pick.ID, a)
-			_, err = b.Cards.Reverse(ctx, root, "", pick.ID, a)
+			_, err = b.Cards.ReverseTransaction(ctx, root, "", pick.ID, a)
 		case op == 5:
 			what = "expire " + pick.ID
-			_, err = b.Cards.Expire(ctx, root, "", pick.ID)
+			_, err = b.Cards.ExpireTransaction(ctx, root, "", pick.ID)
 		case op == 6:
 			a := 1 + rng.Int64N(500)
 			what = fmt.Sprintf("increment %s %d", pick.ID, a)
-			_, err = b.Cards.Increment(ctx, root, "", pick.ID, a)
+			_, err = b.Cards.IncrementTransaction(ctx, root, "", pick.ID, a)
 			if corebank.KindOf(err) == corebank.KindConflict {
 				err = nil // declined or not pending
 			}
 		default:
 			what = "refund " + pick.ID
-			_, err = b.Cards.Refund(ctx, root, "", pick.ID, 0)
+			_, err = b.Cards.RefundTransaction(ctx, root, "", pick.ID, 0)
 		}
 		if err != nil && corebank.KindOf(err) != corebank.KindConflict && corebank.KindOf(err) != corebank.KindInvalid {
 			t.Fatalf("step %d %s: %v", step, what, err)
@@ -100,7 +100,7 @@ func checkInvariants(t *testing.T, b *corebanktest.Bank, root corebank.Caller, a
 	now := b.Clock.Now().UTC()
 	day, month := now.Format(time.DateOnly), now.Format("2006-01")
 	for _, id := range ids {
-		c, err := b.Cards.Get(ctx, root, "", id)
+		c, err := b.Cards.GetCard(ctx, root, "", id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func checkInvariants(t *testing.T, b *corebanktest.Bank, root corebank.Caller, a
 		}
 		// Recompute the individual counters of today and this month.
 		var want cards.Usage
-		list, _ := b.Cards.ListTransactions(ctx, root, "", id)
+		list, _ := b.Cards.ListTransactions(ctx, root, cards.TransactionFilter{CardID: id})
 		for _, x := range list {
 			created := time.UnixMilli(x.Created).UTC()
 			var hold, used, ch, cu int64

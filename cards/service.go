@@ -84,6 +84,13 @@ func NewService(db storage.Backend, led *ledger.Service, sealer *corebank.Sealer
 // earlier releases: none yet (the package is new).
 func (s *Service) Migrations() []storage.Migration { return nil }
 
+// CardFilter narrows ListCards: the entity whose cards are listed
+// (EntityID, the caller's when "") and, when set, one of its accounts.
+type CardFilter struct {
+	EntityID  string
+	AccountID string
+}
+
 // Page is one page of an entity's cards.
 type Page struct {
 	*corebank.Page[Card]
@@ -150,15 +157,23 @@ func countCreations(tx storage.Tx, entity string, now time.Time) (int, int64, er
 	return n, oldest, nil
 }
 
-// accountFor loads account id for caller narrowed to entityID.
-func (s *Service) accountFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*ledger.Account, error) {
-	a, err := scope.Load(tx, s.o.Tree, caller, entityID, ledger.ErrAccountNotFound, func() (*ledger.Account, string, error) {
-		a, err := s.led.GetAccountTx(tx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		return a, a.EntityID, nil
-	})
+// account is a ledger account as scope.Get reads it: owned by its entity.
+type account struct{ *ledger.Account }
+
+// Owner is the entity the account belongs to.
+func (a account) Owner() string { return a.EntityID }
+
+// account reads ledger account id for scope.Get.
+func (s *Service) account(tx storage.Tx, id string) (account, error) {
+	a, err := s.led.GetAccountTx(tx, id)
+	return account{a}, err
+}
+
+// usableAccount is the authorized load of account id (scope.Get, for
+// caller narrowed to entityID) and what a card asks of it beside: not
+// deleted. A missing or foreign account's error names it.
+func (s *Service) usableAccount(tx storage.Tx, caller corebank.Caller, entityID, id string) (*ledger.Account, error) {
+	a, err := scope.Get(tx, s.o.Tree, caller, entityID, id, s.account, ledger.ErrAccountNotFound)
 	if errors.Is(err, ledger.ErrAccountNotFound) {
 		return nil, ledger.ErrAccountNotFound.With("account " + id + " not found")
 	}
@@ -168,31 +183,33 @@ func (s *Service) accountFor(tx storage.Tx, caller corebank.Caller, entityID, id
 	if a.Deleted != 0 {
 		return nil, ledger.ErrAccountDeleted
 	}
-	return a, nil
+	return a.Account, nil
 }
 
-// CreateDisposable issues a disposable card (POST /disposable-cards).
-// See Create.
-func (s *Service) CreateDisposable(ctx context.Context, caller corebank.Caller, in NewCard) (*Card, error) {
+// CreateDisposableCard issues a disposable card (POST /disposable-cards),
+// as CreateVirtualCard issues a virtual one.
+func (s *Service) CreateDisposableCard(ctx context.Context, caller corebank.Caller, in NewCard) (*Card, error) {
 	return s.create(ctx, caller, TypeDisposable, in)
 }
 
-// CreateVirtual issues a virtual card (POST /virtual-cards). See Create.
-func (s *Service) CreateVirtual(ctx context.Context, caller corebank.Caller, in NewCard) (*Card, error) {
-	return s.create(ctx, caller, TypeVirtual, in)
-}
-
-// create issues a card of typ on in.AccountID, active, and answers it
-// with its full number and CVV (the only answer that has them). In one
-// transaction it counts the entity's creations of the last hour (past
-// Options.CreateLimit: ErrCreateLimit with a RateLimit), draws a unique
-// number, seals number and CVV, and appends cards.created (masked).
-// A virtual card without an expiry expires in three years.
+// CreateVirtualCard issues a virtual card (POST /virtual-cards) on
+// in.AccountID, active, and answers it with its full number and CVV (the
+// only answer that has them). In one transaction it counts the entity's
+// creations of the last hour (past Options.CreateLimit: ErrCreateLimit
+// with a RateLimit), draws a unique number, seals number and CVV, and
+// appends cards.created (masked). A virtual card without an expiry
+// expires in three years.
 //
 // Errors: corebank.ErrForbidden; corebank.ErrEntityNotFound; a
 // corebank.KindBadRequest error naming each bad field (currency when it
 // is not the account's); ledger.ErrAccountNotFound; ledger.ErrAccountDeleted;
 // ErrCreateLimit.
+func (s *Service) CreateVirtualCard(ctx context.Context, caller corebank.Caller, in NewCard) (*Card, error) {
+	return s.create(ctx, caller, TypeVirtual, in)
+}
+
+// create issues a card of typ: CreateVirtualCard's contract, whatever
+// the type.
 func (s *Service) create(ctx context.Context, caller corebank.Caller, typ string, in NewCard) (*Card, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
@@ -207,7 +224,7 @@ func (s *Service) create(ctx context.Context, caller corebank.Caller, typ string
 		mm, yy = strconv.Itoa(100 + int(exp.Month()))[1:], strconv.Itoa(100 + exp.Year()%100)[1:]
 	}
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Card, error) {
-		acct, err := s.accountFor(tx, caller, in.EntityID, in.AccountID)
+		acct, err := s.usableAccount(tx, caller, in.EntityID, in.AccountID)
 		if err != nil {
 			return nil, err
 		}
@@ -283,30 +300,13 @@ func openOr(b *bool) *bool {
 	return &t
 }
 
-// cardFor loads card id for caller narrowed to entityID.
-func (s *Service) cardFor(tx storage.Tx, caller corebank.Caller, entityID, id string) (*record, error) {
-	return s.loadCard(tx, caller, entityID, id, getCard)
-}
-
-// loadCard is cardFor reading the card with get.
-func (s *Service) loadCard(tx storage.Tx, caller corebank.Caller, entityID, id string,
-	get func(storage.Tx, string) (*record, error)) (*record, error) {
-	return scope.Load(tx, s.o.Tree, caller, entityID, ErrCardNotFound, func() (*record, string, error) {
-		r, err := get(tx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		return r, r.EntityID, nil
-	})
-}
-
-// Get returns card id, masked, for caller narrowed to entityID; a deleted
+// GetCard returns card id, masked, for caller narrowed to entityID; a deleted
 // card is answered with deleted true.
 //
 // Errors: corebank.ErrEntityNotFound; ErrCardNotFound.
-func (s *Service) Get(ctx context.Context, caller corebank.Caller, entityID, id string) (*Card, error) {
+func (s *Service) GetCard(ctx context.Context, caller corebank.Caller, entityID, id string) (*Card, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Card, error) {
-		r, err := s.cardFor(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.o.Tree, caller, entityID, id, getCard, ErrCardNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -323,7 +323,7 @@ func (s *Service) move(ctx context.Context, caller corebank.Caller, entityID, id
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Card, error) {
-		r, err := s.cardFor(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.o.Tree, caller, entityID, id, getCard, ErrCardNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -348,15 +348,15 @@ func (s *Service) move(ctx context.Context, caller corebank.Caller, entityID, id
 	})
 }
 
-// Freeze stops card id: status "" or "blocked" makes an active card
-// blocked (Unfreeze reverses it); "fraud" makes an active or blocked card
+// FreezeCard stops card id: status "" or "blocked" makes an active card
+// blocked (UnfreezeCard reverses it); "fraud" makes an active or blocked card
 // fraud, for good. Freezing to the status the card has changes nothing.
 // Appends cards.frozen.
 //
 // Errors: corebank.ErrForbidden; corebank.ErrEntityNotFound;
 // ErrCardNotFound; a validation error naming status; ErrInvalidForState
 // for a deleted card or a fraud card asked to be blocked.
-func (s *Service) Freeze(ctx context.Context, caller corebank.Caller, entityID, id, status string) (*Card, error) {
+func (s *Service) FreezeCard(ctx context.Context, caller corebank.Caller, entityID, id, status string) (*Card, error) {
 	if status == "" {
 		status = StatusBlocked
 	}
@@ -375,14 +375,14 @@ func (s *Service) Freeze(ctx context.Context, caller corebank.Caller, entityID, 
 	})
 }
 
-// Unfreeze makes a blocked card active again; an active card is answered
+// UnfreezeCard makes a blocked card active again; an active card is answered
 // unchanged. A disposable card that has had its purchase stays blocked:
 // unfreezing it would make a single-use number reusable. Appends
 // cards.unfrozen.
 //
-// Errors: as Freeze; ErrInvalidForState for a fraud or deleted card, or
+// Errors: as FreezeCard; ErrInvalidForState for a fraud or deleted card, or
 // a used disposable card.
-func (s *Service) Unfreeze(ctx context.Context, caller corebank.Caller, entityID, id string) (*Card, error) {
+func (s *Service) UnfreezeCard(ctx context.Context, caller corebank.Caller, entityID, id string) (*Card, error) {
 	return s.move(ctx, caller, entityID, id, func(tx storage.Tx, r *record) (string, error) {
 		switch r.Status {
 		case StatusActive:
@@ -400,18 +400,18 @@ func (s *Service) Unfreeze(ctx context.Context, caller corebank.Caller, entityID
 	})
 }
 
-// Reassign moves card id to accountID, another account of the card's
+// ReassignCard moves card id to accountID, another account of the card's
 // entity in the card's currency. No event (SPEC.md names none).
 //
-// Errors: as Freeze; ledger.ErrAccountNotFound; ledger.ErrAccountDeleted;
+// Errors: as FreezeCard; ledger.ErrAccountNotFound; ledger.ErrAccountDeleted;
 // a validation error on account_id for another entity's account or
 // another currency.
-func (s *Service) Reassign(ctx context.Context, caller corebank.Caller, entityID, id, accountID string) (*Card, error) {
+func (s *Service) ReassignCard(ctx context.Context, caller corebank.Caller, entityID, id, accountID string) (*Card, error) {
 	if accountID == "" {
 		return nil, corebank.InvalidField("account_id", "is required")
 	}
 	return s.move(ctx, caller, entityID, id, func(tx storage.Tx, r *record) (string, error) {
-		a, err := s.accountFor(tx, caller, entityID, accountID)
+		a, err := s.usableAccount(tx, caller, entityID, accountID)
 		if err != nil {
 			return "", err
 		}
@@ -429,18 +429,18 @@ func (s *Service) Reassign(ctx context.Context, caller corebank.Caller, entityID
 	})
 }
 
-// Delete soft-deletes card id: it leaves the list and refuses every move,
-// and Get still answers it (deleted true). Deleting a deleted card
+// DeleteCard soft-deletes card id: it leaves the list and refuses every move,
+// and GetCard still answers it (deleted true). Deleting a deleted card
 // answers it unchanged. Appends cards.deleted.
 //
 // Errors: corebank.ErrForbidden; corebank.ErrEntityNotFound; ErrCardNotFound.
-func (s *Service) Delete(ctx context.Context, caller corebank.Caller, entityID, id string) (*Card, error) {
+func (s *Service) DeleteCard(ctx context.Context, caller corebank.Caller, entityID, id string) (*Card, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Card, error) {
-		r, err := s.cardFor(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.o.Tree, caller, entityID, id, getCard, ErrCardNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -464,33 +464,33 @@ func (s *Service) Delete(ctx context.Context, caller corebank.Caller, entityID, 
 // maxScan caps the index entries one list page examines.
 const maxScan = 2000
 
-// List returns one page of the cards of entityID (the caller's when ""),
-// oldest first, without deleted cards; accountID, when set, keeps that
-// account's cards (and lists its entity).
+// ListCards returns one page of the cards of f.EntityID (the caller's
+// when ""), oldest first, without deleted cards; f.AccountID, when set,
+// keeps that account's cards (and lists its entity).
 //
 // Errors: corebank.ErrEntityNotFound; ledger.ErrAccountNotFound; a
 // validation error naming limit or cursor.
-func (s *Service) List(ctx context.Context, caller corebank.Caller, entityID, accountID string, opts corebank.ListOptions) (*Page, error) {
+func (s *Service) ListCards(ctx context.Context, caller corebank.Caller, f CardFilter, opts corebank.ListOptions) (*Page, error) {
+	accountID := f.AccountID
 	limit, err := storage.CheckList(opts, corebank.DefaultLimit)
 	if err != nil {
 		return nil, err
 	}
 	now := s.o.Clock.Now()
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Page, error) {
-		entity, err := scope.Entity(tx, s.o.Tree, caller, entityID)
+		entity, err := scope.Entity(tx, s.o.Tree, caller, f.EntityID)
 		if err != nil {
 			return nil, err
 		}
 		if accountID != "" {
+			// The account must lie in the entity's tree; the list is then
+			// of the account's entity.
 			notFound := ledger.ErrAccountNotFound.With("account " + accountID + " not found")
-			acct, err := s.led.GetAccountTx(tx, accountID)
+			acct, err := scope.Get(tx, s.o.Tree, corebank.As(entity), "", accountID, s.account, notFound)
 			if errors.Is(err, ledger.ErrAccountNotFound) {
 				return nil, notFound
 			}
 			if err != nil {
-				return nil, err
-			}
-			if err := scope.Check(tx, s.o.Tree, corebank.As(entity), acct.EntityID, notFound); err != nil {
 				return nil, err
 			}
 			entity = acct.EntityID

@@ -51,7 +51,7 @@ func (b *Bank) ShareOffering(currency string, offerPrice, shares int64) *capital
 
 func (b *Bank) createProduct(in capital.NewProduct) *capital.Product {
 	b.t.Helper()
-	p, err := b.Capital.CreateProduct(context.Background(), corebank.As(b.Root.EntityID), "", in)
+	p, err := b.Capital.CreateProduct(context.Background(), corebank.As(b.Root.EntityID), in)
 	if err != nil {
 		b.t.Fatalf("corebanktest: create %s product: %v", in.Type, err)
 	}
@@ -88,7 +88,7 @@ func (b *Bank) ApprovedOrder(productID, accountID string, amount int64) *capital
 		b.t.Fatalf("corebanktest: order %d of product %s: %v", amount, productID, err)
 	}
 	id := o.ID
-	o, err = b.Capital.Confirm(ctx, root, "", id, capital.Confirmation{})
+	o, err = b.Capital.ConfirmOrder(ctx, root, "", id, capital.Confirmation{})
 	if err != nil {
 		b.t.Fatalf("corebanktest: confirm order %s: %v", id, err)
 	}

@@ -14,7 +14,7 @@ import (
 // error.
 func (b *Bank) IssueCard(accountID string) *cards.Card {
 	b.t.Helper()
-	c, err := b.Cards.CreateVirtual(context.Background(), corebank.As(b.Root.EntityID), cards.NewCard{
+	c, err := b.Cards.CreateVirtualCard(context.Background(), corebank.As(b.Root.EntityID), cards.NewCard{
 		AccountID: accountID, CardName: "Test card", Currency: b.currencyOf(accountID),
 		Cardholder: &cards.Cardholder{FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com", PhoneNumber: "+14155550100"},
 	})

@@ -49,7 +49,7 @@ func (b *Bank) LastEvent(eventType string) *webhooks.Event {
 	var last *webhooks.Event
 	opts := corebank.ListOptions{Limit: corebank.MaxLimit}
 	for {
-		page, err := b.Webhooks.ListEvents(ctx, corebank.System(), b.Root.EntityID, webhooks.EventFilter{Type: eventType}, opts)
+		page, err := b.Webhooks.ListEvents(ctx, corebank.System(), webhooks.EventFilter{EntityID: b.Root.EntityID, Type: eventType}, opts)
 		if err != nil {
 			b.t.Fatalf("corebanktest: list %s events: %v", eventType, err)
 		}

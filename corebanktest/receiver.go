@@ -83,7 +83,7 @@ func (b *Bank) CaptureWebhooks() *Receiver {
 	r.Server.Config.ErrorLog = log.New(io.Discard, "", 0)
 	r.Server.StartTLS()
 	expires := int64(webhooks.MaxExpiresIn)
-	hook, err := b.Webhooks.Create(context.Background(), corebank.System(), webhooks.NewWebhook{
+	hook, err := b.Webhooks.CreateWebhook(context.Background(), corebank.System(), webhooks.NewWebhook{
 		EntityID: b.Root.EntityID, URL: r.Server.URL, ExpiresIn: &expires,
 		EnabledEvents: &webhooks.EnabledEvents{All: true}, Description: "corebanktest receiver",
 	})

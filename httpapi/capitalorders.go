@@ -21,8 +21,8 @@ func (h *handler) listProductOrders(x *exchange, r *http.Request) error {
 	return listed(x, r, listing[capital.Order]{name: "product-orders", message: "product orders retrieved", limit: capitalListLimit,
 		filters: func(q *query, filters map[string]string) { q.pick(filters, "status", "type") },
 		read: func(ctx context.Context, c corebank.Caller, l listRequest) (*corebank.Page[capital.Order], string, error) {
-			p, err := h.capital.ListOrders(ctx, c, l.entityID,
-				capital.OrderFilter{Status: l.filters["status"], Type: l.filters["type"]}, l.opts)
+			p, err := h.capital.ListOrders(ctx, c,
+				capital.OrderFilter{EntityID: l.entityID, Status: l.filters["status"], Type: l.filters["type"]}, l.opts)
 			if err != nil {
 				return nil, "", err
 			}
@@ -43,7 +43,7 @@ func (h *handler) confirmProductOrder(x *exchange, r *http.Request) error {
 	var req capital.Confirmation
 	return moved(x, r, enveloped(http.StatusOK, "product order confirmed"), &req, &req.EntityID,
 		func(ctx context.Context, c corebank.Caller, entity, id string) (*capital.Order, error) {
-			return h.capital.Confirm(ctx, c, entity, id, req)
+			return h.capital.ConfirmOrder(ctx, c, entity, id, req)
 		})
 }
 
@@ -57,7 +57,7 @@ func (h *handler) previewWithdrawal(x *exchange, r *http.Request) error {
 // ({entity_id?}) and answers the order with it, 200 in the envelope.
 func (h *handler) withdrawProductOrder(x *exchange, r *http.Request) error {
 	var req entityOnly
-	return moved(x, r, enveloped(http.StatusOK, "withdrawal initiated"), &req, &req.EntityID, h.capital.Withdraw)
+	return moved(x, r, enveloped(http.StatusOK, "withdrawal initiated"), &req, &req.EntityID, h.capital.WithdrawOrder)
 }
 
 // listCapitalTransactions lists the capital transactions of an order's
@@ -69,7 +69,7 @@ func (h *handler) listCapitalTransactions(x *exchange, r *http.Request) error {
 	return listed(x, r, listing[capital.Transaction]{name: "capital-transactions/" + id,
 		message: "capital transactions retrieved", limit: capitalListLimit,
 		read: func(ctx context.Context, c corebank.Caller, l listRequest) (*corebank.Page[capital.Transaction], string, error) {
-			p, err := h.capital.ListTransactions(ctx, c, l.entityID, id, l.opts)
+			p, err := h.capital.ListTransactions(ctx, c, capital.TransactionFilter{EntityID: l.entityID, OrderID: id}, l.opts)
 			if err != nil {
 				return nil, "", err
 			}

@@ -16,6 +16,7 @@ func (h *handler) getCapitalPortfolio(x *exchange, r *http.Request) error {
 	return fetchedWith(x, r, enveloped(http.StatusOK, "capital portfolio retrieved"),
 		func(q *query) { f.Currency = q.str("currency") },
 		func(ctx context.Context, c corebank.Caller, entity, _ string) (*capital.Portfolio, error) {
-			return h.capital.Portfolio(ctx, c, entity, f)
+			f.EntityID = entity
+			return h.capital.GetPortfolio(ctx, c, f)
 		})
 }

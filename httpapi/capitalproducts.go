@@ -18,8 +18,8 @@ func (h *handler) listProducts(x *exchange, r *http.Request) error {
 	return listed(x, r, listing[capital.Product]{name: "products", message: "products retrieved", limit: capitalListLimit,
 		filters: func(q *query, filters map[string]string) { q.pick(filters, "type", "currency") },
 		read: func(ctx context.Context, c corebank.Caller, l listRequest) (*corebank.Page[capital.Product], string, error) {
-			p, err := h.capital.ListProducts(ctx, c, l.entityID,
-				capital.ProductFilter{Type: l.filters["type"], Currency: l.filters["currency"]}, l.opts)
+			p, err := h.capital.ListProducts(ctx, c,
+				capital.ProductFilter{EntityID: l.entityID, Type: l.filters["type"], Currency: l.filters["currency"]}, l.opts)
 			if err != nil {
 				return nil, "", err
 			}

@@ -8,21 +8,11 @@ import (
 	"github.com/corebank/corebank/capital"
 )
 
-// newProductReq is the body of POST /sandbox/products: the product
-// (CONTRACT.md's names) and the owner's entity_id (the caller's entity
-// when absent).
-type newProductReq struct {
-	EntityID string `json:"entity_id"`
-	capital.NewProduct
-}
-
 // createProduct serves POST /sandbox/products: 201 with the bare product
 // and its documents.
 func (h *handler) createProduct(x *exchange, r *http.Request) error {
-	return created(x, r, bare(http.StatusCreated), func(q *newProductReq) *string { return &q.EntityID },
-		func(ctx context.Context, c corebank.Caller, req newProductReq) (*capital.Product, error) {
-			return h.capital.CreateProduct(ctx, c, req.EntityID, req.NewProduct)
-		})
+	return created(x, r, bare(http.StatusCreated), func(q *capital.NewProduct) *string { return &q.EntityID },
+		h.capital.CreateProduct)
 }
 
 // allotReq is the body of POST /sandbox/products/{id}/allotment.
@@ -35,7 +25,7 @@ type allotReq struct {
 // bare product.
 func (h *handler) allotProduct(x *exchange, r *http.Request) error {
 	var req allotReq
-	return productWith(x, r, &req, &req.EntityID, "allotted_shares", &req.AllottedShares, h.capital.Allot)
+	return productWith(x, r, &req, &req.EntityID, "allotted_shares", &req.AllottedShares, h.capital.AllotProduct)
 }
 
 // priceReq is the body of POST /sandbox/products/{id}/price.
@@ -48,7 +38,7 @@ type priceReq struct {
 // the bare product.
 func (h *handler) priceProduct(x *exchange, r *http.Request) error {
 	var req priceReq
-	return productWith(x, r, &req, &req.EntityID, "price", &req.Price, h.capital.SetPrice)
+	return productWith(x, r, &req, &req.EntityID, "price", &req.Price, h.capital.SetProductPrice)
 }
 
 // productWith serves a sandbox product move whose body req carries one
@@ -68,7 +58,7 @@ func productWith(x *exchange, r *http.Request, req any, entity *string, field st
 // product.
 func (h *handler) unlockProduct(x *exchange, r *http.Request) error {
 	var req entityOnly
-	return moved(x, r, bare(http.StatusOK), &req, &req.EntityID, h.capital.Unlock)
+	return moved(x, r, bare(http.StatusOK), &req, &req.EntityID, h.capital.UnlockProduct)
 }
 
 // deactivateProduct makes a product inactive; 200 with the bare product.

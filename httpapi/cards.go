@@ -16,12 +16,12 @@ import (
 // fields under details; past the hourly creation limit it is 429 with
 // retry_after, limit_type, current_count and limit.
 func (h *handler) createDisposableCard(x *exchange, r *http.Request) error {
-	return h.createCard(x, r, h.cards.CreateDisposable)
+	return h.createCard(x, r, h.cards.CreateDisposableCard)
 }
 
 // createVirtualCard is createDisposableCard for a virtual card.
 func (h *handler) createVirtualCard(x *exchange, r *http.Request) error {
-	return h.createCard(x, r, h.cards.CreateVirtual)
+	return h.createCard(x, r, h.cards.CreateVirtualCard)
 }
 
 func (h *handler) createCard(x *exchange, r *http.Request,
@@ -30,7 +30,7 @@ func (h *handler) createCard(x *exchange, r *http.Request,
 }
 
 func (h *handler) getCard(x *exchange, r *http.Request) error {
-	return fetched(x, r, enveloped(http.StatusOK, "card retrieved"), h.cards.Get)
+	return fetched(x, r, enveloped(http.StatusOK, "card retrieved"), h.cards.GetCard)
 }
 
 // freezeReq is the optional body of POST /cards/{id}/freeze: status
@@ -43,13 +43,13 @@ type freezeReq struct {
 func (h *handler) freezeCard(x *exchange, r *http.Request) error {
 	var req freezeReq
 	return moved(x, r, enveloped(http.StatusOK, "card frozen"), &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Card, error) {
-		return h.cards.Freeze(ctx, c, entity, id, req.Status)
+		return h.cards.FreezeCard(ctx, c, entity, id, req.Status)
 	})
 }
 
 func (h *handler) unfreezeCard(x *exchange, r *http.Request) error {
 	var req entityOnly
-	return moved(x, r, enveloped(http.StatusOK, "card unfrozen"), &req, &req.EntityID, h.cards.Unfreeze)
+	return moved(x, r, enveloped(http.StatusOK, "card unfrozen"), &req, &req.EntityID, h.cards.UnfreezeCard)
 }
 
 type reassignReq struct {
@@ -60,13 +60,13 @@ type reassignReq struct {
 func (h *handler) reassignCard(x *exchange, r *http.Request) error {
 	var req reassignReq
 	return moved(x, r, enveloped(http.StatusOK, "card reassigned"), &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Card, error) {
-		return h.cards.Reassign(ctx, c, entity, id, req.AccountID)
+		return h.cards.ReassignCard(ctx, c, entity, id, req.AccountID)
 	})
 }
 
 func (h *handler) deleteCard(x *exchange, r *http.Request) error {
 	var req entityOnly
-	return moved(x, r, enveloped(http.StatusOK, "card deleted"), &req, &req.EntityID, h.cards.Delete)
+	return moved(x, r, enveloped(http.StatusOK, "card deleted"), &req, &req.EntityID, h.cards.DeleteCard)
 }
 
 // cardsList is GET /cards's data: the page under cards.
@@ -85,7 +85,7 @@ func (h *handler) listCards(x *exchange, r *http.Request) error {
 			q.pick(filters, "account_id")
 		},
 		read: func(ctx context.Context, c corebank.Caller, l listRequest) (*corebank.Page[cards.Card], string, error) {
-			p, err := h.cards.List(ctx, c, l.entityID, l.filters["account_id"], l.opts)
+			p, err := h.cards.ListCards(ctx, c, cards.CardFilter{EntityID: l.entityID, AccountID: l.filters["account_id"]}, l.opts)
 			if err != nil {
 				return nil, "", err
 			}
@@ -105,7 +105,7 @@ type cardTransactions struct {
 func (h *handler) listCardTransactions(x *exchange, r *http.Request) error {
 	return fetched(x, r, enveloped(http.StatusOK, "card transactions retrieved"),
 		func(ctx context.Context, c corebank.Caller, entity, id string) (*cardTransactions, error) {
-			txs, err := h.cards.ListTransactions(ctx, c, entity, id)
+			txs, err := h.cards.ListTransactions(ctx, c, cards.TransactionFilter{EntityID: entity, CardID: id})
 			if err != nil {
 				return nil, err
 			}
@@ -120,7 +120,7 @@ func (h *handler) listCardTransactions(x *exchange, r *http.Request) error {
 func (h *handler) authorizeCard(x *exchange, r *http.Request) error {
 	var req cards.Authorization
 	return moved(x, r, bare(http.StatusCreated), &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*cards.Transaction, error) {
-		return h.cards.Authorize(ctx, c, entity, id, req)
+		return h.cards.AuthorizeCard(ctx, c, entity, id, req)
 	})
 }
 
@@ -143,16 +143,16 @@ func (h *handler) cardTxMove(x *exchange, r *http.Request,
 }
 
 func (h *handler) clearCardTx(x *exchange, r *http.Request) error {
-	return h.cardTxMove(x, r, h.cards.Clear)
+	return h.cardTxMove(x, r, h.cards.ClearTransaction)
 }
 func (h *handler) reverseCardTx(x *exchange, r *http.Request) error {
-	return h.cardTxMove(x, r, h.cards.Reverse)
+	return h.cardTxMove(x, r, h.cards.ReverseTransaction)
 }
 func (h *handler) incrementCardTx(x *exchange, r *http.Request) error {
-	return h.cardTxMove(x, r, h.cards.Increment)
+	return h.cardTxMove(x, r, h.cards.IncrementTransaction)
 }
 func (h *handler) refundCardTx(x *exchange, r *http.Request) error {
-	return h.cardTxMove(x, r, h.cards.Refund)
+	return h.cardTxMove(x, r, h.cards.RefundTransaction)
 }
 
 // expireCardTx expires the authorization whatever amount says (it ends
@@ -163,6 +163,6 @@ func (h *handler) expireCardTx(x *exchange, r *http.Request) error {
 		if amount < 0 || amount > ledger.MaxAmount {
 			return nil, corebank.InvalidField("amount", "must be between 0 and "+strconv.FormatInt(ledger.MaxAmount, 10))
 		}
-		return h.cards.Expire(ctx, c, entityID, id)
+		return h.cards.ExpireTransaction(ctx, c, entityID, id)
 	})
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/corebank/corebank/acquiring"
 )
 
-// The sandbox 3DS challenge page (acquiring.Service.Authenticate): the
+// The sandbox 3DS challenge page (acquiring.Service.AuthenticateAction): the
 // page an intent action's next_action.url opens, a mock issuer asking the
 // cardholder for a password, like Adyen's test cards. The token in its
 // path is the capability, so it needs no key; it is built like the
@@ -89,7 +89,7 @@ func (h *handler) challengePagePost(x *exchange, r *http.Request) error {
 	default:
 		return h.challengeError(x, nil, corebank.InvalidField("choice", "must be complete or fail"))
 	}
-	a, err := h.acq.Authenticate(r.Context(), token, passed)
+	a, err := h.acq.AuthenticateAction(r.Context(), token, passed)
 	if err != nil {
 		if errors.Is(err, acquiring.ErrInvalidForState) {
 			a, _ = h.acq.ChallengeAction(r.Context(), token)

@@ -44,7 +44,8 @@ func (h *handler) listEvents(x *exchange, r *http.Request) error {
 			f.CreatedAfter, f.CreatedBefore = q.createdRange(filters)
 		},
 		read: func(ctx context.Context, c corebank.Caller, l listRequest) (*corebank.Page[webhooks.Event], string, error) {
-			p, err := h.wh.ListEvents(ctx, c, l.entityID, f, l.opts)
+			f.EntityID = l.entityID
+			p, err := h.wh.ListEvents(ctx, c, f, l.opts)
 			return p, "", err
 		}})
 }
@@ -85,7 +86,7 @@ func (h *handler) redeliverEvent(x *exchange, r *http.Request) error {
 		func(ctx context.Context, c corebank.Caller, entity, id string) (*redelivery, error) {
 			// Redeliver wakes the dispatcher: the webhooks service writes to
 			// its own store, not through the commit hook.
-			ds, err := h.wh.Redeliver(ctx, c, entity, id)
+			ds, err := h.wh.RedeliverEvent(ctx, c, entity, id)
 			if err != nil {
 				return nil, err
 			}

@@ -12,7 +12,7 @@ import (
 // envelope; when requires_action is true the client sends the cardholder
 // to next_action.url.
 func (h *handler) createIntentAction(x *exchange, r *http.Request) error {
-	return created(x, r, enveloped(http.StatusCreated, "intent action created"), func(q *acquiring.Confirmation) *string { return &q.EntityID }, h.acq.Confirm)
+	return created(x, r, enveloped(http.StatusCreated, "intent action created"), func(q *acquiring.Confirmation) *string { return &q.EntityID }, h.acq.ConfirmIntent)
 }
 
 func (h *handler) getIntentAction(x *exchange, r *http.Request) error {
@@ -30,7 +30,7 @@ func (h *handler) listIntentActions(x *exchange, r *http.Request) error {
 // unchanged.
 func (h *handler) verifyIntentAction(x *exchange, r *http.Request) error {
 	var req entityOnly
-	return moved(x, r, enveloped(http.StatusOK, "intent action verified"), &req, &req.EntityID, h.acq.Verify)
+	return moved(x, r, enveloped(http.StatusOK, "intent action verified"), &req, &req.EntityID, h.acq.VerifyAction)
 }
 
 type simulateActionReq struct {
@@ -44,6 +44,6 @@ type simulateActionReq struct {
 func (h *handler) simulateIntentAction(x *exchange, r *http.Request) error {
 	var req simulateActionReq
 	return moved(x, r, bare(http.StatusOK), &req, &req.EntityID, func(ctx context.Context, c corebank.Caller, entity, id string) (*acquiring.Action, error) {
-		return h.acq.Simulate(ctx, c, entity, id, req.Outcome, req.StatusReason)
+		return h.acq.SimulateAction(ctx, c, entity, id, req.Outcome, req.StatusReason)
 	})
 }

@@ -35,7 +35,7 @@ import (
 // createWebhook serves POST /entity-webhooks. entity_id is the body's
 // alone; it defaults to the caller's entity and must lie in its tree.
 func (h *handler) createWebhook(x *exchange, r *http.Request) error {
-	return created(x, r, enveloped(http.StatusCreated, "webhook created"), nil, h.wh.Create)
+	return created(x, r, enveloped(http.StatusCreated, "webhook created"), nil, h.wh.CreateWebhook)
 }
 
 // listWebhooks serves GET /entity-webhooks: the webhooks of entity_id
@@ -43,12 +43,12 @@ func (h *handler) createWebhook(x *exchange, r *http.Request) error {
 func (h *handler) listWebhooks(x *exchange, r *http.Request) error {
 	return listed(x, r, listing[webhooks.Webhook]{name: "entity-webhooks", message: "webhooks retrieved",
 		read: func(ctx context.Context, c corebank.Caller, l listRequest) (*corebank.Page[webhooks.Webhook], string, error) {
-			p, err := h.wh.List(ctx, c, l.entityID, l.opts)
+			p, err := h.wh.ListWebhooks(ctx, c, webhooks.WebhookFilter{EntityID: l.entityID}, l.opts)
 			if err != nil {
 				return nil, "", err
 			}
 			for i := range p.Items {
-				p.Items[i].Secret = "" // List never sets it; a read must never show it
+				p.Items[i].Secret = "" // ListWebhooks never sets it; a read must never show it
 			}
 			return p, "", nil
 		}})
@@ -56,17 +56,17 @@ func (h *handler) listWebhooks(x *exchange, r *http.Request) error {
 
 // getWebhook serves GET /entity-webhooks/{id}.
 func (h *handler) getWebhook(x *exchange, r *http.Request) error {
-	return fetched(x, r, enveloped(http.StatusOK, "webhook retrieved"), h.wh.Get)
+	return fetched(x, r, enveloped(http.StatusOK, "webhook retrieved"), h.wh.GetWebhook)
 }
 
 // patchWebhook serves PATCH /entity-webhooks/{id}: url, description, tags,
 // enabled_events, expires_in (still counted from creation) and status
 // (active or inactive), each changed only when sent.
 func (h *handler) patchWebhook(x *exchange, r *http.Request) error {
-	var req withEntity[webhooks.WebhookUpdate]
+	var req withEntity[webhooks.WebhookPatch]
 	return moved(x, r, enveloped(http.StatusOK, "webhook updated"), &req, &req.EntityID,
 		func(ctx context.Context, c corebank.Caller, entity, id string) (*webhooks.Webhook, error) {
-			return h.wh.Update(ctx, c, entity, id, req.Body)
+			return h.wh.UpdateWebhook(ctx, c, entity, id, req.Body)
 		})
 }
 
@@ -74,7 +74,7 @@ func (h *handler) patchWebhook(x *exchange, r *http.Request) error {
 // webhook returns it unchanged.
 func (h *handler) deleteWebhook(x *exchange, r *http.Request) error {
 	var req entityOnly
-	return moved(x, r, enveloped(http.StatusOK, "webhook deleted"), &req, &req.EntityID, h.wh.Delete)
+	return moved(x, r, enveloped(http.StatusOK, "webhook deleted"), &req, &req.EntityID, h.wh.DeleteWebhook)
 }
 
 // testWebhook serves POST /entity-webhooks/{id}/test: one webhook.test
@@ -83,7 +83,7 @@ func (h *handler) deleteWebhook(x *exchange, r *http.Request) error {
 // failure is reported there, not as an error of this route).
 func (h *handler) testWebhook(x *exchange, r *http.Request) error {
 	var req entityOnly
-	return moved(x, r, enveloped(http.StatusOK, "test event sent"), &req, &req.EntityID, h.wh.SendTest)
+	return moved(x, r, enveloped(http.StatusOK, "test event sent"), &req, &req.EntityID, h.wh.SendTestEvent)
 }
 
 // rotateWebhookSecret serves POST /entity-webhooks/{id}/rotate_secret: the
@@ -91,7 +91,7 @@ func (h *handler) testWebhook(x *exchange, r *http.Request) error {
 // nothing more, retries of earlier events included.
 func (h *handler) rotateWebhookSecret(x *exchange, r *http.Request) error {
 	var req entityOnly
-	return moved(x, r, enveloped(http.StatusOK, "webhook secret rotated"), &req, &req.EntityID, h.wh.RotateSecret)
+	return moved(x, r, enveloped(http.StatusOK, "webhook secret rotated"), &req, &req.EntityID, h.wh.RotateWebhookSecret)
 }
 
 // listWebhookDeliveries serves GET /entity-webhooks/{id}/deliveries: the
@@ -103,7 +103,7 @@ func (h *handler) listWebhookDeliveries(x *exchange, r *http.Request) error {
 		filters: func(_ *query, filters map[string]string) { filters["webhook_id"] = id },
 		scope:   func(string, corebank.Caller, map[string]string) {},
 		read: func(ctx context.Context, c corebank.Caller, l listRequest) (*corebank.Page[webhooks.Delivery], string, error) {
-			p, err := h.wh.Deliveries(ctx, c, l.entityID, id, l.opts)
+			p, err := h.wh.ListDeliveries(ctx, c, webhooks.DeliveryFilter{EntityID: l.entityID, WebhookID: id}, l.opts)
 			return p, "", err
 		}})
 }

@@ -18,7 +18,8 @@ type Delivery struct {
 	EventID   string `json:"event_id"`
 	EventType string `json:"event_type"`
 	// Status is DeliveryPending, DeliverySucceeded or DeliveryFailed; a
-	// failed delivery is never attempted again (Redeliver makes a new one).
+	// failed delivery is never attempted again (RedeliverEvent makes a new
+	// one).
 	Status   string    `json:"status"`
 	Attempts []Attempt `json:"attempts"`
 	// NextAttemptAt is when the next attempt is due (ms); 0 when none is.
@@ -30,7 +31,7 @@ type Delivery struct {
 	RetryUntil int64 `json:"retry_until"`
 	// FailureReason says why a failed delivery stopped.
 	FailureReason string `json:"failure_reason,omitempty"`
-	// Test marks a SendTest delivery: one attempt, no retries.
+	// Test marks a SendTestEvent delivery: one attempt, no retries.
 	Test    bool  `json:"test"`
 	Created int64 `json:"created"`
 	Updated int64 `json:"updated"`

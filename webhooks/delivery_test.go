@@ -76,7 +76,7 @@ func TestSignedAtWallClock(t *testing.T) {
 	if err := webhooks.Verify(w.Secret, h.Header.Get(webhooks.HeaderTimestamp), h.Header.Get(webhooks.HeaderSignature), h.Body, 5*time.Minute, e.clk.Now()); !errors.Is(err, webhooks.ErrTimestampOutOfTolerance) {
 		t.Errorf("Verify against the bank's clock = %v, want ErrTimestampOutOfTolerance", err)
 	}
-	ds, err := e.svc.Deliveries(ctx, corebank.System(), "", w.ID, corebank.ListOptions{})
+	ds, err := e.svc.ListDeliveries(ctx, corebank.System(), webhooks.DeliveryFilter{WebhookID: w.ID}, corebank.ListOptions{})
 	if err != nil || len(ds.Items) != 1 || len(ds.Items[0].Attempts) != 1 {
 		t.Fatalf("deliveries %+v, %v", ds, err)
 	}
@@ -115,7 +115,7 @@ func TestDeliverySigned(t *testing.T) {
 	if want := `{"event":"accounts.created","data":{"currency":"USD","id":"acc_1"}}`; string(h.Body) != want {
 		t.Errorf("body = %s, want %s", h.Body, want)
 	}
-	got, err := e.svc.Get(ctx, corebank.System(), "", w.ID)
+	got, err := e.svc.GetWebhook(ctx, corebank.System(), "", w.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestDeliverySigned(t *testing.T) {
 	if n := len(e.recv.Hits()); n != 1 {
 		t.Errorf("receiver got %d requests after an ack, want 1", n)
 	}
-	page, err := e.svc.Deliveries(ctx, corebank.System(), "", w.ID, corebank.ListOptions{})
+	page, err := e.svc.ListDeliveries(ctx, corebank.System(), webhooks.DeliveryFilter{WebhookID: w.ID}, corebank.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestRetrySchedule(t *testing.T) {
 			t.Errorf("attempt at %v: Verify = %v", h.Offset, err)
 		}
 	}
-	page, err := e.svc.Deliveries(ctx, corebank.System(), "", w.ID, corebank.ListOptions{})
+	page, err := e.svc.ListDeliveries(ctx, corebank.System(), webhooks.DeliveryFilter{WebhookID: w.ID}, corebank.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestRetrySchedule(t *testing.T) {
 			t.Errorf("attempt %d = %+v", i, a)
 		}
 	}
-	got, _ := e.svc.Get(ctx, corebank.System(), "", w.ID)
+	got, _ := e.svc.GetWebhook(ctx, corebank.System(), "", w.ID)
 	want := webhooks.Stats{TotalWebhooksSent: 7, TotalWebhooksFailed: 7, LastWebhookEvent: start.Add(630 * time.Second).UnixMilli()}
 	if diff := cmp.Diff(want, got.Stats); diff != "" {
 		t.Errorf("stats (-want +got):\n%s", diff)
@@ -188,7 +188,7 @@ func TestNoRetryAfterWindow(t *testing.T) {
 	if diff := cmp.Diff(secs(0, 10), offsets(e.recv.Hits())); diff != "" {
 		t.Errorf("attempt times (-want +got):\n%s", diff)
 	}
-	page, err := e.svc.Deliveries(ctx, corebank.System(), "", w.ID, corebank.ListOptions{})
+	page, err := e.svc.ListDeliveries(ctx, corebank.System(), webhooks.DeliveryFilter{WebhookID: w.ID}, corebank.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestReceiverRecovers(t *testing.T) {
 			t.Error("a retry changed the event id or body")
 		}
 	}
-	got, _ := e.svc.Get(ctx, corebank.System(), "", w.ID)
+	got, _ := e.svc.GetWebhook(ctx, corebank.System(), "", w.ID)
 	if s := got.Stats; s.TotalWebhooksSent != 3 || s.TotalWebhooksFailed != 2 || s.TotalWebhooksSuccessful != 1 {
 		t.Errorf("stats = %+v", s)
 	}
@@ -289,7 +289,7 @@ func TestRestartResumes(t *testing.T) {
 	if diff := cmp.Diff([]string{ev.ID, ev.ID, ev.ID, ev2.ID}, ids); diff != "" {
 		t.Errorf("event ids (-want +got):\n%s", diff)
 	}
-	got, err := svc2.Get(ctx, corebank.System(), "", w.ID)
+	got, err := svc2.GetWebhook(ctx, corebank.System(), "", w.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func TestEnabledEventsFilter(t *testing.T) {
 func TestRotateSecret(t *testing.T) {
 	e := newEnv(t, nil, nil, nil)
 	w := e.mustCreate(t, entityA, events(true))
-	r, err := e.svc.RotateSecret(ctx, corebank.System(), "", w.ID)
+	r, err := e.svc.RotateWebhookSecret(ctx, corebank.System(), "", w.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +344,7 @@ func TestRotateSecret(t *testing.T) {
 
 func TestExpired(t *testing.T) {
 	e := newEnv(t, nil, always(500), nil)
-	w, err := e.svc.Create(ctx, corebank.As(entityA), webhooks.NewWebhook{EntityID: entityA, URL: e.recv.srv.URL, ExpiresIn: ptr(int64(45)), EnabledEvents: events(true)})
+	w, err := e.svc.CreateWebhook(ctx, corebank.As(entityA), webhooks.NewWebhook{EntityID: entityA, URL: e.recv.srv.URL, ExpiresIn: ptr(int64(45)), EnabledEvents: events(true)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,11 +354,11 @@ func TestExpired(t *testing.T) {
 	if diff := cmp.Diff(secs(0, 10, 30), offsets(e.recv.Hits())); diff != "" {
 		t.Errorf("attempts (-want +got):\n%s", diff)
 	}
-	got, _ := e.svc.Get(ctx, corebank.System(), "", w.ID)
+	got, _ := e.svc.GetWebhook(ctx, corebank.System(), "", w.ID)
 	if got.Status != webhooks.StatusInactive {
 		t.Errorf("status = %q, want inactive", got.Status)
 	}
-	page, _ := e.svc.Deliveries(ctx, corebank.System(), "", w.ID, corebank.ListOptions{})
+	page, _ := e.svc.ListDeliveries(ctx, corebank.System(), webhooks.DeliveryFilter{WebhookID: w.ID}, corebank.ListOptions{})
 	if d := page.Items[0]; d.Status != webhooks.DeliveryFailed || d.FailureReason != "webhook inactive" {
 		t.Errorf("delivery = %+v", d)
 	}
@@ -374,7 +374,7 @@ func TestDeletedGetsNothing(t *testing.T) {
 	w := e.mustCreate(t, entityA, events(true))
 	e.outbox.Append(t, "accounts.created", entityA, map[string]string{"id": "a"})
 	e.mustDrain(t)
-	if _, err := e.svc.Delete(ctx, corebank.System(), "", w.ID); err != nil {
+	if _, err := e.svc.DeleteWebhook(ctx, corebank.System(), "", w.ID); err != nil {
 		t.Fatal(err)
 	}
 	e.outbox.Append(t, "accounts.created", entityA, map[string]string{"id": "b"})
@@ -397,13 +397,13 @@ func TestRedirectIsFailure(t *testing.T) {
 	if n := len(e.recv.Hits()); n != 1 {
 		t.Fatalf("receiver got %d requests, want 1 (the redirect is not followed)", n)
 	}
-	page, _ := e.svc.Deliveries(ctx, corebank.System(), "", w.ID, corebank.ListOptions{})
+	page, _ := e.svc.ListDeliveries(ctx, corebank.System(), webhooks.DeliveryFilter{WebhookID: w.ID}, corebank.ListOptions{})
 	d := page.Items[0]
 	if d.Status != webhooks.DeliveryPending || d.Attempts[0].StatusCode != 302 || !strings.Contains(d.Attempts[0].Error, "redirect") {
 		t.Errorf("delivery = %+v", d)
 	}
 	e.tick(t, 10*time.Second, time.Second)
-	page, _ = e.svc.Deliveries(ctx, corebank.System(), "", w.ID, corebank.ListOptions{})
+	page, _ = e.svc.ListDeliveries(ctx, corebank.System(), webhooks.DeliveryFilter{WebhookID: w.ID}, corebank.ListOptions{})
 	if d := page.Items[0]; d.Status != webhooks.DeliverySucceeded || len(d.Attempts) != 2 {
 		t.Errorf("after retry: %+v", d)
 	}
@@ -412,7 +412,7 @@ func TestRedirectIsFailure(t *testing.T) {
 func TestSendTest(t *testing.T) {
 	e := newEnv(t, nil, nil, nil)
 	w := e.mustCreate(t, entityA, events(false, "cards.created"))
-	d, err := e.svc.SendTest(ctx, corebank.System(), "", w.ID)
+	d, err := e.svc.SendTestEvent(ctx, corebank.System(), "", w.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,7 +435,7 @@ func TestSendTest(t *testing.T) {
 		t.Error(err)
 	}
 	t.Run("ErrWebhookNotFound", func(t *testing.T) {
-		if _, err := e.svc.SendTest(ctx, corebank.System(), "", "01HZZZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, webhooks.ErrWebhookNotFound) {
+		if _, err := e.svc.SendTestEvent(ctx, corebank.System(), "", "01HZZZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, webhooks.ErrWebhookNotFound) {
 			t.Errorf("SendTest = %v", err)
 		}
 	})
@@ -456,7 +456,7 @@ func TestProductionSSRF(t *testing.T) {
 			"https://100.64.0.1/", "https://0.0.0.0/", "https://224.0.0.1/", "https://[fe80::1]/", "https://[::ffff:127.0.0.1]/",
 			"https://[fc00::1]/", "https://hooks.example.com/", // resolves to 10.1.2.3
 		} {
-			_, err := e.svc.Create(ctx, corebank.As(entityA), webhooks.NewWebhook{EntityID: entityA, URL: u, ExpiresIn: ptr(int64(60)), EnabledEvents: events(true)})
+			_, err := e.svc.CreateWebhook(ctx, corebank.As(entityA), webhooks.NewWebhook{EntityID: entityA, URL: u, ExpiresIn: ptr(int64(60)), EnabledEvents: events(true)})
 			var ce *corebank.Error
 			if !errors.As(err, &ce) || ce.Fields["url"] == "" {
 				t.Errorf("Create(%s) = %v, want a validation error on url", u, err)
@@ -468,7 +468,7 @@ func TestProductionSSRF(t *testing.T) {
 		// rebound to the loopback receiver: the dialer refuses it.
 		res.Set("93.184.216.34")
 		port := e.recv.srv.URL[strings.LastIndex(e.recv.srv.URL, ":"):]
-		w, err := e.svc.Create(ctx, corebank.As(entityA), webhooks.NewWebhook{EntityID: entityA, URL: "https://hooks.example.com" + port + "/", ExpiresIn: ptr(int64(60)), EnabledEvents: events(true)})
+		w, err := e.svc.CreateWebhook(ctx, corebank.As(entityA), webhooks.NewWebhook{EntityID: entityA, URL: "https://hooks.example.com" + port + "/", ExpiresIn: ptr(int64(60)), EnabledEvents: events(true)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -478,7 +478,7 @@ func TestProductionSSRF(t *testing.T) {
 		if n := len(e.recv.Hits()); n != 0 {
 			t.Errorf("receiver got %d requests, want 0", n)
 		}
-		page, _ := e.svc.Deliveries(ctx, corebank.System(), "", w.ID, corebank.ListOptions{})
+		page, _ := e.svc.ListDeliveries(ctx, corebank.System(), webhooks.DeliveryFilter{WebhookID: w.ID}, corebank.ListOptions{})
 		if a := page.Items[0].Attempts[0]; !strings.Contains(a.Error, "forbidden") || a.StatusCode != 0 {
 			t.Errorf("attempt = %+v, want a forbidden-address error", a)
 		}
@@ -517,7 +517,7 @@ func testEventsRedeliverPurge(t *testing.T, tree scope.Tree) {
 
 	list := func(entity string, f webhooks.EventFilter) []string {
 		t.Helper()
-		p, err := e.svc.ListEvents(ctx, corebank.As(entity), "", f, corebank.ListOptions{})
+		p, err := e.svc.ListEvents(ctx, corebank.As(entity), f, corebank.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -547,7 +547,7 @@ func testEventsRedeliverPurge(t *testing.T, tree scope.Tree) {
 	}
 
 	t.Run("Redeliver", func(t *testing.T) {
-		ds, err := e.svc.Redeliver(ctx, corebank.As(child), "", e1.ID)
+		ds, err := e.svc.RedeliverEvent(ctx, corebank.As(child), "", e1.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -555,7 +555,7 @@ func testEventsRedeliverPurge(t *testing.T, tree scope.Tree) {
 		if len(ds) != 1 || ds[0].WebhookID != wc.ID || ds[0].RetryUntil != e.clk.Now().Add(15*time.Minute).UnixMilli() {
 			t.Fatalf("deliveries = %+v", ds)
 		}
-		ds, err = e.svc.Redeliver(ctx, corebank.As(parent), "", e1.ID)
+		ds, err = e.svc.RedeliverEvent(ctx, corebank.As(parent), "", e1.ID)
 		if err != nil || len(ds) != 2 {
 			t.Fatalf("Redeliver as parent = %+v, %v", ds, err)
 		}
@@ -564,7 +564,7 @@ func testEventsRedeliverPurge(t *testing.T, tree scope.Tree) {
 		if len(hits) != 6 || hits[5].Header.Get(webhooks.HeaderEventID) != e1.ID {
 			t.Errorf("hits = %d", len(hits))
 		}
-		if _, err := e.svc.Redeliver(ctx, corebank.As(child), "", e2.ID); !errors.Is(err, webhooks.ErrEventNotFound) {
+		if _, err := e.svc.RedeliverEvent(ctx, corebank.As(child), "", e2.ID); !errors.Is(err, webhooks.ErrEventNotFound) {
 			t.Errorf("Redeliver outside the tree = %v", err)
 		}
 		_ = wp
@@ -578,10 +578,10 @@ func testEventsRedeliverPurge(t *testing.T, tree scope.Tree) {
 		if got := list(parent, webhooks.EventFilter{}); len(got) != 0 {
 			t.Errorf("events after retention = %v", got)
 		}
-		if _, err := e.svc.Redeliver(ctx, corebank.As(parent), "", e1.ID); !errors.Is(err, webhooks.ErrEventNotFound) {
+		if _, err := e.svc.RedeliverEvent(ctx, corebank.As(parent), "", e1.ID); !errors.Is(err, webhooks.ErrEventNotFound) {
 			t.Errorf("Redeliver after retention = %v", err)
 		}
-		p, _ := e.svc.Deliveries(ctx, corebank.System(), "", wp.ID, corebank.ListOptions{})
+		p, _ := e.svc.ListDeliveries(ctx, corebank.System(), webhooks.DeliveryFilter{WebhookID: wp.ID}, corebank.ListOptions{})
 		if len(p.Items) != 0 {
 			t.Errorf("deliveries after retention = %d", len(p.Items))
 		}
@@ -662,11 +662,11 @@ func TestConcurrentRunners(t *testing.T) {
 			t.Errorf("event %s delivered %d times", id, c)
 		}
 	}
-	got, _ := e.svc.Get(ctx, corebank.System(), "", w.ID)
+	got, _ := e.svc.GetWebhook(ctx, corebank.System(), "", w.ID)
 	if got.Stats.TotalWebhooksSent != n || got.Stats.TotalWebhooksSuccessful != n {
 		t.Errorf("stats = %+v", got.Stats)
 	}
-	if _, err := e.svc.Deliveries(ctx, corebank.System(), "", "01HZZZZZZZZZZZZZZZZZZZZZZZ", corebank.ListOptions{}); !errors.Is(err, webhooks.ErrWebhookNotFound) {
+	if _, err := e.svc.ListDeliveries(ctx, corebank.System(), webhooks.DeliveryFilter{WebhookID: "01HZZZZZZZZZZZZZZZZZZZZZZZ"}, corebank.ListOptions{}); !errors.Is(err, webhooks.ErrWebhookNotFound) {
 		t.Errorf("Deliveries of an unknown webhook = %v", err)
 	}
 }
@@ -697,7 +697,7 @@ func TestOnAttempt(t *testing.T) {
 	// not sent.
 	e.outbox.Append(t, "accounts.created", entityA, map[string]string{"id": "b"})
 	e.mustDrain(t)
-	if _, err := e.svc.Delete(ctx, corebank.System(), "", w.ID); err != nil {
+	if _, err := e.svc.DeleteWebhook(ctx, corebank.System(), "", w.ID); err != nil {
 		t.Fatal(err)
 	}
 	e.tick(t, time.Minute, time.Second)

@@ -14,7 +14,7 @@
 // (soft: deleted holds the time), or created + expires_in passes on the
 // clock; an inactive webhook gets no new deliveries and its pending ones
 // stop. The secret ("whsec_" and 32 random bytes, base64url) is sealed at
-// rest and shown only by Create and RotateSecret.
+// rest and shown only by CreateWebhook and RotateWebhookSecret.
 //
 // # Events
 //
@@ -25,10 +25,10 @@
 // creates the deliveries, so a restart resumes exactly there and nothing is
 // lost. For each event and each active webhook that matches it, one
 // Delivery is stored (one per webhook and event). The outbox is the only
-// copy of an event: ListEvents pages through it in ID order, Redeliver and
-// attempts read it there, and the retention sweep deletes events, with
+// copy of an event: ListEvents pages through it in ID order, RedeliverEvent
+// and attempts read it there, and the retention sweep deletes events, with
 // finished deliveries, after EventRetention (30 days by default; an
-// Option). Redeliver sends a retained event again with a fresh retry
+// Option). RedeliverEvent sends a retained event again with a fresh retry
 // window.
 //
 // # Authorization

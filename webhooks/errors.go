@@ -6,14 +6,15 @@ var (
 	// ErrWebhookNotFound is returned for a webhook ID that does not exist
 	// and, alike, for one outside the caller's entity tree.
 	ErrWebhookNotFound = corebank.NotFound("webhook")
-	// ErrEventNotFound is returned by Redeliver for an event that is unknown,
-	// purged after the retention period, or outside the caller's entity tree.
+	// ErrEventNotFound is returned by RedeliverEvent for an event that is
+	// unknown, purged after the retention period, or outside the caller's
+	// entity tree.
 	ErrEventNotFound = corebank.NotFound("event")
 	// ErrDeliveryNotFound is returned by GetDelivery for an unknown or
 	// purged delivery and for one of a webhook outside the caller's tree.
 	ErrDeliveryNotFound = corebank.NotFound("delivery")
-	// ErrWebhookDeleted is returned by Update, RotateSecret and SendTest on a
-	// deleted webhook: deletion is final.
+	// ErrWebhookDeleted is returned by UpdateWebhook, RotateWebhookSecret
+	// and SendTestEvent on a deleted webhook: deletion is final.
 	ErrWebhookDeleted = corebank.InvalidForState(corebank.KindRejected, "the webhook is deleted")
 	// ErrInvalidSignature is returned by Verify when the signature header is
 	// missing, malformed, or does not match the body and timestamp.

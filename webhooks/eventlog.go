@@ -14,6 +14,9 @@ import (
 
 // EventFilter narrows ListEvents. Zero fields do not filter.
 type EventFilter struct {
+	// EntityID keeps the events of this entity and its descendants (""
+	// is the caller's entity).
+	EntityID string
 	// Type keeps events of this type ("outflows.completed").
 	Type string
 	// CreatedAfter keeps events created strictly after this time (ms).
@@ -57,7 +60,7 @@ func ulidBound(ms int64, max bool) string {
 	return u.String()
 }
 
-// ListEvents returns one page of the events of entityID ("" is the
+// ListEvents returns one page of the events of f.EntityID ("" is the
 // caller's entity) and its descendants that are still retained
 // (EventRetention, 30 days by default), oldest first, filtered by f;
 // cursors are event IDs. Only events the dispatcher has read from the
@@ -71,7 +74,7 @@ func ulidBound(ms int64, max bool) string {
 // Errors: a validation error for a bad filter; corebank.ErrEntityNotFound
 // for an entity outside the caller's tree or unknown; a validation error
 // for a bad limit or cursor (corebank.ErrCursor).
-func (s *Service) ListEvents(ctx context.Context, caller corebank.Caller, entityID string, f EventFilter, opts corebank.ListOptions) (*corebank.Page[Event], error) {
+func (s *Service) ListEvents(ctx context.Context, caller corebank.Caller, f EventFilter, opts corebank.ListOptions) (*corebank.Page[Event], error) {
 	p := corebank.Problems{}
 	if f.CreatedAfter < 0 {
 		p.Add("created_after", "must not be negative")
@@ -90,7 +93,7 @@ func (s *Service) ListEvents(ctx context.Context, caller corebank.Caller, entity
 		q.Upper = ulidBound(f.CreatedBefore-1, true)
 	}
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*corebank.Page[Event], error) {
-		entity, err := scope.Entity(tx, s.tree, caller, entityID)
+		entity, err := scope.Entity(tx, s.tree, caller, f.EntityID)
 		if err != nil {
 			return nil, err
 		}
@@ -134,27 +137,37 @@ func (s *Service) ListEvents(ctx context.Context, caller corebank.Caller, entity
 	})
 }
 
+// retainedEvent is an event as scope.Get reads it: owned by the entity it
+// is about.
+type retainedEvent struct{ Event }
+
+// Owner is the entity the event is about.
+func (e *retainedEvent) Owner() string { return e.EntityID }
+
 // eventTx returns the retained event with id that the dispatcher has read,
 // or ErrEventNotFound.
-func (s *Service) eventTx(tx storage.Tx, id string) (Event, error) {
+func (s *Service) eventTx(tx storage.Tx, id string) (*retainedEvent, error) {
 	unread, err := s.outbox.UnreadTx(tx, id)
 	if err != nil {
-		return Event{}, err
+		return nil, err
 	}
 	if unread {
-		return Event{}, ErrEventNotFound
+		return nil, ErrEventNotFound
 	}
 	ev, err := s.outbox.EventTx(tx, id)
 	if errors.Is(err, storage.ErrNotFound) {
-		return Event{}, ErrEventNotFound
+		return nil, ErrEventNotFound
 	}
-	return ev, err
+	if err != nil {
+		return nil, err
+	}
+	return &retainedEvent{ev}, nil
 }
 
-// Redeliver sends a retained event again: it creates a fresh delivery, with
-// a new RetryWindow counted from now and an immediate first attempt, for
-// each active webhook subscribed to the event's type that belongs to the
-// event's entity or to one of its ancestors up to entityID ("" is the
+// RedeliverEvent sends a retained event again: it creates a fresh delivery,
+// with a new RetryWindow counted from now and an immediate first attempt,
+// for each active webhook subscribed to the event's type that belongs to
+// the event's entity or to one of its ancestors up to entityID ("" is the
 // caller's entity; never entities above the caller). Deliveries keep the
 // event's ID, so receivers deduplicate as usual. It returns the new
 // deliveries (possibly none) and wakes Run to send them.
@@ -163,21 +176,20 @@ func (s *Service) eventTx(tx storage.Tx, id string) (Event, error) {
 // corebank.ErrEntityNotFound for an entityID outside the caller's tree or
 // unknown, whatever eventID is; ErrEventNotFound when the event is
 // unknown, purged, a test event or outside the tree.
-func (s *Service) Redeliver(ctx context.Context, caller corebank.Caller, entityID, eventID string) ([]Delivery, error) {
+func (s *Service) RedeliverEvent(ctx context.Context, caller corebank.Caller, entityID, eventID string) ([]Delivery, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
 	now := s.clock.Now()
 	out, err := storage.Update(ctx, s.db, func(tx storage.Tx) ([]Delivery, error) {
+		ev, err := scope.Get(tx, s.tree, caller, entityID, eventID, s.eventTx, ErrEventNotFound)
+		if err != nil {
+			return nil, err
+		}
+		// The entity the request acts for: the ancestors it reaches get
+		// the event too.
 		c, err := scope.Within(tx, s.tree, caller, entityID)
 		if err != nil {
-			return nil, err
-		}
-		ev, err := s.eventTx(tx, eventID)
-		if err != nil {
-			return nil, err
-		}
-		if err := scope.Check(tx, s.tree, c, ev.EntityID, ErrEventNotFound); err != nil {
 			return nil, err
 		}
 		// Keep the event's entity and the ancestors the caller reaches.
@@ -193,7 +205,7 @@ func (s *Service) Redeliver(ctx context.Context, caller corebank.Caller, entityI
 				chain = append(chain, ent)
 			}
 		}
-		return s.fanOutTx(tx, now, ev, chain, corebank.Millis(now.Add(s.window)), true)
+		return s.fanOutTx(tx, now, ev.Event, chain, corebank.Millis(now.Add(s.window)), true)
 	})
 	if err != nil {
 		return nil, err
@@ -205,15 +217,15 @@ func (s *Service) Redeliver(ctx context.Context, caller corebank.Caller, entityI
 	return out, nil
 }
 
-// SendTest delivers a synthetic webhook.test event to the webhook now,
+// SendTestEvent delivers a synthetic webhook.test event to the webhook now,
 // whatever its enabled_events and status, and returns the delivery with the
-// attempt's outcome; entityID is as for Get. The test event has its own
-// ID, data {"id", "webhook_id", "created"}, and is not retried.
+// attempt's outcome; entityID is as for GetWebhook. The test event has its
+// own ID, data {"id", "webhook_id", "created"}, and is not retried.
 //
 // Errors: corebank.ErrForbidden for a read-only caller;
-// corebank.ErrEntityNotFound and ErrWebhookNotFound as for Get;
+// corebank.ErrEntityNotFound and ErrWebhookNotFound as for GetWebhook;
 // ErrWebhookDeleted.
-func (s *Service) SendTest(ctx context.Context, caller corebank.Caller, entityID, webhookID string) (*Delivery, error) {
+func (s *Service) SendTestEvent(ctx context.Context, caller corebank.Caller, entityID, webhookID string) (*Delivery, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
@@ -233,7 +245,7 @@ func (s *Service) SendTest(ctx context.Context, caller corebank.Caller, entityID
 		Item storage.DueItem
 	}
 	got, err := storage.Update(ctx, s.db, func(tx storage.Tx) (made, error) {
-		r, err := s.hookTx(tx, caller, entityID, webhookID)
+		r, err := scope.Get(tx, s.tree, caller, entityID, webhookID, getRecord, ErrWebhookNotFound)
 		if err != nil {
 			return made{}, err
 		}
@@ -258,7 +270,7 @@ func (s *Service) SendTest(ctx context.Context, caller corebank.Caller, entityID
 	item := got.Item
 	if got.ID != dlvID { // the retry's delivery: attempt it unless Run is on it
 		if !s.claim(got.ID) {
-			return s.GetDelivery(ctx, caller, got.ID)
+			return s.GetDelivery(ctx, caller, entityID, got.ID)
 		}
 		defer s.release(got.ID)
 		dlvID = got.ID
@@ -275,45 +287,73 @@ func (s *Service) SendTest(ctx context.Context, caller corebank.Caller, entityID
 	if err != nil {
 		return nil, err
 	}
-	return s.GetDelivery(ctx, caller, dlvID)
+	return s.GetDelivery(ctx, caller, entityID, dlvID)
 }
 
-// GetDelivery returns the delivery with id.
+// GetDelivery returns the delivery with id; entityID is as for
+// GetWebhook.
 //
-// Errors: ErrDeliveryNotFound for a delivery that is unknown, purged, or
-// of a webhook outside the caller's tree.
-func (s *Service) GetDelivery(ctx context.Context, caller corebank.Caller, id string) (*Delivery, error) {
+// Errors: corebank.ErrEntityNotFound as for GetWebhook;
+// ErrDeliveryNotFound for a delivery that is unknown, purged, or of a
+// webhook outside the caller's (or entityID's) tree.
+func (s *Service) GetDelivery(ctx context.Context, caller corebank.Caller, entityID, id string) (*Delivery, error) {
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Delivery, error) {
-		// A delivery is owned by its webhook's entity.
-		return scope.Load(tx, s.tree, caller, "", ErrDeliveryNotFound, func() (*Delivery, string, error) {
-			d, err := getDelivery(tx, id)
-			if errors.Is(err, storage.ErrNotFound) {
-				return nil, "", ErrDeliveryNotFound
-			}
-			if err != nil {
-				return nil, "", err
-			}
-			r, err := getRecord(tx, d.WebhookID)
-			if errors.Is(err, ErrWebhookNotFound) {
-				return nil, "", ErrDeliveryNotFound
-			}
-			if err != nil {
-				return nil, "", err
-			}
-			return d, r.EntityID, nil
-		})
+		d, err := scope.Get(tx, s.tree, caller, entityID, id, ownedDelivery, ErrDeliveryNotFound)
+		if err != nil {
+			return nil, err
+		}
+		return d.Delivery, nil
 	})
 }
 
-// Deliveries returns one page of the webhook's deliveries, oldest first,
-// each with its attempts; cursors are delivery IDs and entityID is as for
-// Get. Finished deliveries are kept for EventRetention.
+// webhookDelivery is a delivery as scope.Get reads it: owned by its
+// webhook's entity.
+type webhookDelivery struct {
+	*Delivery
+	owner string
+}
+
+// Owner is the entity of the delivery's webhook.
+func (d webhookDelivery) Owner() string { return d.owner }
+
+// ownedDelivery reads delivery id with its webhook's entity:
+// ErrDeliveryNotFound when either is gone.
+func ownedDelivery(tx storage.Tx, id string) (webhookDelivery, error) {
+	d, err := getDelivery(tx, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return webhookDelivery{}, ErrDeliveryNotFound
+	}
+	if err != nil {
+		return webhookDelivery{}, err
+	}
+	r, err := getRecord(tx, d.WebhookID)
+	if errors.Is(err, ErrWebhookNotFound) {
+		return webhookDelivery{}, ErrDeliveryNotFound
+	}
+	if err != nil {
+		return webhookDelivery{}, err
+	}
+	return webhookDelivery{d, r.EntityID}, nil
+}
+
+// DeliveryFilter names the webhook whose deliveries ListDeliveries lists
+// (WebhookID, required), within entity EntityID (as for GetWebhook).
+type DeliveryFilter struct {
+	EntityID  string
+	WebhookID string
+}
+
+// ListDeliveries returns one page of webhook f.WebhookID's deliveries,
+// oldest first, each with its attempts; cursors are delivery IDs.
+// Finished deliveries are kept for EventRetention.
 //
-// Errors: corebank.ErrEntityNotFound and ErrWebhookNotFound as for Get; a
-// validation error for a bad limit or cursor (corebank.ErrCursor).
-func (s *Service) Deliveries(ctx context.Context, caller corebank.Caller, entityID, webhookID string, opts corebank.ListOptions) (*corebank.Page[Delivery], error) {
+// Errors: corebank.ErrEntityNotFound and ErrWebhookNotFound as for
+// GetWebhook; a validation error for a bad limit or cursor
+// (corebank.ErrCursor).
+func (s *Service) ListDeliveries(ctx context.Context, caller corebank.Caller, f DeliveryFilter, opts corebank.ListOptions) (*corebank.Page[Delivery], error) {
+	webhookID := f.WebhookID
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*corebank.Page[Delivery], error) {
-		if _, err := s.hookTx(tx, caller, entityID, webhookID); err != nil {
+		if _, err := scope.Get(tx, s.tree, caller, f.EntityID, webhookID, getRecord, ErrWebhookNotFound); err != nil {
 			return nil, err
 		}
 		limit, err := storage.CheckList(opts, corebank.DefaultLimit)

@@ -9,7 +9,7 @@ import (
 	"github.com/corebank/corebank"
 )
 
-// TestEventType is the type of the synthetic event SendTest delivers.
+// TestEventType is the type of the synthetic event SendTestEvent delivers.
 const TestEventType = "webhook.test"
 
 // eventGroup is one group of enabled_events, in SPEC order.

@@ -188,7 +188,7 @@ func cut(s string) (string, string, bool) {
 
 func (e *env) mustCreate(t testing.TB, entity string, ev *webhooks.EnabledEvents) *webhooks.Webhook {
 	t.Helper()
-	w, err := e.svc.Create(ctx, corebank.As(entity), webhooks.NewWebhook{
+	w, err := e.svc.CreateWebhook(ctx, corebank.As(entity), webhooks.NewWebhook{
 		EntityID: entity, URL: e.recv.srv.URL + "/hook", ExpiresIn: ptr(int64(86400)), EnabledEvents: ev,
 	})
 	if err != nil {

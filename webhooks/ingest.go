@@ -17,8 +17,8 @@ import (
 // that appended them committed in (a position after the last ID read
 // would miss an event minted earlier and committed later, and minting IDs
 // in commit order would make every writer read one key). The events stay
-// in the outbox, the one place they are stored: ListEvents, Redeliver and
-// attempts read them there, and retention deletes them.
+// in the outbox, the one place they are stored: ListEvents, RedeliverEvent
+// and attempts read them there, and retention deletes them.
 
 const ingestBatch = 256
 

@@ -101,7 +101,7 @@ func TestTwoNodesDeliver(t *testing.T) {
 		}
 	}
 	hits := len(e.recv.Hits())
-	st, err := e.svc.Get(ctx, corebank.System(), "", w.ID)
+	st, err := e.svc.GetWebhook(ctx, corebank.System(), "", w.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,14 +149,14 @@ func TestAttemptTakeover(t *testing.T) {
 	if err := <-stalled; err != nil {
 		t.Fatal(err)
 	}
-	ds, err := e.svc.Deliveries(ctx, corebank.System(), "", w.ID, corebank.ListOptions{})
+	ds, err := e.svc.ListDeliveries(ctx, corebank.System(), webhooks.DeliveryFilter{WebhookID: w.ID}, corebank.ListOptions{})
 	if err != nil || len(ds.Items) != 1 {
 		t.Fatalf("deliveries = %v, %v", ds, err)
 	}
 	if d := ds.Items[0]; d.Status != webhooks.DeliverySucceeded || len(d.Attempts) != 1 {
 		t.Errorf("delivery %s with %d attempts, want one succeeded", d.Status, len(d.Attempts))
 	}
-	got, err := e.svc.Get(ctx, corebank.System(), "", w.ID)
+	got, err := e.svc.GetWebhook(ctx, corebank.System(), "", w.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestLeasedAttemptOutlivesJump(t *testing.T) {
 	o2 := e.opts
 	o2.Node = "n2"
 	n2 := webhooks.NewService(e.db, e.outbox, mustSealer(t), &o2)
-	if _, err := e.svc.Create(ctx, corebank.As(entityA), webhooks.NewWebhook{
+	if _, err := e.svc.CreateWebhook(ctx, corebank.As(entityA), webhooks.NewWebhook{
 		EntityID: entityA, URL: e.recv.srv.URL + "/hook", ExpiresIn: ptr(int64(365 * 86400)), EnabledEvents: events(true),
 	}); err != nil {
 		t.Fatal(err)

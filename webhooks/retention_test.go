@@ -168,7 +168,7 @@ func TestMigrateOutboxLog(t *testing.T) {
 	if diff := cmp.Diff([]string{ev1.ID, ev2.ID, ev3.ID}, hits); diff != "" {
 		t.Errorf("deliveries (-want +got):\n%s", diff)
 	}
-	page, err := e.svc.ListEvents(ctx, corebank.System(), entityA, webhooks.EventFilter{}, corebank.ListOptions{})
+	page, err := e.svc.ListEvents(ctx, corebank.System(), webhooks.EventFilter{EntityID: entityA}, corebank.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestMigrateOutboxLog(t *testing.T) {
 	if _, err := e.svc.RunDue(ctx, e.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
-	page, err = e.svc.ListEvents(ctx, corebank.System(), entityA, webhooks.EventFilter{}, corebank.ListOptions{})
+	page, err = e.svc.ListEvents(ctx, corebank.System(), webhooks.EventFilter{EntityID: entityA}, corebank.ListOptions{})
 	if err != nil || len(page.Items) != 0 {
 		t.Errorf("events after retention = %v, %v", page, err)
 	}

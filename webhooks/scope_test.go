@@ -36,7 +36,7 @@ func TestScope(t *testing.T) {
 	w := e.mustCreate(t, scChild, events(true))
 	ev := e.outbox.Append(t, "accounts.created", scChild, map[string]string{"id": "a"})
 	e.mustDrain(t)
-	page, err := e.svc.Deliveries(ctx, corebank.System(), "", w.ID, corebank.ListOptions{})
+	page, err := e.svc.ListDeliveries(ctx, corebank.System(), webhooks.DeliveryFilter{WebhookID: w.ID}, corebank.ListOptions{})
 	if err != nil || len(page.Items) != 1 {
 		t.Fatalf("deliveries = %v, %v", page, err)
 	}
@@ -44,35 +44,35 @@ func TestScope(t *testing.T) {
 
 	parent, child, sibling := corebank.As(scParent), corebank.As(scChild), corebank.As(scSibling)
 	readOnly := corebank.Caller{EntityID: scChild, ReadOnly: true}
-	upd := webhooks.WebhookUpdate{Description: ptr("d")}
+	upd := webhooks.WebhookPatch{Description: ptr("d")}
 	// byID runs each by-id method as c under entity for webhook id.
 	byID := map[string]func(c corebank.Caller, entity, id string) error{
-		"Get": func(c corebank.Caller, entity, id string) error {
-			_, err := e.svc.Get(ctx, c, entity, id)
+		"GetWebhook": func(c corebank.Caller, entity, id string) error {
+			_, err := e.svc.GetWebhook(ctx, c, entity, id)
 			return err
 		},
-		"Update": func(c corebank.Caller, entity, id string) error {
-			_, err := e.svc.Update(ctx, c, entity, id, upd)
+		"UpdateWebhook": func(c corebank.Caller, entity, id string) error {
+			_, err := e.svc.UpdateWebhook(ctx, c, entity, id, upd)
 			return err
 		},
-		"RotateSecret": func(c corebank.Caller, entity, id string) error {
-			_, err := e.svc.RotateSecret(ctx, c, entity, id)
+		"RotateWebhookSecret": func(c corebank.Caller, entity, id string) error {
+			_, err := e.svc.RotateWebhookSecret(ctx, c, entity, id)
 			return err
 		},
-		"SendTest": func(c corebank.Caller, entity, id string) error {
-			_, err := e.svc.SendTest(ctx, c, entity, id)
+		"SendTestEvent": func(c corebank.Caller, entity, id string) error {
+			_, err := e.svc.SendTestEvent(ctx, c, entity, id)
 			return err
 		},
-		"Deliveries": func(c corebank.Caller, entity, id string) error {
-			_, err := e.svc.Deliveries(ctx, c, entity, id, corebank.ListOptions{})
+		"ListDeliveries": func(c corebank.Caller, entity, id string) error {
+			_, err := e.svc.ListDeliveries(ctx, c, webhooks.DeliveryFilter{EntityID: entity, WebhookID: id}, corebank.ListOptions{})
 			return err
 		},
-		"Delete": func(c corebank.Caller, entity, id string) error {
-			_, err := e.svc.Delete(ctx, c, entity, id)
+		"DeleteWebhook": func(c corebank.Caller, entity, id string) error {
+			_, err := e.svc.DeleteWebhook(ctx, c, entity, id)
 			return err
 		},
 	}
-	for _, name := range []string{"Get", "Update", "RotateSecret", "SendTest", "Deliveries", "Delete"} {
+	for _, name := range []string{"GetWebhook", "UpdateWebhook", "RotateWebhookSecret", "SendTestEvent", "ListDeliveries", "DeleteWebhook"} {
 		call := byID[name]
 		t.Run(name, func(t *testing.T) {
 			for _, tc := range []struct {
@@ -95,7 +95,7 @@ func TestScope(t *testing.T) {
 					}
 				})
 			}
-			if name != "Get" && name != "Deliveries" {
+			if name != "GetWebhook" && name != "ListDeliveries" {
 				t.Run("ErrForbidden read-only", func(t *testing.T) {
 					if err := call(readOnly, "", w.ID); !errors.Is(err, corebank.ErrForbidden) {
 						t.Fatalf("err = %v, want ErrForbidden", err)
@@ -103,7 +103,7 @@ func TestScope(t *testing.T) {
 				})
 			}
 			t.Run("OK parent under child", func(t *testing.T) {
-				if name == "Delete" {
+				if name == "DeleteWebhook" {
 					return // keep the webhook for the other methods
 				}
 				if err := call(parent, scChild, w.ID); err != nil {
@@ -113,37 +113,37 @@ func TestScope(t *testing.T) {
 		})
 	}
 
-	t.Run("Create", func(t *testing.T) {
+	t.Run("CreateWebhook", func(t *testing.T) {
 		bad := webhooks.NewWebhook{EntityID: scChild, URL: "http://x"}
-		if _, err := e.svc.Create(ctx, sibling, bad); !errors.Is(err, corebank.ErrEntityNotFound) {
+		if _, err := e.svc.CreateWebhook(ctx, sibling, bad); !errors.Is(err, corebank.ErrEntityNotFound) {
 			t.Errorf("foreign entity_id with a bad body = %v, want ErrEntityNotFound first", err)
 		}
-		if _, err := e.svc.Create(ctx, readOnly, bad); !errors.Is(err, corebank.ErrForbidden) {
+		if _, err := e.svc.CreateWebhook(ctx, readOnly, bad); !errors.Is(err, corebank.ErrForbidden) {
 			t.Errorf("read-only = %v, want ErrForbidden", err)
 		}
 		bad.EntityID = ""
-		if f := fieldsOf(t, func() error { _, err := e.svc.Create(ctx, corebank.System(), bad); return err }()); f["entity_id"] == "" {
+		if f := fieldsOf(t, func() error { _, err := e.svc.CreateWebhook(ctx, corebank.System(), bad); return err }()); f["entity_id"] == "" {
 			t.Errorf("System without entity_id: fields %v", f)
 		}
-		w2, err := e.svc.Create(ctx, parent, webhooks.NewWebhook{EntityID: scChild, URL: e.recv.srv.URL,
+		w2, err := e.svc.CreateWebhook(ctx, parent, webhooks.NewWebhook{EntityID: scChild, URL: e.recv.srv.URL,
 			ExpiresIn: ptr(int64(60)), EnabledEvents: events(true)})
 		if err != nil || w2.EntityID != scChild {
 			t.Fatalf("parent creating for its child = %+v, %v", w2, err)
 		}
 	})
-	t.Run("List", func(t *testing.T) {
-		if _, err := e.svc.List(ctx, sibling, scChild, corebank.ListOptions{}); !errors.Is(err, corebank.ErrEntityNotFound) {
+	t.Run("ListWebhooks", func(t *testing.T) {
+		if _, err := e.svc.ListWebhooks(ctx, sibling, webhooks.WebhookFilter{EntityID: scChild}, corebank.ListOptions{}); !errors.Is(err, corebank.ErrEntityNotFound) {
 			t.Errorf("foreign entity_id = %v", err)
 		}
-		if _, err := e.svc.ListEvents(ctx, sibling, scChild, webhooks.EventFilter{}, corebank.ListOptions{}); !errors.Is(err, corebank.ErrEntityNotFound) {
+		if _, err := e.svc.ListEvents(ctx, sibling, webhooks.EventFilter{EntityID: scChild}, corebank.ListOptions{}); !errors.Is(err, corebank.ErrEntityNotFound) {
 			t.Errorf("ListEvents foreign entity_id = %v", err)
 		}
-		p, err := e.svc.ListEvents(ctx, sibling, "", webhooks.EventFilter{}, corebank.ListOptions{})
+		p, err := e.svc.ListEvents(ctx, sibling, webhooks.EventFilter{}, corebank.ListOptions{})
 		if err != nil || len(p.Items) != 0 {
 			t.Errorf("sibling's own events = %v, %v", p, err)
 		}
 	})
-	t.Run("Redeliver", func(t *testing.T) {
+	t.Run("RedeliverEvent", func(t *testing.T) {
 		for _, tc := range []struct {
 			c      corebank.Caller
 			entity string
@@ -152,22 +152,22 @@ func TestScope(t *testing.T) {
 			{sibling, "", webhooks.ErrEventNotFound},
 			{sibling, scChild, corebank.ErrEntityNotFound},
 		} {
-			_, got := e.svc.Redeliver(ctx, tc.c, tc.entity, ev.ID)
-			_, missing := e.svc.Redeliver(ctx, tc.c, tc.entity, scMissing)
+			_, got := e.svc.RedeliverEvent(ctx, tc.c, tc.entity, ev.ID)
+			_, missing := e.svc.RedeliverEvent(ctx, tc.c, tc.entity, scMissing)
 			if !errors.Is(got, tc.want) || got.Error() != missing.Error() {
 				t.Errorf("existing: %v; missing: %v; want both %v", got, missing, tc.want)
 			}
 		}
-		if _, err := e.svc.Redeliver(ctx, readOnly, "", ev.ID); !errors.Is(err, corebank.ErrForbidden) {
+		if _, err := e.svc.RedeliverEvent(ctx, readOnly, "", ev.ID); !errors.Is(err, corebank.ErrForbidden) {
 			t.Errorf("read-only = %v", err)
 		}
 	})
 	t.Run("GetDelivery", func(t *testing.T) {
-		if _, err := e.svc.GetDelivery(ctx, child, dlv); err != nil {
+		if _, err := e.svc.GetDelivery(ctx, child, "", dlv); err != nil {
 			t.Fatal(err)
 		}
-		_, got := e.svc.GetDelivery(ctx, sibling, dlv)
-		_, missing := e.svc.GetDelivery(ctx, sibling, scMissing)
+		_, got := e.svc.GetDelivery(ctx, sibling, "", dlv)
+		_, missing := e.svc.GetDelivery(ctx, sibling, "", scMissing)
 		if !errors.Is(got, webhooks.ErrDeliveryNotFound) || got.Error() != missing.Error() {
 			t.Errorf("existing: %v; missing: %v", got, missing)
 		}

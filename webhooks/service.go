@@ -76,7 +76,7 @@ type Event struct {
 // Outbox is where events live: the ledger's outbox (LedgerOutbox), which
 // events are appended to in the same transaction as the change they
 // report, in the store the Service is given. The webhooks keep no copy of
-// an event: the dispatcher reads new ones, ListEvents, Redeliver and
+// an event: the dispatcher reads new ones, ListEvents, RedeliverEvent and
 // attempts read them back, and retention deletes them, each inside the
 // webhooks' own transaction.
 type Outbox interface {
@@ -193,9 +193,9 @@ type Options struct {
 	// RetryWindow is how long after an event retries continue; default
 	// 15 min.
 	RetryWindow time.Duration
-	// EventRetention is how long ListEvents and Redeliver see an event and
-	// Deliveries a finished delivery; default 30 days. The sweep that
-	// purges them reads each one's creation time from its ID, so a new
+	// EventRetention is how long ListEvents and RedeliverEvent see an event
+	// and ListDeliveries a finished delivery; default 30 days. The sweep
+	// that purges them reads each one's creation time from its ID, so a new
 	// value applies to everything stored from the next sweep on (a longer
 	// one once the sweep queued under the old value has run).
 	EventRetention time.Duration
@@ -364,7 +364,8 @@ type Webhook struct {
 	EnabledEvents EnabledEvents `json:"enabled_events"`
 	// PreferredEvents is derived from EnabledEvents; see Preferred.
 	PreferredEvents []string `json:"preferred_events"`
-	// Secret is set only in the results of Create and RotateSecret.
+	// Secret is set only in the results of CreateWebhook and
+	// RotateWebhookSecret.
 	Secret      string   `json:"secret,omitempty"`
 	Description string   `json:"description"`
 	Tags        []string `json:"tags"`
@@ -402,6 +403,9 @@ type record struct {
 	ExpiresAt    int64    `json:"expires_at"` // ms: Created + ExpiresIn*1000
 }
 
+// Owner is the entity the webhook belongs to (scope.Get).
+func (r *record) Owner() string { return r.EntityID }
+
 func putRecord(tx storage.Tx, r *record) error {
 	r.Enabled = r.EnabledEvents.names()
 	r.Preferred, r.PreferredEvents, r.Secret = nil, nil, ""
@@ -431,7 +435,8 @@ func (r *record) view(now int64) *Webhook {
 	return &w
 }
 
-// NewWebhook is the input of Create (the body of POST /entity-webhooks).
+// NewWebhook is the input of CreateWebhook (the body of POST
+// /entity-webhooks).
 type NewWebhook struct {
 	// EntityID owns the webhook: the caller's entity or one below it; ""
 	// means the caller's own (System must name one).
@@ -446,8 +451,9 @@ type NewWebhook struct {
 	Tags          []string       `json:"tags"`
 }
 
-// WebhookUpdate is the input of Update; nil fields are left unchanged.
-type WebhookUpdate struct {
+// WebhookPatch is the input of UpdateWebhook; nil fields are left
+// unchanged.
+type WebhookPatch struct {
 	URL           *string        `json:"url"`
 	Description   *string        `json:"description"`
 	Tags          *[]string      `json:"tags"`
@@ -561,28 +567,15 @@ func newSecret() string {
 
 func secretAD(hookID string) []byte { return []byte("webhooks.secret/" + hookID) }
 
-// hookTx loads webhook id for caller, under entity requested when given
-// (see scope.Within). A webhook outside the caller's reach is
-// ErrWebhookNotFound, exactly as a missing one.
-func (s *Service) hookTx(tx storage.Tx, caller corebank.Caller, requested, id string) (*record, error) {
-	return scope.Load(tx, s.tree, caller, requested, ErrWebhookNotFound, func() (*record, string, error) {
-		r, err := getRecord(tx, id)
-		if err != nil {
-			return nil, "", err
-		}
-		return r, r.EntityID, nil
-	})
-}
-
-// Create registers a webhook for in.EntityID ("" is the caller's entity)
-// and returns it with its secret, the only time the secret is shown.
+// CreateWebhook registers a webhook for in.EntityID ("" is the caller's
+// entity) and returns it with its secret, the only time the secret is shown.
 //
 // Errors: corebank.ErrForbidden for a read-only caller;
 // corebank.ErrEntityNotFound for an entity outside the caller's tree or
 // unknown; a validation error naming each bad field (url, expires_in,
 // enabled_events.<group>.<key>, description, tags.N; entity_id when System
 // names none).
-func (s *Service) Create(ctx context.Context, caller corebank.Caller, in NewWebhook) (*Webhook, error) {
+func (s *Service) CreateWebhook(ctx context.Context, caller corebank.Caller, in NewWebhook) (*Webhook, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
@@ -639,17 +632,17 @@ func getRecord(tx storage.Tx, id string) (*record, error) {
 	return r, nil
 }
 
-// Get returns the webhook with id, deleted ones included (Deleted != 0).
-// entityID, when set, is an entity in the caller's tree that the webhook
-// must lie under.
+// GetWebhook returns the webhook with id, deleted ones included
+// (Deleted != 0). entityID, when set, is an entity in the caller's tree
+// that the webhook must lie under.
 //
 // Errors: corebank.ErrEntityNotFound for an entityID outside the caller's
 // tree or unknown, whatever id is; ErrWebhookNotFound for a webhook that
 // is missing or outside the caller's (or entityID's) tree.
-func (s *Service) Get(ctx context.Context, caller corebank.Caller, entityID, id string) (*Webhook, error) {
+func (s *Service) GetWebhook(ctx context.Context, caller corebank.Caller, entityID, id string) (*Webhook, error) {
 	now := corebank.Millis(s.clock.Now())
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*Webhook, error) {
-		r, err := s.hookTx(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.tree, caller, entityID, id, getRecord, ErrWebhookNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -657,16 +650,22 @@ func (s *Service) Get(ctx context.Context, caller corebank.Caller, entityID, id 
 	})
 }
 
-// List returns one page of the webhooks of entityID ("" is the caller's
-// entity) that are not deleted, oldest first; cursors are webhook IDs.
+// WebhookFilter narrows ListWebhooks to the webhooks of entity EntityID
+// ("" is the caller's entity).
+type WebhookFilter struct {
+	EntityID string
+}
+
+// ListWebhooks returns one page of the webhooks of f.EntityID that are
+// not deleted, oldest first; cursors are webhook IDs.
 //
 // Errors: corebank.ErrEntityNotFound for an entity outside the caller's
 // tree or unknown; a validation error for a bad limit or cursor
 // (corebank.ErrCursor).
-func (s *Service) List(ctx context.Context, caller corebank.Caller, entityID string, opts corebank.ListOptions) (*corebank.Page[Webhook], error) {
+func (s *Service) ListWebhooks(ctx context.Context, caller corebank.Caller, f WebhookFilter, opts corebank.ListOptions) (*corebank.Page[Webhook], error) {
 	now := corebank.Millis(s.clock.Now())
 	return storage.View(ctx, s.db, func(tx storage.Tx) (*corebank.Page[Webhook], error) {
-		entity, err := scope.Entity(tx, s.tree, caller, entityID)
+		entity, err := scope.Entity(tx, s.tree, caller, f.EntityID)
 		if err != nil {
 			return nil, err
 		}
@@ -685,14 +684,14 @@ func (s *Service) List(ctx context.Context, caller corebank.Caller, entityID str
 	})
 }
 
-// Update changes the fields set in in and returns the webhook; entityID is
-// as for Get. Deliveries already created keep going to the webhook's
-// current URL and secret at each attempt.
+// UpdateWebhook changes the fields set in in and returns the webhook;
+// entityID is as for GetWebhook. Deliveries already created keep going to
+// the webhook's current URL and secret at each attempt.
 //
 // Errors: corebank.ErrForbidden for a read-only caller;
-// corebank.ErrEntityNotFound and ErrWebhookNotFound as for Get; then a
-// validation error naming each bad field; ErrWebhookDeleted.
-func (s *Service) Update(ctx context.Context, caller corebank.Caller, entityID, id string, in WebhookUpdate) (*Webhook, error) {
+// corebank.ErrEntityNotFound and ErrWebhookNotFound as for GetWebhook; then
+// a validation error naming each bad field; ErrWebhookDeleted.
+func (s *Service) UpdateWebhook(ctx context.Context, caller corebank.Caller, entityID, id string, in WebhookPatch) (*Webhook, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
@@ -718,7 +717,7 @@ func (s *Service) Update(ctx context.Context, caller corebank.Caller, entityID, 
 	checkText(p, desc, tags)
 	now := corebank.Millis(s.clock.Now())
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Webhook, error) {
-		r, err := s.hookTx(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.tree, caller, entityID, id, getRecord, ErrWebhookNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -770,19 +769,20 @@ func (s *Service) Update(ctx context.Context, caller corebank.Caller, entityID, 
 	})
 }
 
-// Delete soft-deletes the webhook (Deleted is set, status inactive) and
-// returns it; no further attempt is made for it, pending ones included.
-// Deleting a deleted webhook returns it unchanged. entityID is as for Get.
+// DeleteWebhook soft-deletes the webhook (Deleted is set, status inactive)
+// and returns it; no further attempt is made for it, pending ones included.
+// Deleting a deleted webhook returns it unchanged. entityID is as for
+// GetWebhook.
 //
 // Errors: corebank.ErrForbidden for a read-only caller;
-// corebank.ErrEntityNotFound and ErrWebhookNotFound as for Get.
-func (s *Service) Delete(ctx context.Context, caller corebank.Caller, entityID, id string) (*Webhook, error) {
+// corebank.ErrEntityNotFound and ErrWebhookNotFound as for GetWebhook.
+func (s *Service) DeleteWebhook(ctx context.Context, caller corebank.Caller, entityID, id string) (*Webhook, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
 	now := corebank.Millis(s.clock.Now())
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Webhook, error) {
-		r, err := s.hookTx(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.tree, caller, entityID, id, getRecord, ErrWebhookNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -804,15 +804,15 @@ func (s *Service) Delete(ctx context.Context, caller corebank.Caller, entityID, 
 	})
 }
 
-// RotateSecret replaces the webhook's secret and returns the webhook with
-// the new one, shown this once; every later attempt, retries of earlier
-// events included, is signed with it, and the old one verifies nothing
-// more. entityID is as for Get.
+// RotateWebhookSecret replaces the webhook's secret and returns the webhook
+// with the new one, shown this once; every later attempt, retries of earlier
+// events included, is signed with it, and the old one verifies nothing more.
+// entityID is as for GetWebhook.
 //
 // Errors: corebank.ErrForbidden for a read-only caller;
-// corebank.ErrEntityNotFound and ErrWebhookNotFound as for Get;
+// corebank.ErrEntityNotFound and ErrWebhookNotFound as for GetWebhook;
 // ErrWebhookDeleted.
-func (s *Service) RotateSecret(ctx context.Context, caller corebank.Caller, entityID, id string) (*Webhook, error) {
+func (s *Service) RotateWebhookSecret(ctx context.Context, caller corebank.Caller, entityID, id string) (*Webhook, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
@@ -820,7 +820,7 @@ func (s *Service) RotateSecret(ctx context.Context, caller corebank.Caller, enti
 	secret := newSecret()
 	sealed := s.sealer.Seal([]byte(secret), secretAD(id))
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Webhook, error) {
-		r, err := s.hookTx(tx, caller, entityID, id)
+		r, err := scope.Get(tx, s.tree, caller, entityID, id, getRecord, ErrWebhookNotFound)
 		if err != nil {
 			return nil, err
 		}

@@ -28,7 +28,7 @@ func TestCreate(t *testing.T) {
 	e := newEnv(t, nil, nil, nil)
 
 	t.Run("OK", func(t *testing.T) {
-		w, err := e.svc.Create(ctx, corebank.As(entityA), webhooks.NewWebhook{
+		w, err := e.svc.CreateWebhook(ctx, corebank.As(entityA), webhooks.NewWebhook{
 			EntityID: entityA, URL: e.recv.srv.URL + "/hook", ExpiresIn: ptr(int64(3600)),
 			EnabledEvents: events(false, "accounts.created", "accounts.updated", "accounts.deleted", "outflows.completed"),
 			Description:   "ops", Tags: []string{"a"},
@@ -46,7 +46,7 @@ func TestCreate(t *testing.T) {
 		if w.Status != webhooks.StatusActive || w.Created != start.UnixMilli() || w.Deleted != 0 || w.ExpiresIn != 3600 {
 			t.Errorf("webhook = %+v", w)
 		}
-		got, err := e.svc.Get(ctx, corebank.System(), "", w.ID)
+		got, err := e.svc.GetWebhook(ctx, corebank.System(), "", w.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestCreate(t *testing.T) {
 			if tt.in.EntityID == "" {
 				tt.in.EntityID = entityA
 			}
-			_, err := e.svc.Create(ctx, corebank.As(tt.in.EntityID), tt.in)
+			_, err := e.svc.CreateWebhook(ctx, corebank.As(tt.in.EntityID), tt.in)
 			if f := fieldsOf(t, err); f[tt.field] == "" {
 				t.Errorf("fields = %v, want %q named", f, tt.field)
 			}
@@ -131,7 +131,7 @@ func TestUpdateDelete(t *testing.T) {
 
 	t.Run("OK", func(t *testing.T) {
 		e.clk.Add(time.Second)
-		got, err := e.svc.Update(ctx, corebank.System(), "", w.ID, webhooks.WebhookUpdate{
+		got, err := e.svc.UpdateWebhook(ctx, corebank.System(), "", w.ID, webhooks.WebhookPatch{
 			Description: ptr("new"), Tags: &[]string{"x", "y"}, Status: ptr(webhooks.StatusInactive),
 			EnabledEvents: events(false, "cards.frozen"),
 		})
@@ -144,7 +144,7 @@ func TestUpdateDelete(t *testing.T) {
 		}
 	})
 	t.Run("ErrValidation", func(t *testing.T) {
-		_, err := e.svc.Update(ctx, corebank.System(), "", w.ID, webhooks.WebhookUpdate{URL: ptr("http://x"), Status: ptr("paused"), ExpiresIn: ptr(int64(-1))})
+		_, err := e.svc.UpdateWebhook(ctx, corebank.System(), "", w.ID, webhooks.WebhookPatch{URL: ptr("http://x"), Status: ptr("paused"), ExpiresIn: ptr(int64(-1))})
 		f := fieldsOf(t, err)
 		for _, k := range []string{"url", "status", "expires_in"} {
 			if f[k] == "" {
@@ -154,35 +154,35 @@ func TestUpdateDelete(t *testing.T) {
 	})
 	t.Run("ErrActivateExpired", func(t *testing.T) {
 		w2 := e.mustCreate(t, entityA, events(true))
-		if _, err := e.svc.Update(ctx, corebank.System(), "", w2.ID, webhooks.WebhookUpdate{ExpiresIn: ptr(int64(1))}); err != nil {
+		if _, err := e.svc.UpdateWebhook(ctx, corebank.System(), "", w2.ID, webhooks.WebhookPatch{ExpiresIn: ptr(int64(1))}); err != nil {
 			t.Fatal(err)
 		}
 		e.clk.Add(2 * time.Second)
-		_, err := e.svc.Update(ctx, corebank.System(), "", w2.ID, webhooks.WebhookUpdate{Status: ptr(webhooks.StatusActive)})
+		_, err := e.svc.UpdateWebhook(ctx, corebank.System(), "", w2.ID, webhooks.WebhookPatch{Status: ptr(webhooks.StatusActive)})
 		if f := fieldsOf(t, err); f["status"] == "" {
 			t.Errorf("fields = %v", f)
 		}
-		got, err := e.svc.Update(ctx, corebank.System(), "", w2.ID, webhooks.WebhookUpdate{Status: ptr(webhooks.StatusActive), ExpiresIn: ptr(int64(3600))})
+		got, err := e.svc.UpdateWebhook(ctx, corebank.System(), "", w2.ID, webhooks.WebhookPatch{Status: ptr(webhooks.StatusActive), ExpiresIn: ptr(int64(3600))})
 		if err != nil || got.Status != webhooks.StatusActive {
 			t.Fatalf("reactivate = %+v, %v", got, err)
 		}
 	})
 	t.Run("Delete", func(t *testing.T) {
 		e.clk.Add(time.Second)
-		got, err := e.svc.Delete(ctx, corebank.System(), "", w.ID)
+		got, err := e.svc.DeleteWebhook(ctx, corebank.System(), "", w.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.Deleted != e.clk.Now().UnixMilli() || got.Status != webhooks.StatusInactive {
 			t.Errorf("deleted = %+v", got)
 		}
-		if _, err := e.svc.Update(ctx, corebank.System(), "", w.ID, webhooks.WebhookUpdate{Description: ptr("x")}); !errors.Is(err, webhooks.ErrWebhookDeleted) {
+		if _, err := e.svc.UpdateWebhook(ctx, corebank.System(), "", w.ID, webhooks.WebhookPatch{Description: ptr("x")}); !errors.Is(err, webhooks.ErrWebhookDeleted) {
 			t.Errorf("Update after delete = %v", err)
 		}
-		if _, err := e.svc.RotateSecret(ctx, corebank.System(), "", w.ID); !errors.Is(err, webhooks.ErrWebhookDeleted) {
+		if _, err := e.svc.RotateWebhookSecret(ctx, corebank.System(), "", w.ID); !errors.Is(err, webhooks.ErrWebhookDeleted) {
 			t.Errorf("RotateSecret after delete = %v", err)
 		}
-		page, err := e.svc.List(ctx, corebank.As(entityA), "", corebank.ListOptions{})
+		page, err := e.svc.ListWebhooks(ctx, corebank.As(entityA), webhooks.WebhookFilter{}, corebank.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,7 +193,7 @@ func TestUpdateDelete(t *testing.T) {
 		}
 	})
 	t.Run("ErrWebhookNotFound", func(t *testing.T) {
-		if _, err := e.svc.Get(ctx, corebank.System(), "", "01HZZZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, webhooks.ErrWebhookNotFound) {
+		if _, err := e.svc.GetWebhook(ctx, corebank.System(), "", "01HZZZZZZZZZZZZZZZZZZZZZZZ"); !errors.Is(err, webhooks.ErrWebhookNotFound) {
 			t.Errorf("Get = %v", err)
 		}
 	})
@@ -210,7 +210,7 @@ func TestList(t *testing.T) {
 	var got []string
 	opts := corebank.ListOptions{Limit: 2}
 	for {
-		p, err := e.svc.List(ctx, corebank.As(entityA), "", opts)
+		p, err := e.svc.ListWebhooks(ctx, corebank.As(entityA), webhooks.WebhookFilter{}, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,14 +225,14 @@ func TestList(t *testing.T) {
 	if diff := cmp.Diff(ids, got); diff != "" {
 		t.Errorf("paged IDs (-want +got):\n%s", diff)
 	}
-	p, err := e.svc.List(ctx, corebank.As(entityA), "", corebank.ListOptions{Limit: 2, Before: ids[4]})
+	p, err := e.svc.ListWebhooks(ctx, corebank.As(entityA), webhooks.WebhookFilter{}, corebank.ListOptions{Limit: 2, Before: ids[4]})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(ids[2:4], []string{p.Items[0].ID, p.Items[1].ID}); diff != "" || !p.HasPrevious || !p.HasNext {
 		t.Errorf("before page (-want +got):\n%s %+v", diff, p)
 	}
-	if _, err := e.svc.List(ctx, corebank.As(entityA), "", corebank.ListOptions{After: "nope"}); fieldsOf(t, err)["cursor"] == "" {
+	if _, err := e.svc.ListWebhooks(ctx, corebank.As(entityA), webhooks.WebhookFilter{}, corebank.ListOptions{After: "nope"}); fieldsOf(t, err)["cursor"] == "" {
 		t.Error("a malformed cursor is accepted")
 	}
 }

@@ -1024,7 +1024,7 @@ func cardsOnEvent(s *Sim, ev ledger.Event) error {
 // model: every acknowledged one must be there, and none may have rewritten
 // its history.
 func cardsResync(s *Sim, c *cardsCard) error {
-	list, err := s.Bank().Cards.ListTransactions(s.ctx, root, "", c.ID)
+	list, err := s.Bank().Cards.ListTransactions(s.ctx, root, cards.TransactionFilter{CardID: c.ID})
 	if err != nil {
 		if s.anyCrashed() {
 			return nil
@@ -1195,12 +1195,12 @@ func cardsBankPending(s *Sim, a *cardsAcct) error {
 	var open int64
 	opts := corebank.ListOptions{Limit: corebank.MaxLimit}
 	for {
-		page, err := b.Cards.List(ctx, caller, a.Entity, "", opts)
+		page, err := b.Cards.ListCards(ctx, caller, cards.CardFilter{EntityID: a.Entity}, opts)
 		if err != nil {
 			return err
 		}
 		for _, c := range page.Items {
-			txs, err := b.Cards.ListTransactions(ctx, caller, "", c.ID)
+			txs, err := b.Cards.ListTransactions(ctx, caller, cards.TransactionFilter{CardID: c.ID})
 			if err != nil {
 				return err
 			}

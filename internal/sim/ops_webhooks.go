@@ -389,7 +389,7 @@ func (st *whState) onEvent(s *Sim, ev ledger.Event) error {
 // from the start).
 func (st *whState) findDelivery(s *Sim, h *whHook, ev string) (*webhooks.Delivery, error) {
 	if id, ok := h.dlv[ev]; ok {
-		return s.Bank().Webhooks.GetDelivery(s.ctx, root, id)
+		return s.Bank().Webhooks.GetDelivery(s.ctx, root, "", id)
 	}
 	svc := s.Bank().Webhooks
 	for full := range 2 {
@@ -398,7 +398,7 @@ func (st *whState) findDelivery(s *Sim, h *whHook, ev string) (*webhooks.Deliver
 			after = ""
 		}
 		for {
-			page, err := svc.Deliveries(s.ctx, root, "", h.ID, corebank.ListOptions{Limit: 100, After: after})
+			page, err := svc.ListDeliveries(s.ctx, root, webhooks.DeliveryFilter{WebhookID: h.ID}, corebank.ListOptions{Limit: 100, After: after})
 			if err != nil {
 				return nil, err
 			}
@@ -423,7 +423,7 @@ func (st *whState) findDelivery(s *Sim, h *whHook, ev string) (*webhooks.Deliver
 			}
 		}
 		if id, ok := h.dlv[ev]; ok {
-			return s.Bank().Webhooks.GetDelivery(s.ctx, root, id)
+			return s.Bank().Webhooks.GetDelivery(s.ctx, root, "", id)
 		}
 	}
 	return nil, nil
