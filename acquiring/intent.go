@@ -195,7 +195,7 @@ func (s *Service) CreateIntent(ctx context.Context, caller corebank.Caller, in N
 	}
 	now := s.o.Clock.Now()
 	return storage.Update(ctx, s.db, func(tx storage.Tx) (*Intent, error) {
-		acct, err := scope.Get(tx, s.tree, caller, in.EntityID, in.AccountID, s.account, ledger.ErrAccountNotFound)
+		acct, err := scope.Get(tx, s.tree, caller, in.EntityID, in.AccountID, s.led.GetAccountTx, ledger.ErrAccountNotFound)
 		if errors.Is(err, ledger.ErrAccountNotFound) {
 			return nil, ledger.ErrAccountNotFound.With("account " + in.AccountID + " not found")
 		}
@@ -393,7 +393,7 @@ func listOf[T any](ctx context.Context, s *Service, caller corebank.Caller, f Fi
 			// The account must lie in the entity's tree; the list is then
 			// of the account's entity.
 			notFound := ledger.ErrAccountNotFound.With("account " + f.AccountID + " not found")
-			acct, err := scope.Get(tx, s.tree, corebank.As(entity), "", f.AccountID, s.account, notFound)
+			acct, err := scope.Get(tx, s.tree, corebank.As(entity), "", f.AccountID, s.led.GetAccountTx, notFound)
 			if errors.Is(err, ledger.ErrAccountNotFound) {
 				return nil, notFound
 			}

@@ -112,15 +112,3 @@ func (s *Service) DueJobs() []storage.DueJob {
 func (s *Service) RunDue(ctx context.Context, asOf time.Time) (int, error) {
 	return storage.NewDue(s.db, s.o.Clock, 0, s.DueJobs()...).RunDue(ctx, asOf)
 }
-
-// account is a ledger account as scope.Get reads it: owned by its entity.
-type account struct{ *ledger.Account }
-
-// Owner is the entity the account belongs to.
-func (a account) Owner() string { return a.EntityID }
-
-// account reads ledger account id for scope.Get.
-func (s *Service) account(tx storage.Tx, id string) (account, error) {
-	a, err := s.led.GetAccountTx(tx, id)
-	return account{a}, err
-}

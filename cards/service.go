@@ -157,23 +157,11 @@ func countCreations(tx storage.Tx, entity string, now time.Time) (int, int64, er
 	return n, oldest, nil
 }
 
-// account is a ledger account as scope.Get reads it: owned by its entity.
-type account struct{ *ledger.Account }
-
-// Owner is the entity the account belongs to.
-func (a account) Owner() string { return a.EntityID }
-
-// account reads ledger account id for scope.Get.
-func (s *Service) account(tx storage.Tx, id string) (account, error) {
-	a, err := s.led.GetAccountTx(tx, id)
-	return account{a}, err
-}
-
 // usableAccount is the authorized load of account id (scope.Get, for
 // caller narrowed to entityID) and what a card asks of it beside: not
 // deleted. A missing or foreign account's error names it.
 func (s *Service) usableAccount(tx storage.Tx, caller corebank.Caller, entityID, id string) (*ledger.Account, error) {
-	a, err := scope.Get(tx, s.o.Tree, caller, entityID, id, s.account, ledger.ErrAccountNotFound)
+	a, err := scope.Get(tx, s.o.Tree, caller, entityID, id, s.led.GetAccountTx, ledger.ErrAccountNotFound)
 	if errors.Is(err, ledger.ErrAccountNotFound) {
 		return nil, ledger.ErrAccountNotFound.With("account " + id + " not found")
 	}
@@ -183,7 +171,7 @@ func (s *Service) usableAccount(tx storage.Tx, caller corebank.Caller, entityID,
 	if a.Deleted != 0 {
 		return nil, ledger.ErrAccountDeleted
 	}
-	return a.Account, nil
+	return a, nil
 }
 
 // CreateDisposableCard issues a disposable card (POST /disposable-cards),
@@ -486,7 +474,7 @@ func (s *Service) ListCards(ctx context.Context, caller corebank.Caller, f CardF
 			// The account must lie in the entity's tree; the list is then
 			// of the account's entity.
 			notFound := ledger.ErrAccountNotFound.With("account " + accountID + " not found")
-			acct, err := scope.Get(tx, s.o.Tree, corebank.As(entity), "", accountID, s.account, notFound)
+			acct, err := scope.Get(tx, s.o.Tree, corebank.As(entity), "", accountID, s.led.GetAccountTx, notFound)
 			if errors.Is(err, ledger.ErrAccountNotFound) {
 				return nil, notFound
 			}

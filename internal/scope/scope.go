@@ -138,24 +138,3 @@ func JSON[T any, P interface {
 		return P(v), nil
 	}
 }
-
-// Load is Get for a record whose owner is read with it rather than
-// through a method: load returns the record and its owner.
-//
-// Deprecated: use Get; Load goes once no caller is left.
-func Load[T any](tx storage.Tx, t Tree, c corebank.Caller, within string, notFound error,
-	load func() (obj T, owner string, err error)) (T, error) {
-	var zero T
-	c, err := Within(tx, t, c, within)
-	if err != nil {
-		return zero, err
-	}
-	obj, owner, err := load()
-	if err != nil {
-		return zero, err
-	}
-	if err := Check(tx, t, c, owner, notFound); err != nil {
-		return zero, err
-	}
-	return obj, nil
-}
