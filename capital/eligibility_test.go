@@ -28,7 +28,7 @@ func (e *env) child(individual bool) (string, *ledger.Account) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := e.Entities.Review(ctx, corebank.System(), c.Entity.ID, "approved"); err != nil {
+	if _, err := e.Entities.ReviewEntity(ctx, corebank.System(), c.Entity.ID, "approved"); err != nil {
 		e.t.Fatal(err)
 	}
 	a, err := e.Ledger.CreateAccount(ctx, e.root, ledger.NewAccount{EntityID: c.Entity.ID, Type: ledger.TypeChecking, Currency: "USD", DisplayName: "c"})
@@ -79,7 +79,7 @@ func TestEligibility(t *testing.T) {
 	// The owner orders its own offering, then is suspended: the product
 	// disappears and the confirm is REJECTED.
 	o := e.order(capital.NewOrder{ProductID: theirs.ID, AccountID: ownerAcct.ID, EntityID: owner, Amount: ptr(int64(500))})
-	if _, err := e.Entities.Review(ctx, corebank.System(), owner, "suspended"); err != nil {
+	if _, err := e.Entities.ReviewEntity(ctx, corebank.System(), owner, "suspended"); err != nil {
 		t.Fatal(err)
 	}
 	if got := ids(owner); len(got) != 0 {

@@ -350,7 +350,7 @@ func childAccount(t *testing.T, b *corebanktest.Bank) (string, *ledger.Account) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Entities.Review(ctx, corebank.System(), child.Entity.ID, "approved"); err != nil {
+	if _, err := b.Entities.ReviewEntity(ctx, corebank.System(), child.Entity.ID, "approved"); err != nil {
 		t.Fatal(err)
 	}
 	ca, err := b.Ledger.CreateAccount(ctx, root, ledger.NewAccount{EntityID: child.Entity.ID, Type: ledger.TypeChecking, Currency: "USD", DisplayName: "c"})

@@ -150,7 +150,7 @@ func TestSubmit(t *testing.T) {
 	root := e.root.EntityID
 	t.Run("IndividualMissingDocuments", func(t *testing.T) {
 		id := e.individual(root, nil).Entity.ID
-		_, err := e.s.Submit(ctx, sys, id)
+		_, err := e.s.SubmitEntity(ctx, sys, id)
 		f := fieldsOf(t, err)
 		if f["documents.identity"] == "" || f["documents.proof_of_address"] == "" || len(f) != 2 {
 			t.Fatalf("fields = %v", f)
@@ -158,7 +158,7 @@ func TestSubmit(t *testing.T) {
 		if _, err := e.s.CreateDocument(ctx, corebank.As(root), doc(id, "identity")); err != nil {
 			t.Fatal(err)
 		}
-		_, err = e.s.Submit(ctx, sys, id)
+		_, err = e.s.SubmitEntity(ctx, sys, id)
 		if f := fieldsOf(t, err); f["documents.proof_of_address"] == "" || len(f) != 1 {
 			t.Fatalf("fields = %v", f)
 		}
@@ -171,7 +171,7 @@ func TestSubmit(t *testing.T) {
 			}
 		}
 		before := len(e.events())
-		sub, err := e.s.Submit(ctx, sys, id)
+		sub, err := e.s.SubmitEntity(ctx, sys, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,10 +189,10 @@ func TestSubmit(t *testing.T) {
 		if evs := e.events()[before:]; len(evs) != 1 || evs[0].Type != entities.EventUpdated {
 			t.Errorf("events = %+v", evs)
 		}
-		if _, err := e.s.Submit(ctx, sys, id); !errors.Is(err, entities.ErrInvalidTransition) {
+		if _, err := e.s.SubmitEntity(ctx, sys, id); !errors.Is(err, entities.ErrInvalidTransition) {
 			t.Errorf("second submit: %v", err)
 		}
-		if _, err := e.s.Review(ctx, sys, id, "approved"); err != nil {
+		if _, err := e.s.ReviewEntity(ctx, sys, id, "approved"); err != nil {
 			t.Fatal(err)
 		}
 		got, err := e.s.GetSubmission(ctx, sys, "", sub.ID)
@@ -209,7 +209,7 @@ func TestSubmit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = e.s.Submit(ctx, sys, c.Entity.ID)
+		_, err = e.s.SubmitEntity(ctx, sys, c.Entity.ID)
 		f := fieldsOf(t, err)
 		for _, k := range []string{"business.email", "business.registration_number", "business.incorporation_meta.country",
 			"address", "business_officers", "documents.certificate_of_incorporation"} {
@@ -223,15 +223,15 @@ func TestSubmit(t *testing.T) {
 	})
 	t.Run("BusinessOK", func(t *testing.T) {
 		id := e.business(root).Entity.ID
-		_, err := e.s.Submit(ctx, sys, id)
+		_, err := e.s.SubmitEntity(ctx, sys, id)
 		if f := fieldsOf(t, err); f["documents.certificate_of_incorporation"] == "" || len(f) != 1 {
 			t.Fatalf("fields = %v", f)
 		}
 		if _, err := e.s.CreateDocument(ctx, corebank.As(root), doc(id, "certificate_of_incorporation")); err != nil {
 			t.Fatal(err)
 		}
-		if sub, err := e.s.Submit(ctx, sys, id); err != nil || sub.Status != "pending" || len(sub.Requirements) != 8 {
-			t.Fatalf("Submit = %+v, %v", sub, err)
+		if sub, err := e.s.SubmitEntity(ctx, sys, id); err != nil || sub.Status != "pending" || len(sub.Requirements) != 8 {
+			t.Fatalf("SubmitEntity = %+v, %v", sub, err)
 		}
 	})
 	t.Run("Reviewer", func(t *testing.T) {
@@ -242,9 +242,9 @@ func TestSubmit(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		sub, err := auto.s.Submit(ctx, sys, id)
+		sub, err := auto.s.SubmitEntity(ctx, sys, id)
 		if err != nil || sub.Status != "approved" {
-			t.Fatalf("Submit = %+v, %v", sub, err)
+			t.Fatalf("SubmitEntity = %+v, %v", sub, err)
 		}
 		if ent, _ := auto.s.GetEntity(ctx, sys, "", id); ent.Status != "approved" {
 			t.Errorf("status = %s", ent.Status)
@@ -255,13 +255,13 @@ func TestSubmit(t *testing.T) {
 		for _, k := range []string{"identity", "proof_of_address"} {
 			e.s.CreateDocument(ctx, corebank.As(root), doc(id, k))
 		}
-		if _, err := e.s.Submit(ctx, sys, id); err != nil {
+		if _, err := e.s.SubmitEntity(ctx, sys, id); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.s.Review(ctx, sys, id, "rejected"); err != nil {
+		if _, err := e.s.ReviewEntity(ctx, sys, id, "rejected"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.s.Submit(ctx, sys, id); err != nil {
+		if _, err := e.s.SubmitEntity(ctx, sys, id); err != nil {
 			t.Fatalf("resubmit: %v", err)
 		}
 	})

@@ -19,7 +19,7 @@ func TestGateRecordEqualsEntityRecord(t *testing.T) {
 	e := newEnv(t)
 	root := e.root.EntityID
 	a, a1, a11, b := tree(t, e)
-	if _, err := e.s.Review(ctx, sys, a1, "suspended"); err != nil {
+	if _, err := e.s.ReviewEntity(ctx, sys, a1, "suspended"); err != nil {
 		t.Fatal(err)
 	}
 	type outcome struct {

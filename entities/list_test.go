@@ -45,7 +45,7 @@ func TestListEntities(t *testing.T) {
 		if diff := cmp.Diff([]string{root, b}, ids(list(root, entities.EntityFilter{Type: "business"}, corebank.ListOptions{}).Items)); diff != "" {
 			t.Errorf("type (-want +got):\n%s", diff)
 		}
-		if _, err := e.s.Review(ctx, sys, a1, "approved"); err != nil {
+		if _, err := e.s.ReviewEntity(ctx, sys, a1, "approved"); err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff([]string{root, a1}, ids(list(root, entities.EntityFilter{Status: "approved"}, corebank.ListOptions{}).Items)); diff != "" {

@@ -34,7 +34,7 @@ type reviewed struct {
 	From   string
 }
 
-// Review records a review decision ("approved", "rejected" or
+// ReviewEntity records a review decision ("approved", "rejected" or
 // "suspended") on the entity with id, which the caller must be able to act
 // on, and writes entities.updated. The person, identification and the
 // entity's latest submission take the same status. Deciding the status the
@@ -44,7 +44,7 @@ type reviewed struct {
 // for a read-only caller; ErrEntityNotFound; a validation error naming
 // "decision" for any other value; ErrInvalidTransition for a move the
 // current status does not allow (see the package docs).
-func (s *Service) Review(ctx context.Context, caller corebank.Caller, id, decision string) (*Entity, error) {
+func (s *Service) ReviewEntity(ctx context.Context, caller corebank.Caller, id, decision string) (*Entity, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}

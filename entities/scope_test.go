@@ -25,7 +25,7 @@ func TestCallerScope(t *testing.T) {
 		}
 		docID = r.Document.ID
 	}
-	sub, err := e.s.Submit(ctx, asA, a1)
+	sub, err := e.s.SubmitEntity(ctx, asA, a1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,12 +126,12 @@ func TestCallerScope(t *testing.T) {
 	t.Run("ForeignWhateverElse", func(t *testing.T) {
 		// Scope is decided before the decision or the body is looked at.
 		for _, d := range []string{"approved", "maybe", ""} {
-			if _, err := e.s.Review(ctx, asB, a1, d); !errors.Is(err, entities.ErrEntityNotFound) {
-				t.Errorf("Review(%q) of a foreign entity = %v", d, err)
+			if _, err := e.s.ReviewEntity(ctx, asB, a1, d); !errors.Is(err, entities.ErrEntityNotFound) {
+				t.Errorf("ReviewEntity(%q) of a foreign entity = %v", d, err)
 			}
 		}
-		if _, err := e.s.Submit(ctx, asB, a1); !errors.Is(err, entities.ErrEntityNotFound) {
-			t.Errorf("Submit of a foreign entity = %v", err)
+		if _, err := e.s.SubmitEntity(ctx, asB, a1); !errors.Is(err, entities.ErrEntityNotFound) {
+			t.Errorf("SubmitEntity of a foreign entity = %v", err)
 		}
 		if _, err := e.s.CreateDocument(ctx, asB, doc(a1, "identity")); !errors.Is(err, entities.ErrEntityNotFound) {
 			t.Errorf("CreateDocument for a foreign entity = %v", err)
@@ -150,8 +150,8 @@ func TestCallerScope(t *testing.T) {
 			"UpdateIndividual": second(e.s.UpdateIndividual(ctx, ro, "", a1, entities.IndividualPatch{Name: &name})),
 			"UpdateBusiness":   second(e.s.UpdateBusiness(ctx, ro, "", a1, entities.BusinessPatch{Name: &name})),
 			"CreateDocument":   second(e.s.CreateDocument(ctx, ro, doc(a1, "identity"))),
-			"Submit":           second(e.s.Submit(ctx, ro, a1)),
-			"Review":           second(e.s.Review(ctx, ro, a1, "approved")),
+			"Submit":           second(e.s.SubmitEntity(ctx, ro, a1)),
+			"Review":           second(e.s.ReviewEntity(ctx, ro, a1, "approved")),
 			"CreateAPIKey":     second(e.s.CreateAPIKey(ctx, ro, entities.NewAPIKey{})),
 			"RotateAPIKey":     second(e.s.RotateAPIKey(ctx, ro, "", missing)),
 			"DeleteAPIKey":     second(e.s.DeleteAPIKey(ctx, ro, "", missing)),

@@ -32,8 +32,8 @@ func scenario(t *testing.T, e *env) string {
 	for _, k := range []string{"identity", "proof_of_address"} {
 		rec(e.s.CreateDocument(ctx, corebank.As(root), doc(ind.Entity.ID, k)))
 	}
-	rec(e.s.Submit(ctx, sys, ind.Entity.ID))
-	rec(e.s.Review(ctx, sys, ind.Entity.ID, "approved"))
+	rec(e.s.SubmitEntity(ctx, sys, ind.Entity.ID))
+	rec(e.s.ReviewEntity(ctx, sys, ind.Entity.ID, "approved"))
 	b := business()
 	b.BusinessOfficers[0].Person.Identification = &entities.IdentificationInput{
 		Document: &entities.DocumentInput{Type: "international_passport", Number: "P99887766"}}
@@ -44,8 +44,8 @@ func scenario(t *testing.T, e *env) string {
 	officer.Person.SSN = "987654321"
 	rec(e.s.UpdateBusiness(ctx, corebank.As(root), "", biz.Entity.ID, entities.BusinessPatch{BusinessOfficers: []entities.OfficerInput{officer}}))
 	rec(e.s.CreateDocument(ctx, corebank.As(root), doc(biz.Entity.ID, "certificate_of_incorporation")))
-	rec(e.s.Submit(ctx, sys, biz.Entity.ID))
-	rec(e.s.Review(ctx, sys, biz.Entity.ID, "suspended"))
+	rec(e.s.SubmitEntity(ctx, sys, biz.Entity.ID))
+	rec(e.s.ReviewEntity(ctx, sys, biz.Entity.ID, "suspended"))
 	rec(e.s.GetComposite(ctx, sys, "", ind.Entity.ID))
 	rec(e.s.GetComposite(ctx, sys, "", biz.Entity.ID))
 	rec(e.s.ListEntities(ctx, corebank.As(root), entities.EntityFilter{}, corebank.ListOptions{}))

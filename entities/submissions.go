@@ -118,7 +118,7 @@ type submitted struct {
 	Comp *Composite
 }
 
-// Submit submits entityID (the caller's own entity when "") for review: the
+// SubmitEntity submits entityID (the caller's own entity when "") for review: the
 // caller must be able to act on it, and it must be incomplete or rejected
 // and meet every requirement (see Requirement). The entity becomes pending
 // and the Reviewer is asked. Errors: corebank.ErrForbidden for a read-only
@@ -126,7 +126,7 @@ type submitted struct {
 // error whose Fields name every missing requirement (or "entity_id" when a
 // System caller names none); ErrInvalidTransition when the entity is
 // pending, approved or suspended.
-func (s *Service) Submit(ctx context.Context, caller corebank.Caller, entityID string) (*Submission, error) {
+func (s *Service) SubmitEntity(ctx context.Context, caller corebank.Caller, entityID string) (*Submission, error) {
 	if err := caller.CheckWrite(); err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (s *Service) Submit(ctx context.Context, caller corebank.Caller, entityID s
 	}
 	if decision != "" {
 		// The provider decides, not the caller: it may review any entity.
-		if _, err := s.Review(ctx, corebank.System(), sub.EntityID, decision); err != nil {
+		if _, err := s.ReviewEntity(ctx, corebank.System(), sub.EntityID, decision); err != nil {
 			return nil, err
 		}
 		sub.Status, sub.Updated = decision, corebank.Millis(s.clock.Now())

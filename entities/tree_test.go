@@ -129,14 +129,14 @@ func TestReview(t *testing.T) {
 	t.Run("ErrDecision", func(t *testing.T) {
 		id := e.individual(root, nil).Entity.ID
 		for _, d := range []string{"", "pending", "incomplete", "APPROVED", "ok"} {
-			_, err := e.s.Review(ctx, sys, id, d)
+			_, err := e.s.ReviewEntity(ctx, sys, id, d)
 			if f := fieldsOf(t, err); f["decision"] == "" {
-				t.Errorf("Review(%q) fields = %v, want decision", d, f)
+				t.Errorf("ReviewEntity(%q) fields = %v, want decision", d, f)
 			}
 		}
 	})
 	t.Run("ErrEntityNotFound", func(t *testing.T) {
-		if _, err := e.s.Review(ctx, sys, "01HZZZZZZZZZZZZZZZZZZZZZZZ", "approved"); !errors.Is(err, entities.ErrEntityNotFound) {
+		if _, err := e.s.ReviewEntity(ctx, sys, "01HZZZZZZZZZZZZZZZZZZZZZZZ", "approved"); !errors.Is(err, entities.ErrEntityNotFound) {
 			t.Fatal(err)
 		}
 	})
@@ -158,17 +158,17 @@ func TestReview(t *testing.T) {
 			t.Run(from+"To"+d, func(t *testing.T) {
 				id := e.individual(root, nil).Entity.ID
 				for _, p := range path {
-					if _, err := e.s.Review(ctx, sys, id, p); err != nil {
+					if _, err := e.s.ReviewEntity(ctx, sys, id, p); err != nil {
 						t.Fatal(err)
 					}
 				}
-				got, err := e.s.Review(ctx, sys, id, d)
+				got, err := e.s.ReviewEntity(ctx, sys, id, d)
 				if allowed[from][d] {
 					if err != nil || got.Status != d {
-						t.Fatalf("Review = %v, %v; want %s", got, err, d)
+						t.Fatalf("ReviewEntity = %v, %v; want %s", got, err, d)
 					}
 				} else if !errors.Is(err, entities.ErrInvalidTransition) || corebank.KindOf(err) != corebank.KindConflict {
-					t.Fatalf("Review = %v, %v; want ErrInvalidTransition", got, err)
+					t.Fatalf("ReviewEntity = %v, %v; want ErrInvalidTransition", got, err)
 				}
 			})
 		}
@@ -176,7 +176,7 @@ func TestReview(t *testing.T) {
 	t.Run("Event", func(t *testing.T) {
 		id := e.individual(root, nil).Entity.ID
 		before := len(e.events())
-		if _, err := e.s.Review(ctx, sys, id, "approved"); err != nil {
+		if _, err := e.s.ReviewEntity(ctx, sys, id, "approved"); err != nil {
 			t.Fatal(err)
 		}
 		evs := e.events()[before:]
@@ -188,7 +188,7 @@ func TestReview(t *testing.T) {
 			t.Errorf("person %s identification %s, want approved", c.Person.Status, c.Identification.VerificationStatus)
 		}
 		// Deciding the current status again is a no-op without an event.
-		if _, err := e.s.Review(ctx, sys, id, "approved"); err != nil || len(e.events()) != before+1 {
+		if _, err := e.s.ReviewEntity(ctx, sys, id, "approved"); err != nil || len(e.events()) != before+1 {
 			t.Fatalf("repeat review: %v, %d events", err, len(e.events())-before)
 		}
 	})
@@ -212,7 +212,7 @@ func TestGate(t *testing.T) {
 		}
 	})
 	t.Run("OK", func(t *testing.T) {
-		if _, err := e.s.Review(ctx, sys, id, "approved"); err != nil {
+		if _, err := e.s.ReviewEntity(ctx, sys, id, "approved"); err != nil {
 			t.Fatal(err)
 		}
 		if err := open(); err != nil {
@@ -223,7 +223,7 @@ func TestGate(t *testing.T) {
 		}
 	})
 	t.Run("ErrEntitySuspended", func(t *testing.T) {
-		if _, err := e.s.Review(ctx, sys, id, "suspended"); err != nil {
+		if _, err := e.s.ReviewEntity(ctx, sys, id, "suspended"); err != nil {
 			t.Fatal(err)
 		}
 		if err := open(); !errors.Is(err, entities.ErrEntitySuspended) {

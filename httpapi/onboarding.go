@@ -17,7 +17,7 @@ import (
 func (h *handler) createSubmission(x *exchange, r *http.Request) error {
 	return created(x, r, enveloped(http.StatusCreated, "entity submitted for review"), nil,
 		func(ctx context.Context, c corebank.Caller, req entityOnly) (*entities.Submission, error) {
-			return h.ent.Submit(ctx, c, req.EntityID)
+			return h.ent.SubmitEntity(ctx, c, req.EntityID)
 		})
 }
 

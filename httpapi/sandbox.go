@@ -130,7 +130,7 @@ type reviewReq struct {
 func (h *handler) reviewEntity(x *exchange, r *http.Request) error {
 	var req reviewReq
 	return moved(x, r, bare(http.StatusOK), &req, nil, func(ctx context.Context, c corebank.Caller, _, id string) (*entities.Entity, error) {
-		return h.ent.Review(ctx, c, id, req.Decision)
+		return h.ent.ReviewEntity(ctx, c, id, req.Decision)
 	})
 }
 

@@ -19,7 +19,7 @@ func (e *env) child(parent, name string, approve bool) string {
 		e.t.Fatalf("create business: %v", err)
 	}
 	if approve {
-		if _, err := e.ent.Review(context.Background(), corebank.System(), c.Entity.ID, "approved"); err != nil {
+		if _, err := e.ent.ReviewEntity(context.Background(), corebank.System(), c.Entity.ID, "approved"); err != nil {
 			e.t.Fatalf("approve: %v", err)
 		}
 	}
