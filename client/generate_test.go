@@ -61,8 +61,8 @@ func TestCoversDocument(t *testing.T) {
 	t.Logf("%d operations, %d of them lists", len(ids), lists)
 }
 
-// TestGeneratedFresh runs the package's in-tree generator (the second
-// go:generate line) into a temporary directory and fails unless it gives
+// TestGeneratedFresh runs the package's in-tree generator (doc.go's second
+// generate line) into a temporary directory and fails unless it gives
 // operations.gen.go byte for byte. That file records the SHA-256 of the
 // document both generated files came from, so a document changed without
 // go generate fails here too. Running oapi-codegen as well would build it
