@@ -29,6 +29,13 @@ func (s *script) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	step(w, r)
 }
 
+// sent returns the keys the server was sent, one per request.
+func (s *script) sent() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.keys...)
+}
+
 func answer(status int, body string) func(http.ResponseWriter, *http.Request) {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -117,13 +124,14 @@ func TestRetries(t *testing.T) {
 			case tc.status < 0 && (err == nil || errors.As(err, &e)):
 				t.Errorf("error %#v, want a transport error", err)
 			}
-			if len(s.keys) != tc.sent {
-				t.Errorf("sent %d times, want %d", len(s.keys), tc.sent)
+			keys := s.sent()
+			if len(keys) != tc.sent {
+				t.Errorf("sent %d times, want %d", len(keys), tc.sent)
 			}
-			for i, k := range s.keys {
+			for i, k := range keys {
 				switch {
-				case tc.send != nil && k != s.keys[0]:
-					t.Errorf("attempt %d sent key %q, the first %q", i, k, s.keys[0])
+				case k != keys[0]:
+					t.Errorf("attempt %d sent key %q, the first %q", i, k, keys[0])
 				case tc.key != nil && k != *tc.key:
 					t.Errorf("attempt %d sent key %q, want the caller's %q", i, k, *tc.key)
 				}
@@ -143,8 +151,8 @@ func TestPostKeys(t *testing.T) {
 	c.PostTransfers(ctx, client.PostTransfersJSONRequestBody{}, nil)
 	c.PostTransfers(ctx, client.PostTransfersJSONRequestBody{}, nil)
 	c.GetTransfersById(ctx, "tr_1", nil)
-	if len(s.keys) != 3 || !strings.HasPrefix(s.keys[0], "cbgo_") || s.keys[0] == s.keys[1] || s.keys[2] != "" {
-		t.Errorf("keys sent: %q", s.keys)
+	if keys := s.sent(); len(keys) != 3 || !strings.HasPrefix(keys[0], "cbgo_") || keys[0] == keys[1] || keys[2] != "" {
+		t.Errorf("keys sent: %q", keys)
 	}
 }
 
@@ -158,10 +166,7 @@ func TestCancelDuringBackoff(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for {
-			s.mu.Lock()
-			n := len(s.keys)
-			s.mu.Unlock()
-			if n > 0 {
+			if len(s.sent()) > 0 {
 				cancel()
 				return
 			}
