@@ -123,18 +123,3 @@ func Get[R Owned](tx storage.Tx, t Tree, caller corebank.Caller, entityID, id st
 	}
 	return rec, nil
 }
-
-// JSON is the read of Get for records kept as JSON in bucket b under
-// their ID (storage.LoadJSON): a missing one is notFound.
-func JSON[T any, P interface {
-	*T
-	Owned
-}](b storage.Bucket, notFound error) func(storage.Tx, string) (P, error) {
-	return func(tx storage.Tx, id string) (P, error) {
-		v, err := storage.LoadJSON[T](tx, b, []byte(id), notFound)
-		if err != nil {
-			return nil, err
-		}
-		return P(v), nil
-	}
-}

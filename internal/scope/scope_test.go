@@ -131,7 +131,9 @@ func TestGet(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	read := scope.JSON[thing](b, errThingNotFound)
+	read := func(tx storage.Tx, id string) (*thing, error) {
+		return storage.LoadJSON[thing](tx, b, []byte(id), errThingNotFound)
+	}
 	tests := []struct {
 		name       string
 		caller     corebank.Caller
