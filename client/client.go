@@ -34,6 +34,8 @@ type Client struct {
 type Options struct {
 	// HTTPClient sends the requests; default http.DefaultClient. A
 	// corebanktest bank's Server.Client() trusts its TLS certificate.
+	// Its redirects are not followed (a sandbox page's 303 comes back
+	// as a RawResponse).
 	HTTPClient *http.Client
 	// MaxRetries is how many times a request is retried (see the package
 	// documentation for which); default 2, negative for none.
@@ -68,6 +70,13 @@ func New(baseURL, apiKey string, opt *Options) (*Client, error) {
 	if c.http == nil {
 		c.http = http.DefaultClient
 	}
+	// A redirect is handed back, not followed: the API answers none but
+	// the sandbox pages' 303, which is the caller's to follow (it points
+	// to the merchant's return URL). A copy, so the caller's client is
+	// left as it was.
+	h := *c.http
+	h.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.http = &h
 	switch {
 	case c.retries == 0:
 		c.retries = 2
@@ -130,12 +139,6 @@ func (c *Client) do(ctx context.Context, k *call, out any) error {
 		return fmt.Errorf("client: %s %s: decode the answer into %T: %w", k.method, k.path, out, err)
 	}
 	return nil
-}
-
-// raw sends k and returns the answer undecoded, without following a
-// redirect (a sandbox page's form post answers 303 to the merchant).
-func (c *Client) raw(ctx context.Context, k *call) (*RawResponse, error) {
-	return c.send(ctx, k)
 }
 
 // send makes the request, retrying it as the package documentation says,
@@ -210,7 +213,7 @@ func (c *Client) once(ctx context.Context, method, target string, header http.He
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
-	resp, err := c.noRedirect().Do(req)
+	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -220,15 +223,6 @@ func (c *Client) once(ctx context.Context, method, target string, header http.He
 		return nil, err
 	}
 	return &RawResponse{StatusCode: resp.StatusCode, Header: resp.Header, Body: raw}, nil
-}
-
-// noRedirect is the HTTP client that hands a redirect back: the API
-// answers none but the sandbox pages' 303, which is the caller's to
-// follow (it points to the merchant's return URL).
-func (c *Client) noRedirect() *http.Client {
-	h := *c.http
-	h.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &h
 }
 
 // retryable says whether to send the request again and after how long.

@@ -302,7 +302,7 @@ func (c *Client) GetDisputesById(ctx context.Context, id string, params *GetDisp
 
 // GetDocs calls GET /docs: a reference of this document, rendered as HTML (no key). Self-contained: it loads nothing and runs no script, and returns the answer as it is (a page for a browser, or a file).
 func (c *Client) GetDocs(ctx context.Context, params *GetDocsParams) (*RawResponse, error) {
-	return c.raw(ctx, &call{method: "GET", path: "/docs", params: params})
+	return c.send(ctx, &call{method: "GET", path: "/docs", params: params})
 }
 
 // GetDocumentsById calls GET /documents/{id}: get a document.
@@ -316,12 +316,12 @@ func (c *Client) GetDocumentsById(ctx context.Context, id string, params *GetDoc
 
 // GetDocumentsFile calls GET /documents/{id}/file: download the document's main file (its stored content type, attachment), and returns the answer as it is (a page for a browser, or a file).
 func (c *Client) GetDocumentsFile(ctx context.Context, id string, params *GetDocumentsFileParams) (*RawResponse, error) {
-	return c.raw(ctx, &call{method: "GET", path: "/documents/" + url.PathEscape(id) + "/file", params: params})
+	return c.send(ctx, &call{method: "GET", path: "/documents/" + url.PathEscape(id) + "/file", params: params})
 }
 
 // GetDocumentsFileBack calls GET /documents/{id}/file_back: download the document's back side, and returns the answer as it is (a page for a browser, or a file).
 func (c *Client) GetDocumentsFileBack(ctx context.Context, id string, params *GetDocumentsFileBackParams) (*RawResponse, error) {
-	return c.raw(ctx, &call{method: "GET", path: "/documents/" + url.PathEscape(id) + "/file_back", params: params})
+	return c.send(ctx, &call{method: "GET", path: "/documents/" + url.PathEscape(id) + "/file_back", params: params})
 }
 
 // GetEntities calls GET /entities: list entities in the key's tree (filters type, status, parent_entity), and yields every item, following the cursor from page to page.
@@ -571,12 +571,12 @@ func (c *Client) GetRefundsById(ctx context.Context, id string, params *GetRefun
 
 // GetSandboxChallenge calls GET /sandbox/challenge/{token}: sandbox: the 3DS challenge page of an intent action, at its next_action.url (no key: the token is the capability). HTML, self-contained, no script, and returns the answer as it is (a page for a browser, or a file).
 func (c *Client) GetSandboxChallenge(ctx context.Context, token string, params *GetSandboxChallengeParams) (*RawResponse, error) {
-	return c.raw(ctx, &call{method: "GET", path: "/sandbox/challenge/" + url.PathEscape(token), params: params})
+	return c.send(ctx, &call{method: "GET", path: "/sandbox/challenge/" + url.PathEscape(token), params: params})
 }
 
 // GetSandboxCheckout calls GET /sandbox/checkout/{token}: sandbox: the checkout page of an open-banking (a mock bank consent) or crypto (a mock invoice) session, at its checkout_url (no key: the token is the capability). HTML, self-contained, no script, and returns the answer as it is (a page for a browser, or a file).
 func (c *Client) GetSandboxCheckout(ctx context.Context, token string, params *GetSandboxCheckoutParams) (*RawResponse, error) {
-	return c.raw(ctx, &call{method: "GET", path: "/sandbox/checkout/" + url.PathEscape(token), params: params})
+	return c.send(ctx, &call{method: "GET", path: "/sandbox/checkout/" + url.PathEscape(token), params: params})
 }
 
 // GetSandboxClock calls GET /sandbox/clock: sandbox: the clock now.
@@ -987,12 +987,12 @@ func (c *Client) PostSandboxCardsAuthorizations(ctx context.Context, id string, 
 
 // PostSandboxChallenge calls POST /sandbox/challenge/{token}: sandbox: the cardholder's answer on the challenge page (no key: the token is the capability). Runs what the simulate route runs (complete with the password: authenticated, then the test card decides; otherwise failed, authentication_failed), then 303 to return_url with payment_intent_id and status in its query (200 with the outcome when there is no return_url). A form not from this page is 403; a final action asked otherwise is 409; both HTML, and returns the answer as it is (a page for a browser, or a file).
 func (c *Client) PostSandboxChallenge(ctx context.Context, token string, body PostSandboxChallengeFormdataRequestBody, params *PostSandboxChallengeParams) (*RawResponse, error) {
-	return c.raw(ctx, &call{method: "POST", path: "/sandbox/challenge/" + url.PathEscape(token), params: params, body: body, form: true})
+	return c.send(ctx, &call{method: "POST", path: "/sandbox/challenge/" + url.PathEscape(token), params: params, body: body, form: true})
 }
 
 // PostSandboxCheckout calls POST /sandbox/checkout/{token}: sandbox: the payer's choice on the checkout page (no key: the token is the capability). Runs what the simulate route runs (approve: settled; reject: failed with failure_code; cancel: cancelled, payment_cancelled), then 303 to redirect_url with funding_session_id, status and failure_code in its query. A form not from this server's page is 403; a status that does not allow the move is 409; both HTML, and returns the answer as it is (a page for a browser, or a file).
 func (c *Client) PostSandboxCheckout(ctx context.Context, token string, body PostSandboxCheckoutFormdataRequestBody, params *PostSandboxCheckoutParams) (*RawResponse, error) {
-	return c.raw(ctx, &call{method: "POST", path: "/sandbox/checkout/" + url.PathEscape(token), params: params, body: body, form: true})
+	return c.send(ctx, &call{method: "POST", path: "/sandbox/checkout/" + url.PathEscape(token), params: params, body: body, form: true})
 }
 
 // PostSandboxClockAdvance calls POST /sandbox/clock/advance: sandbox: advance the fake clock and run every job that falls due.

@@ -178,3 +178,21 @@ func TestCancelDuringBackoff(t *testing.T) {
 		t.Errorf("error %v, want context.Canceled", err)
 	}
 }
+
+// TestRedirectHandedBack checks a 303 (a sandbox page's form post) comes
+// back as it is, not followed, and leaves the caller's client as it was.
+func TestRedirectHandedBack(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "https://shop.example/back?status=completed", http.StatusSeeOther)
+	}))
+	defer srv.Close()
+	hc := &http.Client{}
+	c, _ := client.New(srv.URL, "", &client.Options{HTTPClient: hc})
+	resp, err := c.PostSandboxChallenge(context.Background(), "tok", client.PostSandboxChallengeFormdataRequestBody{Choice: "complete", Nonce: "n"}, nil)
+	if err != nil || resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "https://shop.example/back?status=completed" {
+		t.Fatalf("got %+v, %v; want the 303 itself", resp, err)
+	}
+	if hc.CheckRedirect != nil {
+		t.Error("the caller's client was changed")
+	}
+}

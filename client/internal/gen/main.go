@@ -320,7 +320,7 @@ func render(ops []op, docSum string) []byte {
 			fmt.Fprintf(&b, "// %s calls %s %s%s.\nfunc (c *Client) %s(%s) (map[string]any, error) {\n\tvar out map[string]any\n\tif err := c.do(ctx, %s, &out); err != nil {\n\t\treturn nil, err\n\t}\n\treturn out, nil\n}\n\n",
 				o.Name, o.Method, o.Path, summary, o.Name, sig, call)
 		case "raw":
-			fmt.Fprintf(&b, "// %s calls %s %s%s, and returns the answer as it is (a page for a browser, or a file).\nfunc (c *Client) %s(%s) (*RawResponse, error) {\n\treturn c.raw(ctx, %s)\n}\n\n",
+			fmt.Fprintf(&b, "// %s calls %s %s%s, and returns the answer as it is (a page for a browser, or a file).\nfunc (c *Client) %s(%s) (*RawResponse, error) {\n\treturn c.send(ctx, %s)\n}\n\n",
 				o.Name, o.Method, o.Path, summary, o.Name, sig, call)
 		case "list":
 			lc := strings.TrimSuffix(call, "}") + fmt.Sprintf(", list: %q", o.ListField) + "}"
