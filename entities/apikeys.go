@@ -113,11 +113,17 @@ func keyKey(id string) []byte               { return storage.Key("api-keys", id)
 func keyHashKey(hash string) []byte         { return storage.Key("api-keys", "by-hash", hash) }
 func keyEntityKey(entity, id string) []byte { return storage.Key("api-keys", "by-entity", entity, id) }
 
+// envPrefix is what every secret starts with: the environment's prefix,
+// then the key namespace and "_" when there is one.
 func (s *Service) envPrefix() string {
+	p := PrefixSandbox
 	if s.env == EnvProduction {
-		return PrefixLive
+		p = PrefixLive
 	}
-	return PrefixSandbox
+	if s.keyNS != "" {
+		p += s.keyNS + "_"
+	}
+	return p
 }
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

@@ -293,3 +293,33 @@ func TestBootstrapConcurrent(t *testing.T) {
 		t.Fatalf("root tree = %+v, %v", p, err)
 	}
 }
+
+// TestKeyNamespace checks a namespaced bank's keys carry its namespace
+// after the environment prefix, authenticate, and show it in Prefix; and
+// that a namespace of other characters is refused at construction.
+func TestKeyNamespace(t *testing.T) {
+	e := newEnv(t, func(o *entities.Options) { o.KeyNamespace = "ws01ABC" })
+	const prefix = "sk_sandbox_ws01ABC_"
+	for _, k := range []string{e.root.APIKey, e.root.ReadOnlyAPIKey} {
+		if !strings.HasPrefix(k, prefix) || len(k) != len(prefix)+43 {
+			t.Fatalf("key %q: want %q and 43 characters", k, prefix)
+		}
+		got, err := e.s.Authenticate(t.Context(), k)
+		if err != nil {
+			t.Fatalf("Authenticate: %v", err)
+		}
+		if got.Prefix != k[:len(prefix)+4] {
+			t.Errorf("Prefix %q, want %q", got.Prefix, k[:len(prefix)+4])
+		}
+	}
+	for _, bad := range []string{"ws_1", "ws-1", "wé"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("KeyNamespace %q: no panic", bad)
+				}
+			}()
+			entities.NewService(memory.New(), nil, nil, &entities.Options{KeyNamespace: bad})
+		}()
+	}
+}
