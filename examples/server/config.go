@@ -49,6 +49,11 @@ type config struct {
 	leaseDuration time.Duration
 	// instance names this server across restarts (stableInstance).
 	instance string
+	// workspaces enables sandbox workspaces (bank/workspace); TTL and
+	// max bound them.
+	workspaces    bool
+	workspaceTTL  time.Duration
+	workspacesMax int
 }
 
 // usage opens -h: what the server is, then three ways to run it.
@@ -107,6 +112,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.dbStatementTimeout, "db-statement-timeout", 0, "PostgreSQL only: statement_timeout of the server's connections, e.g. 5s (default: the database's)")
 	fs.IntVar(&c.dbRetries, "db-retries", 30, "PostgreSQL only: times a transaction is retried after a serialization failure or deadlock (0: never)")
 	fs.StringVar(&c.nodeID, "node-id", "", "this server's name in the leases it takes on due work (payout checks, webhook attempts) in a store several servers share; logged at start (default: random on each start). A server restarted on the same machine and -addr takes back at once what it had leased under its earlier name")
+	fs.BoolVar(&c.workspaces, "workspaces", false, "sandbox only: POST /sandbox/workspaces (no key) creates a whole bank in memory inside this server, reached by its own keys, so each test of a suite in any language gets an isolated bank and clock")
+	fs.DurationVar(&c.workspaceTTL, "workspace-ttl", time.Hour, "how long an idle workspace lives (real clock)")
+	fs.IntVar(&c.workspacesMax, "workspaces-max", 1000, "most workspaces alive at once; the next create answers 429 with retry_after")
 	fs.DurationVar(&c.leaseDuration, "lease-duration", storage.DefaultDueLease, "how long due work this server took stays its own: if it dies, another server on the same store takes the work over this long after; must outlast one payout check or webhook attempt")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -144,6 +152,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c.instance = stableInstance(c.addr)
 	if c.cardCreateLimit < 1 {
 		return nil, errors.New("-card-create-limit must be at least 1")
+	}
+	if c.workspaceTTL <= 0 || c.workspacesMax < 1 {
+		return nil, errors.New("-workspace-ttl must be positive and -workspaces-max at least 1")
 	}
 	if webhookCA != "" {
 		pem, err := os.ReadFile(webhookCA)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/bank"
+	"github.com/corebank/corebank/bank/workspace"
 	"github.com/corebank/corebank/cards"
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/httpapi"
@@ -182,8 +183,12 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 		return err
 	}
 
+	handler := app.Handler
+	if cfg.workspaces && cfg.env == entities.EnvSandbox {
+		handler = serveWorkspaces(ctx, cfg, key, logger, handler)
+	}
 	srv := &http.Server{
-		Handler:           app.Handler,
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -415,4 +420,34 @@ func listenURL(a net.Addr) string {
 		host = "localhost"
 	}
 	return "http://" + net.JoinHostPort(host, port)
+}
+
+// serveWorkspaces puts sandbox workspaces (bank/workspace) in front of
+// own: each workspace is a bank of its own in memory, sealed with the
+// server's key, with the server's fees, card limit and webhook CAs; one
+// goroutine sweeps the idle ones every minute until ctx ends.
+func serveWorkspaces(ctx context.Context, cfg *config, key []byte, logger *slog.Logger, own http.Handler) http.Handler {
+	o := workspace.Options{TTL: cfg.workspaceTTL, Max: cfg.workspacesMax, Bank: bank.Options{
+		SecretKey: key, Logger: logger,
+		Payments:  payments.Options{Fees: cfg.fees},
+		Cards:     cards.Options{CreateLimit: cfg.cardCreateLimit},
+		Webhooks:  webhooks.Options{RootCAs: cfg.webhookCA},
+	}}
+	m := workspace.New(o)
+	go func() {
+		t := time.NewTicker(time.Minute)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				if n := m.Sweep(now); n > 0 {
+					logger.Info("idle workspaces expired", "workspaces", n)
+				}
+			}
+		}
+	}()
+	logger.Info("sandbox workspaces on", "ttl", cfg.workspaceTTL, "max", cfg.workspacesMax)
+	return m.Handler(own)
 }
