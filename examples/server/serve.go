@@ -429,9 +429,9 @@ func listenURL(a net.Addr) string {
 func serveWorkspaces(ctx context.Context, cfg *config, key []byte, logger *slog.Logger, own http.Handler) http.Handler {
 	o := workspace.Options{TTL: cfg.workspaceTTL, Max: cfg.workspacesMax, Bank: bank.Options{
 		SecretKey: key, Logger: logger,
-		Payments:  payments.Options{Fees: cfg.fees},
-		Cards:     cards.Options{CreateLimit: cfg.cardCreateLimit},
-		Webhooks:  webhooks.Options{RootCAs: cfg.webhookCA},
+		Payments: payments.Options{Fees: cfg.fees},
+		Cards:    cards.Options{CreateLimit: cfg.cardCreateLimit},
+		Webhooks: webhooks.Options{RootCAs: cfg.webhookCA},
 	}}
 	m := workspace.New(o)
 	go func() {
