@@ -16,6 +16,7 @@ import (
 
 	"github.com/corebank/corebank/bank"
 	"github.com/corebank/corebank/entities"
+	"github.com/corebank/corebank/internal/keypool"
 	"github.com/corebank/corebank/storage/memory"
 )
 
@@ -90,7 +91,7 @@ func New(t testing.TB, opts ...Option) *Bank {
 		Clock:     mock,
 		Logger:    discard,
 	}
-	o.Entities.GenerateKey = (&keyPool{}).next
+	o.Entities.GenerateKey = keypool.New()
 	o.Webhooks.RootCAs = httptestRoots()
 	// The server starts first, so that the links the bank makes (a funding
 	// session's checkout_url) are absolute URLs of it; it answers 503

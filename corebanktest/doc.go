@@ -82,17 +82,17 @@
 // Each API key carries an RSA-2048 key pair for card data, and generating
 // one costs 50 to 100 ms: two of them made the bootstrap of every bank
 // slow. Here API keys take their pair from a fixed pool of four key pairs
-// embedded in the package (cardkeys.pem), parsed once per process, handed
+// embedded in corebank (internal/keypool), parsed once per process, handed
 // out in turn by each bank (so the root's two keys still differ, and a
 // bank's fifth key repeats its first pair). New then costs about 2 ms
 // (BenchmarkNew; the first New of a process adds about 1.5 ms to parse the
 // pool and read httptest's certificate) where it cost over 100 ms.
 //
-// That is safe only for tests: the private keys are public, in this
-// package's source, so anything encrypted to them, card data included, is
-// readable by anyone, and every test bank in every process shares them.
-// The pool only ever reaches the banks New builds, over memory; nothing
-// else in corebank uses it, and a bank that holds real data must keep the
-// default generator. A test that needs fresh pairs sets
+// That is safe only for tests: the private keys are public, in corebank's
+// source, so anything encrypted to them, card data included, is readable
+// by anyone, and every test bank in every process shares them. The pool
+// only ever reaches the banks New builds and the sandbox workspaces of
+// bank/workspace, all over memory; a bank that holds real data must keep
+// the default generator. A test that needs fresh pairs sets
 // Entities.GenerateKey through WithOptions.
 package corebanktest
