@@ -118,6 +118,12 @@ type Options struct {
 	// (Webhooks.Concurrency) and go one claim at a time. 1 makes due work
 	// sequential, for replays that need it.
 	DueWorkers int
+	// OnCommit, when set, is called after every commit of the services'
+	// writes (not the webhook dispatcher's own), beside waking the
+	// dispatcher: a host that runs a bank's background work without Run
+	// (bank/workspace, which keeps no goroutine for an idle workspace)
+	// learns from it that work may have fallen due. It must not block.
+	OnCommit func()
 
 	// The services' own knobs. New sets the fields that wire the services
 	// together and those above (every service's Deps: Clock, IDs, Logger
@@ -256,7 +262,12 @@ func New(db storage.Backend, o Options) (*Bank, error) {
 	// The dispatcher reads the outbox right after every commit: every
 	// service writes through the hooked store, and the dispatcher's own
 	// writes use the raw one so that they do not wake it again.
-	b.DB = storage.WithCommitHook(db, func() { b.Webhooks.Wake() })
+	b.DB = storage.WithCommitHook(db, func() {
+		b.Webhooks.Wake()
+		if o.OnCommit != nil {
+			o.OnCommit()
+		}
+	})
 
 	o.Ledger.Gate = entities.Gate{}
 	b.Ledger = ledger.NewService(b.DB, &o.Ledger)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -395,6 +396,29 @@ func (d *Due) Kinds() []string {
 		out[i] = j.Kind
 	}
 	return out
+}
+
+// Next returns when the first item queued for this runner's kinds falls
+// due, or the zero time when none is: a program that runs due work only
+// when some is due (bank/workspace, which hosts many banks and keeps no
+// ticker for an idle one) sleeps until then.
+func (d *Due) Next(ctx context.Context) (time.Time, error) {
+	return View(ctx, d.db, func(tx Tx) (time.Time, error) {
+		first := int64(math.MaxInt64)
+		for _, j := range d.jobs {
+			items, err := d.scan(tx, append([]byte(j.Kind), '/'), nil, math.MaxInt64, 1)
+			if err != nil {
+				return time.Time{}, err
+			}
+			if len(items) > 0 {
+				first = min(first, items[0].At)
+			}
+		}
+		if first == math.MaxInt64 {
+			return time.Time{}, nil
+		}
+		return time.UnixMilli(first), nil
+	})
 }
 
 // RunDue does every item due at or before asOf, kind by kind in

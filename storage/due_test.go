@@ -573,3 +573,28 @@ func TestDueWorkersOrder(t *testing.T) {
 		t.Errorf("%d claims ran, want at most 4: the failing one stops the claims", c)
 	}
 }
+
+// TestDueNext: the first item of the runner's own kinds, however far off;
+// the zero time when none is queued; another runner's kinds do not count.
+func TestDueNext(t *testing.T) {
+	ctx := context.Background()
+	db := memory.New()
+	noop := func(storage.Tx, time.Time, storage.DueItem) error { return nil }
+	d := storage.NewDue(db, clock.NewMock(), 0, storage.DueJob{Kind: "a", Tx: noop}, storage.DueJob{Kind: "b", Tx: noop})
+	if next, err := d.Next(ctx); err != nil || !next.IsZero() {
+		t.Fatalf("Next on an empty queue = %v, %v; want the zero time", next, err)
+	}
+	schedule(t, db, "ab", 5, "other") // a kind whose name extends "a"
+	schedule(t, db, "a", 90, "x")
+	schedule(t, db, "b", 40, "y")
+	schedule(t, db, "b", 70, "z")
+	if next, err := d.Next(ctx); err != nil || next.UnixMilli() != 40 {
+		t.Fatalf("Next = %v, %v; want 40 ms", next.UnixMilli(), err)
+	}
+	if _, err := d.RunDue(ctx, time.UnixMilli(50)); err != nil {
+		t.Fatal(err)
+	}
+	if next, err := d.Next(ctx); err != nil || next.UnixMilli() != 70 {
+		t.Fatalf("Next after a run = %v, %v; want 70 ms", next.UnixMilli(), err)
+	}
+}

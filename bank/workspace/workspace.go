@@ -9,22 +9,25 @@
 // key's prefix alone, in one map lookup, before any bank reads the key; a
 // request with any other key (or none) goes to the server's own handler,
 // which pays one prefix check. A workspace's key therefore never reaches
-// another bank, and the server's own keys never reach a workspace.
+// another bank, and the server's own keys never reach a workspace; each
+// bank checks the whole key as usual.
 //
-// Work in progress (issue 27): the routes are not yet in the OpenAPI
-// document nor wired into examples/server, and a workspace runs no
-// background work (its due work runs on POST /sandbox/clock/advance).
+// A workspace's hosted pages (the sandbox checkout and 3DS challenge
+// pages, reached by their token without a key) live under
+// /sandbox/workspaces/<ID>/: the links its bank makes point there.
+//
+// No workspace has a goroutine of its own. Its background work (webhook
+// first attempts, and on a real clock the rest of its due work) runs on
+// the Manager's few workers (Run), when a commit of that workspace or its
+// next due item says there is some: an idle workspace costs its memory
+// and one timer entry at most.
 package workspace
 
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"strings"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +36,7 @@ import (
 
 	"github.com/corebank/corebank/bank"
 	"github.com/corebank/corebank/entities"
+	"github.com/corebank/corebank/internal/keypool"
 	"github.com/corebank/corebank/storage/memory"
 )
 
@@ -43,9 +47,14 @@ const keyPrefix = entities.PrefixSandbox + "ws"
 // Options configures a Manager.
 type Options struct {
 	// Bank is what every workspace's bank.New gets, but for its store,
-	// clock and key namespace: the secret key and what is immutable and
-	// safe to share (fee schedule, card key pool, webhook roots).
+	// clock, key namespace, key generator, hosted pages' base and
+	// OnCommit: the secret key and what is immutable and safe to share
+	// (fee schedule, card creation limit, webhook roots, logger).
 	Bank bank.Options
+	// BaseURL is the server's own absolute URL ("http://127.0.0.1:8080"),
+	// under which a workspace's hosted pages are linked; empty makes the
+	// links relative to the host.
+	BaseURL string
 	// TTL is how long an idle workspace lives (default 1h, on Clock).
 	TTL time.Duration
 	// Max is how many workspaces live at once (default 1000).
@@ -53,14 +62,19 @@ type Options struct {
 	// Clock measures idleness (default the real clock); each workspace's
 	// bank has a clock of its own.
 	Clock clock.Clock
+	// Workers is how many workspaces' background work runs at once
+	// (default 16): a webhook attempt to a slow endpoint holds one.
+	Workers int
 }
 
 // Manager holds the workspaces of one server. It is safe for concurrent
-// use.
+// use; Run must run for workspaces' background work to happen.
 type Manager struct {
 	o      Options
 	mu     sync.RWMutex
 	spaces map[string]*Space
+	bg     background
+	log    *slog.Logger
 }
 
 // Space is one workspace.
@@ -71,8 +85,32 @@ type Space struct {
 	// Fake says whether the bank's clock moves only when asked.
 	Fake bool
 	db   *memory.DB
-	used atomic.Int64 // Unix ns of the last request
+	used atomic.Int64 // Unix ns of the last request, on Manager's clock
+
+	// life is held for reading by each request and background pass, and
+	// for writing by Delete, which waits for them and then marks the
+	// workspace closed: nothing runs on a closed store.
+	life   sync.RWMutex
+	closed bool
+	stop   context.CancelFunc // cancels the background pass in flight
+	ctx    context.Context
+
+	state atomic.Int32 // background state (background.go)
+	timer int          // index of its timer entry, -1 for none; under bg.mu
+	gone  bool         // deleted: no timer entry any more; under bg.mu
 }
+
+// enter begins a request or pass on s; false when s is closed.
+func (s *Space) enter() bool {
+	s.life.RLock()
+	if s.closed {
+		s.life.RUnlock()
+		return false
+	}
+	return true
+}
+
+func (s *Space) leave() { s.life.RUnlock() }
 
 // New returns a Manager.
 func New(o Options) *Manager {
@@ -85,7 +123,15 @@ func New(o Options) *Manager {
 	if o.Clock == nil {
 		o.Clock = clock.New()
 	}
-	return &Manager{o: o, spaces: map[string]*Space{}}
+	if o.Workers <= 0 {
+		o.Workers = 16
+	}
+	m := &Manager{o: o, spaces: map[string]*Space{}, log: o.Bank.Logger}
+	if m.log == nil {
+		m.log = slog.Default()
+	}
+	m.bg.init()
+	return m
 }
 
 // Params is what POST /sandbox/workspaces may ask for.
@@ -97,7 +143,7 @@ type Params struct {
 }
 
 // ErrFull is returned by Create when Max workspaces live; RetryAfter says
-// when the oldest idle one expires.
+// when the longest idle one expires.
 type ErrFull struct{ RetryAfter time.Duration }
 
 func (e *ErrFull) Error() string {
@@ -105,7 +151,9 @@ func (e *ErrFull) Error() string {
 }
 
 // Create builds a workspace: a bank over a store of its own, migrated,
-// with a root entity and its two keys.
+// with a root entity and its two keys. Its API keys' RSA pairs come from
+// internal/keypool, whose private keys are public: a workspace is test
+// data.
 func (m *Manager) Create(ctx context.Context, p Params) (*Space, error) {
 	now := m.o.Clock.Now()
 	m.Sweep(now)
@@ -115,58 +163,81 @@ func (m *Manager) Create(ctx context.Context, p Params) (*Space, error) {
 	if full {
 		return nil, &ErrFull{RetryAfter: m.untilFree(now)}
 	}
-	id := newID()
+	s := &Space{ID: newID(), Fake: p.Fake, timer: -1}
+	s.ctx, s.stop = context.WithCancel(context.Background())
 	o := m.o.Bank
 	if p.Fake {
 		mock := clock.NewMock()
 		start := p.ClockStart
 		if start.IsZero() {
-			start = now
+			start = time.Now()
 		}
 		mock.Set(start)
 		o.Clock = mock
 	} else {
 		o.Clock = clock.New()
 	}
-	o.Entities.KeyNamespace = "ws" + id
-	db := memory.New()
-	b, err := bank.New(db, o)
+	o.Entities.KeyNamespace = "ws" + s.ID
+	o.Entities.GenerateKey = keypool.New()
+	pages := m.o.BaseURL + "/sandbox/workspaces/" + s.ID
+	o.FundingSessions.CheckoutBase, o.Acquiring.ChallengeBase = pages, pages
+	o.OnCommit = func() { m.kick(s) }
+	s.db = memory.New()
+	b, err := bank.New(s.db, o)
+	if err == nil {
+		s.Bank = b
+		_, err = b.Migrate(ctx)
+	}
+	if err == nil {
+		var root *entities.BootstrapResult
+		if root, _, err = b.Entities.Bootstrap(ctx); err == nil {
+			s.Root = *root
+		}
+	}
 	if err != nil {
-		db.Close()
+		s.db.Close()
 		return nil, err
 	}
-	if _, err := b.Migrate(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	root, _, err := b.Entities.Bootstrap(ctx)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	s := &Space{ID: id, Bank: b, Root: *root, Fake: p.Fake, db: db}
 	s.used.Store(now.UnixNano())
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if len(m.spaces) >= m.o.Max { // another create took the last place
-		db.Close()
-		return nil, &ErrFull{RetryAfter: m.untilFreeLocked(now)}
+		m.mu.Unlock()
+		s.db.Close()
+		return nil, &ErrFull{RetryAfter: m.untilFree(now)}
 	}
-	m.spaces[id] = s
+	m.spaces[s.ID] = s
+	m.mu.Unlock()
 	return s, nil
 }
 
-// Delete removes workspace id and releases its memory; false when there
-// is none.
+// Get returns workspace id, or nil.
+func (m *Manager) Get(id string) *Space {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.spaces[id]
+}
+
+// Delete removes workspace id and releases its memory once the requests
+// and background pass in flight on it end (the pass is cancelled); false
+// when there is none.
 func (m *Manager) Delete(id string) bool {
 	m.mu.Lock()
 	s, ok := m.spaces[id]
 	delete(m.spaces, id)
 	m.mu.Unlock()
 	if ok {
-		s.db.Close()
+		m.release(s)
 	}
 	return ok
+}
+
+func (m *Manager) release(s *Space) {
+	m.forget(s)
+	s.stop()
+	s.life.Lock()
+	s.closed = true
+	s.life.Unlock()
+	s.db.Close()
 }
 
 // Len is how many workspaces live.
@@ -189,19 +260,15 @@ func (m *Manager) Sweep(now time.Time) int {
 	}
 	m.mu.Unlock()
 	for _, s := range gone {
-		s.db.Close()
+		m.release(s)
 	}
 	return len(gone)
 }
 
+// untilFree is how long until the longest idle workspace expires.
 func (m *Manager) untilFree(now time.Time) time.Duration {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return m.untilFreeLocked(now)
-}
-
-// untilFreeLocked is how long until the longest idle workspace expires.
-func (m *Manager) untilFreeLocked(now time.Time) time.Duration {
 	oldest := now.UnixNano()
 	for _, s := range m.spaces {
 		oldest = min(oldest, s.used.Load())
@@ -209,147 +276,6 @@ func (m *Manager) untilFreeLocked(now time.Time) time.Duration {
 	return max(time.Unix(0, oldest).Add(m.o.TTL).Sub(now), time.Second)
 }
 
-// lookup returns the workspace a bearer key names, and whether the key is
-// a workspace key at all.
-func (m *Manager) lookup(r *http.Request) (*Space, bool) {
-	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		return nil, false
-	}
-	rest, ok := strings.CutPrefix(key, keyPrefix)
-	if !ok {
-		return nil, false
-	}
-	id, _, ok := strings.Cut(rest, "_")
-	if !ok {
-		return nil, true
-	}
-	m.mu.RLock()
-	s := m.spaces[id]
-	m.mu.RUnlock()
-	return s, true
-}
-
-// Handler serves the workspace routes and routes every request made with
-// a workspace's key to that workspace's bank; everything else goes to
-// own, the server's own bank.
-func (m *Manager) Handler(own http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s, isWorkspaceKey := m.lookup(r)
-		switch {
-		case r.URL.Path == "/sandbox/workspaces" && r.Method == http.MethodPost && r.Header.Get("Authorization") == "":
-			m.create(w, r)
-		case !isWorkspaceKey:
-			own.ServeHTTP(w, r)
-		case s == nil:
-			unauthorized(w)
-		case r.URL.Path == "/sandbox/workspaces/"+s.ID && r.Method == http.MethodDelete:
-			m.Delete(s.ID)
-			w.WriteHeader(http.StatusNoContent)
-		case strings.HasPrefix(r.URL.Path, "/sandbox/workspaces/"):
-			unauthorized(w) // another workspace: its key alone acts on it
-		default:
-			s.used.Store(m.o.Clock.Now().UnixNano())
-			s.Bank.Handler.ServeHTTP(w, r)
-		}
-	})
-}
-
-// created is the answer of POST /sandbox/workspaces.
-type created struct {
-	ID                  string    `json:"id"`
-	APIKey              string    `json:"api_key"`
-	ReadOnlyAPIKey      string    `json:"read_only_api_key"`
-	EncryptionPublicKey string    `json:"encryption_public_key"`
-	RootEntityID        string    `json:"root_entity_id"`
-	Clock               clockView `json:"clock"`
-	ExpiresAt           time.Time `json:"expires_at"`
-}
-
-type clockView struct {
-	Now   time.Time `json:"now"`
-	NowMS int64     `json:"now_ms"`
-	Fake  bool      `json:"fake"`
-}
-
-func (m *Manager) create(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		ClockStart json.RawMessage `json:"clock_start"`
-		FakeClock  bool            `json:"fake_clock"`
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
-		invalid(w, "body", "must be {\"clock_start\"?, \"fake_clock\"?}")
-		return
-	}
-	p := Params{Fake: req.FakeClock}
-	if len(req.ClockStart) > 0 {
-		t, ok := parseTime(req.ClockStart)
-		if !ok {
-			invalid(w, "clock_start", "must be an RFC 3339 time or Unix milliseconds")
-			return
-		}
-		p.ClockStart = t
-	}
-	s, err := m.Create(r.Context(), p)
-	var full *ErrFull
-	if errors.As(err, &full) {
-		secs := int(full.RetryAfter.Round(time.Second) / time.Second)
-		w.Header().Set("Retry-After", fmt.Sprint(secs))
-		writeJSON(w, http.StatusTooManyRequests, map[string]any{"status": "error", "code": "rate_limited",
-			"message": err.Error(), "details": map[string]any{"retry_after": secs, "limit_type": "workspaces",
-				"current_count": m.Len(), "limit": m.o.Max}, "retry_after": secs})
-		return
-	}
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"status": "error", "code": "internal_error",
-			"message": "the workspace could not be created", "details": map[string]string{}})
-		return
-	}
-	now := s.Bank.Clock.Now()
-	writeJSON(w, http.StatusCreated, created{ID: s.ID, APIKey: s.Root.APIKey, ReadOnlyAPIKey: s.Root.ReadOnlyAPIKey,
-		EncryptionPublicKey: s.Root.EncryptionPublicKey, RootEntityID: s.Root.EntityID,
-		Clock:     clockView{Now: now.UTC(), NowMS: now.UnixMilli(), Fake: s.Fake},
-		ExpiresAt: m.o.Clock.Now().Add(m.o.TTL).UTC()})
-}
-
-func parseTime(raw json.RawMessage) (time.Time, bool) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		t, err := time.Parse(time.RFC3339Nano, s)
-		return t, err == nil
-	}
-	var ms int64
-	if json.Unmarshal(raw, &ms) == nil && ms >= 0 {
-		return time.UnixMilli(ms), true
-	}
-	return time.Time{}, false
-}
-
-func unauthorized(w http.ResponseWriter) {
-	writeJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]string{
-		"code": "unauthorized", "message": "unknown or expired workspace key"}})
-}
-
-func invalid(w http.ResponseWriter, field, problem string) {
-	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"status": "error", "code": "validation_error",
-		"message": field + ": " + problem, "details": map[string]string{field: problem}})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
-
-// newID is a workspace's ID: 16 letters and digits, random.
-func newID() string {
-	const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	var b [16]byte
-	rand.Read(b[:])
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return string(b[:])
-}
+// newID is a workspace's ID: 16 random base32 letters and digits (80
+// bits); the ID is no secret, the keys are.
+func newID() string { return rand.Text()[:16] }

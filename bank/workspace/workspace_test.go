@@ -2,6 +2,8 @@ package workspace_test
 
 import (
 	"bytes"
+	"context"
+	"crypto/x509"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -12,45 +14,80 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/corebank/corebank/bank"
 	"github.com/corebank/corebank/bank/workspace"
-	"github.com/corebank/corebank/corebanktest"
 )
 
 type created struct {
-	ID           string `json:"id"`
-	APIKey       string `json:"api_key"`
-	RootEntityID string `json:"root_entity_id"`
-	Clock        struct {
+	ID             string `json:"id"`
+	APIKey         string `json:"api_key"`
+	ReadOnlyAPIKey string `json:"read_only_api_key"`
+	RootEntityID   string `json:"root_entity_id"`
+	Clock          struct {
 		NowMS int64 `json:"now_ms"`
 		Fake  bool  `json:"fake"`
 	} `json:"clock"`
 }
 
-func newServer(t *testing.T, o workspace.Options) (*workspace.Manager, *httptest.Server) {
-	t.Helper()
-	o.Bank = bank.Options{SecretKey: make([]byte, 32), Logger: slog.New(slog.DiscardHandler)}
-	o.Bank.Entities.GenerateKey = corebanktest.KeyPool()
-	m := workspace.New(o)
-	own := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "own bank") })
-	srv := httptest.NewServer(m.Handler(own))
-	t.Cleanup(srv.Close)
-	return m, srv
+// harness is a server of workspaces in front of a stand-in for the
+// server's own bank; its Manager runs until the test ends.
+type harness struct {
+	m   *workspace.Manager
+	srv *httptest.Server
+	// hooks receives webhook deliveries over TLS; the workspaces trust it.
+	hooks *httptest.Server
+	got   chan []byte
 }
 
-func call(t *testing.T, srv *httptest.Server, key, method, path string, body any) (int, []byte) {
+func newHarness(t *testing.T, o workspace.Options) *harness {
+	t.Helper()
+	h := &harness{got: make(chan []byte, 100)}
+	h.hooks = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		h.got <- raw
+	}))
+	t.Cleanup(h.hooks.Close)
+	roots := x509.NewCertPool()
+	roots.AddCert(h.hooks.Certificate())
+	o.Bank = bank.Options{SecretKey: make([]byte, 32), Logger: slog.New(slog.DiscardHandler)}
+	o.Bank.Webhooks.RootCAs = roots
+	own := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "own bank") })
+	late := &lateBase{}
+	h.srv = httptest.NewServer(late)
+	t.Cleanup(h.srv.Close)
+	o.BaseURL = h.srv.URL
+	h.m = workspace.New(o)
+	late.h = h.m.Handler(own)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); h.m.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return h
+}
+
+// lateBase lets the server start before the Manager, which needs its URL.
+type lateBase struct{ h http.Handler }
+
+func (l *lateBase) ServeHTTP(w http.ResponseWriter, r *http.Request) { l.h.ServeHTTP(w, r) }
+
+func (h *harness) call(t *testing.T, key, method, path string, body any) (int, []byte) {
 	t.Helper()
 	var rd io.Reader
-	if body != nil {
-		raw, _ := json.Marshal(body)
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, _ := json.Marshal(b)
 		rd = bytes.NewReader(raw)
 	}
-	req, _ := http.NewRequest(method, srv.URL+path, rd)
+	req, _ := http.NewRequest(method, h.srv.URL+path, rd)
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	resp, err := srv.Client().Do(req)
+	resp, err := h.srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,9 +96,9 @@ func call(t *testing.T, srv *httptest.Server, key, method, path string, body any
 	return resp.StatusCode, raw
 }
 
-func create(t *testing.T, srv *httptest.Server, body any) created {
+func (h *harness) create(t *testing.T, body any) created {
 	t.Helper()
-	status, raw := call(t, srv, "", "POST", "/sandbox/workspaces", body)
+	status, raw := h.call(t, "", "POST", "/sandbox/workspaces", body)
 	if status != 201 {
 		t.Fatalf("create: %d %s", status, raw)
 	}
@@ -72,102 +109,126 @@ func create(t *testing.T, srv *httptest.Server, body any) created {
 	return c
 }
 
+// data decodes raw's envelope data into a map.
+func data(t *testing.T, raw []byte) map[string]any {
+	t.Helper()
+	var env struct {
+		Data map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil || env.Data == nil {
+		t.Fatalf("no data in %s", raw)
+	}
+	return env.Data
+}
+
 // TestIsolation creates two workspaces and checks each key reaches its
 // own bank only: accounts, clocks and deletes stay apart, and the
 // server's own bank is untouched.
 func TestIsolation(t *testing.T) {
-	_, srv := newServer(t, workspace.Options{})
+	h := newHarness(t, workspace.Options{})
 	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
-	a := create(t, srv, map[string]any{"fake_clock": true, "clock_start": start.Format(time.RFC3339)})
-	b := create(t, srv, map[string]any{"fake_clock": true, "clock_start": start.UnixMilli()})
+	a := h.create(t, map[string]any{"fake_clock": true, "clock_start": start.Format(time.RFC3339)})
+	b := h.create(t, map[string]any{"fake_clock": true, "clock_start": start.UnixMilli()})
 	if a.ID == b.ID || !strings.HasPrefix(a.APIKey, "sk_sandbox_ws"+a.ID+"_") || a.Clock.NowMS != start.UnixMilli() || !a.Clock.Fake {
 		t.Fatalf("workspaces %+v and %+v", a, b)
 	}
-	status, raw := call(t, srv, a.APIKey, "POST", "/accounts", map[string]any{"type": "checking", "currency": "USD", "display_name": "A"})
+	status, raw := h.call(t, a.APIKey, "POST", "/accounts", map[string]any{"type": "checking", "currency": "USD", "display_name": "A"})
 	if status != 201 {
 		t.Fatalf("account in A: %d %s", status, raw)
 	}
-	var acct struct {
-		Data struct{ ID string } `json:"data"`
-	}
-	json.Unmarshal(raw, &acct)
-	if s, _ := call(t, srv, a.APIKey, "GET", "/accounts/"+acct.Data.ID, nil); s != 200 {
+	id, _ := data(t, raw)["id"].(string)
+	if s, _ := h.call(t, a.APIKey, "GET", "/accounts/"+id, nil); s != 200 {
 		t.Errorf("A reads its account: %d", s)
 	}
-	if s, _ := call(t, srv, b.APIKey, "GET", "/accounts/"+acct.Data.ID, nil); s != 404 {
+	if s, _ := h.call(t, b.APIKey, "GET", "/accounts/"+id, nil); s != 404 {
 		t.Errorf("B reads A's account: %d, want 404 (B's bank has none)", s)
 	}
-	if s, raw := call(t, srv, a.APIKey, "POST", "/sandbox/clock/advance", map[string]any{"seconds": 3600}); s != 200 {
+	if s, raw := h.call(t, a.APIKey, "POST", "/sandbox/clock/advance", map[string]any{"seconds": 3600}); s != 200 {
 		t.Fatalf("A advances: %d %s", s, raw)
 	}
-	var clk struct {
-		NowMS int64 `json:"now_ms"`
+	clocks := map[string]int64{}
+	for name, key := range map[string]string{"A": a.APIKey, "B": b.APIKey} {
+		var clk struct {
+			NowMS int64 `json:"now_ms"`
+		}
+		_, raw = h.call(t, key, "GET", "/sandbox/clock", nil)
+		json.Unmarshal(raw, &clk)
+		clocks[name] = clk.NowMS
 	}
-	_, raw = call(t, srv, b.APIKey, "GET", "/sandbox/clock", nil)
-	json.Unmarshal(raw, &clk)
-	if got := clk.NowMS; got != start.UnixMilli() {
-		t.Errorf("B's clock after A advanced: %d, want %d (%s)", got, start.UnixMilli(), raw)
+	want := map[string]int64{"A": start.Add(time.Hour).UnixMilli(), "B": start.UnixMilli()}
+	if diff := cmp.Diff(want, clocks); diff != "" {
+		t.Errorf("clocks after A advanced an hour (-want +got):\n%s", diff)
 	}
-	if s, raw := call(t, srv, "sk_sandbox_owncompletelydifferentkey", "GET", "/accounts", nil); s != 200 || string(raw) != "own bank" {
+	if s, raw := h.call(t, "sk_sandbox_owncompletelydifferentkey", "GET", "/accounts", nil); s != 200 || string(raw) != "own bank" {
 		t.Errorf("a key of the server's own bank went to %d %q", s, raw)
 	}
-	if s, _ := call(t, srv, b.APIKey, "DELETE", "/sandbox/workspaces/"+a.ID, nil); s != 401 {
-		t.Errorf("B deletes A: %d, want 401", s)
-	}
-	if s, _ := call(t, srv, a.APIKey, "DELETE", "/sandbox/workspaces/"+a.ID, nil); s != 204 {
+	if s, _ := h.call(t, a.APIKey, "DELETE", "/sandbox/workspaces/"+a.ID, nil); s != 204 {
 		t.Errorf("A deletes itself: %d, want 204", s)
 	}
-	if s, _ := call(t, srv, a.APIKey, "GET", "/accounts", nil); s != 401 {
+	if s, _ := h.call(t, a.APIKey, "GET", "/accounts", nil); s != 401 {
 		t.Errorf("a deleted workspace's key: %d, want 401", s)
 	}
-	if s, _ := call(t, srv, "sk_sandbox_wsNOSUCH_x", "GET", "/accounts", nil); s != 401 {
-		t.Errorf("an unknown workspace's key: %d, want 401", s)
-	}
-	if s, _ := call(t, srv, b.APIKey, "GET", "/accounts", nil); s != 200 {
+	if s, _ := h.call(t, b.APIKey, "GET", "/accounts", nil); s != 200 {
 		t.Errorf("B after A's delete: %d", s)
 	}
 }
 
-// TestCapAndExpiry checks the cap answers 429 with retry_after, and idle
-// workspaces expire after TTL on the manager's clock.
-func TestCapAndExpiry(t *testing.T) {
+// TestCreateRefusals: the cap answers 429 with retry_after and
+// Retry-After; idle workspaces expire after TTL on the manager's clock;
+// bad bodies get 422 naming the field, and other methods 405.
+func TestCreateRefusals(t *testing.T) {
 	mock := clock.NewMock()
-	m, srv := newServer(t, workspace.Options{Max: 2, TTL: time.Minute, Clock: mock})
-	a := create(t, srv, nil)
-	create(t, srv, map[string]any{})
-	status, raw := call(t, srv, "", "POST", "/sandbox/workspaces", nil)
-	var refusal struct {
-		Code       string `json:"code"`
-		RetryAfter int    `json:"retry_after"`
-	}
+	h := newHarness(t, workspace.Options{Max: 2, TTL: time.Minute, Clock: mock})
+	a := h.create(t, nil)
+	h.create(t, map[string]any{})
+	status, raw := h.call(t, "", "POST", "/sandbox/workspaces", nil)
+	var refusal map[string]any
 	json.Unmarshal(raw, &refusal)
-	if status != 429 || refusal.Code != "rate_limited" || refusal.RetryAfter != 60 {
-		t.Fatalf("third create: %d %s", status, raw)
+	want := map[string]any{"status": "error", "code": "rate_limited", "message": refusal["message"], "retry_after": 60.0,
+		"details": map[string]any{"retry_after": 60.0, "limit_type": "workspaces", "current_count": 2.0, "limit": 2.0}}
+	if diff := cmp.Diff(want, refusal); status != 429 || diff != "" {
+		t.Fatalf("third create: %d (-want +got):\n%s", status, diff)
 	}
 	mock.Add(30 * time.Second)
-	call(t, srv, a.APIKey, "GET", "/accounts", nil) // a is used, the other idles on
+	h.call(t, a.APIKey, "GET", "/accounts", nil) // a is used, the other idles on
 	mock.Add(45 * time.Second)
-	if n := m.Sweep(mock.Now()); n != 1 || m.Len() != 1 {
-		t.Errorf("swept %d, %d left; want 1 and 1", n, m.Len())
+	if n := h.m.Sweep(mock.Now()); n != 1 || h.m.Len() != 1 {
+		t.Errorf("swept %d, %d left; want 1 and 1", n, h.m.Len())
 	}
-	create(t, srv, nil)
-	for _, body := range []string{`{"clock_start": "yesterday"}`, `{"nope": 1}`, `[`} {
-		req, _ := http.NewRequest("POST", srv.URL+"/sandbox/workspaces", strings.NewReader(body))
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
+	h.create(t, nil)
+
+	for _, c := range []struct{ body, field string }{
+		{`{"clock_start": "yesterday", "fake_clock": true}`, "clock_start"},
+		{`{"clock_start": -1, "fake_clock": true}`, "clock_start"},
+		{`{"clock_start": "2026-01-05T09:00:00Z"}`, "clock_start"}, // a real clock starts now
+		{`{"fake_clock": "yes"}`, "fake_clock"},
+		{`{"nope": 1}`, "nope"},
+		{`[`, "body"},
+		{`[1]`, "body"},
+		{`null`, "body"},
+	} {
+		h.m.Sweep(mock.Now().Add(time.Hour)) // room to create
+		status, raw := h.call(t, "", "POST", "/sandbox/workspaces", c.body)
+		var got struct {
+			Code    string            `json:"code"`
+			Details map[string]string `json:"details"`
 		}
-		resp.Body.Close()
-		if resp.StatusCode != 422 {
-			t.Errorf("create with %s: %d, want 422", body, resp.StatusCode)
+		json.Unmarshal(raw, &got)
+		if status != 422 || got.Code != "validation_error" || got.Details[c.field] == "" {
+			t.Errorf("create with %s: %d %s, want 422 naming %s", c.body, status, raw, c.field)
 		}
+	}
+	if s, _ := h.call(t, "", "GET", "/sandbox/workspaces", nil); s != 405 {
+		t.Errorf("GET /sandbox/workspaces: %d, want 405", s)
+	}
+	if s, _ := h.call(t, a.APIKey, "GET", "/sandbox/workspaces/"+a.ID, nil); s != 405 {
+		t.Errorf("GET /sandbox/workspaces/{id}: %d, want 405", s)
 	}
 }
 
 // BenchmarkCreate is the cost of a workspace, created and deleted.
 func BenchmarkCreate(b *testing.B) {
 	o := workspace.Options{Max: 1 << 30, Bank: bank.Options{SecretKey: make([]byte, 32), Logger: slog.New(slog.DiscardHandler)}}
-	o.Bank.Entities.GenerateKey = corebanktest.KeyPool()
 	m := workspace.New(o)
 	ctx := b.Context()
 	for b.Loop() {
