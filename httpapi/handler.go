@@ -27,7 +27,7 @@ import (
 
 // handler is the http.Handler New returns.
 type handler struct {
-	mux      *http.ServeMux
+	*routing
 	db       storage.Backend
 	log      *slog.Logger
 	clock    clock.Clock
@@ -57,13 +57,6 @@ type handler struct {
 	// auth authenticates a bearer secret (entities.AuthenticatePrincipal
 	// through New; tests swap it). It decides no scope: services do.
 	auth func(ctx context.Context, secret string) (corebank.Caller, error)
-
-	patterns []string
-	// openPaths are the paths of the routes that need no key (open in
-	// routes.go), openPrefixes those of open routes with a wildcard, up to
-	// it: ServeHTTP routes them without authenticating.
-	openPaths    map[string]bool
-	openPrefixes []string
 
 	logRequests  bool
 	onRequest    func(RequestInfo)
@@ -196,8 +189,16 @@ func (e plainError) Error() string { return string(e) }
 
 // fallback answers a request no route matched (it is mounted at "/"):
 // 405 with Allow when the path exists under another method, else 404, both
-// in the JSON error form.
-func (h *handler) fallback(w http.ResponseWriter, r *http.Request) {
+// in the JSON error form. Like every route it finds its handler in the
+// exchange (see routing).
+func fallback(w http.ResponseWriter, r *http.Request) {
+	x, ok := w.(*exchange)
+	if !ok { // mounted without ServeHTTP; cannot happen through New
+		writeJSON(w, http.StatusInternalServerError, &errorBody{Status: "error", Code: "internal_error",
+			Message: "httpapi: route served outside the handler", Details: emptyDetails})
+		return
+	}
+	h := x.h
 	var allow []string
 	for _, m := range [...]string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete} {
 		if m == r.Method {
@@ -250,15 +251,16 @@ func hasBody(method string) bool {
 }
 
 // wrap adapts a handlerFunc to the mux: it reads the body and runs the
-// handler, through the idempotency layer for POST unless the route is
-// open (it has no entity to keep the key under).
-func (h *handler) wrap(fn handlerFunc, open bool) http.Handler {
+// handler of the exchange's bank, through the idempotency layer for POST
+// unless the route is open (it has no entity to keep the key under).
+func wrap(fn handlerFunc, open bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		x, ok := w.(*exchange)
 		if !ok { // mounted without ServeHTTP; cannot happen through New
-			h.writeError(w, r, plainError("httpapi: route served outside the handler"))
+			fallback(w, r)
 			return
 		}
+		h := x.h
 		if hasBody(r.Method) {
 			buf := getBuf()
 			defer putBuf(buf)

@@ -74,6 +74,6 @@ func New(svc Services, opt *Options) http.Handler {
 		}
 		return corebank.Caller{EntityID: k.EntityID, KeyID: k.KeyID, ReadOnly: k.ReadOnly}, nil
 	}
-	h.register(routes)
+	h.routing = sharedRouting(h.env)
 	return h
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -94,7 +95,7 @@ func newHandler(db storage.Backend, opt *Options) *handler {
 	if opt != nil {
 		o = *opt
 	}
-	h := &handler{mux: http.NewServeMux(), db: db, env: o.Env, fake: o.FakeClock, runJobs: o.RunJobs, advancer: o.AdvanceClock}
+	h := &handler{db: db, env: o.Env, fake: o.FakeClock, runJobs: o.RunJobs, advancer: o.AdvanceClock}
 	if h.env == "" {
 		h.env = EnvSandbox
 	}
@@ -140,29 +141,62 @@ type route struct {
 	fn      handlerFunc
 }
 
-// register mounts routes, skipping /sandbox/ ones outside the sandbox, and
-// the JSON 404/405 fallback at "/". The paths of the open routes are
-// served without a key.
-func (h *handler) register(routes []route) {
-	for _, rt := range routes {
-		if strings.Contains(rt.pattern, " /sandbox/") && h.env != EnvSandbox {
+// routing is a route table mounted on a mux, with the paths of its open
+// routes: ServeHTTP serves those without authenticating. It holds no
+// bank's state (each route finds its handler in the exchange), so every
+// handler of an environment shares one (sharedRouting): a process that
+// hosts many banks, bank/workspace's, builds and keeps it once.
+type routing struct {
+	mux      *http.ServeMux
+	patterns []string
+	// openPaths are the paths of the routes that need no key (open in
+	// routes.go), openPrefixes those of open routes with a wildcard, up to
+	// it.
+	openPaths    map[string]bool
+	openPrefixes []string
+}
+
+// newRouting mounts routes, skipping /sandbox/ ones outside the sandbox,
+// and the JSON 404/405 fallback at "/".
+func newRouting(routes []route, env string) *routing {
+	rt := &routing{mux: http.NewServeMux(), openPaths: map[string]bool{}}
+	for _, r := range routes {
+		if strings.Contains(r.pattern, " /sandbox/") && env != EnvSandbox {
 			continue
 		}
-		h.mux.Handle(rt.pattern, h.wrap(rt.fn, open[rt.pattern]))
-		h.patterns = append(h.patterns, rt.pattern)
-		if open[rt.pattern] {
-			if h.openPaths == nil {
-				h.openPaths = make(map[string]bool)
-			}
-			_, path, _ := strings.Cut(rt.pattern, " ")
+		rt.mux.Handle(r.pattern, wrap(r.fn, open[r.pattern]))
+		rt.patterns = append(rt.patterns, r.pattern)
+		if open[r.pattern] {
+			_, path, _ := strings.Cut(r.pattern, " ")
 			if prefix, _, wild := strings.Cut(path, "{"); wild {
-				if !slices.Contains(h.openPrefixes, prefix) {
-					h.openPrefixes = append(h.openPrefixes, prefix)
+				if !slices.Contains(rt.openPrefixes, prefix) {
+					rt.openPrefixes = append(rt.openPrefixes, prefix)
 				}
 				continue
 			}
-			h.openPaths[path] = true
+			rt.openPaths[path] = true
 		}
 	}
-	h.mux.HandleFunc("/", h.fallback)
+	rt.mux.HandleFunc("/", fallback)
+	return rt
 }
+
+// sharedRouting is newRouting(routes, env), built once per environment.
+func sharedRouting(env string) *routing {
+	routings.mu.Lock()
+	defer routings.mu.Unlock()
+	rt := routings.byEnv[env]
+	if rt == nil {
+		rt = newRouting(routes, env)
+		routings.byEnv[env] = rt
+	}
+	return rt
+}
+
+var routings = struct {
+	mu    sync.Mutex
+	byEnv map[string]*routing
+}{byEnv: map[string]*routing{}}
+
+// register mounts routes on h alone (tests mount tables of their own).
+func (h *handler) register(routes []route) { h.routing = newRouting(routes, h.env) }
