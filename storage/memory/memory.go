@@ -866,6 +866,7 @@ func (t *tx) insert(bk *bucket, key, value []byte) bool {
 // data.
 const (
 	arenaBlock = 16 << 10
+	arenaFirst = arenaMax // a fresh block must hold any carved record
 	arenaMax   = 1 << 10
 )
 
@@ -890,7 +891,10 @@ func (d *DB) block(n int) []byte {
 		return make([]byte, 0, n)
 	}
 	if len(d.arena)+n > cap(d.arena) {
-		d.arena = make([]byte, 0, arenaBlock)
+		// The first blocks are small and each doubles the last, up to
+		// arenaBlock: a store that holds little (one of bank/workspace's
+		// idle workspaces) does not keep a whole block for it.
+		d.arena = make([]byte, 0, min(arenaBlock, max(2*cap(d.arena), arenaFirst)))
 	}
 	off := len(d.arena)
 	d.arena = d.arena[:off+n]
