@@ -38,6 +38,7 @@ import (
 	"github.com/corebank/corebank/entities"
 	"github.com/corebank/corebank/internal/keypool"
 	"github.com/corebank/corebank/storage/memory"
+	"github.com/corebank/corebank/webhooks"
 )
 
 // keyPrefix starts every workspace key: the sandbox prefix, then "ws" and
@@ -49,7 +50,8 @@ type Options struct {
 	// Bank is what every workspace's bank.New gets, but for its store,
 	// clock, key namespace, key generator, hosted pages' base and
 	// OnCommit: the secret key and what is immutable and safe to share
-	// (fee schedule, card creation limit, webhook roots, logger).
+	// (fee schedule, card creation limit, webhook roots, logger, and the
+	// webhook HTTP client, made once here when nil).
 	Bank bank.Options
 	// BaseURL is the server's own absolute URL ("http://127.0.0.1:8080"),
 	// under which a workspace's hosted pages are linked; empty makes the
@@ -125,6 +127,15 @@ func New(o Options) *Manager {
 	}
 	if o.Workers <= 0 {
 		o.Workers = 16
+	}
+	if o.Bank.Webhooks.HTTPClient == nil {
+		// One client for every workspace's deliveries: its connections
+		// outlive no workspace, and a suite's receivers are few.
+		env := o.Bank.Env
+		if env == "" {
+			env = entities.EnvSandbox
+		}
+		o.Bank.Webhooks.HTTPClient = webhooks.NewHTTPClient(env, o.Bank.Webhooks.RootCAs)
 	}
 	m := &Manager{o: o, spaces: map[string]*Space{}, log: o.Bank.Logger}
 	if m.log == nil {
