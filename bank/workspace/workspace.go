@@ -193,6 +193,7 @@ func (m *Manager) Create(ctx context.Context, p Params) (*Space, error) {
 	pages := m.o.BaseURL + "/sandbox/workspaces/" + s.ID
 	o.FundingSessions.CheckoutBase, o.Acquiring.ChallengeBase = pages, pages
 	o.OnCommit = func() { m.kick(s) }
+	o.Logger = m.log.With("workspace", s.ID)
 	s.db = memory.New()
 	b, err := bank.New(s.db, o)
 	if err == nil {
@@ -238,6 +239,7 @@ func (m *Manager) Delete(id string) bool {
 	m.mu.Unlock()
 	if ok {
 		m.release(s)
+		m.log.Info("workspace deleted", "workspace", id)
 	}
 	return ok
 }
@@ -272,6 +274,7 @@ func (m *Manager) Sweep(now time.Time) int {
 	m.mu.Unlock()
 	for _, s := range gone {
 		m.release(s)
+		m.log.Info("idle workspace expired", "workspace", s.ID)
 	}
 	return len(gone)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/acquiring"
 	"github.com/corebank/corebank/bank"
 	"github.com/corebank/corebank/bank/workspace"
 	"github.com/corebank/corebank/cards"
@@ -185,7 +186,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 
 	handler := app.Handler
 	if cfg.workspaces && cfg.env == entities.EnvSandbox {
-		handler = serveWorkspaces(ctx, cfg, key, logger, handler)
+		handler = serveWorkspaces(ctx, cfg, key, listenURL(ln.Addr()), logger, handler)
 	}
 	srv := &http.Server{
 		Handler:           handler,
@@ -424,30 +425,20 @@ func listenURL(a net.Addr) string {
 
 // serveWorkspaces puts sandbox workspaces (bank/workspace) in front of
 // own: each workspace is a bank of its own in memory, sealed with the
-// server's key, with the server's fees, card limit and webhook CAs; one
-// goroutine sweeps the idle ones every minute until ctx ends.
-func serveWorkspaces(ctx context.Context, cfg *config, key []byte, logger *slog.Logger, own http.Handler) http.Handler {
-	o := workspace.Options{TTL: cfg.workspaceTTL, Max: cfg.workspacesMax, Bank: bank.Options{
+// server's key, with the server's fees, card limit and webhook CAs, its
+// hosted pages under base. The Manager runs their background work and
+// expires idle ones until ctx ends.
+func serveWorkspaces(ctx context.Context, cfg *config, key []byte, base string, logger *slog.Logger, own http.Handler) http.Handler {
+	o := workspace.Options{TTL: cfg.workspaceTTL, Max: cfg.workspacesMax, BaseURL: base, Bank: bank.Options{
 		SecretKey: key, Logger: logger,
-		Payments: payments.Options{Fees: cfg.fees},
-		Cards:    cards.Options{CreateLimit: cfg.cardCreateLimit},
-		Webhooks: webhooks.Options{RootCAs: cfg.webhookCA},
+		Payments:  payments.Options{Fees: cfg.fees},
+		Acquiring: acquiring.Options{Fees: cfg.fees},
+		Cards:     cards.Options{CreateLimit: cfg.cardCreateLimit},
+		Webhooks:  webhooks.Options{RootCAs: cfg.webhookCA},
+		HTTP:      httpapi.Options{LogRequests: true},
 	}}
 	m := workspace.New(o)
-	go func() {
-		t := time.NewTicker(time.Minute)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case now := <-t.C:
-				if n := m.Sweep(now); n > 0 {
-					logger.Info("idle workspaces expired", "workspaces", n)
-				}
-			}
-		}
-	}()
-	logger.Info("sandbox workspaces on", "ttl", cfg.workspaceTTL, "max", cfg.workspacesMax)
+	go m.Run(ctx)
+	logger.Info("sandbox workspaces on: POST /sandbox/workspaces", "ttl", cfg.workspaceTTL, "max", cfg.workspacesMax)
 	return m.Handler(own)
 }
