@@ -185,8 +185,11 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 	}
 
 	handler := app.Handler
-	if cfg.workspaces && cfg.env == entities.EnvSandbox {
+	switch {
+	case cfg.workspaces && cfg.env == entities.EnvSandbox:
 		handler = serveWorkspaces(ctx, cfg, key, listenURL(ln.Addr()), logger, handler)
+	case cfg.workspaces:
+		logger.Warn("-workspaces is for the sandbox: ignored in production, where /sandbox/workspaces answers 404")
 	}
 	srv := &http.Server{
 		Handler:           handler,
