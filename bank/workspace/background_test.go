@@ -2,11 +2,13 @@ package workspace_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -181,5 +183,53 @@ func TestRealClockDueWork(t *testing.T) {
 	}
 	if got := must(200, "GET", "/transfers/"+tr.(string), nil)["status"]; got != "successful" {
 		t.Errorf("transfer %v after its event", got)
+	}
+}
+
+// TestDeleteUnderLoad: requests racing a workspace's delete each get a
+// whole answer (their own, or 401 once it is gone), never a 500: the
+// delete waits for the requests in flight before it closes the store.
+func TestDeleteUnderLoad(t *testing.T) {
+	h := newHarness(t, workspace.Options{})
+	for round := range 5 {
+		c := h.create(t, map[string]any{"fake_clock": true})
+		h.hook(t, c)
+		stop := make(chan struct{})
+		bad := make(chan string, 64)
+		var wg sync.WaitGroup
+		for w := range 6 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					s, raw := h.call(t, c.APIKey, "POST", "/accounts", map[string]any{"type": "checking", "currency": "USD",
+						"display_name": fmt.Sprintf("L%d-%d-%d", round, w, i)})
+					if s != 201 && s != 401 {
+						select {
+						case bad <- fmt.Sprintf("%d %s", s, raw):
+						default:
+						}
+					}
+					if s == 401 {
+						return
+					}
+				}
+			}()
+		}
+		time.Sleep(30 * time.Millisecond)
+		if s, _ := h.call(t, c.APIKey, "DELETE", "/sandbox/workspaces/"+c.ID, nil); s != 204 {
+			t.Errorf("delete: %d", s)
+		}
+		close(stop)
+		wg.Wait()
+		close(bad)
+		for b := range bad {
+			t.Errorf("round %d: a request racing the delete got %s", round, b)
+		}
 	}
 }

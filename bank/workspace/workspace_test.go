@@ -189,6 +189,18 @@ func TestIsolation(t *testing.T) {
 	if s, raw := h.call(t, h.ownKey, "GET", "/accounts", nil); s != 200 || strings.Contains(string(raw), id) {
 		t.Errorf("the server's own bank lists %d %s", s, raw)
 	}
+	// A key the workspace issues later carries it too.
+	s, raw := h.call(t, a.APIKey, "POST", "/sandbox/api-keys", map[string]any{})
+	var issued struct {
+		APIKey string `json:"api_key"`
+	}
+	json.Unmarshal(raw, &issued)
+	if s != 201 || !strings.HasPrefix(issued.APIKey, "sk_sandbox_ws"+a.ID+"_") {
+		t.Fatalf("a new key of A: %d %s", s, raw)
+	}
+	if s, _ := h.call(t, issued.APIKey, "GET", "/accounts/"+id, nil); s != 200 {
+		t.Errorf("A's new key reads A's account: %d", s)
+	}
 	if s, _ := h.call(t, a.APIKey, "DELETE", "/sandbox/workspaces/"+a.ID, nil); s != 204 {
 		t.Errorf("A deletes itself: %d, want 204", s)
 	}
