@@ -75,6 +75,8 @@ export function readReceiverTLS() {
 // startReceiver listens on 127.0.0.1, on a port of its own, over https,
 // answers 204 to every POST and keeps what it got in deliveries:
 // [{headers, body}], body the raw bytes (a Buffer), as signed.
+// waitFor(match, timeoutMs) answers the first delivery whose parsed body
+// ({event, data}) match accepts, waiting for it up to timeoutMs.
 export async function startReceiver(tls) {
   const deliveries = [];
   const server = createServer(tls, (req, res) => {
@@ -89,6 +91,19 @@ export async function startReceiver(tls) {
   return {
     url: `https://127.0.0.1:${server.address().port}/webhooks`,
     deliveries,
+    async waitFor(match, timeoutMs = 5000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = deliveries.find((d) => match(JSON.parse(d.body)));
+        if (found) {
+          return found;
+        }
+        if (Date.now() > deadline) {
+          throw new Error(`no matching webhook delivery within ${timeoutMs} ms`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
     close() {
       server.close();
       server.closeAllConnections(); // the server keeps its connections alive

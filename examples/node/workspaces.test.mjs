@@ -97,6 +97,11 @@ describe('payouts in sandbox workspaces', { concurrency: CONCURRENCY }, () => {
       const amount = 1000 + n;
       const transfer = await payOut(api, account, amount, `payout-${n}`);
 
+      // A webhook's first attempt goes out right after the commit, whatever
+      // the clock says (CONTRACT.md, "Webhooks"): outflows.created arrives
+      // before this workspace's clock moves.
+      await receiver.waitFor((d) => d.event === 'outflows.created' && d.data.id === transfer.id);
+
       // The sandbox rail settles a transfer 5 s after it is made, on the
       // workspace's clock: advance it a second at a time until it does.
       let advanced = 0;
