@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -49,27 +50,61 @@ func TestReadmeWalkthrough(t *testing.T) {
 	blocks := readmeShellBlocks(t, "## A walk-through with curl")
 	dir := t.TempDir()
 	for _, run := range []string{"new store", "existing store"} {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		script := readmePrelude + strings.ReplaceAll(blocks, "127.0.0.1:8080", addr) + readmeChecks
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		cmd := exec.CommandContext(ctx, "bash", "-c", script)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "SERVER="+bin)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err = cmd.Run()
-		cancel()
-		if err != nil || !strings.Contains(out.String(), "README-OK") {
-			t.Fatalf("README walk-through on a %s: %v\n%s", run, err, out.String())
+		out, err := runReadmeBlocks(t, bin, dir, blocks, readmeChecks)
+		if err != nil || !strings.Contains(out, "README-OK") {
+			t.Fatalf("README walk-through on a %s: %v\n%s", run, err, out)
 		}
 	}
+}
+
+// TestReadmeWorkspaces runs the shell blocks of the README's section on
+// sandbox workspaces as written, and checks that they print what their
+// comments say.
+func TestReadmeWorkspaces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the README's workspace blocks against the server binary; run without -short")
+	}
+	if tool := missingTool(t, "bash", "curl", "jq"); tool != "" {
+		t.Skipf("the README's workspace blocks need bash, curl and jq (apt-get install curl jq): %s not found", tool)
+	}
+	t.Parallel()
+	bin := buildServer(t)
+	blocks := readmeShellBlocks(t, "## Using corebank from a test suite in any language")
+	out, err := runReadmeBlocks(t, bin, t.TempDir(), blocks, "\necho README-OK\n")
+	if err != nil || !strings.Contains(out, "README-OK") {
+		t.Fatalf("README workspace blocks: %v\n%s", err, out)
+	}
+	// What the comments say, in order: the inflow, the clock, the
+	// balance, the delete and the key after it.
+	want := []string{"pending", "2026-01-05T09:01:00Z", "150000", "204", "401", "README-OK"}
+	if got := strings.Fields(out); !slices.Equal(got, want) {
+		t.Fatalf("README workspace blocks printed %q, want %q", got, want)
+	}
+}
+
+// runReadmeBlocks runs README blocks, then checks, in bash in dir, with
+// the server at 127.0.0.1:8080 moved to a free port and bin standing for
+// the server go build would make; it answers the script's output.
+func runReadmeBlocks(t *testing.T, bin, dir, blocks, checks string) (string, error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	script := readmePrelude + strings.ReplaceAll(blocks, "127.0.0.1:8080", addr) + checks
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SERVER="+bin)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	return out.String(), err
 }
 
 // readmeShellBlocks returns the ```sh blocks of the README section that
