@@ -23,6 +23,13 @@
 // WithOptions. Every bank is independent: its own store, clock, server and
 // dispatcher, so parallel tests each make their own.
 //
+// A suite in another language (or a Go suite that talks to a running
+// server rather than embedding one) gets the same isolation over HTTP from
+// sandbox workspaces: one server started with -workspaces, and a POST
+// /sandbox/workspaces per test for a bank of its own with its own keys and
+// clock (bank/workspace; the README's "Using corebank from a test suite in
+// any language", and the Node suite in examples/node).
+//
 // API returns the typed client (package client) of the bank, with the
 // root's full-access key: one method per operation, lists as iterators,
 // refusals as *client.APIError. Helpers cover what tests do most. Call
