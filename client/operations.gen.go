@@ -10,7 +10,7 @@ import (
 
 // documentSHA256 is the SHA-256 of the document this file and types.gen.go
 // were generated from.
-const documentSHA256 = "8c259368fb5ad94ad09081d6f0e636bb3d4266753721b6ad59dfd49c23495174"
+const documentSHA256 = "ef52631a6b248562f111b790ea631563e764c428511fb63b4977c4d6c93b7524"
 
 // operations lists every operationId of the document this client was
 // generated from, for the test that checks the client covers them all.
@@ -19,6 +19,7 @@ var operations = []string{
 	"DeleteCardsById",
 	"DeleteEntityWebhooksById",
 	"DeleteSandboxApiKeysById",
+	"DeleteSandboxWorkspacesById",
 	"GetAccountDetails",
 	"GetAccountDetailsById",
 	"GetAccounts",
@@ -127,6 +128,7 @@ var operations = []string{
 	"PostSandboxProductsUnlock",
 	"PostSandboxRefundsSimulate",
 	"PostSandboxTransfersSimulate",
+	"PostSandboxWorkspaces",
 	"PostTransfers",
 	"PostVirtualCards",
 }
@@ -165,6 +167,11 @@ func (c *Client) DeleteSandboxApiKeysById(ctx context.Context, id string, params
 		return nil, err
 	}
 	return &out, nil
+}
+
+// DeleteSandboxWorkspacesById calls DELETE /sandbox/workspaces/{id}: sandbox: delete a workspace and release its memory (with that workspace's own key), and returns the answer as it is (a page for a browser, or a file).
+func (c *Client) DeleteSandboxWorkspacesById(ctx context.Context, id string) (*RawResponse, error) {
+	return c.send(ctx, &call{method: "DELETE", path: "/sandbox/workspaces/" + url.PathEscape(id)})
 }
 
 // GetAccountDetails calls GET /account-details: list account details (filters account_id, entity_id), and yields every item, following the cursor from page to page.
@@ -1125,6 +1132,15 @@ func (c *Client) PostSandboxRefundsSimulate(ctx context.Context, id string, body
 func (c *Client) PostSandboxTransfersSimulate(ctx context.Context, id string, body PostSandboxTransfersSimulateJSONRequestBody, params *PostSandboxTransfersSimulateParams) (*Transfer, error) {
 	var out Transfer
 	if err := c.do(ctx, &call{method: "POST", path: "/sandbox/transfers/" + url.PathEscape(id) + "/simulate", params: params, body: body}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// PostSandboxWorkspaces calls POST /sandbox/workspaces: sandbox: create a workspace, a bank of its own (store, root entity, keys, clock, webhooks) reached by its own keys (no key).
+func (c *Client) PostSandboxWorkspaces(ctx context.Context, body PostSandboxWorkspacesJSONRequestBody) (*Workspace, error) {
+	var out Workspace
+	if err := c.do(ctx, &call{method: "POST", path: "/sandbox/workspaces", body: body}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

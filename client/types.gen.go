@@ -6,6 +6,7 @@ package client
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
@@ -6164,6 +6165,31 @@ type WithdrawalPreview struct {
 	TotalDeductions int    `json:"total_deductions"`
 }
 
+// Workspace A sandbox workspace (POST /sandbox/workspaces): a whole bank of its own, reached by its keys.
+type Workspace struct {
+	// ApiKey The root entity's key, shown once.
+	ApiKey string `json:"api_key"`
+
+	// Clock The workspace's clock, as GET /sandbox/clock answers it with its keys.
+	Clock struct {
+		// Fake true: it moves only on POST /sandbox/clock/advance
+		Fake  bool      `json:"fake"`
+		Now   time.Time `json:"now"`
+		NowMs int64     `json:"now_ms"`
+	} `json:"clock"`
+	EncryptionPublicKey string `json:"encryption_public_key"`
+
+	// ExpiresAt When it expires if no request reaches it before (each one moves this on by -workspace-ttl).
+	ExpiresAt time.Time `json:"expires_at"`
+
+	// Id 16 letters and digits; its keys carry it (sk_sandbox_ws<id>_...)
+	Id string `json:"id"`
+
+	// ReadOnlyApiKey The root entity's read-only key, shown once.
+	ReadOnlyApiKey string `json:"read_only_api_key"`
+	RootEntityId   string `json:"root_entity_id"`
+}
+
 // RequestId defines model for RequestId.
 type RequestId = string
 
@@ -8765,6 +8791,26 @@ type PostSandboxTransfersSimulateParams struct {
 // PostSandboxTransfersSimulateJSONBodyOutcome defines parameters for PostSandboxTransfersSimulate.
 type PostSandboxTransfersSimulateJSONBodyOutcome string
 
+// PostSandboxWorkspacesJSONBody defines parameters for PostSandboxWorkspaces.
+type PostSandboxWorkspacesJSONBody struct {
+	// ClockStart Where the fake clock starts (default now): an RFC 3339 time or Unix milliseconds. Read only with fake_clock.
+	ClockStart *PostSandboxWorkspacesJSONBody_ClockStart `json:"clock_start,omitempty"`
+
+	// FakeClock Give the workspace a clock that moves only on POST /sandbox/clock/advance (default false: the real clock).
+	FakeClock *bool `json:"fake_clock,omitempty"`
+}
+
+// PostSandboxWorkspacesJSONBodyClockStart0 defines parameters for PostSandboxWorkspaces.
+type PostSandboxWorkspacesJSONBodyClockStart0 = time.Time
+
+// PostSandboxWorkspacesJSONBodyClockStart1 defines parameters for PostSandboxWorkspaces.
+type PostSandboxWorkspacesJSONBodyClockStart1 = int64
+
+// PostSandboxWorkspacesJSONBody_ClockStart defines parameters for PostSandboxWorkspaces.
+type PostSandboxWorkspacesJSONBody_ClockStart struct {
+	union json.RawMessage
+}
+
 // GetTransfersParams defines parameters for GetTransfers.
 type GetTransfersParams struct {
 	AccountId  *string                   `form:"account_id,omitempty" json:"account_id,omitempty"`
@@ -9104,6 +9150,9 @@ type PostSandboxRefundsSimulateJSONRequestBody PostSandboxRefundsSimulateJSONBod
 
 // PostSandboxTransfersSimulateJSONRequestBody defines body for PostSandboxTransfersSimulate for application/json ContentType.
 type PostSandboxTransfersSimulateJSONRequestBody PostSandboxTransfersSimulateJSONBody
+
+// PostSandboxWorkspacesJSONRequestBody defines body for PostSandboxWorkspaces for application/json ContentType.
+type PostSandboxWorkspacesJSONRequestBody PostSandboxWorkspacesJSONBody
 
 // PostTransfersJSONRequestBody defines body for PostTransfers for application/json ContentType.
 type PostTransfersJSONRequestBody PostTransfersJSONBody
@@ -9869,6 +9918,68 @@ func (t PostDisposableCardsJSONBody_ExpirationYear) MarshalJSON() ([]byte, error
 }
 
 func (t *PostDisposableCardsJSONBody_ExpirationYear) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPostSandboxWorkspacesJSONBodyClockStart0 returns the union data inside the PostSandboxWorkspacesJSONBody_ClockStart as a PostSandboxWorkspacesJSONBodyClockStart0
+func (t PostSandboxWorkspacesJSONBody_ClockStart) AsPostSandboxWorkspacesJSONBodyClockStart0() (PostSandboxWorkspacesJSONBodyClockStart0, error) {
+	var body PostSandboxWorkspacesJSONBodyClockStart0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostSandboxWorkspacesJSONBodyClockStart0 overwrites any union data inside the PostSandboxWorkspacesJSONBody_ClockStart as the provided PostSandboxWorkspacesJSONBodyClockStart0
+func (t *PostSandboxWorkspacesJSONBody_ClockStart) FromPostSandboxWorkspacesJSONBodyClockStart0(v PostSandboxWorkspacesJSONBodyClockStart0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostSandboxWorkspacesJSONBodyClockStart0 performs a merge with any union data inside the PostSandboxWorkspacesJSONBody_ClockStart, using the provided PostSandboxWorkspacesJSONBodyClockStart0
+func (t *PostSandboxWorkspacesJSONBody_ClockStart) MergePostSandboxWorkspacesJSONBodyClockStart0(v PostSandboxWorkspacesJSONBodyClockStart0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPostSandboxWorkspacesJSONBodyClockStart1 returns the union data inside the PostSandboxWorkspacesJSONBody_ClockStart as a PostSandboxWorkspacesJSONBodyClockStart1
+func (t PostSandboxWorkspacesJSONBody_ClockStart) AsPostSandboxWorkspacesJSONBodyClockStart1() (PostSandboxWorkspacesJSONBodyClockStart1, error) {
+	var body PostSandboxWorkspacesJSONBodyClockStart1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostSandboxWorkspacesJSONBodyClockStart1 overwrites any union data inside the PostSandboxWorkspacesJSONBody_ClockStart as the provided PostSandboxWorkspacesJSONBodyClockStart1
+func (t *PostSandboxWorkspacesJSONBody_ClockStart) FromPostSandboxWorkspacesJSONBodyClockStart1(v PostSandboxWorkspacesJSONBodyClockStart1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostSandboxWorkspacesJSONBodyClockStart1 performs a merge with any union data inside the PostSandboxWorkspacesJSONBody_ClockStart, using the provided PostSandboxWorkspacesJSONBodyClockStart1
+func (t *PostSandboxWorkspacesJSONBody_ClockStart) MergePostSandboxWorkspacesJSONBodyClockStart1(v PostSandboxWorkspacesJSONBodyClockStart1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PostSandboxWorkspacesJSONBody_ClockStart) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PostSandboxWorkspacesJSONBody_ClockStart) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }

@@ -369,6 +369,12 @@ func authzRoutes(e *hookEnv) map[string]authzRoute {
 		"POST /sandbox/inflows": {build: authzSend("/sandbox/inflows", func(s *authzSide) map[string]any {
 			return map[string]any{"account_id": s.ids[kAccount], "amount": 100}
 		}), slots: []authzSlot{{name: "body.account_id", kind: kAccount}}},
+
+		// Open routes httpapi answers 404 (workspaces_test.go).
+		"POST /sandbox/workspaces": {build: authzSend("/sandbox/workspaces", authzFixed(map[string]any{})),
+			noObject: "bank/workspace serves it in front of httpapi (-workspaces), needing no key, and tests it; httpapi answers 404 whatever the key"},
+		"DELETE /sandbox/workspaces/{id}": {build: authzGet("/sandbox/workspaces/0123456789abcdef"),
+			noObject: "bank/workspace serves it in front of httpapi (-workspaces) and tests its authorization (only the workspace's own key deletes it); httpapi answers 404 whatever the key"},
 	}
 }
 

@@ -190,6 +190,12 @@
 //	POST   /sandbox/products/{id}/price {price, entity_id?} 200 the product (market price
 //	                                               per share, smallest units)
 //	POST   /sandbox/products/{id}/deactivate {entity_id?} 200 the product (inactive)
+//	POST   /sandbox/workspaces                     404: bank/workspace serves it, in front, with -workspaces
+//	DELETE /sandbox/workspaces/{id}                404: bank/workspace serves it, in front, with -workspaces
+//
+// The two workspace routes are open (no key is read, so they are 404
+// whatever the key): with -workspaces, bank/workspace answers them before
+// this handler sees them (CONTRACT.md, "Sandbox workspaces").
 //
 // A funding-session duplicate unique_reference (per entity) is 409
 // duplicate_reference with the original session under data. PATCH
@@ -270,8 +276,8 @@
 // # Probes and the OpenAPI document
 //
 // Four routes need no key (the open set in routes.go, which also holds
-// the sandbox checkout and challenge pages'), and an Authorization header
-// on them is ignored:
+// the sandbox checkout and challenge pages' and the workspace routes), and
+// an Authorization header on them is ignored:
 //
 //	GET /openapi.json 200 the OpenAPI 3 document of every route (openapi.go)
 //	GET /docs     200 the document rendered as one HTML page (docs.go): the

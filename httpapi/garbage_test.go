@@ -127,7 +127,8 @@ func (g *garbageBodies) next() any {
 // mustRefuseBodies checks every route in patterns whose method takes
 // reports true, with id in the path: a body 1 MiB over the route's limit
 // (10 MiB, more where files travel in the body) answers 413
-// request_too_large and deep nesting answers 422.
+// request_too_large and deep nesting answers 422 (but on the workspace
+// routes, which decode no body).
 func mustRefuseBodies(t *testing.T, e *env, patterns []string, id string, takes func(method string) bool) {
 	t.Helper()
 	deep := strings.Repeat(`{"a":[`, 5000)
@@ -140,6 +141,9 @@ func mustRefuseBodies(t *testing.T, e *env, patterns []string, id string, takes 
 		huge := bytes.Repeat([]byte(" "), int(httpapi.BodyLimit(p))+1<<20)
 		if r := e.do(method, target, e.key, huge); r.Status != 413 || r.code() != "request_too_large" {
 			t.Fatalf("%s %s with %d bytes: %d %.200s", method, target, len(huge), r.Status, r.Raw)
+		}
+		if workspaceRoutes[p] {
+			continue // httpapi decodes no body there: 404 (workspaces_test.go)
 		}
 		if r := e.do(method, target, e.key, deep); r.Status != 422 {
 			t.Fatalf("%s %s deeply nested: %d %.200s", method, target, r.Status, r.Raw)

@@ -152,6 +152,15 @@ var routes = []route{
 	{"POST /sandbox/entities/{id}/review", (*handler).reviewEntity},
 	{"POST /sandbox/account-details/{id}/activate", (*handler).activateDetails},
 	{"POST /sandbox/inflows", (*handler).createInflow},
+
+	// Sandbox workspaces (CONTRACT.md): with -workspaces, bank/workspace
+	// serves them in front of this handler, which never sees them; without
+	// it they reach this handler, which answers 404 (sandbox.go). Open: no
+	// key is read, so that they answer 404 whatever the key; nothing else
+	// may live under /sandbox/workspaces/. (In production no /sandbox/
+	// route is mounted.)
+	{"POST /sandbox/workspaces", (*handler).workspacesOff},
+	{"DELETE /sandbox/workspaces/{id}", (*handler).workspacesOff},
 }
 
 // open are the routes served without an API key (their paths, whatever the
@@ -169,4 +178,6 @@ var open = map[string]bool{
 	"POST /sandbox/checkout/{token}":  true,
 	"GET /sandbox/challenge/{token}":  true,
 	"POST /sandbox/challenge/{token}": true,
+	"POST /sandbox/workspaces":        true,
+	"DELETE /sandbox/workspaces/{id}": true,
 }

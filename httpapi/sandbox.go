@@ -146,3 +146,15 @@ func (h *handler) createInflow(x *exchange, r *http.Request) error {
 			return h.funding.CreateInflow(ctx, c, req)
 		})
 }
+
+// errWorkspacesOff answers the sandbox workspace routes when they reach
+// this handler: with -workspaces, bank/workspace serves them in front of
+// it.
+var errWorkspacesOff = corebank.E(corebank.KindNotFound, corebank.CodeNotFound,
+	"sandbox workspaces are off: start the server with -workspaces (sandbox only)")
+
+// workspacesOff answers POST /sandbox/workspaces and DELETE
+// /sandbox/workspaces/{id}, open routes, 404 whatever the key.
+func (h *handler) workspacesOff(x *exchange, r *http.Request) error {
+	return errWorkspacesOff
+}
