@@ -10,7 +10,7 @@ import (
 
 // documentSHA256 is the SHA-256 of the document this file and types.gen.go
 // were generated from.
-const documentSHA256 = "ef52631a6b248562f111b790ea631563e764c428511fb63b4977c4d6c93b7524"
+const documentSHA256 = "dac4b5d4807863841a6ad4bcc0e7e84a923e7b1b24b3caba27427c1bafaa3778"
 
 // operations lists every operationId of the document this client was
 // generated from, for the test that checks the client covers them all.

@@ -8793,7 +8793,7 @@ type PostSandboxTransfersSimulateJSONBodyOutcome string
 
 // PostSandboxWorkspacesJSONBody defines parameters for PostSandboxWorkspaces.
 type PostSandboxWorkspacesJSONBody struct {
-	// ClockStart Where the fake clock starts (default now): an RFC 3339 time or Unix milliseconds. Read only with fake_clock.
+	// ClockStart Where the fake clock starts (default now): an RFC 3339 time or Unix milliseconds. Needs fake_clock true (a real clock starts now): 422 otherwise.
 	ClockStart *PostSandboxWorkspacesJSONBody_ClockStart `json:"clock_start,omitempty"`
 
 	// FakeClock Give the workspace a clock that moves only on POST /sandbox/clock/advance (default false: the real clock).

@@ -21,8 +21,7 @@ func (m *Manager) Handler(own http.Handler) http.Handler {
 			m.serveRoutes(w, r, rest)
 			return
 		}
-		key, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		id, ok := workspaceOf(key)
+		id, ok := workspaceOf(bearer(r))
 		if !ok {
 			own.ServeHTTP(w, r)
 			return
@@ -34,6 +33,17 @@ func (m *Manager) Handler(own http.Handler) http.Handler {
 		}
 		m.serve(s, w, r)
 	})
+}
+
+// bearer is the request's key, read as httpapi reads it: "Bearer" in any
+// case, the secret trimmed.
+func bearer(r *http.Request) string {
+	a := r.Header.Get("Authorization")
+	const prefix = "Bearer "
+	if len(a) <= len(prefix) || !strings.EqualFold(a[:len(prefix)], prefix) {
+		return ""
+	}
+	return strings.TrimSpace(a[len(prefix):])
 }
 
 // workspaceOf returns the workspace ID a key names, and whether it is a
@@ -94,7 +104,7 @@ func (m *Manager) serveRoutes(w http.ResponseWriter, r *http.Request, rest strin
 // delete is DELETE /sandbox/workspaces/{id}: the workspace's own full key
 // alone may delete it.
 func (m *Manager) delete(w http.ResponseWriter, r *http.Request, id string) {
-	key, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	key := bearer(r)
 	keyOf, _ := workspaceOf(key)
 	s := m.Get(id)
 	if s == nil || keyOf != id || !s.enter() {
@@ -133,7 +143,11 @@ type clockView struct {
 }
 
 func (m *Manager) create(w http.ResponseWriter, r *http.Request) {
-	p, field, problem := parseParams(http.MaxBytesReader(w, r.Body, 1<<16))
+	p, field, problem := parseParams(http.MaxBytesReader(w, r.Body, maxBody))
+	if field == "body" && problem == tooLarge {
+		writeJSON(w, http.StatusRequestEntityTooLarge, errorBody("request_too_large", "the request body is larger than 10 MiB", nil))
+		return
+	}
 	if field != "" {
 		invalid(w, field, problem)
 		return
@@ -161,12 +175,17 @@ func (m *Manager) create(w http.ResponseWriter, r *http.Request) {
 		ExpiresAt: m.o.Clock.Now().Add(m.o.TTL).UTC()})
 }
 
+// maxBody is the largest body read, as in httpapi (CONTRACT.md: 413).
+const maxBody = 10 << 20
+
+const tooLarge = "too large"
+
 // parseParams reads POST /sandbox/workspaces' body (none is {}); on bad
 // input it names the field and its problem.
 func parseParams(body io.Reader) (p Params, field, problem string) {
 	data, err := io.ReadAll(body)
 	if err != nil {
-		return p, "body", "must be at most 64 KiB"
+		return p, "body", tooLarge
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return p, "", ""

@@ -320,3 +320,27 @@ func BenchmarkRouteOwn(b *testing.B) {
 		h.ServeHTTP(nil, req)
 	}
 }
+
+// TestBearerAsHTTPAPI: the router reads a key as httpapi does ("bearer"
+// in any case, spaces around the secret), so that it never sends to the
+// server's bank a workspace key the bank would read.
+func TestBearerAsHTTPAPI(t *testing.T) {
+	h := newHarness(t, workspace.Options{})
+	a := h.create(t, nil)
+	for _, hdr := range []string{"bearer " + a.APIKey, "BEARER  " + a.APIKey + " "} {
+		req, _ := http.NewRequest("GET", h.srv.URL+"/accounts", nil)
+		req.Header.Set("Authorization", hdr)
+		resp, err := h.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("Authorization %q: %d, want 200 from the workspace", hdr, resp.StatusCode)
+		}
+	}
+	big := `{"fake_clock": true, "x": "` + strings.Repeat("a", 11<<20) + `"}`
+	if s, raw := h.call(t, "", "POST", "/sandbox/workspaces", big); s != 413 {
+		t.Errorf("an 11 MiB body: %d %.200s, want 413", s, raw)
+	}
+}
