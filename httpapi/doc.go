@@ -302,7 +302,7 @@
 // stored one byte for byte, so its body names the request that did the
 // work while its header names the replay. The server's error lines and,
 // with Options.LogRequests, its one line per request (method, route,
-// status, duration, entity, request_id) name it too.
+// status, duration, entity, request_id, client) name it too.
 //
 // # Errors
 //

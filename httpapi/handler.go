@@ -60,6 +60,7 @@ type handler struct {
 
 	logRequests  bool
 	onRequest    func(RequestInfo)
+	clientAddr   func(*http.Request) string // Options.ClientAddr
 	readyTimeout time.Duration
 }
 

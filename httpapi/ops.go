@@ -99,7 +99,8 @@ func (h *handler) served(x *exchange, r *http.Request, start time.Time) {
 		h.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("method", info.Method), slog.String("route", info.Route),
 			slog.Int("status", info.Status), slog.Duration("duration", info.Duration),
-			slog.String("entity", info.Entity), slog.String("request_id", info.RequestID))
+			slog.String("entity", info.Entity), slog.String("request_id", info.RequestID),
+			slog.String("client", h.clientAddr(r)))
 	}
 	if h.onRequest != nil {
 		h.onRequest(info)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"regexp"
 	"strings"
 	"sync"
@@ -98,7 +99,8 @@ func TestRequestLog(t *testing.T) {
 			}
 			delete(got, "duration")
 			want := map[string]any{"msg": "request", "level": "INFO", "method": tc.method, "route": tc.route,
-				"status": int64(tc.status), "entity": tc.entity, "request_id": tc.id}
+				"status": int64(tc.status), "entity": tc.entity, "request_id": tc.id,
+				"client": "192.0.2.1"} // httptest.NewRequest's RemoteAddr, without its port
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("log line (-want +got):\n%s", diff)
 			}
@@ -116,6 +118,25 @@ func TestRequestLog(t *testing.T) {
 				t.Errorf("OnRequest (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestRequestLogClientAddr: the request line names the client that
+// Options.ClientAddr names, not the direct peer.
+func TestRequestLogClientAddr(t *testing.T) {
+	rec := &recorder{}
+	e := newEnv(t, func(o *httpapi.Options) {
+		o.Logger = slog.New(rec)
+		o.LogRequests = true
+		o.ClientAddr = func(r *http.Request) string { return "client-of-" + r.Header.Get("X-Test-Client") }
+	})
+	e.must(200, "GET", "/healthz", "", nil, "X-Test-Client", "203.0.113.9")
+	lines := rec.take()
+	if len(lines) != 1 {
+		t.Fatalf("%d log lines, want 1: %v", len(lines), lines)
+	}
+	if got, want := lines[0]["client"], "client-of-203.0.113.9"; got != want {
+		t.Errorf("client %q, want %q", got, want)
 	}
 }
 

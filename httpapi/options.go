@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -54,7 +55,7 @@ type Options struct {
 	// LogRequests, when true, writes one Info line per request to Logger,
 	// "request" with method, route (the matched pattern's path, or
 	// RouteUnmatched), status, duration, entity (the caller's, empty
-	// without a valid key) and request_id.
+	// without a valid key), request_id and client (ClientAddr's).
 	LogRequests bool
 	// OnRequest, when set, is called once per request after its response
 	// is written, on the request's goroutine (metrics: examples/server
@@ -87,6 +88,22 @@ type Options struct {
 	// where each costs round trips to a database (examples/server sets it
 	// on PostgreSQL).
 	DeferCompletion bool
+
+	// ClientAddr names the client of a request, for the request log
+	// (default: the host part of RemoteAddr, the direct peer). Behind a
+	// proxy, examples/server passes one that believes X-Forwarded-For
+	// from the proxies it trusts. It must not block.
+	ClientAddr func(*http.Request) string
+}
+
+// remoteHost is the default Options.ClientAddr: the host part of
+// r.RemoteAddr (the direct peer's IP), or RemoteAddr whole when it has no
+// port.
+func remoteHost(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }
 
 // newHandler builds the handler's machinery shared by every route.
@@ -127,6 +144,10 @@ func newHandler(db storage.Backend, opt *Options) *handler {
 	}
 	if o.DeferCompletion {
 		h.completer = &completer{h: h}
+	}
+	h.clientAddr = o.ClientAddr
+	if h.clientAddr == nil {
+		h.clientAddr = remoteHost
 	}
 	h.idemTTL = o.IdempotencyTTL
 	if h.idemTTL <= 0 {
