@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -54,6 +55,14 @@ type config struct {
 	workspaces    bool
 	workspaceTTL  time.Duration
 	workspacesMax int
+
+	// TLS and proxies (tls.go, clientaddr.go): tls serves and reloads the
+	// -tls-cert/-tls-key pair (nil: plain HTTP); behind a proxy, the
+	// trusted ones' X-Forwarded-For names the client (clientAddr).
+	tlsCertFile, tlsKeyFile string
+	tls                     *certReloader
+	behindProxy             bool
+	trustedProxies          []netip.Prefix
 }
 
 // usage opens -h: what the server is, then three ways to run it.
@@ -74,9 +83,10 @@ Examples:
   # a sandbox whose time moves only through POST /sandbox/clock/advance
   server -db sandbox.db -fake-clock -clock-start 2026-01-01T00:00:00Z -bootstrap-out bootstrap.json
 
-  # production: JSON logs, metrics on another port, the sealing key outside the store's folder
-  server -env production -addr :8080 -db /var/lib/corebank/corebank.db \
-    -secret-key-file /etc/corebank/secret.key -log-format json -metrics-addr 127.0.0.1:9090
+  # production: HTTPS, JSON logs, metrics on another port, the sealing key outside the store's folder
+  server -env production -addr :8443 -tls-cert /etc/corebank/tls.crt -tls-key /etc/corebank/tls.key \
+    -db /var/lib/corebank/corebank.db -secret-key-file /etc/corebank/secret.key \
+    -log-format json -metrics-addr 127.0.0.1:9090
 
 Flags:
 `
@@ -116,6 +126,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.workspaceTTL, "workspace-ttl", time.Hour, "how long an idle workspace lives (real clock)")
 	fs.IntVar(&c.workspacesMax, "workspaces-max", 1000, "most workspaces alive at once; the next create answers 429 with retry_after")
 	fs.DurationVar(&c.leaseDuration, "lease-duration", storage.DefaultDueLease, "how long due work this server took stays its own: if it dies, another server on the same store takes the work over this long after; must outlast one payout check or webhook attempt")
+	// TLS and proxies (tls.go, clientaddr.go).
+	fs.StringVar(&c.tlsCertFile, "tls-cert", "", "PEM file of the certificate (chain) to serve HTTPS with (TLS 1.2 and up), with -tls-key; both are reloaded when they change or on SIGHUP, without dropping connections")
+	fs.StringVar(&c.tlsKeyFile, "tls-key", "", "PEM file of the private key of -tls-cert")
+	fs.BoolVar(&c.behindProxy, "behind-proxy", false, "a proxy in front terminates TLS: lets -env production listen on a non-loopback -addr without -tls-cert, and believes X-Forwarded-For from -trusted-proxies to name the client in logs and limits")
+	trustedProxies := fs.String("trusted-proxies", defaultTrustedProxies, "with -behind-proxy: the proxies whose X-Forwarded-For is believed, IP addresses and CIDR prefixes, comma separated")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -170,6 +185,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-fee-schedule: %w", err)
 	}
 	c.fees = fees
+	if err := c.checkTransport(fs, *trustedProxies); err != nil {
+		return nil, err
+	}
 	if err := c.pickPostgres(fs); err != nil {
 		return nil, err
 	}

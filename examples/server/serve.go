@@ -154,8 +154,9 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 		// httpapi.Options.DeferCompletion).
 		HTTP: httpapi.Options{LogRequests: true, DeferCompletion: cfg.dsn != ""},
 	}
+	opts.HTTP.ClientAddr = cfg.clientAddr // clientaddr.go: behind a proxy, X-Forwarded-For
 	// checkout_url is absolute: the sandbox checkout page on this server.
-	opts.FundingSessions.CheckoutBase = listenURL(ln.Addr())
+	opts.FundingSessions.CheckoutBase = listenURL(cfg.scheme(), ln.Addr())
 	// next_action.url too: the sandbox 3DS challenge page; and card
 	// payments take their fees from the same schedule (key card-acq).
 	opts.Acquiring.ChallengeBase = opts.FundingSessions.CheckoutBase
@@ -187,7 +188,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 	handler := app.Handler
 	switch {
 	case cfg.workspaces && cfg.env == entities.EnvSandbox:
-		handler = serveWorkspaces(ctx, cfg, key, listenURL(ln.Addr()), logger, handler)
+		handler = serveWorkspaces(ctx, cfg, key, listenURL(cfg.scheme(), ln.Addr()), logger, handler)
 	case cfg.workspaces:
 		logger.Warn("-workspaces is for the sandbox: ignored in production, where /sandbox/workspaces answers 404")
 	}
@@ -199,6 +200,10 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	if cfg.tls != nil { // tls.go: HTTPS; the pair is reloaded on SIGHUP and when its files change
+		srv.TLSConfig = cfg.tls.serverConfig()
+		cfg.tls.watch(ctx, logger)
 	}
 	var msrv *http.Server
 	if m != nil {
@@ -219,10 +224,10 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 	}()
 
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	go func() { serveErr <- cfg.serveOn(srv, ln) }()
 	announceKeys(stdout, cfg, ln.Addr())
 	fmt.Fprintf(stdout, "listening on %s\n", ln.Addr())
-	logger.Info("listening on "+ln.Addr().String(), "env", cfg.env, "memory", cfg.memory, "postgres", cfg.dsn != "", "fake_clock", cfg.fakeClock)
+	logger.Info("listening on "+ln.Addr().String(), "env", cfg.env, "tls", cfg.tls != nil, "behind_proxy", cfg.behindProxy, "memory", cfg.memory, "postgres", cfg.dsn != "", "fake_clock", cfg.fakeClock)
 
 	select {
 	case err := <-serveErr:
@@ -330,19 +335,20 @@ func announceKeys(w io.Writer, cfg *config, addr net.Addr) {
 		return
 	}
 	fmt.Fprintf(w, "root API keys in %s\n", path)
-	fmt.Fprintf(w, "try: curl -s -H \"Authorization: Bearer $(jq -r .api_key %s)\" %s/accounts\n", shellQuote(path), baseURL(addr))
+	fmt.Fprintf(w, "try: curl -s -H \"Authorization: Bearer $(jq -r .api_key %s)\" %s/accounts\n", shellQuote(path), baseURL(cfg.scheme(), addr))
 }
 
-// baseURL is the http:// URL a client on this machine reaches addr at.
-func baseURL(addr net.Addr) string {
+// baseURL is the URL (scheme http or https) a client on this machine
+// reaches addr at.
+func baseURL(scheme string, addr net.Addr) string {
 	host, port, err := net.SplitHostPort(addr.String())
 	if err != nil {
-		return "http://" + addr.String()
+		return scheme + "://" + addr.String()
 	}
 	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
 		host = "localhost"
 	}
-	return "http://" + net.JoinHostPort(host, port)
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
 // shellQuote quotes s for a POSIX shell.
@@ -412,18 +418,18 @@ func writeSecretFile(path string, v any) error {
 	return os.Rename(f.Name(), path)
 }
 
-// listenURL is the http URL of a listener's address, naming localhost
-// for an unspecified host (":8080", "0.0.0.0:8080", "[::]:8080") so that
-// a browser on this machine can open it.
-func listenURL(a net.Addr) string {
+// listenURL is the URL (scheme http or https) of a listener's address,
+// naming localhost for an unspecified host (":8080", "0.0.0.0:8080",
+// "[::]:8080") so that a browser on this machine can open it.
+func listenURL(scheme string, a net.Addr) string {
 	host, port, err := net.SplitHostPort(a.String())
 	if err != nil {
-		return "http://" + a.String()
+		return scheme + "://" + a.String()
 	}
 	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 		host = "localhost"
 	}
-	return "http://" + net.JoinHostPort(host, port)
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
 // serveWorkspaces puts sandbox workspaces (bank/workspace) in front of
@@ -438,7 +444,7 @@ func serveWorkspaces(ctx context.Context, cfg *config, key []byte, base string, 
 		Acquiring: acquiring.Options{Fees: cfg.fees},
 		Cards:     cards.Options{CreateLimit: cfg.cardCreateLimit},
 		Webhooks:  webhooks.Options{RootCAs: cfg.webhookCA},
-		HTTP:      httpapi.Options{LogRequests: true},
+		HTTP:      httpapi.Options{LogRequests: true, ClientAddr: cfg.clientAddr},
 	}}
 	m := workspace.New(o)
 	go m.Run(ctx)
