@@ -234,6 +234,15 @@ func TestTLS(t *testing.T) {
 		if err != nil || status != http.StatusCreated {
 			t.Fatalf("POST /accounts over TLS = %d %v %v", status, body, err)
 		}
+		// The hosted checkout page is on this server, so its URL is https.
+		status, body, err = c.do("POST", "/funding-sessions", map[string]any{"amount": 500, "currency": "USD",
+			"account_id": dataField(body, "id"), "unique_reference": "over-tls", "redirect_url": "https://shop.example/back"})
+		if err != nil || status != http.StatusCreated {
+			t.Fatalf("POST /funding-sessions over TLS = %d %v %v", status, body, err)
+		}
+		if u, _ := dataField(body, "checkout_url").(string); !strings.HasPrefix(u, base+"/sandbox/checkout/") {
+			t.Errorf("checkout_url %q, want %s/sandbox/checkout/<token>", u, base)
+		}
 		if serial := getHealthz(t, c.http, base); serial != 1 {
 			t.Errorf("served serial %d, want 1", serial)
 		}
