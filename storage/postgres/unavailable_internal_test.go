@@ -19,7 +19,9 @@ import (
 // on is storage.ErrUnavailable, what the database answered about the
 // statement or the caller's context ended is not.
 func TestUnavailable(t *testing.T) {
-	pg := func(code, severity string) error { return &pgconn.PgError{Code: code, Severity: severity, Message: "m"} }
+	pg := func(code, severity string) error {
+		return &pgconn.PgError{Code: code, Severity: severity, Message: "m"}
+	}
 	refused := &net.OpError{Op: "dial", Net: "unix", Err: syscall.ECONNREFUSED}
 	for _, tt := range []struct {
 		name string
