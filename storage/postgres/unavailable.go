@@ -16,7 +16,7 @@ import (
 // connections while it shuts down, restarts or recovers (SQLSTATE class
 // 08, connection exception; 57P01 admin shutdown, 57P02 crash shutdown,
 // 57P03 cannot connect now), a connection attempt that failed or timed
-// out, a network error, and a connection that broke (EOF, unexpected EOF,
+// out (whatever the database answered it with), a network error, and a connection that broke (EOF, unexpected EOF,
 // or used after pgx closed it). Any other error the server reports (a
 // constraint, a bad statement, a statement timeout, a serialization
 // failure) is the request's, and is not. Context errors are the caller's
@@ -25,6 +25,13 @@ func unavailable(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && !isConnect(err) {
 		return false
 	}
+	if isConnect(err) {
+		// Whatever the database answered a new connection with (57P03
+		// while it starts, 53300 when its connections are all taken, a
+		// password changed under a running server), the request never
+		// reached it, and none of it is the request's fault.
+		return true
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {
@@ -32,9 +39,6 @@ func unavailable(err error) bool {
 			return true
 		}
 		return strings.HasPrefix(pe.Code, "08")
-	}
-	if isConnect(err) {
-		return true
 	}
 	if errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return true
