@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/corebank/corebank"
+	"github.com/corebank/corebank/storage"
 )
 
 // Error codes the HTTP layer itself produces. Domain codes come from each
@@ -195,7 +196,25 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 			}
 		}
 	}
+	if status == http.StatusServiceUnavailable && errors.Is(err, storage.ErrUnavailable) {
+		h.storeDown(w, r, err)
+	}
 	writeJSON(w, status, body)
+}
+
+// retryAfterStore is the Retry-After, in seconds, of a 503 for a store
+// that is out of reach: about how long a database takes to restart, so
+// that clients neither hammer it nor wait long after it is back.
+const retryAfterStore = "1"
+
+// storeDown marks the 503 of a store out of reach (storage.ErrUnavailable)
+// with Retry-After, and logs its cause, which the body does not show.
+func (h *handler) storeDown(w http.ResponseWriter, r *http.Request, err error) {
+	w.Header().Set("Retry-After", retryAfterStore)
+	h.log.WarnContext(r.Context(), "store unavailable",
+		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("request_id", responseID(w)),
+		slog.Bool("outcome_unknown", errors.Is(err, storage.ErrOutcomeUnknown)),
+		slog.String("error", err.Error()))
 }
 
 // chain renders every error in err's chain, for logs.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -120,17 +121,29 @@ func (h *handler) healthz(x *exchange, r *http.Request) error {
 	return nil
 }
 
+// bucketReady is the bucket readyz reads, which nothing writes.
+const bucketReady storage.Bucket = "httpapi.ready"
+
 var errNotReady = corebank.E(corebank.KindUnavailable, codeUnavailable, "the store is not answering")
 
 // readyz answers 200 {"status": "ready"} when a read transaction on the
 // store completes within the ready timeout, else 503 unavailable. The read
 // runs on its own goroutine so that a store stuck past its context still
-// answers the probe in time.
+// answers the probe in time. It reads a key: a View that reads nothing
+// sends nothing to PostgreSQL, and a pooled connection the database
+// dropped would look ready.
 func (h *handler) readyz(x *exchange, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), h.readyTimeout)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- h.db.View(ctx, func(storage.Tx) error { return nil }) }()
+	go func() {
+		done <- h.db.View(ctx, func(tx storage.Tx) error {
+			if _, err := tx.Get(bucketReady, []byte("readyz")); !errors.Is(err, storage.ErrNotFound) {
+				return err
+			}
+			return nil
+		})
+	}()
 	var err error
 	select {
 	case err = <-done:

@@ -8,7 +8,10 @@
 // storage/bolt stores on a bbolt file; storage/memory keeps everything in
 // process for tests and sandboxes. Both pass storage/storagetest.Run, the one
 // conformance suite. A backend's Scan finds its first key with
-// ScanOptions.Start, so every backend reads Prefix and After alike.
+// ScanOptions.Start, so every backend reads Prefix and After alike. A
+// backend that cannot reach its store (a database server that is down)
+// returns errors wrapping ErrUnavailable, which callers answer as "retry
+// later" rather than as a failure of the request.
 //
 // # Keys
 //

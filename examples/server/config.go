@@ -106,7 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	)
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "listen address")
 	fs.StringVar(&c.dbPath, "db", "corebank.db", "bbolt file; the store survives restarts. A postgres:// or postgresql:// URL selects PostgreSQL instead, which several servers may share (DATABASE_URL is used when -db is not given)")
-	fs.BoolVar(&c.memory, "memory", false, "in-memory store instead of bbolt")
+	fs.BoolVar(&c.memory, "memory", false, "in-memory store instead of bbolt (refused beside -db or the -db-* flags; it overrides DATABASE_URL)")
 	fs.StringVar(&c.env, "env", "sandbox", "sandbox or production; /sandbox/* routes exist only in sandbox")
 	fs.BoolVar(&c.fakeClock, "fake-clock", false, "sandbox only: time moves only through POST /sandbox/clock/advance (webhook deliveries are still signed with the real time of sending, so receivers verify against their own clock)")
 	fs.StringVar(&clockStart, "clock-start", "", "RFC 3339 start time of the fake clock (default now)")
@@ -218,6 +218,9 @@ func isPostgresURL(s string) bool {
 func (c *config) pickPostgres(fs *flag.FlagSet) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := c.storeConflicts(set); err != nil {
+		return err
+	}
 	switch env := os.Getenv("DATABASE_URL"); {
 	case isPostgresURL(c.dbPath):
 		c.dsn = c.dbPath
@@ -246,6 +249,44 @@ func (c *config) pickPostgres(fs *flag.FlagSet) error {
 	case c.secretKeyFile == "" && os.Getenv("COREBANK_SECRET_KEY") == "":
 		return errors.New("a PostgreSQL store needs -secret-key-file or COREBANK_SECRET_KEY: " +
 			"every server on the database must seal secrets with the same key")
+	}
+	return nil
+}
+
+// storeConflicts refuses store flags that contradict each other, naming
+// both, before anything opens a store; set holds the flags given. The
+// pairs: -memory with -db (a bbolt file or a PostgreSQL URL: either names
+// a store that -memory would silently not use); -memory with -db-pool,
+// -db-statement-timeout or -db-retries (they tune a PostgreSQL store);
+// an empty -db; and a -db URL of another scheme (mysql://, file://),
+// which would otherwise become a bbolt file of that name. -db beside
+// DATABASE_URL, and -memory beside DATABASE_URL, are no contradiction: a
+// flag overrides the environment, as documented. The -db-* flags over a
+// bbolt store are refused by pickPostgres.
+func (c *config) storeConflicts(set map[string]bool) error {
+	if set["db"] {
+		switch {
+		case c.dbPath == "":
+			return errors.New("-db must not be empty: give a bbolt file or a postgres:// URL")
+		case !isPostgresURL(c.dbPath) && strings.Contains(c.dbPath, "://"):
+			scheme, _, _ := strings.Cut(c.dbPath, "://")
+			return fmt.Errorf("-db %s://...: only postgres:// and postgresql:// URLs name a database; a bbolt file is a path", scheme)
+		}
+	}
+	if !c.memory {
+		return nil
+	}
+	if set["db"] {
+		what := "the bbolt file " + c.dbPath
+		if isPostgresURL(c.dbPath) {
+			what = "a PostgreSQL database" // the URL may hold a password
+		}
+		return fmt.Errorf("-memory and -db contradict each other: -memory keeps the store in memory, -db names %s; give one of them", what)
+	}
+	for _, name := range []string{"db-pool", "db-statement-timeout", "db-retries"} {
+		if set[name] {
+			return fmt.Errorf("-memory and -%s contradict each other: -%s tunes a PostgreSQL store, -memory keeps the store in memory", name, name)
+		}
 	}
 	return nil
 }

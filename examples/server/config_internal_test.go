@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func TestPostgresFlags(t *testing.T) {
 		{name: "ErrNoKey", args: []string{"-db", url}, wantErr: "needs -secret-key-file or COREBANK_SECRET_KEY"},
 		{name: "ErrDatabaseURLNotPostgres", env: "mysql://h/db", wantErr: "DATABASE_URL must be"},
 		{name: "ErrPoolWithoutPostgres", args: []string{"-db-pool", "8"}, wantErr: "-db-pool needs a PostgreSQL store"},
-		{name: "ErrRetriesWithMemory", args: []string{"-memory", "-db-retries", "3"}, wantErr: "-db-retries needs a PostgreSQL store"},
+		{name: "ErrRetriesWithMemory", args: []string{"-memory", "-db-retries", "3"}, wantErr: "-memory and -db-retries contradict each other"},
 		{name: "ErrPoolZero", args: []string{"-db", url, "-secret-key-file", "k", "-db-pool", "0"}, wantErr: "-db-pool must be at least 1"},
 		{name: "ErrNegativeRetries", args: []string{"-db", url, "-secret-key-file", "k", "-db-retries", "-1"}, wantErr: "-db-retries must not be negative"},
 	} {
@@ -87,5 +88,74 @@ func TestInstance(t *testing.T) {
 	}
 	if got := parse("-node-id", "n1").nodeID; got != "n1" {
 		t.Errorf("-node-id n1: node ID %q", got)
+	}
+}
+
+// TestStoreFlagConflicts: store flags that contradict each other are
+// refused with an error naming both (in either order, and without the
+// password of a URL), and parseFlags writes nothing. A flag beside
+// DATABASE_URL is no contradiction: the flag wins.
+func TestStoreFlagConflicts(t *testing.T) {
+	const pgURL = "postgres://corebank:hunter2@db.internal/corebank"
+	for _, tt := range []struct {
+		name    string
+		env     string // DATABASE_URL
+		args    []string
+		wantErr string // "" for none
+		memory  bool
+		dsn     string
+	}{
+		{name: "MemoryAndPostgresURL", args: []string{"-memory", "-db", pgURL, "-secret-key-file", "k"},
+			wantErr: "-memory and -db contradict each other: -memory keeps the store in memory, -db names a PostgreSQL database"},
+		{name: "PostgresURLAndMemory", args: []string{"-db", "postgresql://h/db", "-memory"},
+			wantErr: "-memory and -db contradict each other"},
+		{name: "MemoryAndFile", args: []string{"-memory", "-db", "x.db"},
+			wantErr: "-memory and -db contradict each other: -memory keeps the store in memory, -db names the bbolt file x.db"},
+		{name: "MemoryAndDefaultFileGiven", args: []string{"-db", "corebank.db", "-memory"},
+			wantErr: "-db names the bbolt file corebank.db"},
+		{name: "MemoryAndPool", args: []string{"-memory", "-db-pool", "4"},
+			wantErr: "-memory and -db-pool contradict each other"},
+		{name: "MemoryAndStatementTimeout", args: []string{"-db-statement-timeout", "2s", "-memory"},
+			wantErr: "-memory and -db-statement-timeout contradict each other"},
+		{name: "MemoryAndRetries", args: []string{"-memory", "-db-retries", "0"},
+			wantErr: "-memory and -db-retries contradict each other"},
+		{name: "MemoryPoolAndDatabaseURL", env: pgURL, args: []string{"-memory", "-db-pool", "4"},
+			wantErr: "-memory and -db-pool contradict each other"},
+		{name: "PoolWithBolt", args: []string{"-db", "x.db", "-db-pool", "4"},
+			wantErr: "-db-pool needs a PostgreSQL store"},
+		{name: "EmptyDb", args: []string{"-db", ""}, wantErr: "-db must not be empty"},
+		{name: "OtherScheme", args: []string{"-db", "mysql://corebank:hunter2@h/db"},
+			wantErr: "-db mysql://...: only postgres:// and postgresql:// URLs name a database"},
+
+		{name: "MemoryOverDatabaseURL", env: pgURL, args: []string{"-memory"}, memory: true},
+		{name: "FileOverDatabaseURL", env: pgURL, args: []string{"-db", "x.db"}},
+		{name: "MemoryAlone", args: []string{"-memory"}, memory: true},
+		{name: "PostgresAlone", args: []string{"-db", pgURL, "-secret-key-file", "k", "-db-pool", "4"}, dsn: pgURL},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("DATABASE_URL", tt.env)
+			t.Setenv("COREBANK_SECRET_KEY", "")
+			dir := t.TempDir()
+			t.Chdir(dir)
+			c, err := parseFlags(tt.args, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("parseFlags(%q) = %v, want an error containing %q", tt.args, err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), "hunter2") {
+					t.Errorf("the error shows the URL's password: %v", err)
+				}
+			} else {
+				if err != nil {
+					t.Fatalf("parseFlags(%q): %v", tt.args, err)
+				}
+				if c.memory != tt.memory || c.dsn != tt.dsn {
+					t.Errorf("memory %v, dsn %q; want %v, %q", c.memory, c.dsn, tt.memory, tt.dsn)
+				}
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Errorf("parseFlags wrote %d files in the working directory", len(ents))
+			}
+		})
 	}
 }

@@ -236,7 +236,7 @@ func (d *DB) runGroup(batch []*call) {
 func (d *DB) tryGroup(batch []*call, attempt int, hot map[bucketKey]bool) (err error, retry bool) {
 	conn, err := d.pool.Acquire(context.Background())
 	if err != nil {
-		return fmt.Errorf("storage/postgres: %w", err), false
+		return wrap(context.Background(), err), false
 	}
 	defer conn.Release() // destroyed, not reused, if left in a transaction
 	// BEGIN and the group's lock go to the server with the first
@@ -401,16 +401,32 @@ func (d *DB) commit(ctx context.Context, conn *pgx.Conn, pre *[]string, lk *lock
 		var err error
 		if tag, err = br.Exec(); err != nil {
 			_ = br.Close()
-			return err
+			return outcome(err)
 		}
 	}
 	if err := br.Close(); err != nil {
-		return err
+		return outcome(err)
 	}
 	if tag.String() != "COMMIT" { // the transaction had failed, and rolled back
 		return pgx.ErrTxCommitRollback
 	}
 	return nil
+}
+
+// outcome returns the error of a commit's batch, marked with
+// storage.ErrOutcomeUnknown when the connection broke after the batch,
+// COMMIT included, may have reached the server: the database may then
+// have committed, whatever statement the error came back for. An error
+// the server answered with (the transaction rolled back), or one from
+// before anything was sent, leaves it as it is.
+func outcome(err error) error {
+	if unavailable(err) && !pgconn.SafeToRetry(err) {
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Severity == "FATAL" || pe.Severity == "PANIC" {
+			return fmt.Errorf("%w: %w", storage.ErrOutcomeUnknown, err)
+		}
+	}
+	return err
 }
 
 // kw is a buffered write with its bucket and key.

@@ -171,6 +171,18 @@
 // nodes then take turns rather than abort each other. Views never wait
 // for it.
 //
+// # When the database goes away
+//
+// A View or Update that cannot reach the database (refused or timed-out
+// connections, 5 s unless the DSN sets connect_timeout; SQLSTATE class 08;
+// 57P01-57P03 while it shuts down, crashes or starts; a connection that
+// broke) returns an error wrapping storage.ErrUnavailable, and an Update
+// whose connection broke after its COMMIT was sent wraps
+// storage.ErrOutcomeUnknown too: it may have committed. Any other error of
+// the database's stays as it is. Nothing gives up for good: a broken
+// connection is dropped when released, and the pool opens new ones once
+// the database accepts them.
+//
 // # Tuning
 //
 // Options.PoolSize bounds the connections (each running View or Update

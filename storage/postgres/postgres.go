@@ -154,6 +154,9 @@ func Open(ctx context.Context, dsn string, opt *Options) (*DB, error) {
 		return nil, fmt.Errorf("storage/postgres: %w", err)
 	}
 	cfg.MaxConns = int32(o.PoolSize)
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
+	}
 	// Plan each statement for its arguments and the table as it is now.
 	// pgx prepares the statements it sends, and PostgreSQL soon keeps one
 	// generic plan per statement and connection, made for the table's size
@@ -168,7 +171,7 @@ func Open(ctx context.Context, dsn string, opt *Options) (*DB, error) {
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("storage/postgres: %w", err)
+		return nil, wrap(ctx, err)
 	}
 	d := &DB{pool: pool, q: newQueries(o.Table), retries: o.Retries, group: o.Group, maxLeaders: o.Leaders, limit: o.Leaders,
 		table: o.Table, shapesLock: lockID(o.Table, kindShapes, "", nil)}
@@ -271,12 +274,20 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // wrap returns ctx's error when ctx ended the call, and otherwise err
-// marked as this package's.
+// marked as this package's, and as storage.ErrUnavailable when the
+// database was out of reach (unavailable).
 func wrap(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
 	}
-	return fmt.Errorf("storage/postgres: %w", err)
+	if errors.Is(err, storage.ErrUnavailable) {
+		return err // wrapped already (a statement's error, returned by fn)
+	}
+	err = fmt.Errorf("storage/postgres: %w", err)
+	if unavailable(err) {
+		return storage.Unavailable(err)
+	}
+	return err
 }
 
 // Empty reports whether the store holds no key at all: a server checks it

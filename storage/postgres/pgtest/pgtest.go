@@ -94,10 +94,7 @@ func DSN(tb testing.TB) string {
 		shared, startErr = start(bin)
 	})
 	if missing {
-		if os.Getenv("COREBANK_REQUIRE_TOOLS") != "" {
-			tb.Fatal(SkipLine + " (COREBANK_REQUIRE_TOOLS is set)")
-		}
-		tb.Skip(SkipLine)
+		skipMissing(tb)
 	}
 	if startErr != nil {
 		tb.Fatalf("pgtest: %v", startErr)
@@ -112,6 +109,109 @@ func DSN(tb testing.TB) string {
 		}
 	})
 	return shared.dsn(name)
+}
+
+// skipMissing skips tb for want of the binaries, or fails it under
+// COREBANK_REQUIRE_TOOLS.
+func skipMissing(tb testing.TB) {
+	tb.Helper()
+	if os.Getenv("COREBANK_REQUIRE_TOOLS") != "" {
+		tb.Fatal(SkipLine + " (COREBANK_REQUIRE_TOOLS is set)")
+	}
+	tb.Skip(SkipLine)
+}
+
+// Cluster is a PostgreSQL cluster of one test's own, for a test that
+// stops and starts the server (the cluster DSN uses serves every test of
+// the binary, which a restart would fail). Its methods are for the test's
+// goroutine.
+type Cluster struct {
+	c *cluster
+}
+
+// NewCluster starts a cluster of tb's own (initdb and a server on a Unix
+// socket in a new temporary directory), as DSN starts the shared one, and
+// skips tb without the binaries as DSN does. The server stops and the
+// directory is removed when tb ends.
+func NewCluster(tb testing.TB) *Cluster {
+	tb.Helper()
+	bin, ok := findBin(debianBins)
+	if !ok {
+		skipMissing(tb)
+	}
+	c, err := start(bin)
+	if err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := c.stop(); err != nil {
+			tb.Errorf("pgtest: %v", err)
+		}
+	})
+	return &Cluster{c: c}
+}
+
+// DSN returns the URL of a new, empty database on the cluster, whose
+// server must be running. The URL stays valid across Stop and Start.
+func (cl *Cluster) DSN(tb testing.TB) string {
+	tb.Helper()
+	name := fmt.Sprintf("test_%d_%d", os.Getpid(), dbSeq.Add(1))
+	if err := cl.c.exec("CREATE DATABASE " + name); err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	return cl.c.dsn(name)
+}
+
+// Stop stops the server as pg_ctl stop -m mode does, and returns once the
+// postmaster has exited. mode is "smart" (wait for the clients to
+// disconnect), "fast" (roll back their transactions and disconnect them)
+// or "immediate" (end every process at once, without a checkpoint, as a
+// crash does: the next Start recovers from the write-ahead log).
+func (cl *Cluster) Stop(tb testing.TB, mode string) {
+	tb.Helper()
+	sig, ok := map[string]syscall.Signal{"smart": syscall.SIGTERM, "fast": syscall.SIGINT, "immediate": syscall.SIGQUIT}[mode]
+	if !ok {
+		tb.Fatalf("pgtest: Stop mode %q, want smart, fast or immediate", mode)
+	}
+	c := cl.c
+	if c.cmd == nil {
+		tb.Fatal("pgtest: Stop of a stopped cluster")
+	}
+	if c.conn != nil {
+		_ = c.conn.Close(context.Background())
+		c.conn = nil
+	}
+	// pg_ctl finds the postmaster by its pid file and signals it, as the
+	// server's user; without pg_ctl the test sends the signal itself.
+	ctl := exec.Command(filepath.Join(c.bin, "pg_ctl"), "stop", "-D", filepath.Join(c.dir, "data"), "-m", mode, "-w", "-t", "60")
+	ctl.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	if _, err := os.Stat(ctl.Path); err == nil {
+		if out, err := ctl.CombinedOutput(); err != nil {
+			tb.Fatalf("pgtest: pg_ctl stop -m %s: %v\n%s", mode, err, out)
+		}
+	} else if err := c.cmd.Process.Signal(sig); err != nil {
+		tb.Fatalf("pgtest: stop: %v", err)
+	}
+	select {
+	case <-c.exit:
+	case <-time.After(time.Minute):
+		tb.Fatalf("pgtest: postgres did not exit within a minute of pg_ctl stop -m %s", mode)
+	}
+	c.cmd = nil
+}
+
+// Start starts the stopped server again on its data directory and socket,
+// and returns once it accepts connections (after crash recovery, when
+// Stop was immediate).
+func (cl *Cluster) Start(tb testing.TB) {
+	tb.Helper()
+	c := cl.c
+	if c.cmd != nil {
+		tb.Fatal("pgtest: Start of a running cluster")
+	}
+	if err := c.run(c.bin, filepath.Join(c.dir, "data"), c.cred); err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
 }
 
 // Command returns a command that runs the PostgreSQL program name (a
@@ -239,7 +339,8 @@ func (c *cluster) run(bin, data string, cred *syscall.Credential) error {
 		// the tests make them on purpose, and wait that long for each.
 		"-c", "deadlock_timeout=50ms")
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
-	logf, err := os.Create(filepath.Join(c.dir, "server.log"))
+	// Appended to: a Cluster's server may start again.
+	logf, err := os.OpenFile(filepath.Join(c.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}

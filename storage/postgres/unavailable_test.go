@@ -1,0 +1,72 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/corebank/corebank/storage"
+	"github.com/corebank/corebank/storage/postgres"
+	"github.com/corebank/corebank/storage/postgres/pgtest"
+)
+
+// TestConnectionsTerminated ends the store's connections from the server
+// side (pg_terminate_backend, SQLSTATE 57P01 as at a shutdown): the View
+// and the Update that meet a dead connection fail with
+// storage.ErrUnavailable, the Update's also with ErrOutcomeUnknown (its
+// batch carried the COMMIT), and the pool's next connections work without
+// anything done.
+func TestConnectionsTerminated(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	db, err := postgres.Open(ctx, dsn, &postgres.Options{PoolSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	put := func(v string) error {
+		return db.Update(ctx, func(tx storage.Tx) error { return tx.Put("b", []byte("k"), []byte(v)) })
+	}
+	get := func() (string, error) {
+		v, err := storage.View(ctx, db, func(tx storage.Tx) ([]byte, error) { return tx.Get("b", []byte("k")) })
+		return string(v), err
+	}
+	if err := put("1"); err != nil {
+		t.Fatal(err)
+	}
+	terminate := func() {
+		t.Helper()
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("terminated %d backends: %v; want the pool's one", n, err)
+		}
+	}
+
+	terminate()
+	if _, err := get(); !errors.Is(err, storage.ErrUnavailable) {
+		t.Errorf("View on a terminated connection: %v, want storage.ErrUnavailable", err)
+	}
+	if v, err := get(); err != nil || v != "1" {
+		t.Fatalf("View after: %q, %v; want 1 on a new connection", v, err)
+	}
+
+	terminate()
+	err = put("2")
+	if !errors.Is(err, storage.ErrUnavailable) || !errors.Is(err, storage.ErrOutcomeUnknown) {
+		t.Errorf("Update on a terminated connection: %v, want storage.ErrUnavailable and ErrOutcomeUnknown", err)
+	}
+	if err := put("3"); err != nil {
+		t.Fatalf("Update after: %v", err)
+	}
+	if v, err := get(); err != nil || v != "3" {
+		t.Fatalf("View after: %q, %v; want 3", v, err)
+	}
+}
