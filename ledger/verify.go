@@ -10,7 +10,7 @@ import (
 	"github.com/corebank/corebank/storage"
 )
 
-// Kinds of storage.Finding the ledger's Verify reports beside the shared
+// Kinds of storage.Finding the ledger's VerifyStore reports beside the shared
 // ones (index, due and corrupt records).
 const (
 	// FindEntryUnbalanced: a journal entry's debits and credits differ in
@@ -44,7 +44,7 @@ type expected struct {
 	lines           uint64 // history lines the account must have
 }
 
-// Verify checks, in tx, what the ledger promises, and reports each broken
+// VerifyStore checks, in tx, what the ledger promises, and reports each broken
 // rule to v:
 //   - every journal entry balances per currency, with valid lines;
 //   - each account's balance record (a system account's with its unfolded
@@ -67,7 +67,7 @@ type expected struct {
 // It streams every bucket with scans and keeps one small sum per account
 // (memory grows with the number of accounts, not with entries, holds or
 // history), and writes nothing. Pending holds go into v's HoldSet.
-func Verify(tx storage.Tx, v *storage.Verifier) error {
+func VerifyStore(tx storage.Tx, v *storage.Verifier) error {
 	sums := map[string]*expected{}
 	at := func(id, currency string) *expected {
 		e := sums[id]
@@ -734,4 +734,49 @@ func verifyLedgerDue(tx storage.Tx, v *storage.Verifier) error {
 		}
 		return "", nil
 	})
+}
+
+// FindHoldMismatch: a domain object and the ledger hold it placed
+// disagree (the hold is missing, in another state, of another amount or
+// on another account).
+const FindHoldMismatch = "hold_mismatch"
+
+// HoldClaim is what a domain object (its Kind and ID in Owner, "card
+// transaction 01J...") says of a hold it placed, for VerifyHold.
+type HoldClaim struct {
+	Kind, Owner string
+	Hold        string
+	// Status is the state the hold must be in; "" is any but pending (the
+	// owner is done with it).
+	Status HoldStatus
+	// Debit and Credit, when set, are the accounts the hold must debit
+	// and credit; Amount, when positive, what it must hold.
+	Debit, Credit string
+	Amount        int64
+}
+
+// VerifyHold claims c.Hold in v's HoldSet for its owner and reports, as
+// FindHoldMismatch, a hold that is missing or disagrees with c.
+func VerifyHold(tx storage.Tx, v *storage.Verifier, c HoldClaim) error {
+	v.Claim(HoldSet, c.Hold)
+	h, err := getHold(tx, c.Hold)
+	ids := []string{c.Owner, c.Hold}
+	switch {
+	case errors.Is(err, ErrHoldNotFound):
+		v.Report(FindHoldMismatch, ids, "%s's hold does not exist", c.Kind)
+	case errors.Is(err, storage.ErrCorrupt):
+	case err != nil:
+		return err
+	case c.Status == "" && h.Status == HoldPending:
+		v.Report(FindHoldMismatch, ids, "%s is done but its hold is still pending", c.Kind)
+	case c.Status != "" && h.Status != c.Status:
+		v.Report(FindHoldMismatch, ids, "%s's hold is %s, want %s", c.Kind, h.Status, c.Status)
+	case c.Debit != "" && h.DebitAccountID != c.Debit:
+		v.Report(FindHoldMismatch, ids, "%s's hold debits %s, want %s", c.Kind, h.DebitAccountID, c.Debit)
+	case c.Credit != "" && h.CreditAccountID != c.Credit:
+		v.Report(FindHoldMismatch, ids, "%s's hold credits %s, want %s", c.Kind, h.CreditAccountID, c.Credit)
+	case c.Amount > 0 && h.Amount != c.Amount:
+		v.Report(FindHoldMismatch, ids, "%s's hold is of %d, want %d", c.Kind, h.Amount, c.Amount)
+	}
+	return nil
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // An integrity check reads a whole store in one View and reports what
-// breaks the rules the services keep: each domain package has a Verify
+// breaks the rules the services keep: each domain package has a VerifyStore
 // that checks its own records, indexes and due work, since it alone knows
 // their layout, and bank/verify runs them all over one snapshot. This file
 // is what they share: the Finding they report, the Verifier that gathers
@@ -68,7 +68,7 @@ func (f Finding) String() string {
 	return s
 }
 
-// Verifier gathers what the domains' Verify functions find while they read
+// Verifier gathers what the domains' VerifyStore functions find while they read
 // one snapshot: findings, handed to the report function as they come,
 // counts of what was checked, objects one domain expects another to claim,
 // and the kinds of due work that some domain checked. A Verifier is used
@@ -163,7 +163,7 @@ func IsDue(tx Tx, kind string, at int64, id string) (bool, error) {
 
 // VerifyDueKinds counts every queued item and reports, as FindDueUnknown,
 // those of a kind no VerifyDue checked: work no service would ever run.
-// It runs after every domain's Verify. Leases (BucketDueLease) on items
+// It runs after every domain's VerifyStore. Leases (BucketDueLease) on items
 // no longer queued are reported as FindDueOrphan.
 func VerifyDueKinds(tx Tx, v *Verifier) error {
 	err := tx.Scan(BucketDue, ScanOptions{}, func(k, _ []byte) error {
@@ -212,7 +212,7 @@ type KV struct {
 
 // Writes runs write against a Tx that reads from tx and records, instead
 // of storing, what write puts, and returns the puts in order. A domain's
-// Verify passes the very function that writes a record's indexes, so what
+// VerifyStore passes the very function that writes a record's indexes, so what
 // the check expects is what the service writes, from one definition.
 // Deletes drop a recorded put of the same key.
 func Writes(tx Tx, write func(Tx) error) ([]KV, error) {
@@ -268,6 +268,9 @@ type IndexRange struct {
 	// in the range cannot be computed from it (a hash under a secret the
 	// check does not have), so none is expected and none is stale.
 	Loose bool
+	// Optional, when set, lets a record lack its key in the range (a
+	// record written before the key existed) but not hold a wrong one.
+	Optional bool
 }
 
 // LastPart is an IndexRange.ID for keys ending in '/' and the ID.
@@ -309,6 +312,7 @@ type Indexed[R any] struct {
 // key once, holding one record at a time.
 func VerifyIndexed[R any](tx Tx, v *Verifier, ix Indexed[R]) error {
 	inRange := func(kv KV) *IndexRange {
+		// The range the key lies in, nil when none or a loose one.
 		for i := range ix.Ranges {
 			r := &ix.Ranges[i]
 			if r.Bucket == kv.Bucket && bytes.HasPrefix(kv.Key, r.Prefix) && !r.Loose {
@@ -323,11 +327,13 @@ func VerifyIndexed[R any](tx Tx, v *Verifier, ix Indexed[R]) error {
 			return fmt.Errorf("%s %s: %w", ix.Kind, id, err)
 		}
 		for _, kv := range kvs {
-			if inRange(kv) == nil {
+			rg := inRange(kv)
+			if rg == nil {
 				continue
 			}
 			got, err := tx.Get(kv.Bucket, kv.Key)
 			switch {
+			case errors.Is(err, ErrNotFound) && rg.Optional:
 			case errors.Is(err, ErrNotFound):
 				v.Report(FindIndexMissing, []string{id}, "%s has no key %q in %s", ix.Kind, kv.Key, kv.Bucket)
 			case err != nil:
@@ -391,11 +397,16 @@ func VerifyIndexed[R any](tx Tx, v *Verifier, ix Indexed[R]) error {
 }
 
 // ScanJSON is an Indexed.Records for JSON records keyed by their ID in
-// bucket b under prefix (which the ID follows): it decodes each into a
-// new T and reports those that do not decode as FindCorrupt.
+// bucket b under prefix (which the ID follows, with no '/' after it: keys
+// deeper under prefix are indexes beside the records, and skipped): it
+// decodes each into a new T and reports those that do not decode as
+// FindCorrupt.
 func ScanJSON[T any](b Bucket, prefix []byte, v *Verifier, kind string) func(tx Tx, fn func(id string, r *T) error) error {
 	return func(tx Tx, fn func(id string, r *T) error) error {
 		return tx.Scan(b, ScanOptions{Prefix: prefix}, func(k, raw []byte) error {
+			if bytes.IndexByte(k[len(prefix):], '/') >= 0 {
+				return nil // an index beside the records, not a record
+			}
 			id := string(k[len(prefix):])
 			r, err := decodeJSON[T](raw)
 			if err != nil {
@@ -413,4 +424,16 @@ func decodeJSON[T any](raw []byte) (*T, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// Found adapts a getter whose absence is the error notFound to
+// Indexed.Load, whose absence is ErrNotFound.
+func Found[R any](get func(Tx, string) (R, error), notFound error) func(Tx, string) (R, error) {
+	return func(tx Tx, id string) (R, error) {
+		r, err := get(tx, id)
+		if errors.Is(err, notFound) {
+			return r, ErrNotFound
+		}
+		return r, err
+	}
 }
