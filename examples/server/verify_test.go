@@ -17,6 +17,7 @@ import (
 
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/bolt"
+	"github.com/corebank/corebank/storage/postgres/pgtest"
 )
 
 // TestVerifyCommand runs `server verify` on a bbolt store a server wrote:
@@ -61,21 +62,7 @@ func TestVerifyCommand(t *testing.T) {
 			"email": "ada@example.com", "phone_number": "+14155550100"}}), "id").(string)
 	call("/sandbox/cards/"+card+"/authorizations", map[string]any{"amount": 1_200, "mcc": 5812, "merchant_name": "Cafe"})
 
-	verify := func(args ...string) (code int, stdout, stderr string) {
-		t.Helper()
-		cmd := exec.Command(bin, append([]string{"verify"}, args...)...)
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		var exit *exec.ExitError
-		switch {
-		case errors.As(err, &exit):
-			code = exit.ExitCode()
-		case err != nil:
-			t.Fatal(err)
-		}
-		return code, out.String(), errOut.String()
-	}
+	verify := func(args ...string) (int, string, string) { return runVerify(t, bin, args...) }
 	const ghost = "01ZZZZZZZZZZZZZZZZZZZZZZZZ"
 	for _, step := range []struct {
 		name   string
@@ -119,5 +106,66 @@ func TestVerifyCommand(t *testing.T) {
 			t.Errorf("%s: server verify %s: exit %d, stdout %q, stderr %q; want exit %d, stdout matching %s, stderr with %q",
 				step.name, strings.Join(step.args, " "), code, stdout, stderr, step.code, step.stdout, step.stderr)
 		}
+	}
+}
+
+// runVerify runs `server verify args...` and returns its exit code,
+// stdout and stderr.
+func runVerify(t *testing.T, bin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"verify"}, args...)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return code, out.String(), errOut.String()
+}
+
+// TestVerifyCommandPostgres runs `server verify -db postgres://...` while
+// a server keeps serving on the database: a transfer in flight and a
+// pending inflow, and the store is clean. Without PostgreSQL it skips
+// with one line.
+func TestVerifyCommandPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the server binary")
+	}
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	bin := buildServer(t)
+	dir := t.TempDir()
+	bootPath := filepath.Join(dir, "bootstrap.json")
+	p := startServer(t, bin, "-db", dsn, "-secret-key-file", filepath.Join(dir, "secret.key"), "-db-pool", "4", "-bootstrap-out", bootPath)
+	key, _ := readBootstrap(t, bootPath)
+	c := &client{base: "http://" + p.addr, key: key, http: &http.Client{Timeout: 10 * time.Second}}
+	call := func(path string, body any) string {
+		t.Helper()
+		status, out, err := c.do("POST", path, body)
+		if err != nil || status/100 != 2 {
+			t.Fatalf("POST %s: %d %v %v", path, status, out, err)
+		}
+		id, _ := dataField(out, "id").(string)
+		return id
+	}
+	acct := call("/accounts", map[string]any{"type": "checking", "currency": "USD", "display_name": "Ops"})
+	call("/sandbox/inflows", map[string]any{"account_id": acct, "amount": 50_000})
+	call("/sandbox/inflows", map[string]any{"account_id": acct, "amount": 700, "settle": false})
+	cp := call("/counterparties", map[string]any{"type": "individual", "profile": map[string]any{
+		"first_name": "Ada", "last_name": "Lovelace", "relationship": "vendor", "email": "ada@example.com",
+		"address": map[string]any{"line1": "1 Main St", "city": "Austin", "country": "US"}}})
+	pd := call("/payment-details", map[string]any{"payment_method": "bank-transfer", "currency": "USD",
+		"account_holder_name": "Ada Lovelace", "counterparty_id": cp, "country": "US", "scheme": "ach",
+		"routing_number": "021000021", "account_number": "123456789", "account_type": "checking"})
+	call("/transfers", map[string]any{"account_id": acct, "payment_detail_id": pd, "amount": 2500,
+		"payment_type": "bank-transfer", "narration": "invoice 42", "unique_reference": "inv-42"})
+
+	code, stdout, stderr := runVerify(t, bin, "-db", dsn)
+	if code != 0 || !regexp.MustCompile(`^1 accounts, 1 entries, [1-9][0-9]* due items checked: clean\n$`).MatchString(stdout) {
+		t.Errorf("server verify on a live PostgreSQL store: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
