@@ -13,8 +13,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/corebank/corebank"
 	"github.com/corebank/corebank/bank/verify"
 	"github.com/corebank/corebank/corebanktest"
+	"github.com/corebank/corebank/ledger"
 	"github.com/corebank/corebank/payments"
 	"github.com/corebank/corebank/storage"
 )
@@ -121,7 +123,49 @@ func mixedBank(t *testing.T) *fixture {
 	f.pending = transfer(30_000)
 	f.auth = authorize(2_500)
 	hooks.Wait("outflows.created")
+	ended(t, b, hooks, usd.ID)
 	return f
+}
+
+// ended does what removes or ends objects: an account closed, a card
+// deleted, a counterparty deactivated, account details deleted, a webhook
+// deleted, and a child entity made.
+func ended(t *testing.T, b *corebanktest.Bank, hooks *corebanktest.Receiver, account string) {
+	t.Helper()
+	ctx := context.Background()
+	root := corebank.As(b.Root.EntityID)
+	a, err := b.Ledger.CreateAccount(ctx, root, ledger.NewAccount{EntityID: b.Root.EntityID, Type: ledger.TypeChecking, Currency: "GBP", DisplayName: "Closed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Ledger.DeleteAccount(ctx, root, "", a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Cards.DeleteCard(ctx, root, "", b.IssueCard(account).ID); err != nil {
+		t.Fatal(err)
+	}
+	var cp, det, hook struct{ ID string }
+	b.Call(http.StatusCreated, "POST", "/counterparties", map[string]any{"type": "individual", "profile": map[string]any{
+		"first_name": "Grace", "last_name": "Hopper", "relationship": "vendor", "email": "grace@example.com",
+		"address": map[string]any{"line1": "1 Navy Way", "city": "Arlington", "country": "US"}}}, &cp)
+	if _, err := b.Payments.DeactivateCounterparty(ctx, root, "", cp.ID); err != nil {
+		t.Fatal(err)
+	}
+	b.Call(http.StatusCreated, "POST", "/account-details", map[string]any{"account_id": account}, &det)
+	if _, err := b.Ledger.DeleteAccountDetails(ctx, root, "", det.ID); err != nil {
+		t.Fatal(err)
+	}
+	b.Call(http.StatusCreated, "POST", "/entity-webhooks", map[string]any{"url": hooks.Server.URL, "expires_in": 86400,
+		"enabled_events": map[string]any{"all": true}, "description": "second"}, &hook)
+	if _, err := b.Webhooks.DeleteWebhook(ctx, root, "", hook.ID); err != nil {
+		t.Fatal(err)
+	}
+	b.Call(http.StatusCreated, "POST", "/individual-entities", map[string]any{
+		"name": "Ada Obi",
+		"person": map[string]any{"first_name": "Ada", "last_name": "Obi", "date_of_birth": "1990-04-01",
+			"email": "ada@example.com", "nationality": "NG", "gender": "f", "phonenumber": "+2348012345678"},
+		"address": map[string]any{"line_1": "1 Marina", "city": "Lagos", "state": "Lagos", "postal_code": "101001", "country_code": "NG"},
+	}, nil)
 }
 
 // findings runs verify over db and returns the findings as lines.
