@@ -626,12 +626,12 @@ func verifyCounts(tx storage.Tx, v *storage.Verifier, kind string, index, counts
 		return err
 	}
 	return tx.Scan(counts, storage.ScanOptions{}, func(k, raw []byte) error {
-		any := false
+		counted := false
 		err := tx.Scan(index, storage.ScanOptions{Prefix: k, Limit: 1}, func(key, _ []byte) error {
-			any = !bytes.Contains(key[len(k):], []byte{'/'})
+			counted = !bytes.Contains(key[len(k):], []byte{'/'})
 			return nil
 		})
-		if err != nil || any {
+		if err != nil || counted {
 			return err
 		}
 		c, _ := storage.Uint64(raw)

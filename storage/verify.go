@@ -350,9 +350,14 @@ func VerifyIndexed[R any](tx Tx, v *Verifier, ix Indexed[R]) error {
 	for _, rg := range ix.Ranges {
 		// The record read last, and its keys: an object's keys in one
 		// range are often next to each other.
+		const (
+			found = iota
+			absent
+			corrupt // reported by the forward pass
+		)
 		var lastID string
 		var lastKeys map[string]bool
-		var lastFound bool
+		state := found
 		err := tx.Scan(rg.Bucket, ScanOptions{Prefix: rg.Prefix}, func(k, val []byte) error {
 			id := rg.ID(k, val)
 			if id == "" {
@@ -360,13 +365,13 @@ func VerifyIndexed[R any](tx Tx, v *Verifier, ix Indexed[R]) error {
 				return nil
 			}
 			if id != lastID || lastKeys == nil {
-				lastID, lastKeys, lastFound = id, map[string]bool{}, true
+				lastID, lastKeys, state = id, map[string]bool{}, found
 				r, err := ix.Load(tx, id)
 				switch {
 				case errors.Is(err, ErrNotFound):
-					lastFound = false
+					state = absent
 				case errors.Is(err, ErrCorrupt):
-					return nil // reported by the forward pass
+					state = corrupt
 				case err != nil:
 					return err
 				default:
@@ -382,9 +387,9 @@ func VerifyIndexed[R any](tx Tx, v *Verifier, ix Indexed[R]) error {
 				}
 			}
 			switch {
-			case !lastFound:
+			case state == absent:
 				v.Report(FindIndexDangling, []string{id}, "key %q in %s names %s %s, which does not exist", k, rg.Bucket, ix.Kind, id)
-			case !rg.Loose && !lastKeys[string(k)]:
+			case state == found && !rg.Loose && !lastKeys[string(k)]:
 				v.Report(FindIndexStale, []string{id}, "key %q in %s names %s %s, which should not be under it", k, rg.Bucket, ix.Kind, id)
 			}
 			return nil

@@ -250,6 +250,17 @@ func TestDamage(t *testing.T) {
 			del(t, tx, pending, k)
 			return []string{"index_missing " + rec.HoldID + " " + f.account}
 		}},
+		{"RecordCorrupt", func(t *testing.T, tx storage.Tx, f *fixture) []string {
+			// The authorization no longer decodes: reported once, and its
+			// hold is left without an owner; its list key and expiry,
+			// which name it, are not reported again.
+			var rec struct {
+				HoldID string `json:"hold_id"`
+			}
+			unmarshal(t, get(t, tx, cardTxs, []byte(f.auth)), &rec)
+			put(t, tx, cardTxs, []byte(f.auth), []byte("{not json"))
+			return []string{"record_corrupt " + f.auth, "unclaimed " + rec.HoldID}
+		}},
 		{"TransferLost", func(t *testing.T, tx storage.Tx, f *fixture) []string {
 			// The pending transfer's record goes: its holds are owned by
 			// nothing, and its list keys, reference and check name nothing.
