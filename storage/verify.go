@@ -135,7 +135,7 @@ func (v *Verifier) Unclaimed(set, owners string) {
 // VerifyDue checks every queued item of kind: live returns "" when the
 // item's ID names an object that needs the work at that time, else what
 // is wrong (reported as FindDueOrphan). It records kind as checked (see
-// VerifyDueKinds) and counts the items under "due items".
+// VerifyDueKinds), which counts every item under "due items".
 func VerifyDue(tx Tx, v *Verifier, kind string, live func(id string, at int64) (string, error)) error {
 	v.dueKinds[kind] = true
 	prefix := append([]byte(kind), '/')
