@@ -72,9 +72,14 @@ func VerifyStore(tx storage.Tx, v *storage.Verifier) error {
 	at := func(id, currency string) *expected {
 		e := sums[id]
 		if e == nil {
-			e = &expected{currency: currency}
+			e = &expected{}
 			sums[id] = e
-		} else if currency != "" && e.currency != currency {
+		}
+		switch {
+		case currency == "": // a line that names none is in its account's
+		case e.currency == "":
+			e.currency = currency
+		case e.currency != currency:
 			e.mixed = true
 		}
 		return e
@@ -285,7 +290,7 @@ func verifyBalances(tx storage.Tx, v *storage.Verifier, sums map[string]*expecte
 		t.PendingCredits += r.PendingCredits
 		totals[r.currency] = t
 		switch {
-		case e.mixed || e.currency != r.currency:
+		case e.mixed || e.currency != "" && e.currency != r.currency:
 			v.Report(FindBalanceMismatch, []string{id}, "account holds %s but its entries or holds are in %s (or several)", r.currency, e.currency)
 		case e.Balance != r.Balance:
 			v.Report(FindBalanceMismatch, []string{id}, "balance is settled %d, pending debits %d, pending credits %d; its entries and holds sum to %d, %d, %d",
