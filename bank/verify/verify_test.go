@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -123,14 +124,14 @@ func mixedBank(t *testing.T) *fixture {
 	f.pending = transfer(30_000)
 	f.auth = authorize(2_500)
 	hooks.Wait("outflows.created")
-	ended(t, b, hooks, usd.ID)
+	ended(t, b, usd.ID)
 	return f
 }
 
 // ended does what removes or ends objects: an account closed, a card
 // deleted, a counterparty deactivated, account details deleted, a webhook
 // deleted, and a child entity made.
-func ended(t *testing.T, b *corebanktest.Bank, hooks *corebanktest.Receiver, account string) {
+func ended(t *testing.T, b *corebanktest.Bank, account string) {
 	t.Helper()
 	ctx := context.Background()
 	root := corebank.As(b.Root.EntityID)
@@ -155,7 +156,11 @@ func ended(t *testing.T, b *corebanktest.Bank, hooks *corebanktest.Receiver, acc
 	if _, err := b.Ledger.DeleteAccountDetails(ctx, root, "", det.ID); err != nil {
 		t.Fatal(err)
 	}
-	b.Call(http.StatusCreated, "POST", "/entity-webhooks", map[string]any{"url": hooks.Server.URL, "expires_in": 86400,
+	// The second webhook has a receiver of its own: the bank's Receiver
+	// checks every delivery it gets against the first one's secret.
+	sink := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(sink.Close)
+	b.Call(http.StatusCreated, "POST", "/entity-webhooks", map[string]any{"url": sink.URL, "expires_in": 86400,
 		"enabled_events": map[string]any{"all": true}, "description": "second"}, &hook)
 	if _, err := b.Webhooks.DeleteWebhook(ctx, root, "", hook.ID); err != nil {
 		t.Fatal(err)
