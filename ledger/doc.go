@@ -118,6 +118,17 @@
 // still pending that were placed in the month are merged in by time, status
 // pending, running_balance null. Cursors are opaque positions.
 //
+// # Integrity
+//
+// Check audits balances, pending holds and the new journal entries
+// incrementally, for a simulation that asserts it after every step.
+// VerifyStore is the offline check of a whole store (bank/verify, `server
+// verify`): it also proves each balance equal to the sum of the account's
+// journal lines and holds, replays every history line, and checks the
+// accounts' and account details' indexes, counters and due work. The
+// domains that place holds claim theirs (VerifyHold), so a pending hold no
+// object owns is reported.
+//
 // # Outbox
 //
 // AppendEventTx writes an Event {id, type, entity_id, object, created} in

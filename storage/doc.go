@@ -62,4 +62,9 @@
 //     copy through Peek where the backend implements Peeker.
 //   - Upgrades: each service lists its one-time data changes as Migrations;
 //     Migrate runs each once, whole, when a store is opened.
+//   - Integrity: each domain's VerifyStore reports to a Verifier what
+//     breaks its rules, as Findings; VerifyIndexed checks an index against
+//     its records both ways (the keys expected are what the domain's own
+//     write puts, recorded by Writes), and VerifyDue the due queue against
+//     the objects it names. bank/verify runs them all in one View.
 package storage
