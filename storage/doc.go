@@ -59,4 +59,7 @@
 //     copy through Peek where the backend implements Peeker.
 //   - Upgrades: each service lists its one-time data changes as Migrations;
 //     Migrate runs each once, whole, when a store is opened.
+//   - Whole stores: Buckets lists the buckets holding keys (every backend's
+//     Tx implements BucketLister), so a View can read everything in one
+//     snapshot: storage/snapshot writes backups so and reads them back.
 package storage
