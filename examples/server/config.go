@@ -54,6 +54,10 @@ type config struct {
 	workspaces    bool
 	workspaceTTL  time.Duration
 	workspacesMax int
+
+	// adminAddr serves POST /admin/backup (admin.go); "" is off.
+	adminAddr        string
+	adminAllowRemote bool
 }
 
 // usage opens -h: what the server is, then three ways to run it.
@@ -116,6 +120,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.workspaceTTL, "workspace-ttl", time.Hour, "how long an idle workspace lives (real clock)")
 	fs.IntVar(&c.workspacesMax, "workspaces-max", 1000, "most workspaces alive at once; the next create answers 429 with retry_after")
 	fs.DurationVar(&c.leaseDuration, "lease-duration", storage.DefaultDueLease, "how long due work this server took stays its own: if it dies, another server on the same store takes the work over this long after; must outlast one payout check or webhook attempt")
+	// The admin listener (admin.go).
+	fs.StringVar(&c.adminAddr, "admin-addr", "", "separate listen address of the admin API, POST /admin/backup (a snapshot of the store, streamed while the server serves); it needs no API key, so it must be a loopback address unless -admin-allow-remote (default: none)")
+	fs.BoolVar(&c.adminAllowRemote, "admin-allow-remote", false, "let -admin-addr listen on a non-loopback address, where a firewall or an authenticating proxy must guard it")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -145,6 +152,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			return nil, fmt.Errorf("-clock-start: %w", err)
 		}
 		c.clockStart = t.UTC()
+	}
+	if err := c.checkAdmin(); err != nil {
+		return nil, err
 	}
 	if c.leaseDuration <= 0 {
 		return nil, errors.New("-lease-duration must be positive")

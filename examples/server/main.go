@@ -29,9 +29,15 @@ func main() {
 	}
 }
 
-// run starts the server and blocks until SIGINT or SIGTERM, then drains
-// in-flight requests and closes the store.
+// run runs the subcommand args name (commands.go), or else starts the
+// server and blocks until SIGINT or SIGTERM, then drains in-flight
+// requests and closes the store.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		if cmd, ok := commands[args[0]]; ok { // commands.go
+			return cmd(ctx, args[1:], stdout, stderr)
+		}
+	}
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
