@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -489,7 +490,7 @@ func readState(t *testing.T, c *client, accounts []string) bankState {
 // TestBackupPostgres: a server on PostgreSQL backs up over POST
 // /admin/backup like any other, and server restore writes the backup
 // into a bolt file and into a new PostgreSQL database alike; and a
-// pg_dump of the database, loaded into a new one with pg_restore, opens
+// pg_dump of its tables (as the README says), loaded into a new one with pg_restore, opens
 // with the server. Each copy serves the same balances and transfers with
 // the same sealing key and API key. It skips with one line without
 // PostgreSQL (pg_dump and pg_restore included), unless
@@ -544,7 +545,7 @@ func TestBackupPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := pgtest.Command(t, "pg_dump", "-Fc", "-d", dsn)
+	cmd := pgtest.Command(t, "pg_dump", "-Fc", "-t", "corebank_kv*", "-d", dsn) // as the README says
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = f, &stderr
 	if err := cmd.Run(); err != nil {
@@ -587,4 +588,70 @@ func TestBackupPostgres(t *testing.T) {
 	if out, ok := restore(t, bin, "-from", path, "-db", restoredPG); ok || !strings.Contains(out, "holds data") {
 		t.Errorf("a restore into a PostgreSQL store holding data:\n%s", out)
 	}
+}
+
+// TestReadmeBackup runs the shell blocks of the README's "Backup and
+// restore" as written, with the ports moved to free ones, and checks that
+// the restored server answers the source's root key. It needs bash, curl
+// and jq; without them it skips with one line, unless
+// COREBANK_REQUIRE_TOOLS is set.
+func TestReadmeBackup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the README's backup blocks against the server binary; run without -short")
+	}
+	if tool := missingTool(t, "bash", "curl", "jq"); tool != "" {
+		t.Skipf("the README's backup blocks need bash, curl and jq (apt-get install curl jq): %s not found", tool)
+	}
+	t.Parallel()
+	bin := buildServer(t)
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(raw), "\n### Backup and restore\n")
+	if !ok {
+		t.Fatal(`README.md has no "### Backup and restore" section`)
+	}
+	if i := strings.Index(section, "\n#"); i >= 0 {
+		section = section[:i]
+	}
+	var blocks strings.Builder
+	for rest := section; ; {
+		_, after, ok := strings.Cut(rest, "```sh\n")
+		if !ok {
+			break
+		}
+		block, after, _ := strings.Cut(after, "```")
+		blocks.WriteString(block)
+		rest = after
+	}
+	script := blocks.String()
+	if !strings.Contains(script, "restore -from") {
+		t.Fatalf("the README's backup blocks do not restore:\n%s", script)
+	}
+	script = strings.ReplaceAll(script, "127.0.0.1:9091", freeAddr(t)) // runReadmeBlocks moves 127.0.0.1:8080
+	restored := freeAddr(t)
+	script = strings.ReplaceAll(script, "127.0.0.1:8081", restored)
+	checks := `
+for i in $(seq 50); do grep -q '^listening on' restored.log && break; sleep 0.2; done
+grep -q '^listening on' restored.log || { echo "README check: the restored server did not start:"; cat restored.log; exit 1; }
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(jq -r .api_key corebank.db.root-keys.json)" http://` + restored + `/accounts)
+[ "$code" = 200 ] || { echo "README check: the restored server answers the source's key with $code"; exit 1; }
+echo README-OK
+`
+	out, err := runReadmeBlocks(t, bin, t.TempDir(), script, checks)
+	if err != nil || !strings.Contains(out, "backed up") || !strings.Contains(out, "restored ") || !strings.Contains(out, "README-OK") {
+		t.Fatalf("README backup blocks: %v\n%s", err, out)
+	}
+}
+
+// freeAddr is a loopback address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
