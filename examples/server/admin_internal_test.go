@@ -242,3 +242,17 @@ func TestAdminBackup(t *testing.T) {
 		}
 	})
 }
+
+// TestRedactDSN: no password reaches restore's messages.
+func TestRedactDSN(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"postgres://corebank@db.internal/corebank", "postgres://corebank@db.internal/corebank"},
+		{"postgres://corebank:hunter2@db.internal/corebank", "postgres://corebank:xxxxx@db.internal/corebank"},
+		{"postgresql:///corebank?host=/run/pg&password=hunter2&user=corebank", "postgresql:///corebank?host=%2Frun%2Fpg&password=xxxxx&user=corebank"},
+		{"postgres://corebank:hunter2@db.internal:bad/x", "a postgres:// URL that does not parse"},
+	} {
+		if got := redactDSN(tt.in); got != tt.want || strings.Contains(got, "hunter2") {
+			t.Errorf("redactDSN(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

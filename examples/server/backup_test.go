@@ -655,3 +655,36 @@ func freeAddr(t *testing.T) string {
 	defer ln.Close()
 	return ln.Addr().String()
 }
+
+// TestAdminAddrRefused: a server whose -admin-addr is taken, or beyond
+// loopback without -admin-allow-remote, fails to start, naming the flag,
+// before it writes anything.
+func TestAdminAddrRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the server binary")
+	}
+	t.Parallel()
+	bin := buildServer(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	for _, tt := range []struct{ name, addr, want string }{
+		{"ErrTaken", taken.Addr().String(), "address already in use"},
+		{"ErrEveryInterface", "0.0.0.0:0", "would listen beyond this machine"},
+		{"ErrNoHost", ":0", "add -admin-allow-remote"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out, err := exec.Command(bin, "-addr", "127.0.0.1:0", "-db", filepath.Join(dir, "corebank.db"), "-admin-addr", tt.addr).CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "-admin-addr") || !strings.Contains(string(out), tt.want) ||
+				!strings.Contains(string(out), "nothing was written") {
+				t.Fatalf("server -admin-addr %s = %v, want a refusal saying %q:\n%s", tt.addr, err, tt.want, out)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+				t.Errorf("the refused server wrote %s", ents[0].Name())
+			}
+		})
+	}
+}

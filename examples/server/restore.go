@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -155,10 +156,7 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // password), and whether this call created the bbolt file.
 func openRestoreTarget(ctx context.Context, db string) (storage.Backend, string, bool, error) {
 	if isPostgresURL(db) {
-		name := db
-		if u, err := url.Parse(db); err == nil {
-			name = u.Redacted()
-		}
+		name := redactDSN(db)
 		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		pg, err := postgres.Open(octx, db, nil)
@@ -180,6 +178,21 @@ func openRestoreTarget(ctx context.Context, db string) (storage.Backend, string,
 		return nil, "", false, fmt.Errorf("restore: -db: %w (nothing was written)", err)
 	}
 	return bdb, db, created, nil
+}
+
+// redactDSN is a PostgreSQL URL fit for a message: its password, in the
+// user part or the query, replaced with xxxxx. One that does not parse is
+// named by its scheme alone.
+func redactDSN(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "a " + strings.SplitN(dsn, ":", 2)[0] + ":// URL that does not parse"
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
 }
 
 // removeBolt removes a bbolt file and its logs.
