@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -17,8 +18,10 @@ import (
 )
 
 // The admin listener (-admin-addr) serves operators, not API clients:
-// POST /admin/backup streams a snapshot of the store (storage/snapshot)
-// while the API goes on serving. It asks for no API key, so it is off
+// POST /admin/backup answers a snapshot of the store (storage/snapshot),
+// read in one View while the API goes on serving and written to a
+// temporary file first, so that the View ends however slowly the client
+// reads. It asks for no API key, so it is off
 // unless -admin-addr is given, and it listens only on a loopback address
 // unless -admin-allow-remote says that something else (a firewall, an
 // authenticating proxy) guards it. Off by default rather than on a fixed
@@ -115,17 +118,22 @@ func adminError(w http.ResponseWriter, status int, code, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"status": "error", "code": code, "message": msg})
 }
 
-// Trailers of a backup's response, once it is whole.
+// Headers of a backup's answer: what it holds.
 const (
-	trailerPairs  = "Corebank-Snapshot-Pairs"
-	trailerSHA256 = "Corebank-Snapshot-Sha256"
+	headerPairs  = "Corebank-Snapshot-Pairs"
+	headerSHA256 = "Corebank-Snapshot-Sha256"
 )
 
-// backup streams a snapshot of the store, read in one View, as the
-// response body. An error before the first byte answers 503 with
-// Retry-After; one after it cuts the connection, so that the client sees
-// a failed transfer (and the partial file lacks its trailer, which every
-// reader refuses).
+// backup writes a snapshot of the store, read in one View, to a
+// temporary file (in TMPDIR, unlinked at once, so nothing stays behind),
+// then answers it with its length, pair count and checksum. The View
+// lasts as long as the local write, never as long as the client takes to
+// read: on bolt a read transaction held open stalls every commit once the
+// file must grow past bbolt's memory map (a remap waits for readers, and
+// new readers wait for it), on PostgreSQL it holds back vacuum, and on
+// memory it keeps old versions alive. An error before the answer starts
+// is a 503 with Retry-After; once it streams, a failure cuts the
+// connection, and the client has fewer bytes than Content-Length.
 func (a *admin) backup(w http.ResponseWriter, r *http.Request) {
 	if !a.backingUp.CompareAndSwap(false, true) {
 		w.Header().Set("Retry-After", "10")
@@ -134,42 +142,44 @@ func (a *admin) backup(w http.ResponseWriter, r *http.Request) {
 	}
 	defer a.backingUp.Store(false)
 	start := time.Now()
+	unavailable := func(msg string, err error) {
+		a.logger.Error("backup failed: "+msg, "err", err, "remote", r.RemoteAddr)
+		w.Header().Set("Retry-After", "5")
+		adminError(w, http.StatusServiceUnavailable, "unavailable", msg+": try again")
+	}
+	spool, err := os.CreateTemp("", "corebank-backup-*.cbsnap")
+	if err != nil {
+		unavailable("no temporary file to write the backup to (TMPDIR)", err)
+		return
+	}
+	_ = os.Remove(spool.Name())
+	defer spool.Close()
+	info, err := snapshot.Write(r.Context(), a.db, spool)
+	if err == nil {
+		_, err = spool.Seek(0, io.SeekStart)
+	}
+	switch {
+	case r.Context().Err() != nil:
+		a.logger.Warn("backup abandoned: the client went away", "remote", r.RemoteAddr)
+		return
+	case err != nil:
+		unavailable("the store could not be read, or the backup not written to TMPDIR", err)
+		return
+	}
+	read := time.Since(start)
 	h := w.Header()
 	h.Set("Content-Type", "application/octet-stream")
-	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="corebank-%s.cbsnap"`, start.UTC().Format("20060102T150405Z")))
+	h.Set("Content-Length", strconv.FormatInt(info.Size, 10))
+	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="corebank-%s.cbsnap"`, info.Created.Format("20060102T150405Z")))
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Trailer", trailerPairs+", "+trailerSHA256)
-	cw := &countingWriter{w: w}
-	info, err := snapshot.Write(r.Context(), a.db, cw)
-	switch {
-	case err == nil:
-		h.Set(trailerPairs, strconv.FormatInt(info.Pairs, 10))
-		h.Set(trailerSHA256, info.SHA256)
-		a.logger.Info("backup written", "pairs", info.Pairs, "buckets", len(info.Buckets), "bytes", info.Size,
-			"sha256", info.SHA256, "took", time.Since(start).Round(time.Millisecond).String(), "remote", r.RemoteAddr)
-	case r.Context().Err() != nil:
-		a.logger.Warn("backup abandoned: the client went away", "bytes", cw.n, "remote", r.RemoteAddr)
-	case cw.n == 0:
-		a.logger.Error("backup failed before its first byte", "err", err, "remote", r.RemoteAddr)
-		h.Del("Trailer")
-		h.Del("Content-Disposition")
-		h.Set("Retry-After", "5")
-		adminError(w, http.StatusServiceUnavailable, "unavailable", "the store could not be read: try again")
-	default:
-		a.logger.Error("backup failed part way: connection cut", "err", err, "bytes", cw.n, "remote", r.RemoteAddr)
-		panic(http.ErrAbortHandler)
+	h.Set(headerPairs, strconv.FormatInt(info.Pairs, 10))
+	h.Set(headerSHA256, info.SHA256)
+	n, err := io.Copy(w, spool)
+	if err != nil || n != info.Size {
+		a.logger.Warn("backup not delivered whole", "err", err, "bytes", n, "of", info.Size, "remote", r.RemoteAddr)
+		return
 	}
-}
-
-// countingWriter counts the bytes written through it.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	a.logger.Info("backup written", "pairs", info.Pairs, "buckets", len(info.Buckets), "bytes", info.Size, "sha256", info.SHA256,
+		"read", read.Round(time.Millisecond).String(), "took", time.Since(start).Round(time.Millisecond).String(), "remote", r.RemoteAddr)
 }
