@@ -631,8 +631,9 @@ func BenchmarkWrite(b *testing.B) {
 	}
 }
 
-// BenchmarkRead measures Read of that store's snapshot into a new memory
-// store and a new bolt file (b.SetBytes: the snapshot's size).
+// BenchmarkRead measures Verify of that store's snapshot, and Read of it
+// into a new memory store, bolt file and PostgreSQL database (when
+// installed) (b.SetBytes: the snapshot's size).
 func BenchmarkRead(b *testing.B) {
 	src := memory.New()
 	benchStore(b, src)
@@ -644,6 +645,13 @@ func BenchmarkRead(b *testing.B) {
 		{"Verify", nil},
 		{"Memory", func(b *testing.B) storage.Backend { return memory.New() }},
 		{"Bolt", func(b *testing.B) storage.Backend { return mustBolt(b, nil) }},
+		{"Postgres", func(b *testing.B) storage.Backend {
+			db, err := postgres.Open(context.Background(), pgtest.DSN(b), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return db
+		}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(snap)))
