@@ -154,18 +154,30 @@ func mustRead(tb testing.TB, snap []byte, into storage.Backend) *snapshot.Info {
 	return info
 }
 
-// body is a snapshot without its header frame and trailer: what depends
-// on the pairs alone. The header frame's length fits one byte here.
+// body is a snapshot without its magic, header frame and trailer: what
+// depends on the pairs alone. It walks the frames (kind, uvarint length,
+// payload, CRC).
 func body(tb testing.TB, snap []byte) []byte {
 	tb.Helper()
 	const magicLen = 8
-	n, k := binary.Uvarint(snap[magicLen+1:])
-	start := magicLen + 1 + k + int(n) + 4
-	end := bytes.LastIndexByte(snap, 'T')
-	if k <= 0 || start > end {
-		tb.Fatalf("cannot find the body of a %d-byte snapshot", len(snap))
+	var start int
+	for off := magicLen; off < len(snap); {
+		kind := snap[off]
+		n, k := binary.Uvarint(snap[off+1:])
+		if k <= 0 {
+			break
+		}
+		next := off + 1 + k + int(n) + 4
+		switch kind {
+		case 'H':
+			start = next
+		case 'T':
+			return snap[start:off]
+		}
+		off = next
 	}
-	return snap[start:end]
+	tb.Fatalf("cannot find the body of a %d-byte snapshot", len(snap))
+	return nil
 }
 
 // TestRoundTrip takes a store from memory to bolt and back (memory ->
@@ -334,12 +346,12 @@ func TestReadStopsAtDamage(t *testing.T) {
 // ErrVersion, not taken for damage.
 func TestNewerVersion(t *testing.T) {
 	snap := small(t)
-	// The header frame: kind at 8, its length at 9, the version at 10;
+	// The header frame: kind at 8, its length at 9, then the version;
 	// its CRC covers kind, length and payload.
 	n, k := binary.Uvarint(snap[9:])
 	end := 9 + k + int(n)
 	v2 := bytes.Clone(snap)
-	v2[10] = 2
+	v2[9+k] = 2
 	binary.BigEndian.PutUint32(v2[end:], crc32c(v2[8:end]))
 	_, err := snapshot.Verify(context.Background(), bytes.NewReader(v2))
 	if !errors.Is(err, snapshot.ErrVersion) {
