@@ -97,12 +97,10 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	written := false // whether the store may hold part of the backup
-	ok := false
+	ok, closed := false, false
 	defer func() {
-		if cerr := db.Close(); cerr != nil && ok {
-			ok = false
-			fmt.Fprintf(stderr, "server: restore: close %s: %v\n", name, cerr)
+		if !closed {
+			_ = db.Close()
 		}
 		if !ok && created {
 			removeBolt(c.db) // a file this restore made holds nothing of value
@@ -116,7 +114,6 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case !empty && !c.force:
 		return fmt.Errorf("restore: -db %s holds data; restore writes only into an empty store: name a new -db, or give -force to empty this one first (nothing was written)", name)
 	case !empty:
-		written = true
 		n, err := snapshot.Clear(ctx, db)
 		if err != nil {
 			return fmt.Errorf("restore: -force: emptying %s: %w (it now holds part of what it held)", name, err)
@@ -128,16 +125,20 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("restore: -from: %w", err)
 	}
 	start = time.Now()
-	written = true
 	got, err := snapshot.Read(ctx, f, db)
 	if err == nil && got.SHA256 != info.SHA256 {
 		err = fmt.Errorf("%s changed while it was read (sha256 %s, then %s)", c.from, info.SHA256, got.SHA256)
 	}
+	if err == nil {
+		// bolt's Close folds the last commits into the bbolt file.
+		closed = true
+		err = db.Close()
+	}
 	if err != nil {
-		if written && !created {
+		if !created {
 			return fmt.Errorf("restore: writing into %s: %w; the store now holds part of the backup: run the restore again with -force", name, err)
 		}
-		return fmt.Errorf("restore: writing into %s: %w", name, err)
+		return fmt.Errorf("restore: writing into %s: %w (the file it made is removed)", name, err)
 	}
 	took := time.Since(start)
 	fmt.Fprintf(stdout, "restored %d pairs in %d buckets into %s in %s (%.0f pairs/s)\n",
