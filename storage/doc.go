@@ -67,4 +67,7 @@
 //     its records both ways (the keys expected are what the domain's own
 //     write puts, recorded by Writes), and VerifyDue the due queue against
 //     the objects it names. bank/verify runs them all in one View.
+//   - Whole stores: Buckets lists the buckets holding keys (every backend's
+//     Tx implements BucketLister), so a View can read everything in one
+//     snapshot: storage/snapshot writes backups so and reads them back.
 package storage

@@ -63,6 +63,10 @@ type config struct {
 	tls                     *certReloader
 	behindProxy             bool
 	trustedProxies          []netip.Prefix
+
+	// adminAddr serves POST /admin/backup (admin.go); "" is off.
+	adminAddr        string
+	adminAllowRemote bool
 }
 
 // usage opens -h: what the server is, then three ways to run it.
@@ -131,6 +135,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.tlsKeyFile, "tls-key", "", "PEM file of the private key of -tls-cert")
 	fs.BoolVar(&c.behindProxy, "behind-proxy", false, "a proxy in front terminates TLS: lets -env production listen on a non-loopback -addr without -tls-cert, and believes X-Forwarded-For from -trusted-proxies to name the client in logs and limits")
 	trustedProxies := fs.String("trusted-proxies", defaultTrustedProxies, "with -behind-proxy: the proxies whose X-Forwarded-For is believed, IP addresses and CIDR prefixes, comma separated")
+	// The admin listener (admin.go).
+	fs.StringVar(&c.adminAddr, "admin-addr", "", "separate listen address of the admin API, POST /admin/backup (a snapshot of the store, streamed while the server serves); it needs no API key, so it must be a loopback address unless -admin-allow-remote (default: none)")
+	fs.BoolVar(&c.adminAllowRemote, "admin-allow-remote", false, "let -admin-addr listen on a non-loopback address, where a firewall or an authenticating proxy must guard it")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -160,6 +167,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			return nil, fmt.Errorf("-clock-start: %w", err)
 		}
 		c.clockStart = t.UTC()
+	}
+	if err := c.checkAdmin(); err != nil {
+		return nil, err
 	}
 	if c.leaseDuration <= 0 {
 		return nil, errors.New("-lease-duration must be positive")

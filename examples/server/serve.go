@@ -122,6 +122,13 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 		defer mln.Close()
 		m = newMetrics()
 	}
+	aln, err := listenAdmin(cfg) // nil without -admin-addr
+	if err != nil {
+		return err
+	}
+	if aln != nil {
+		defer aln.Close()
+	}
 
 	db, key, err := openStore(ctx, cfg)
 	if err != nil {
@@ -213,6 +220,13 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 		fmt.Fprintf(stdout, "metrics on %s\n", mln.Addr())
 		logger.Info("metrics on " + mln.Addr().String() + "/metrics")
 		defer msrv.Close()
+	}
+
+	if aln != nil {
+		asrv := serveAdmin(aln, db, logger) // closed before the store: a backup running is cut
+		defer asrv.Close()
+		fmt.Fprintf(stdout, "admin on %s\n", aln.Addr())
+		logger.Info("admin API on " + aln.Addr().String() + ": POST /admin/backup")
 	}
 
 	bg, stopBG := context.WithCancel(context.Background())

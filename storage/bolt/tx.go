@@ -119,6 +119,34 @@ func (t *tx) Get(b storage.Bucket, key []byte) ([]byte, error) {
 	return clone(v), nil
 }
 
+// BucketNames returns the buckets of the overlays and of the bbolt
+// snapshot (storage.BucketLister), but not the backend's own, whose name
+// starts with a NUL byte. A bbolt bucket stays once a checkpoint made it,
+// and an overlay may hold only deletes of a bucket, so some may be empty.
+func (t *tx) BucketNames() ([]storage.Bucket, error) {
+	if t.done {
+		return nil, storage.ErrTxDone
+	}
+	var names []storage.Bucket
+	for _, o := range t.overs {
+		more, err := o.(storage.BucketLister).BucketNames()
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, more...)
+	}
+	err := t.base.ForEach(func(name []byte, _ *bbolt.Bucket) error {
+		if !bytes.Equal(name, metaBucket) {
+			names = append(names, storage.Bucket(name))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return names, nil
+}
+
 // clone copies b into a new non-nil slice: bbolt reads a nil value as
 // absent, and its memory is valid only inside its transaction.
 func clone(b []byte) []byte {

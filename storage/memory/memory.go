@@ -750,6 +750,25 @@ func (t *tx) Get(b storage.Bucket, key []byte) ([]byte, error) {
 	return clone(val), nil
 }
 
+// BucketNames returns the name of every bucket the DB has made, which
+// includes every bucket holding a key in t's view (storage.BucketLister).
+// Buckets are never dropped, so some may be empty.
+func (t *tx) BucketNames() ([]storage.Bucket, error) {
+	if t.done {
+		return nil, storage.ErrTxDone
+	}
+	d := t.db
+	if !t.write {
+		d.mu.RLock()
+		defer d.mu.RUnlock()
+	}
+	names := make([]storage.Bucket, 0, len(d.buckets))
+	for b := range d.buckets {
+		names = append(names, b)
+	}
+	return names, nil
+}
+
 func clone(b []byte) []byte {
 	if len(b) == 0 {
 		return emptyVal

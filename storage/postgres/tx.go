@@ -30,6 +30,10 @@ const (
 // per connection.
 type queries struct {
 	get, put, del, delMany, empty string
+	// buckets lists the table's distinct buckets by skipping from one to
+	// the next on the primary key, one index seek per bucket, rather than
+	// reading every row as SELECT DISTINCT would.
+	buckets string
 	// getMany is Prefetch's: the ordinals (from 1) of the keys found, with
 	// their values; scanMany its first batch ($4 rows) of each range
 	// [$2, $3) of a bucket ($1), by the range's ordinal, in key order.
@@ -79,6 +83,11 @@ func newQueries(table string) queries {
 			`SELECT key, value FROM ` + kv + ` WHERE bucket = $1 AND key = ANY($2::bytea[]) ORDER BY key DESC`,
 		},
 	}
+	q.buckets = `WITH RECURSIVE b(bucket) AS (
+			SELECT min(bucket) FROM ` + kv + `
+			UNION ALL
+			SELECT (SELECT min(t.bucket) FROM ` + kv + ` AS t WHERE t.bucket > b.bucket) FROM b WHERE b.bucket IS NOT NULL)
+		SELECT bucket FROM b WHERE bucket IS NOT NULL`
 	for _, reverse := range []bool{false, true} {
 		for _, lower := range []string{"", ">=", ">"} {
 			for _, upper := range []bool{false, true} {
@@ -606,6 +615,39 @@ func (t *tx) read(b storage.Bucket, key []byte) ([]byte, error) {
 	return v, nil
 }
 
+// BucketNames returns the buckets of the table's rows, in the
+// transaction's snapshot (a View's; an Update's statement's, without a
+// lock), and those the transaction has buffered writes to
+// (storage.BucketLister). A bucket whose rows the transaction deleted may
+// be named, empty.
+func (t *tx) BucketNames() ([]storage.Bucket, error) {
+	if t.done {
+		return nil, storage.ErrTxDone
+	}
+	rows, err := t.query(nil, t.q.buckets)
+	if err != nil {
+		return nil, t.fail(err)
+	}
+	defer rows.Close()
+	var names []storage.Bucket
+	for rows.Next() {
+		var b string
+		if err := rows.Scan(&b); err != nil {
+			return nil, t.fail(err)
+		}
+		names = append(names, storage.Bucket(b))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, t.fail(err)
+	}
+	for _, w := range []writes{t.own, t.base} {
+		for b := range w {
+			names = append(names, b)
+		}
+	}
+	return names, nil
+}
+
 // Put stores value under key: it buffers the write, which the group's
 // commit sends.
 func (t *tx) Put(b storage.Bucket, key, value []byte) error {
@@ -829,8 +871,8 @@ func (t *tx) deletes(b storage.Bucket) int {
 // make on b, from the transaction's kept batches when one answers it
 // (every statement of the transaction reads one snapshot, and its writes
 // are buffered until its commit, so the table it reads does not change),
-// and otherwise from the table, keeping what it read. It returns how many
-// rows it read.
+// and otherwise from the table, keeping what it read (in a View, a first
+// batch only). It returns how many rows it read.
 //
 // A queue's batch (storage.ScanOptions.Queue) is read twice, and neither
 // kept nor answered from the kept ones: its rows whose keys' locks the
@@ -858,7 +900,12 @@ func (t *tx) batch(bt *batch, b storage.Bucket, shape scanShape, lo, hi []byte, 
 		return m, nil
 	}
 	got, err := t.fetch(bt, t.q.scan[shape], append(args, n))
-	if err != nil || t.scans == nil {
+	// A View keeps only first batches (n is at most firstBatch): a View
+	// that reads a whole store (storage/snapshot's backup) would otherwise
+	// hold all of it, and a later scan from the same start is the one the
+	// kept batches serve. An Update keeps every batch it read under its
+	// locks.
+	if err != nil || t.scans == nil || !t.writable && n > firstBatch {
 		return got, err
 	}
 	c := &cached{keys: make([][]byte, got), vals: make([][]byte, got), complete: got < n}

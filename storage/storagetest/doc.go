@@ -13,7 +13,8 @@
 // 0x00 and 0xff bytes, every combination of Prefix, After, Reverse and Limit
 // against a reference model (committed data, and pending writes seen from
 // inside an Update), early stop, writes from inside a Scan callback, slice
-// aliasing, snapshot isolation across goroutines, concurrent
+// aliasing, the bucket list (storage.Buckets, through
+// storage.BucketLister), snapshot isolation across goroutines, concurrent
 // read-modify-write counts, cancelled contexts, transactions used after
 // they ended, and use after Close.
 //

@@ -33,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Backend) {
 		{"DeleteAbsent", testDeleteAbsent},
 		{"EmptyValue", testEmptyValue},
 		{"BucketsAreSeparate", testBucketsSeparate},
+		{"Buckets", testBuckets},
 		{"RollbackOnError", testRollbackOnError},
 		{"RollbackOnPanic", testRollbackOnPanic},
 		{"ErrReadOnly", testReadOnly},
@@ -106,6 +107,13 @@ func RunDurable(t *testing.T, open func(t *testing.T, path string) storage.Backe
 		if diff := cmp.Diff([]kv{{"other", "bucket"}}, dump(t, db, bucketB)); diff != "" {
 			t.Errorf("other bucket after reopen (-want +got):\n%s", diff)
 		}
+		mustView(t, db, func(tx storage.Tx) error {
+			got, err := storage.Buckets(tx)
+			if diff := cmp.Diff([]storage.Bucket{bucketA, bucketB}, got); diff != "" || err != nil {
+				t.Errorf("Buckets after reopen: %v (-want +got):\n%s", err, diff)
+			}
+			return nil
+		})
 	})
 }
 
@@ -303,6 +311,101 @@ func testBucketsSeparate(t *testing.T, db storage.Backend) {
 	}
 	if diff := cmp.Diff([]kv{{"k", "b"}, {"only-b", "b"}}, dump(t, db, bucketB)); diff != "" {
 		t.Errorf("bucket b (-want +got):\n%s", diff)
+	}
+}
+
+// testBuckets checks storage.Buckets, through the backend's
+// storage.BucketLister: exactly the buckets holding keys, in byte order,
+// in a View (a snapshot, blind to a bucket made after it began) and in an
+// Update (its own writes and deletes included, gone on rollback).
+func testBuckets(t *testing.T, db storage.Backend) {
+	buckets := func(tx storage.Tx) []storage.Bucket {
+		t.Helper()
+		got, err := storage.Buckets(tx)
+		if err != nil {
+			t.Fatalf("Buckets: %v", err)
+		}
+		return got
+	}
+	view := func() []storage.Bucket {
+		t.Helper()
+		var got []storage.Bucket
+		mustView(t, db, func(tx storage.Tx) error {
+			got = buckets(tx)
+			return nil
+		})
+		return got
+	}
+	if got := view(); len(got) != 0 {
+		t.Fatalf("an empty store lists buckets %q", got)
+	}
+	const (
+		// Byte order, not a collation's: "A" < "a" < "é". (PostgreSQL
+		// stores bucket names as text: no NUL, valid UTF-8.)
+		low  storage.Bucket = "storagetest.A"
+		high storage.Bucket = "storagetest.é"
+		gone storage.Bucket = "storagetest.gone"
+		made storage.Bucket = "storagetest.made"
+	)
+	mustPut(t, db, high, "k", "v")
+	mustPut(t, db, bucketB, "k1", "v", "k2", "v")
+	mustPut(t, db, low, "k", "")
+	mustPut(t, db, gone, "k", "v")
+	mustPut(t, db, bucketA, "k", "v")
+	mustUpdate(t, db, func(tx storage.Tx) error { return tx.Delete(gone, []byte("k")) })
+	want := []storage.Bucket{low, bucketA, bucketB, high}
+	if diff := cmp.Diff(want, view()); diff != "" {
+		t.Fatalf("View (-want +got):\n%s", diff)
+	}
+
+	err := db.Update(context.Background(), func(tx storage.Tx) error {
+		if err := tx.Put(made, []byte("k"), []byte("v")); err != nil {
+			return err
+		}
+		if err := tx.Delete(bucketA, []byte("k")); err != nil {
+			return err
+		}
+		if err := tx.Delete(bucketB, []byte("k1")); err != nil {
+			return err
+		}
+		if diff := cmp.Diff([]storage.Bucket{low, bucketB, made, high}, buckets(tx)); diff != "" {
+			t.Errorf("Update sees its own writes (-want +got):\n%s", diff)
+		}
+		return errBoom
+	})
+	if !errors.Is(err, errBoom) {
+		t.Fatalf("Update = %v, want errBoom", err)
+	}
+	if diff := cmp.Diff(want, view()); diff != "" {
+		t.Fatalf("after a rollback (-want +got):\n%s", diff)
+	}
+
+	mustView(t, db, func(tx storage.Tx) error {
+		// A View's snapshot may be taken at its first read (PostgreSQL's
+		// REPEATABLE READ), so read first.
+		if diff := cmp.Diff(want, buckets(tx)); diff != "" {
+			t.Errorf("View (-want +got):\n%s", diff)
+		}
+		// On another goroutine: an Update inside a View deadlocks bbolt.
+		committed := make(chan error, 1)
+		go func() {
+			committed <- db.Update(context.Background(), func(tx storage.Tx) error { return tx.Put(made, []byte("k"), []byte("v")) })
+		}()
+		select {
+		case err := <-committed:
+			if err != nil {
+				t.Fatalf("concurrent Update: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("an Update could not commit while a View was open")
+		}
+		if diff := cmp.Diff(want, buckets(tx)); diff != "" {
+			t.Errorf("a View lists a bucket made after it began (-want +got):\n%s", diff)
+		}
+		return nil
+	})
+	if diff := cmp.Diff([]storage.Bucket{low, bucketA, bucketB, made, high}, view()); diff != "" {
+		t.Errorf("after a commit (-want +got):\n%s", diff)
 	}
 }
 
