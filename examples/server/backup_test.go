@@ -220,6 +220,15 @@ func TestBackupUnderLoad(t *testing.T) {
 		t.Fatalf("server restore:\n%s", out)
 	}
 	t.Logf("server restore: %s", strings.SplitN(out, "\n", 3)[1])
+	// The backup, and the store restored from it, are whole: server verify
+	// finds nothing in either (the store before a server opens it).
+	for _, db := range []string{path, restored} {
+		out, err := exec.Command(bin, "verify", "-db", db).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "checked: clean") {
+			t.Fatalf("server verify -db %s: %v\n%s", db, err, out)
+		}
+		t.Logf("server verify -db %s: %s", filepath.Base(db), strings.TrimSpace(string(out)))
+	}
 	p2 := startServer(t, bin, "-db", restored, "-secret-key-file", keyFile)
 	defer stop(t, p2)
 	c.base = "http://" + p2.addr

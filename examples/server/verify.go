@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -12,7 +13,9 @@ import (
 	"github.com/corebank/corebank/bank/verify"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/storage/bolt"
+	"github.com/corebank/corebank/storage/memory"
 	"github.com/corebank/corebank/storage/postgres"
+	"github.com/corebank/corebank/storage/snapshot"
 )
 
 const verifyUsage = `server verify checks a store offline (bank/verify): every journal entry
@@ -24,7 +27,9 @@ one line per finding (kind, object IDs, what differs) and exits 1 on any;
 on a whole store it prints one summary line and exits 0. It writes nothing.
 
 A bbolt file cannot be checked while a server holds it (its lock): stop the
-server, or check a copy or a restored backup. A PostgreSQL store is read in
+server, or check a copy or a backup file (POST /admin/backup's: -db names
+it like a store; it is loaded into memory, its checksums checked, and
+checked there). A PostgreSQL store is read in
 one REPEATABLE READ transaction, so servers may keep running on it.
 
 Usage:
@@ -42,7 +47,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprint(fs.Output(), verifyUsage)
 		fs.PrintDefaults()
 	}
-	dbPath := fs.String("db", "corebank.db", "the store: a bbolt file, or a postgres:// URL (DATABASE_URL is used when -db is not given)")
+	dbPath := fs.String("db", "corebank.db", "the store: a bbolt file, a backup file (POST /admin/backup), or a postgres:// URL (DATABASE_URL is used when -db is not given)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -71,9 +76,9 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// openVerified opens the store at path for reading: a PostgreSQL URL, or
-// a bbolt file that must exist (Open would make a new one) and that no
-// server holds.
+// openVerified opens the store at path for reading: a PostgreSQL URL, a
+// backup file (POST /admin/backup's, loaded into memory), or a bbolt file
+// that must exist (Open would make a new one) and that no server holds.
 func openVerified(ctx context.Context, path string) (storage.Backend, error) {
 	if isPostgresURL(path) {
 		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -83,9 +88,35 @@ func openVerified(ctx context.Context, path string) (storage.Backend, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("no store at %s: %w", path, err)
 	}
+	if db, ok, err := openBackup(ctx, path); ok || err != nil {
+		return db, err
+	}
 	db, err := bolt.Open(path, &bolt.Options{Timeout: time.Second})
 	if errors.Is(err, bolt.ErrLocked) {
 		return nil, fmt.Errorf("%s is in use (is a server running on it?); stop it, or verify a copy: %w", path, err)
 	}
 	return db, err
+}
+
+// openBackup loads the backup at path into a memory store, checksums
+// checked on the way; ok is false when path is no backup.
+func openBackup(ctx context.Context, path string) (db storage.Backend, ok bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	head := make([]byte, 8)
+	if n, _ := io.ReadFull(f, head); !snapshot.IsSnapshot(head[:n]) {
+		return nil, false, nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, true, err
+	}
+	mem := memory.New()
+	if _, err := snapshot.Read(ctx, bufio.NewReaderSize(f, 1<<20), mem); err != nil {
+		mem.Close()
+		return nil, true, fmt.Errorf("backup %s: %w", path, err)
+	}
+	return mem, true, nil
 }

@@ -406,3 +406,7 @@ func Scan(ctx context.Context, r io.Reader, fn func(b storage.Bucket, key, value
 func Verify(ctx context.Context, r io.Reader) (*Info, error) {
 	return Scan(ctx, r, nil)
 }
+
+// IsSnapshot reports whether head, the first bytes of a file, opens a
+// snapshot: how a command that takes a store or a backup tells them apart.
+func IsSnapshot(head []byte) bool { return bytes.HasPrefix(head, []byte(magic)) }
