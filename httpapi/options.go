@@ -87,6 +87,17 @@ type Options struct {
 	// where each costs round trips to a database (examples/server sets it
 	// on PostgreSQL).
 	DeferCompletion bool
+
+	// Limits, when non-nil, limits the rate of requests per API key and
+	// per client address, and of failed authentications per client
+	// address, answering 429 rate_limited past them (see Limits). Nil
+	// limits nothing and costs a nil check per request.
+	Limits *Limits
+	// ClientAddr names the client of a request for Limits (default: the
+	// host of r.RemoteAddr). Behind a proxy, set it to read the address
+	// the proxy forwards, from trusted proxies only, or every client
+	// shares the proxy's buckets.
+	ClientAddr func(*http.Request) string
 }
 
 // newHandler builds the handler's machinery shared by every route.
@@ -127,6 +138,10 @@ func newHandler(db storage.Backend, opt *Options) *handler {
 	}
 	if o.DeferCompletion {
 		h.completer = &completer{h: h}
+	}
+	h.limits, h.clientAddr = o.Limits.build(), o.ClientAddr
+	if h.clientAddr == nil {
+		h.clientAddr = remoteAddrHost
 	}
 	h.idemTTL = o.IdempotencyTTL
 	if h.idemTTL <= 0 {
