@@ -189,12 +189,9 @@ func (h *handler) guardedLookup(ctx context.Context, addr, secret string) (coreb
 		return h.lookup(ctx, secret)
 	}
 	kk := knownKey{addr: addr, secret: maphash.String(l.seed, secret)}
-	if l.known.Has(kk) {
+	if l.known.Refresh(kk) {
 		c, err := h.lookup(ctx, secret)
-		switch {
-		case err == nil:
-			l.known.Add(kk)
-		case errors.Is(err, errUnauthorized): // a key revoked since: a failure like any
+		if errors.Is(err, errUnauthorized) { // a key revoked since: a failure like any
 			l.failed.Allow(addr)
 		}
 		return c, err

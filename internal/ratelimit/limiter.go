@@ -153,6 +153,20 @@ func (r *Recent[K]) Has(k K) bool {
 	return ok && deadline > now
 }
 
+// Refresh reports whether k was added less than the Recent's ttl ago,
+// and when it was, remembers it for the ttl from now: Has and Add in one
+// step, for keys that stay remembered while they are in use.
+func (r *Recent[K]) Refresh(k K) bool {
+	now := r.tab.now()
+	s := r.tab.lock(k, now)
+	deadline, ok := s.m[k]
+	if ok = ok && deadline > now; ok {
+		s.m[k] = now + r.ttl
+	}
+	s.mu.Unlock()
+	return ok
+}
+
 // Len is how many keys the Recent holds, stale ones not yet swept
 // included.
 func (r *Recent[K]) Len() int { return r.tab.len() }

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -205,12 +206,19 @@ func TestRecent(t *testing.T) {
 	}
 	r.Add(k) // refreshed
 	clk.Add(59 * time.Minute)
+	if !r.Refresh(k) {
+		t.Fatal("Refresh 59 minutes after the second Add")
+	}
+	clk.Add(59 * time.Minute)
 	if !r.Has(k) {
-		t.Fatal("Has 59 minutes after the second Add")
+		t.Fatal("Has 59 minutes after Refresh")
 	}
 	clk.Add(time.Minute)
-	if r.Has(k) {
-		t.Fatal("Has an hour after the last Add")
+	if r.Has(k) || r.Refresh(k) {
+		t.Fatal("Has or Refresh an hour after the last Refresh")
+	}
+	if r.Refresh([2]uint64{7, 7}) || r.Has([2]uint64{7, 7}) {
+		t.Fatal("Refresh added a key never added")
 	}
 	clk.Add(time.Minute)
 	for i := range 64 * 20 {
@@ -252,4 +260,38 @@ func TestLimiterConcurrent(t *testing.T) {
 	if diff := cmp.Diff(map[string]int{"0": 50, "1": 50, "2": 50, "3": 50}, ok); diff != "" {
 		t.Fatalf("allowed per key (-want +got):\n%s", diff)
 	}
+}
+
+// BenchmarkAllow is the cost of one Allow: on one key from every
+// goroutine (the worst case: one lock), and on a key per goroutine.
+func BenchmarkAllow(b *testing.B) {
+	lots := ratelimit.Rate{Count: 1_000_000, Per: time.Second, Burst: 1_000_000}
+	b.Run("one-key", func(b *testing.B) {
+		l := ratelimit.New[string](lots, nil)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				l.Allow("127.0.0.1")
+			}
+		})
+	})
+	b.Run("key-each", func(b *testing.B) {
+		l := ratelimit.New[string](lots, nil)
+		var n atomic.Int64
+		b.RunParallel(func(pb *testing.PB) {
+			k := "10.0.0." + strconv.FormatInt(n.Add(1), 10)
+			for pb.Next() {
+				l.Allow(k)
+			}
+		})
+	})
+	b.Run("recent", func(b *testing.B) {
+		r := ratelimit.NewRecent[[2]uint64](time.Hour, nil)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if !r.Refresh([2]uint64{1, 2}) {
+					r.Add([2]uint64{1, 2})
+				}
+			}
+		})
+	})
 }
