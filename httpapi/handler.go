@@ -62,6 +62,9 @@ type handler struct {
 	onRequest    func(RequestInfo)
 	clientAddr   func(*http.Request) string // Options.ClientAddr
 	readyTimeout time.Duration
+
+	// Rate limits (limits.go): nil when off.
+	limits *limiters
 }
 
 // handlerFunc serves one route. A returned error is written as the error
@@ -146,16 +149,33 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeError(x, r, errRouteMissing)
 		return
 	}
+	// Rate limits (limits.go): the client address's bucket before
+	// anything, the failed-authentication one around the key lookup, the
+	// key's after it. Off, they cost these nil checks.
+	var addr string
+	if h.limits != nil {
+		addr = limitAddr(h.clientAddr(r))
+		if err := h.limits.before(r, addr); err != nil {
+			h.writeError(x, r, err)
+			return
+		}
+	}
 	if h.isOpen(r.URL.Path) {
 		h.mux.ServeHTTP(x, r)
 		return
 	}
-	c, err := h.authenticate(r)
+	c, err := h.authenticate(r, addr)
 	if err != nil {
 		h.writeError(x, r, err)
 		return
 	}
 	x.c = c
+	if h.limits != nil {
+		if err := h.limits.after(c); err != nil {
+			h.writeError(x, r, err)
+			return
+		}
+	}
 	// Every service refuses a read-only caller's change itself; refusing
 	// every other method here too covers the routes that reach no service
 	// (the sandbox clock and FX switches) with the same error.
@@ -220,8 +240,9 @@ func fallback(w http.ResponseWriter, r *http.Request) {
 		Message: r.Method + " is not allowed on this path", Details: emptyDetails, RequestID: responseID(w)})
 }
 
-// authenticate reads the bearer key.
-func (h *handler) authenticate(r *http.Request) (corebank.Caller, error) {
+// authenticate reads the bearer key of a request from the client address
+// addr (the rate limits' key for it; "" when they are off).
+func (h *handler) authenticate(r *http.Request, addr string) (corebank.Caller, error) {
 	a := r.Header.Get("Authorization")
 	const prefix = "Bearer "
 	if len(a) <= len(prefix) || !strings.EqualFold(a[:len(prefix)], prefix) {
@@ -231,7 +252,16 @@ func (h *handler) authenticate(r *http.Request) (corebank.Caller, error) {
 	if secret == "" || len(secret) > 512 {
 		return corebank.Caller{}, errUnauthorized
 	}
-	c, err := h.auth(r.Context(), secret)
+	if h.limits != nil {
+		return h.guardedLookup(r.Context(), addr, secret)
+	}
+	return h.lookup(r.Context(), secret)
+}
+
+// lookup finds the API key whose secret is secret: errUnauthorized when
+// none has it.
+func (h *handler) lookup(ctx context.Context, secret string) (corebank.Caller, error) {
+	c, err := h.auth(ctx, secret)
 	if err != nil {
 		switch corebank.KindOf(err) {
 		case corebank.KindUnauthorized, corebank.KindNotFound, corebank.KindInvalid, corebank.KindForbidden:

@@ -89,10 +89,16 @@ type Options struct {
 	// on PostgreSQL).
 	DeferCompletion bool
 
-	// ClientAddr names the client of a request, for the request log
-	// (default: the host part of RemoteAddr, the direct peer). Behind a
-	// proxy, examples/server passes one that believes X-Forwarded-For
-	// from the proxies it trusts. It must not block.
+	// Limits, when non-nil, limits the rate of requests per API key and
+	// per client address, and of failed authentications per client
+	// address, answering 429 rate_limited past them (see Limits). Nil
+	// limits nothing and costs a nil check per request.
+	Limits *Limits
+	// ClientAddr names the client of a request, for the request log and
+	// Limits (default: the host part of RemoteAddr, the direct peer).
+	// Behind a proxy, examples/server passes one that believes
+	// X-Forwarded-For from the proxies it trusts only; otherwise every
+	// client would share the proxy's buckets. It must not block.
 	ClientAddr func(*http.Request) string
 }
 
@@ -145,7 +151,7 @@ func newHandler(db storage.Backend, opt *Options) *handler {
 	if o.DeferCompletion {
 		h.completer = &completer{h: h}
 	}
-	h.clientAddr = o.ClientAddr
+	h.limits, h.clientAddr = o.Limits.build(), o.ClientAddr
 	if h.clientAddr == nil {
 		h.clientAddr = remoteHost
 	}

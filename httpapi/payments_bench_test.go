@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corebank/corebank/httpapi"
 	"github.com/corebank/corebank/storage/bolt"
 	"github.com/corebank/corebank/storage/memory"
 )
@@ -26,18 +27,18 @@ type payBench struct {
 	seq      atomic.Int64
 }
 
-func newPayBench(b *testing.B, backend string) *payBench {
+func newPayBench(b *testing.B, backend string, opts ...envOpt) *payBench {
 	b.Helper()
 	var e *env
 	switch backend {
 	case "memory":
-		e = newEnvDB(b, memory.New())
+		e = newEnvDB(b, memory.New(), opts...)
 	case "bolt":
 		db, err := bolt.Open(filepath.Join(b.TempDir(), "db"), nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		e = newEnvDB(b, db)
+		e = newEnvDB(b, db, opts...)
 	default:
 		b.Fatalf("backend %q", backend)
 	}
@@ -162,6 +163,66 @@ func BenchmarkLoopbackTransfers(b *testing.B) {
 		b.ReportMetric(rate[t.name], t.name+"_req/s")
 	}
 	b.ReportMetric(rate["memory"]/rate["echo"], "memory/echo")
+}
+
+// BenchmarkLoopbackTransfersLimited is BenchmarkLoopbackTransfers with
+// rate limits on (httpapi.Limits) beside the same servers without them,
+// in turns, on memory and on bolt: every request from 127.0.0.1 with one
+// key, so each takes a token from one address bucket and one key bucket
+// (all 16 callers on the same two locks) and passes the failed-auth
+// check as a known key. The limits are generous (a million a second per
+// key and address, failed authentications at the production default), so
+// nothing is refused. It reports each req/s and the limited rate's share
+// of the unlimited one (limited/unlimited, 1 when they cost nothing).
+func BenchmarkLoopbackTransfersLimited(b *testing.B) {
+	lots := httpapi.Rate{Count: 1_000_000, Per: time.Second, Burst: 1_000_000}
+	limited := func(o *httpapi.Options) {
+		o.Limits = &httpapi.Limits{Key: lots, Address: lots,
+			FailedAuth: httpapi.Rate{Count: 10, Per: time.Minute, Burst: 20}}
+	}
+	type target struct {
+		name string
+		url  string
+		p    *payBench
+		reqs int
+		dur  time.Duration
+	}
+	var targets []*target
+	for _, backend := range []string{"memory", "bolt"} {
+		for _, t := range []struct {
+			name string
+			p    *payBench
+		}{{backend, newPayBench(b, backend)}, {backend + "_limited", newPayBench(b, backend, limited)}} {
+			srv := httptest.NewServer(t.p.e.h)
+			defer srv.Close()
+			targets = append(targets, &target{name: t.name, url: srv.URL + "/transfers", p: t.p})
+		}
+	}
+	b.ResetTimer()
+	// Shorter turns than BenchmarkLoopbackTransfers', in an order reversed
+	// every round, so that the pair compared meets the same machine.
+	const rounds = 20
+	for i := range rounds {
+		for j := range targets {
+			t := targets[j]
+			if i%2 == 1 {
+				t = targets[len(targets)-1-j]
+			}
+			d, err := loopback(t.url, t.p, loopbackCount/rounds)
+			if err != nil {
+				b.Fatalf("%s: %v", t.name, err)
+			}
+			t.reqs += loopbackCount / rounds
+			t.dur += d
+		}
+	}
+	rate := map[string]float64{}
+	for _, t := range targets {
+		rate[t.name] = float64(t.reqs) / t.dur.Seconds()
+		b.ReportMetric(rate[t.name], t.name+"_req/s")
+	}
+	b.ReportMetric(rate["memory_limited"]/rate["memory"], "memory_limited/unlimited")
+	b.ReportMetric(rate["bolt_limited"]/rate["bolt"], "bolt_limited/unlimited")
 }
 
 // loopback sends n POST /transfers bodies to url over 8 keep-alive

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corebank/corebank/httpapi"
 	"github.com/corebank/corebank/payments"
 	"github.com/corebank/corebank/storage"
 	"github.com/corebank/corebank/webhooks"
@@ -67,7 +68,24 @@ type config struct {
 	// adminAddr serves POST /admin/backup (admin.go); "" is off.
 	adminAddr        string
 	adminAllowRemote bool
+
+	// rateLimit is the rate per API key and per client address, and
+	// authFailLimit the failed authentications per client address
+	// (-rate-limit, -auth-fail-limit; httpapi.Limits). Zero: off.
+	rateLimit, authFailLimit httpapi.Rate
 }
+
+// The production defaults of -rate-limit and -auth-fail-limit (the
+// sandbox's are off). 100 a second is Stripe's live-mode default, above
+// what one integration needs; a burst of 200 lets a client that was
+// quiet for two seconds catch up at once. Ten failed authentications a
+// minute, 20 at once, leave room for a deployment whose workers all start
+// with a wrong key and retry once, while a guesser gets 14,400 tries a day
+// per address against keys of 256 random bits, and no more lookups.
+const (
+	productionRateLimit     = "100/s,burst=200"
+	productionAuthFailLimit = "10/m,burst=20"
+)
 
 // usage opens -h: what the server is, then three ways to run it.
 const usage = `corebank server serves corebank's REST API (accounts, entities, payments,
@@ -129,6 +147,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.workspaces, "workspaces", false, "sandbox only: POST /sandbox/workspaces (no key) creates a whole bank in memory inside this server, reached by its own keys, so each test of a suite in any language gets an isolated bank and clock")
 	fs.DurationVar(&c.workspaceTTL, "workspace-ttl", time.Hour, "how long an idle workspace lives (real clock)")
 	fs.IntVar(&c.workspacesMax, "workspaces-max", 1000, "most workspaces alive at once; the next create answers 429 with retry_after")
+	// Rate limits (see productionRateLimit).
+	var rateLimit, authFailLimit string
+	fs.StringVar(&rateLimit, "rate-limit", "", "requests allowed per API key and per client address, each counted by this server alone: N/s or N/m with an optional ,burst=B, or off; past it 429 with Retry-After (default: off in the sandbox, "+productionRateLimit+" in production)")
+	fs.StringVar(&authFailLimit, "auth-fail-limit", "", "requests with an unknown API key allowed per client address, N/s or N/m with an optional ,burst=B, or off; past it the address's requests with keys that have not worked from it in the last hour get 429 before any lookup (default: off in the sandbox, "+productionAuthFailLimit+" in production)")
 	fs.DurationVar(&c.leaseDuration, "lease-duration", storage.DefaultDueLease, "how long due work this server took stays its own: if it dies, another server on the same store takes the work over this long after; must outlast one payout check or webhook attempt")
 	// TLS and proxies (tls.go, clientaddr.go).
 	fs.StringVar(&c.tlsCertFile, "tls-cert", "", "PEM file of the certificate (chain) to serve HTTPS with (TLS 1.2 and up), with -tls-key; both are reloaded when they change or on SIGHUP, without dropping connections")
@@ -171,6 +193,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if err := c.checkAdmin(); err != nil {
 		return nil, err
 	}
+	if err := c.parseLimits(fs, rateLimit, authFailLimit); err != nil {
+		return nil, err
+	}
 	if c.leaseDuration <= 0 {
 		return nil, errors.New("-lease-duration must be positive")
 	}
@@ -210,6 +235,41 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		c.bootstrapOut, c.keysBeside = keysFile(c.dbPath), true
 	}
 	return &c, nil
+}
+
+// parseLimits reads -rate-limit and -auth-fail-limit; when one is not
+// given, the environment's default.
+func (c *config) parseLimits(fs *flag.FlagSet, rateLimit, authFailLimit string) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, f := range []struct {
+		name, val, prod string
+		dst             *httpapi.Rate
+	}{
+		{"rate-limit", rateLimit, productionRateLimit, &c.rateLimit},
+		{"auth-fail-limit", authFailLimit, productionAuthFailLimit, &c.authFailLimit},
+	} {
+		if !set[f.name] {
+			if c.env != "production" {
+				continue
+			}
+			f.val = f.prod
+		}
+		r, err := httpapi.ParseRate(f.val)
+		if err != nil {
+			return fmt.Errorf("-%s %w", f.name, err)
+		}
+		*f.dst = r
+	}
+	return nil
+}
+
+// limits are the server's httpapi.Limits, nil when every one is off.
+func (c *config) limits() *httpapi.Limits {
+	if c.rateLimit.Off() && c.authFailLimit.Off() {
+		return nil
+	}
+	return &httpapi.Limits{Key: c.rateLimit, Address: c.rateLimit, FailedAuth: c.authFailLimit}
 }
 
 // keysFile is where a sandbox keeps the root keys of the bolt store at

@@ -29,6 +29,7 @@ import (
 //	corebank_postgres_commits_total                 PostgreSQL only: transactions committed (Updates sharing one count once)
 //	corebank_postgres_retries_total                 PostgreSQL only: transactions lost to a serialization failure or deadlock and run again
 //	corebank_postgres_round_trips_total             PostgreSQL only: round trips to the database
+//	corebank_rate_limited_total{limit_type}         requests refused 429 by -rate-limit (api_key, client_address) or -auth-fail-limit (failed_auth)
 //
 // plus the Go runtime's and the process's standard series. route is the
 // route pattern's path ("/accounts/{id}", or "unmatched"), so the label
@@ -41,6 +42,9 @@ type metrics struct {
 	dueLag     *prometheus.GaugeVec
 	dueItems   *prometheus.CounterVec
 	updates    *prometheus.HistogramVec
+
+	// rateLimited counts the 429s of the rate limits (httpapi.Limits).
+	rateLimited *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -76,6 +80,14 @@ func newMetrics() *metrics {
 	for _, outcome := range []string{"succeeded", "failed", "stopped"} {
 		m.deliveries.WithLabelValues(outcome) // exported at 0 from the start
 	}
+	m.rateLimited = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "corebank_rate_limited_total",
+		Help: "Requests refused 429 by this server's rate limits, by limit_type: api_key and client_address (-rate-limit), failed_auth (-auth-fail-limit).",
+	}, []string{"limit_type"})
+	for _, typ := range []string{httpapi.LimitTypeKey, httpapi.LimitTypeAddress, httpapi.LimitTypeFailedAuth} {
+		m.rateLimited.WithLabelValues(typ) // exported at 0 from the start
+	}
+	m.reg.MustRegister(m.rateLimited)
 	m.reg.MustRegister(m.requests, m.latency, m.deliveries, m.dueLag, m.dueItems, m.updates,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -113,6 +125,9 @@ func (m *metrics) request(i httpapi.RequestInfo) {
 	m.requests.WithLabelValues(i.Method, i.Route, status).Inc()
 	m.latency.WithLabelValues(i.Method, i.Route, status).Observe(i.Duration.Seconds())
 }
+
+// limited is httpapi.Limits.OnLimited.
+func (m *metrics) limited(limitType string) { m.rateLimited.WithLabelValues(limitType).Inc() }
 
 // delivery is webhooks.Options.OnAttempt.
 func (m *metrics) delivery(outcome string) { m.deliveries.WithLabelValues(outcome).Inc() }

@@ -174,6 +174,13 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 		opts.HTTP.OnRequest = m.request
 		opts.Webhooks.OnAttempt = m.delivery
 	}
+	// Rate limits (-rate-limit, -auth-fail-limit): one set of buckets for
+	// the server's bank and its workspaces, counted in this process.
+	limits := cfg.limits()
+	if limits != nil && m != nil {
+		limits.OnLimited = m.limited
+	}
+	opts.HTTP.Limits = limits
 	app, err := bank.New(store, opts)
 	if err != nil {
 		return err
@@ -195,7 +202,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger, stdout, stderr
 	handler := app.Handler
 	switch {
 	case cfg.workspaces && cfg.env == entities.EnvSandbox:
-		handler = serveWorkspaces(ctx, cfg, key, listenURL(cfg.scheme(), ln.Addr()), logger, handler)
+		handler = serveWorkspaces(ctx, cfg, key, listenURL(cfg.scheme(), ln.Addr()), logger, handler, limits)
 	case cfg.workspaces:
 		logger.Warn("-workspaces is for the sandbox: ignored in production, where /sandbox/workspaces answers 404")
 	}
@@ -449,16 +456,16 @@ func listenURL(scheme string, a net.Addr) string {
 // serveWorkspaces puts sandbox workspaces (bank/workspace) in front of
 // own: each workspace is a bank of its own in memory, sealed with the
 // server's key, with the server's fees, card limit and webhook CAs, its
-// hosted pages under base. The Manager runs their background work and
-// expires idle ones until ctx ends.
-func serveWorkspaces(ctx context.Context, cfg *config, key []byte, base string, logger *slog.Logger, own http.Handler) http.Handler {
+// hosted pages under base, counted against the server's rate limits. The
+// Manager runs their background work and expires idle ones until ctx ends.
+func serveWorkspaces(ctx context.Context, cfg *config, key []byte, base string, logger *slog.Logger, own http.Handler, limits *httpapi.Limits) http.Handler {
 	o := workspace.Options{TTL: cfg.workspaceTTL, Max: cfg.workspacesMax, BaseURL: base, Bank: bank.Options{
 		SecretKey: key, Logger: logger,
 		Payments:  payments.Options{Fees: cfg.fees},
 		Acquiring: acquiring.Options{Fees: cfg.fees},
 		Cards:     cards.Options{CreateLimit: cfg.cardCreateLimit},
 		Webhooks:  webhooks.Options{RootCAs: cfg.webhookCA},
-		HTTP:      httpapi.Options{LogRequests: true, ClientAddr: cfg.clientAddr},
+		HTTP:      httpapi.Options{LogRequests: true, ClientAddr: cfg.clientAddr, Limits: limits},
 	}}
 	m := workspace.New(o)
 	go m.Run(ctx)
