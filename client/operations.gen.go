@@ -10,7 +10,7 @@ import (
 
 // documentSHA256 is the SHA-256 of the document this file and types.gen.go
 // were generated from.
-const documentSHA256 = "dac4b5d4807863841a6ad4bcc0e7e84a923e7b1b24b3caba27427c1bafaa3778"
+const documentSHA256 = "6544c2589428a2f190d07a486778cbdc8b381fdf8675567d17d0381a4bf13586"
 
 // operations lists every operationId of the document this client was
 // generated from, for the test that checks the client covers them all.

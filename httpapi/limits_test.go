@@ -34,8 +34,8 @@ func newLimitEnv(t *testing.T, lim *httpapi.Limits) (*env, *clock.Mock) {
 	return e, clk
 }
 
-// from sends one request from the client address addr. It skips the
-// OpenAPI check of env.do: the document lists 429 on no route yet.
+// from sends one request from the client address addr, checked against
+// the OpenAPI document as env.do's are.
 func from(t *testing.T, h http.Handler, method, path, key, addr string) resp {
 	t.Helper()
 	r := httptest.NewRequest(method, path, nil)
@@ -45,8 +45,7 @@ func from(t *testing.T, h http.Handler, method, path, key, addr string) resp {
 	if addr != "" {
 		r.Header.Set(testClient, addr)
 	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
+	w := serveChecked(t, h, r)
 	out := resp{Status: w.Code, Header: w.Header(), Raw: w.Body.String()}
 	_ = json.Unmarshal(w.Body.Bytes(), &out.Body)
 	checkRequestID(t, r, &out)
