@@ -15,6 +15,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/corebank/corebank/storage"
+	"github.com/corebank/corebank/storage/internal/writeq"
 )
 
 var _ storage.Backend = (*DB)(nil)
@@ -93,9 +94,8 @@ type DB struct {
 	closed atomic.Bool
 	active sync.WaitGroup // Updates between enqueue and return
 
-	mu      sync.Mutex // guards queue, leading and closed transitions
-	queue   []*call    // Updates waiting for the next commit
-	leading bool       // a leader is committing a batch
+	mu     sync.Mutex         // orders closed transitions with active.Add
+	writes writeq.Queue[call] // Updates waiting for the next commit, and the lead (commit.go)
 
 	// Rounds are numbered as they are written to the log; syncing makes
 	// them durable in order (see awaitDurable).

@@ -44,11 +44,9 @@ func (d *DB) Update(ctx context.Context, fn func(storage.Tx) error) error {
 	}
 	d.active.Add(1)
 	defer d.active.Done()
-	d.queue = append(d.queue, c)
-	lead := !d.leading
-	d.leading = true
 	d.mu.Unlock()
 
+	lead := d.writes.Join(c)
 	if !lead {
 		lead = <-c.wake
 	}
@@ -78,10 +76,7 @@ func (d *DB) lead(self *call) {
 	// otherwise they would form a second group alternating with this one.
 	// This is a yield, not a timer: with nobody runnable it returns at once.
 	runtime.Gosched()
-	d.mu.Lock()
-	batch := d.queue
-	d.queue = nil
-	d.mu.Unlock()
+	batch := d.writes.Take() // kept until settle: never recycled
 
 	var r round
 	completed := false
@@ -117,15 +112,7 @@ func finished(batch []*call) []*call {
 
 // passOn hands leadership to the first queued call, if any.
 func (d *DB) passOn() {
-	d.mu.Lock()
-	var next *call
-	if len(d.queue) > 0 {
-		next = d.queue[0]
-	} else {
-		d.leading = false
-	}
-	d.mu.Unlock()
-	if next != nil {
+	if next := d.writes.PassOn(); next != nil {
 		next.wake <- true
 	}
 }
@@ -162,9 +149,7 @@ func (d *DB) abandon(r *round, batch []*call, self *call) {
 		}
 	}
 	done := finished(batch)
-	d.mu.Lock()
-	d.queue = append(retry, d.queue...)
-	d.mu.Unlock()
+	d.writes.Requeue(retry)
 	upTo := d.written.Load()
 	d.passOn()
 	d.settle(done, self, upTo)

@@ -114,7 +114,8 @@
 //
 // An fsync costs about as much as thousands of small transactions, so
 // concurrent Updates share them. There is no timer and no sync thread. An
-// Update joins a queue; if no round is running its caller becomes the
+// Update joins a queue (storage/internal/writeq, the one storage/memory
+// writes through); if no round is running its caller becomes the
 // leader, takes everything queued, runs each function in turn inside one
 // overlay transaction and writes their writes as one log record. It then
 // hands leadership to the first Update that queued meanwhile, whose round

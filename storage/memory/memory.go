@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/corebank/corebank/storage"
+	"github.com/corebank/corebank/storage/internal/writeq"
 )
 
 var _ storage.Backend = (*DB)(nil)
@@ -342,13 +343,10 @@ type DB struct {
 	mu      sync.RWMutex
 	buckets map[storage.Bucket]*bucket
 
-	// The writer (writer.go): qmu guards the queue of Updates and whether
-	// one of them leads; wmu is held by the leader while it runs Updates
-	// (only Close waits for it) and guards the fields below.
-	qmu     sync.Mutex
-	queue   []*call
-	next    []*call // the previous batch's array, for the next swap
-	leading bool
+	// The writer (writer.go): writes is the queue of Updates and its
+	// lead; wmu is held by the leader while it runs Updates (only Close
+	// waits for it) and guards the fields below.
+	writes  writeq.Queue[call]
 	wmu     sync.Mutex
 	arena   []byte     // free tail of the current record block (see block)
 	items   []item     // current item slab (see newItem)

@@ -20,8 +20,9 @@ import (
 // authorization needs: a mutex lets a running goroutine barge ahead of
 // those already waiting, and under 16 writers that put the p99 of cards
 // BenchmarkAuthorize/concurrent16 over 2 ms while its median was 30 µs.
-// storage/bolt's commit queue is the same shape, with a log write and an
-// fsync per batch; here each Update commits on its own.
+// storage/bolt's commit queue is the same queue (storage/internal/writeq),
+// with a log write and an fsync per batch; here each Update commits on its
+// own.
 
 // call is one Update in the writer's queue.
 type call struct {
@@ -43,11 +44,7 @@ var errGoexit = errors.New("storage/memory: the transaction's function exited it
 func (d *DB) write(fn func(storage.Tx) error) error {
 	c := calls.Get().(*call)
 	c.fn = fn
-	d.qmu.Lock()
-	d.queue = append(d.queue, c)
-	lead := !d.leading
-	d.leading = true
-	d.qmu.Unlock()
+	lead := d.writes.Join(c)
 	if !lead {
 		lead = <-c.wake
 	}
@@ -65,15 +62,9 @@ func (d *DB) write(fn func(storage.Tx) error) error {
 
 // lead runs every queued call, in order, then passes the lead on.
 func (d *DB) lead(self *call) {
-	d.qmu.Lock()
-	batch := d.queue
-	d.queue, d.next = d.next[:0], nil
-	d.qmu.Unlock()
+	batch := d.writes.Take()
 	d.runBatch(batch, self)
-	clear(batch)
-	d.qmu.Lock()
-	d.next = batch[:0]
-	d.qmu.Unlock()
+	d.writes.Recycle(batch)
 	d.passOn()
 }
 
@@ -120,26 +111,13 @@ func (d *DB) abandon(batch []*call, i int, self *call) {
 	if c != self {
 		c.wake <- false
 	}
-	rest := batch[i+1:]
-	if len(rest) > 0 {
-		d.qmu.Lock()
-		d.queue = append(append([]*call(nil), rest...), d.queue...)
-		d.qmu.Unlock()
-	}
+	d.writes.Requeue(batch[i+1:])
 	d.passOn()
 }
 
 // passOn hands the lead to the first queued call, if any.
 func (d *DB) passOn() {
-	d.qmu.Lock()
-	var next *call
-	if len(d.queue) > 0 {
-		next = d.queue[0]
-	} else {
-		d.leading = false
-	}
-	d.qmu.Unlock()
-	if next != nil {
+	if next := d.writes.PassOn(); next != nil {
 		next.wake <- true
 	}
 }

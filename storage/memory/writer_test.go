@@ -17,11 +17,7 @@ import (
 const testBucket = storage.Bucket("test")
 
 // queued returns how many Updates wait in d's queue.
-func queued(d *DB) int {
-	d.qmu.Lock()
-	defer d.qmu.Unlock()
-	return len(d.queue)
-}
+func queued(d *DB) int { return d.writes.Len() }
 
 // stallLeader starts an Update that leads and blocks in its function until
 // release is closed, and returns once it is running. It writes "leader".
