@@ -110,6 +110,10 @@ Examples:
     -db /var/lib/corebank/corebank.db -secret-key-file /etc/corebank/secret.key \
     -log-format json -metrics-addr 127.0.0.1:9090
 
+Commands (server COMMAND -h says more):
+  restore -from FILE -db PATH    write a backup (POST /admin/backup on -admin-addr) into an empty store
+  verify -db PATH                check a store, or a backup file, offline: one line per finding
+
 Flags:
 `
 

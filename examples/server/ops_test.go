@@ -101,7 +101,7 @@ func TestBootstrapOutOnExistingRoot(t *testing.T) {
 }
 
 // TestHelp: -h opens with the summary paragraph and three example
-// invocations, then the flags, and exits 0.
+// invocations, then the subcommands, then the flags, and exits 0.
 func TestHelp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
@@ -119,7 +119,16 @@ func TestHelp(t *testing.T) {
 	if !ok || strings.Count(examples, "\n\n") != 0 {
 		t.Fatalf("no single summary paragraph before Examples:\n%s", text)
 	}
-	ex, _, _ := strings.Cut(flags, "\nFlags:\n")
+	ex, flags, _ := strings.Cut(flags, "\nFlags:\n")
+	ex, cmds, ok := strings.Cut(ex, "\nCommands (server COMMAND -h says more):\n")
+	if !ok {
+		t.Errorf("-h lists no commands:\n%s", text)
+	}
+	for _, name := range []string{"restore", "verify"} {
+		if !strings.Contains(cmds, "\n  "+name+" ") && !strings.HasPrefix(cmds, "  "+name+" ") {
+			t.Errorf("-h does not list the %s command:\n%s", name, cmds)
+		}
+	}
 	var runs int
 	for _, line := range strings.Split(ex, "\n") {
 		if strings.HasPrefix(line, "  server ") {
