@@ -135,22 +135,42 @@ func paymentsFinal(status, typ string) bool {
 
 var paymentsRank = map[string]int{"pending": 0, "processing": 1, "successful": 2, "failed": 2, "reversed": 3}
 
-// paymentsSeen records a status answered for t, which must not go back.
-func paymentsSeen(s *Sim, t *payTransfer, status string) error {
+// paymentsSeen records a status answered for t by a request sent when t
+// was known to be known: the answer must not go back from that. In a
+// concurrent step another request's answer may have moved t on since
+// this one was sent, and this one's read may come before that change: so
+// only an answer older than what was known when it was sent is an error,
+// and t only moves forward.
+func paymentsSeen(s *Sim, t *payTransfer, known, status string) error {
 	var err error
 	paymentsLock(s, func(*payState) {
-		prev := t.Status
 		switch {
-		case prev == status:
-		case paymentsRank[status] < paymentsRank[prev],
-			prev == "failed" || prev == "reversed",
-			prev == "successful" && status != "reversed":
-			err = fmt.Errorf("transfer %s was %s and is now answered %s", t.ID, prev, status)
-		default:
+		case paymentsBack(known, status):
+			err = fmt.Errorf("transfer %s was %s and is now answered %s", t.ID, known, status)
+		case !paymentsBack(t.Status, status):
 			t.Status = status
 		}
 	})
 	return err
+}
+
+// paymentsBack reports whether status goes back from prev.
+func paymentsBack(prev, status string) bool {
+	switch {
+	case prev == status:
+		return false
+	case paymentsRank[status] < paymentsRank[prev],
+		prev == "failed" || prev == "reversed",
+		prev == "successful" && status != "reversed":
+		return true
+	}
+	return false
+}
+
+// paymentsKnown is t's status as the simulator knows it now.
+func paymentsKnown(s *Sim, t *payTransfer) (known string) {
+	paymentsLock(s, func(*payState) { known = t.Status })
+	return known
 }
 
 // transferView is the part of a transfer the checks read.
@@ -434,6 +454,7 @@ func init() {
 			if t == nil {
 				return nil
 			}
+			known := paymentsKnown(s, t)
 			resp := s.Do(r, Req{Method: http.MethodGet, Path: "/transfers/" + t.ID})
 			if resp.Status == http.StatusNotFound {
 				return fmt.Errorf("acknowledged transfer %s is not found: %s", t.ID, resp)
@@ -448,7 +469,7 @@ func init() {
 			if d := t.differs(v); d != "" {
 				return fmt.Errorf("transfer %s changed: %s", t.ID, d)
 			}
-			return paymentsSeen(s, t, v.Status)
+			return paymentsSeen(s, t, known, v.Status)
 		}},
 	)
 }
@@ -654,6 +675,7 @@ func paymentsDuplicate(s *Sim, r *rand.Rand) error {
 	if r.IntN(2) == 0 {
 		body["payment_detail_id"], body["payment_type"], body["amount"] = "nope", t.Type, t.Amount
 	}
+	known := paymentsKnown(s, t)
 	resp := s.Do(r, Req{Method: http.MethodPost, Path: "/transfers", Body: body, NoIdem: true})
 	if resp.OK() {
 		return fmt.Errorf("transfer with the used unique_reference %q of account %s (transfer %s) was accepted: %s", t.Ref, t.Account, t.ID, resp)
@@ -672,7 +694,7 @@ func paymentsDuplicate(s *Sim, r *rand.Rand) error {
 		return fmt.Errorf("duplicate of transfer %s returned it changed: %s", t.ID, diff)
 	}
 	s.Count("payments.duplicate_refused")
-	return paymentsSeen(s, t, env.Data.Status)
+	return paymentsSeen(s, t, known, env.Data.Status)
 }
 
 // paymentsSimulate applies an outcome to a transfer not known final. A
@@ -731,7 +753,7 @@ func paymentsSimulate(s *Sim, r *rand.Rand) error {
 	if diff := t.differs(v); diff != "" {
 		return fmt.Errorf("transfer %s changed when simulated %s: %s", t.ID, outcome, diff)
 	}
-	return paymentsSeen(s, t, v.Status)
+	return paymentsSeen(s, t, status, v.Status)
 }
 
 // paymentsOnEvent follows transfers through the outbox: amount and fee

@@ -53,7 +53,13 @@ func runSeed(t *testing.T, cfg Config) Result {
 		// TestSimPostgres reads its own flag, and ignores -steps and -store.
 		sized = fmt.Sprintf("-pgsteps=%d", cfg.Steps)
 	}
-	replay := fmt.Sprintf("go test ./internal/sim -run '^%s$' -seed=%d %s", t.Name(), cfg.Seed, sized)
+	// A seed replays through TestSim (or TestSimPostgres): TestSimLong
+	// skips without -budget.
+	name := t.Name()
+	if name == "TestSimLong" {
+		name = "TestSim"
+	}
+	replay := fmt.Sprintf("go test ./internal/sim -run '^%s$' -seed=%d %s", name, cfg.Seed, sized)
 	if cfg.NoFaults {
 		replay += " -nofaults"
 	}
