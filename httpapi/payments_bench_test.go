@@ -126,42 +126,8 @@ func BenchmarkLoopbackTransfers(b *testing.B) {
 	})
 	mem := newPayBench(b, "memory")
 	blt := newPayBench(b, "bolt")
-	type target struct {
-		name string
-		url  string
-		p    *payBench
-		reqs int
-		dur  time.Duration
-	}
-	var targets []*target
-	for _, t := range []struct {
-		name string
-		h    http.Handler
-		p    *payBench
-	}{{"echo", echo, mem}, {"memory", mem.e.h, mem}, {"bolt", blt.e.h, blt}} {
-		srv := httptest.NewServer(t.h)
-		defer srv.Close()
-		targets = append(targets, &target{name: t.name, url: srv.URL + "/transfers", p: t.p})
-	}
-	b.ResetTimer()
-	// The servers take turns, a round each at a time, so that a change in
-	// the machine's pace during the run (another process, the frequency)
-	// weighs on each of them alike rather than on whichever ran then.
-	for range loopbackRounds {
-		for _, t := range targets {
-			d, err := loopback(t.url, t.p, loopbackCount/loopbackRounds)
-			if err != nil {
-				b.Fatalf("%s: %v", t.name, err)
-			}
-			t.reqs += loopbackCount / loopbackRounds
-			t.dur += d
-		}
-	}
-	rate := map[string]float64{}
-	for _, t := range targets {
-		rate[t.name] = float64(t.reqs) / t.dur.Seconds()
-		b.ReportMetric(rate[t.name], t.name+"_req/s")
-	}
+	rate := loopbackRates(b, []loopbackTarget{{"echo", echo, mem}, {"memory", mem.e.h, mem}, {"bolt", blt.e.h, blt}},
+		loopbackRounds, false)
 	b.ReportMetric(rate["memory"]/rate["echo"], "memory/echo")
 }
 
@@ -180,49 +146,63 @@ func BenchmarkLoopbackTransfersLimited(b *testing.B) {
 		o.Limits = &httpapi.Limits{Key: lots, Address: lots,
 			FailedAuth: httpapi.Rate{Count: 10, Per: time.Minute, Burst: 20}}
 	}
-	type target struct {
-		name string
-		url  string
-		p    *payBench
-		reqs int
-		dur  time.Duration
-	}
-	var targets []*target
+	var targets []loopbackTarget
 	for _, backend := range []string{"memory", "bolt"} {
-		for _, t := range []struct {
-			name string
-			p    *payBench
-		}{{backend, newPayBench(b, backend)}, {backend + "_limited", newPayBench(b, backend, limited)}} {
-			srv := httptest.NewServer(t.p.e.h)
-			defer srv.Close()
-			targets = append(targets, &target{name: t.name, url: srv.URL + "/transfers", p: t.p})
-		}
+		plain, lim := newPayBench(b, backend), newPayBench(b, backend, limited)
+		targets = append(targets, loopbackTarget{backend, plain.e.h, plain}, loopbackTarget{backend + "_limited", lim.e.h, lim})
 	}
-	b.ResetTimer()
 	// Shorter turns than BenchmarkLoopbackTransfers', in an order reversed
 	// every round, so that the pair compared meets the same machine.
-	const rounds = 20
-	for i := range rounds {
+	rate := loopbackRates(b, targets, 20, true)
+	b.ReportMetric(rate["memory_limited"]/rate["memory"], "memory_limited/unlimited")
+	b.ReportMetric(rate["bolt_limited"]/rate["bolt"], "bolt_limited/unlimited")
+}
+
+// loopbackTarget is one server the loopback benchmarks measure: its name
+// in the metrics, its handler, and the bench whose key and bodies it gets.
+type loopbackTarget struct {
+	name string
+	h    http.Handler
+	p    *payBench
+}
+
+// loopbackRates serves each target over loopback and sends each
+// loopbackCount requests in rounds turns, the targets taking turns (in
+// reversed order every other round when alternate), so that a change in
+// the machine's pace during the run (another process, the frequency)
+// weighs on each of them alike rather than on whichever ran then. It
+// reports each target's req/s and returns the rates by name.
+func loopbackRates(b *testing.B, targets []loopbackTarget, rounds int, alternate bool) map[string]float64 {
+	b.Helper()
+	urls := make([]string, len(targets))
+	for i, t := range targets {
+		srv := httptest.NewServer(t.h)
+		b.Cleanup(srv.Close)
+		urls[i] = srv.URL + "/transfers"
+	}
+	reqs := make([]int, len(targets))
+	durs := make([]time.Duration, len(targets))
+	b.ResetTimer()
+	for round := range rounds {
 		for j := range targets {
-			t := targets[j]
-			if i%2 == 1 {
-				t = targets[len(targets)-1-j]
+			i := j
+			if alternate && round%2 == 1 {
+				i = len(targets) - 1 - j
 			}
-			d, err := loopback(t.url, t.p, loopbackCount/rounds)
+			d, err := loopback(urls[i], targets[i].p, loopbackCount/rounds)
 			if err != nil {
-				b.Fatalf("%s: %v", t.name, err)
+				b.Fatalf("%s: %v", targets[i].name, err)
 			}
-			t.reqs += loopbackCount / rounds
-			t.dur += d
+			reqs[i] += loopbackCount / rounds
+			durs[i] += d
 		}
 	}
 	rate := map[string]float64{}
-	for _, t := range targets {
-		rate[t.name] = float64(t.reqs) / t.dur.Seconds()
+	for i, t := range targets {
+		rate[t.name] = float64(reqs[i]) / durs[i].Seconds()
 		b.ReportMetric(rate[t.name], t.name+"_req/s")
 	}
-	b.ReportMetric(rate["memory_limited"]/rate["memory"], "memory_limited/unlimited")
-	b.ReportMetric(rate["bolt_limited"]/rate["bolt"], "bolt_limited/unlimited")
+	return rate
 }
 
 // loopback sends n POST /transfers bodies to url over 8 keep-alive
