@@ -243,12 +243,7 @@ func fallback(w http.ResponseWriter, r *http.Request) {
 // authenticate reads the bearer key of a request from the client address
 // addr (the rate limits' key for it; "" when they are off).
 func (h *handler) authenticate(r *http.Request, addr string) (corebank.Caller, error) {
-	a := r.Header.Get("Authorization")
-	const prefix = "Bearer "
-	if len(a) <= len(prefix) || !strings.EqualFold(a[:len(prefix)], prefix) {
-		return corebank.Caller{}, errUnauthorized
-	}
-	secret := strings.TrimSpace(a[len(prefix):])
+	secret := BearerKey(r)
 	if secret == "" || len(secret) > 512 {
 		return corebank.Caller{}, errUnauthorized
 	}
@@ -256,6 +251,19 @@ func (h *handler) authenticate(r *http.Request, addr string) (corebank.Caller, e
 		return h.guardedLookup(r.Context(), addr, secret)
 	}
 	return h.lookup(r.Context(), secret)
+}
+
+// BearerKey returns the API key r carries as "Authorization: Bearer
+// <key>" ("Bearer" in any case, the key trimmed), or "" when it carries
+// none. A layer in front of the handler that routes by key
+// (bank/workspace) reads it the same way.
+func BearerKey(r *http.Request) string {
+	a := r.Header.Get("Authorization")
+	const prefix = "Bearer "
+	if len(a) <= len(prefix) || !strings.EqualFold(a[:len(prefix)], prefix) {
+		return ""
+	}
+	return strings.TrimSpace(a[len(prefix):])
 }
 
 // lookup finds the API key whose secret is secret: errUnauthorized when

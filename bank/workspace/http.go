@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/corebank/corebank/httpapi"
 )
 
 // Handler serves the workspace routes, the workspaces' hosted pages, and
@@ -21,7 +23,7 @@ func (m *Manager) Handler(own http.Handler) http.Handler {
 			m.serveRoutes(w, r, rest)
 			return
 		}
-		id, ok := workspaceOf(bearer(r))
+		id, ok := workspaceOf(httpapi.BearerKey(r))
 		if !ok {
 			own.ServeHTTP(w, r)
 			return
@@ -33,17 +35,6 @@ func (m *Manager) Handler(own http.Handler) http.Handler {
 		}
 		m.serve(s, w, r)
 	})
-}
-
-// bearer is the request's key, read as httpapi reads it: "Bearer" in any
-// case, the secret trimmed.
-func bearer(r *http.Request) string {
-	a := r.Header.Get("Authorization")
-	const prefix = "Bearer "
-	if len(a) <= len(prefix) || !strings.EqualFold(a[:len(prefix)], prefix) {
-		return ""
-	}
-	return strings.TrimSpace(a[len(prefix):])
 }
 
 // workspaceOf returns the workspace ID a key names, and whether it is a
@@ -104,7 +95,7 @@ func (m *Manager) serveRoutes(w http.ResponseWriter, r *http.Request, rest strin
 // delete is DELETE /sandbox/workspaces/{id}: the workspace's own full key
 // alone may delete it.
 func (m *Manager) delete(w http.ResponseWriter, r *http.Request, id string) {
-	key := bearer(r)
+	key := httpapi.BearerKey(r)
 	keyOf, _ := workspaceOf(key)
 	s := m.Get(id)
 	if s == nil || keyOf != id || !s.enter() {
