@@ -1,7 +1,5 @@
 package memory
 
-import "sort"
-
 // logTree is a bucket's ordered set of keys: a B+tree with linked leaves,
 // shaped for what a store mostly sees, appends at the end of many
 // interleaved key ranges (a ledger history: per account, in time order;
@@ -40,6 +38,7 @@ type logTree struct {
 type lnode struct {
 	parent     *lnode
 	ents       []entry
+	pres       []uint64 // in a hashed bucket's tree, keyPrefix of each entry's key (log_prefix.go)
 	kids       []*lnode // nil for a leaf
 	prev, next *lnode   // neighbouring leaves
 }
@@ -47,9 +46,82 @@ type lnode struct {
 // lnodeMax is the capacity of a node: 512 bytes of entries.
 const lnodeMax = 64
 
-func newLogTree() *logTree {
-	l := &lnode{ents: make([]entry, 0, lnodeMax)}
-	return &logTree{root: l, first: l, last: l}
+// newNode returns an empty node of t, inner when inner is set.
+func (t *logTree) newNode(inner bool) *lnode {
+	return t.newNodeCap(inner, lnodeMax)
+}
+
+// newNodeCap is newNode with room for n entries before the first append
+// grows them.
+func (t *logTree) newNodeCap(inner bool, n int) *lnode {
+	l := &lnode{ents: make([]entry, 0, n)}
+	if t.items {
+		l.pres = make([]uint64, 0, n)
+	}
+	if inner {
+		l.kids = make([]*lnode, 0, n)
+	}
+	return l
+}
+
+// put inserts e, whose key has prefix p, at i.
+func (n *lnode) put(i int, e entry, p uint64) {
+	n.ents = insertAt(n.ents, i, e)
+	if n.pres != nil {
+		n.pres = insertAt(n.pres, i, p)
+	}
+}
+
+// putFirst inserts kid's first entry at i, n being kid's parent.
+func (n *lnode) putFirst(i int, kid *lnode) {
+	n.ents = insertAt(n.ents, i, kid.ents[0])
+	if n.pres != nil {
+		n.pres = insertAt(n.pres, i, kid.pres[0])
+	}
+}
+
+// take appends src's entries (and children) from i on, and cuts them from
+// src.
+func (n *lnode) take(src *lnode, i int) {
+	n.ents = append(n.ents, src.ents[i:]...)
+	clear(src.ents[i:])
+	src.ents = src.ents[:i]
+	if n.pres != nil {
+		n.pres = append(n.pres, src.pres[i:]...)
+		src.pres = src.pres[:i]
+	}
+	if src.kids != nil {
+		n.kids = append(n.kids, src.kids[i:]...)
+		clear(src.kids[i:])
+		src.kids = src.kids[:i]
+	}
+}
+
+// cut removes the entry (and child) at i.
+func (n *lnode) cut(i int) {
+	last := len(n.ents) - 1
+	copy(n.ents[i:], n.ents[i+1:])
+	n.ents[last] = nil
+	n.ents = n.ents[:last]
+	if n.pres != nil {
+		copy(n.pres[i:], n.pres[i+1:])
+		n.pres = n.pres[:last]
+	}
+	if n.kids != nil {
+		copy(n.kids[i:], n.kids[i+1:])
+		n.kids[last] = nil
+		n.kids = n.kids[:last]
+	}
+}
+
+// newLogTree returns an empty tree, of items when items is set.
+func newLogTree(items bool) *logTree {
+	t := &logTree{items: items}
+	// A bucket's first leaf grows as it fills: most buckets of a small
+	// store (a sandbox workspace's) hold a few keys.
+	l := t.newNodeCap(false, 4)
+	t.root, t.first, t.last = l, l, l
+	return t
 }
 
 func (t *logTree) Len() int { return t.n }
@@ -62,48 +134,47 @@ func (t *logTree) key(e entry) string {
 	return recString(e)
 }
 
-// search returns the index of the first element at or after e in ents and
-// whether it has e's key.
-func (t *logTree) search(ents []entry, e entry) (int, bool) {
-	k := t.key(e)
-	i := sort.Search(len(ents), func(i int) bool { return t.key(ents[i]) >= k })
-	return i, i < len(ents) && t.key(ents[i]) == k
-}
-
-// descend returns the leaf whose range holds e (the first leaf when e
-// precedes every entry).
-func (t *logTree) descend(e entry) *lnode {
+// descend returns the leaf whose range holds k, whose prefix is p (the
+// first leaf when k precedes every entry).
+func (t *logTree) descend(k string, p uint64) *lnode {
 	n := t.root
-	k := t.key(e)
 	for n.kids != nil {
-		// The last child whose first entry is at or before e.
-		i := sort.Search(len(n.ents), func(i int) bool { return t.key(n.ents[i]) > k }) - 1
+		// The last child whose first entry is at or before k.
+		i := t.searchGT(n, k, p) - 1
 		n = n.kids[max(i, 0)]
 	}
 	return n
 }
 
 // leafFor is descend that tries the hinted leaves first.
-func (t *logTree) leafFor(e entry) *lnode {
-	k := t.key(e)
+func (t *logTree) leafFor(k string, p uint64) *lnode {
 	for _, l := range t.hints {
-		if l == nil || len(l.ents) == 0 || k < t.key(l.ents[0]) {
+		if l == nil || len(l.ents) == 0 || t.before(l, k, p) {
 			continue
 		}
-		if l.next == nil || k < t.key(l.next.ents[0]) {
+		if l.next == nil || t.before(l.next, k, p) {
 			return l
 		}
 	}
-	l := t.descend(e)
+	l := t.descend(k, p)
 	t.hints[t.next%uint8(len(t.hints))] = l
 	t.next++
 	return l
 }
 
+// find returns the leaf whose range holds e, the index of the first
+// element at or after e in it, and whether that element has e's key.
+func (t *logTree) find(e entry) (*lnode, int, bool) {
+	k := t.key(e)
+	p := keyPrefix(k)
+	l := t.descend(k, p)
+	i, ok := t.searchGE(l, k, p)
+	return l, i, ok
+}
+
 // Get returns the stored entry equal to e.
 func (t *logTree) Get(e entry) (entry, bool) {
-	l := t.descend(e)
-	if i, ok := t.search(l.ents, e); ok {
+	if l, i, ok := t.find(e); ok {
 		return l.ents[i], true
 	}
 	return nil, false
@@ -111,37 +182,36 @@ func (t *logTree) Get(e entry) (entry, bool) {
 
 // Insert adds e unless an equal entry is present, which it returns.
 func (t *logTree) Insert(e entry) (entry, bool) {
-	l := t.leafFor(e)
-	i, found := t.search(l.ents, e)
+	k := t.key(e)
+	p := keyPrefix(k)
+	l := t.leafFor(k, p)
+	i, found := t.searchGE(l, k, p)
 	if found {
 		return l.ents[i], true
 	}
 	t.n++
 	if len(l.ents) < lnodeMax {
-		l.ents = insertAt(l.ents, i, e)
+		l.put(i, e, p)
 		if i == 0 {
 			t.fixFirst(l)
 		}
 		return nil, false
 	}
-	r := &lnode{ents: make([]entry, 0, lnodeMax)}
+	r := t.newNode(false)
 	switch {
 	case i == len(l.ents): // an append: l stays full
-		r.ents = append(r.ents, e)
+		r.put(0, e, p)
 	case i == 0: // a prepend: l keeps only e
-		r.ents = append(r.ents, l.ents...)
-		clear(l.ents)
-		l.ents = append(l.ents[:0], e)
+		r.take(l, 0)
+		l.put(0, e, p)
 		t.fixFirst(l)
 	default:
 		h := len(l.ents) / 2
-		r.ents = append(r.ents, l.ents[h:]...)
-		clear(l.ents[h:])
-		l.ents = l.ents[:h]
+		r.take(l, h)
 		if i <= h {
-			l.ents = insertAt(l.ents, i, e)
+			l.put(i, e, p)
 		} else {
-			r.ents = insertAt(r.ents, i-h, e)
+			r.put(i-h, e, p)
 		}
 	}
 	r.prev, r.next = l, l.next
@@ -178,6 +248,9 @@ func (t *logTree) fixFirst(n *lnode) {
 	for n.parent != nil {
 		i := indexOf(n)
 		n.parent.ents[i] = n.ents[0]
+		if n.pres != nil {
+			n.parent.pres[i] = n.pres[0]
+		}
 		if i != 0 {
 			return
 		}
@@ -190,8 +263,9 @@ func (t *logTree) fixFirst(n *lnode) {
 func (t *logTree) addAfter(n, r *lnode) {
 	p := n.parent
 	if p == nil {
-		root := &lnode{ents: make([]entry, 0, lnodeMax), kids: make([]*lnode, 0, lnodeMax)}
-		root.ents = append(root.ents, n.ents[0], r.ents[0])
+		root := t.newNode(true)
+		root.putFirst(0, n)
+		root.putFirst(1, r)
 		root.kids = append(root.kids, n, r)
 		n.parent, r.parent = root, root
 		t.root = root
@@ -200,26 +274,22 @@ func (t *logTree) addAfter(n, r *lnode) {
 	r.parent = p
 	i := indexOf(n) + 1
 	if len(p.kids) < lnodeMax {
-		p.ents = insertAt(p.ents, i, r.ents[0])
+		p.putFirst(i, r)
 		p.kids = insertAt(p.kids, i, r)
 		return
 	}
-	q := &lnode{ents: make([]entry, 0, lnodeMax), kids: make([]*lnode, 0, lnodeMax)}
+	q := t.newNode(true)
 	if i == len(p.kids) { // appended: p stays full
-		q.ents = append(q.ents, r.ents[0])
+		q.putFirst(0, r)
 		q.kids = append(q.kids, r)
 	} else {
 		h := len(p.kids) / 2
-		q.ents = append(q.ents, p.ents[h:]...)
-		q.kids = append(q.kids, p.kids[h:]...)
-		clear(p.ents[h:])
-		clear(p.kids[h:])
-		p.ents, p.kids = p.ents[:h], p.kids[:h]
+		q.take(p, h)
 		if i <= h {
-			p.ents = insertAt(p.ents, i, r.ents[0])
+			p.putFirst(i, r)
 			p.kids = insertAt(p.kids, i, r)
 		} else {
-			q.ents = insertAt(q.ents, i-h, r.ents[0])
+			q.putFirst(i-h, r)
 			q.kids = insertAt(q.kids, i-h, r)
 		}
 	}
@@ -231,15 +301,12 @@ func (t *logTree) addAfter(n, r *lnode) {
 
 // Delete removes the entry equal to e, if any.
 func (t *logTree) Delete(e entry) {
-	l := t.descend(e)
-	i, found := t.search(l.ents, e)
+	l, i, found := t.find(e)
 	if !found {
 		return
 	}
 	t.n--
-	copy(l.ents[i:], l.ents[i+1:])
-	l.ents[len(l.ents)-1] = nil
-	l.ents = l.ents[:len(l.ents)-1]
+	l.cut(i)
 	switch {
 	case len(l.ents) > 0:
 		if i == 0 {
@@ -248,9 +315,7 @@ func (t *logTree) Delete(e entry) {
 		// A leaf that deletes thinned out takes in a thin next sibling, so
 		// that scattered deletes cannot leave a leaf per live key.
 		if r := l.next; len(l.ents) < lnodeMax/4 && r != nil && r.parent == l.parent && len(l.ents)+len(r.ents) <= lnodeMax/2 {
-			l.ents = append(l.ents, r.ents...)
-			clear(r.ents)
-			r.ents = r.ents[:0]
+			l.take(r, 0)
 			t.drop(r)
 		}
 	case l.parent != nil:
@@ -283,10 +348,7 @@ func (t *logTree) drop(l *lnode) {
 func (t *logTree) unlink(n *lnode) {
 	p := n.parent
 	i := indexOf(n)
-	copy(p.ents[i:], p.ents[i+1:])
-	copy(p.kids[i:], p.kids[i+1:])
-	p.ents[len(p.ents)-1], p.kids[len(p.kids)-1] = nil, nil
-	p.ents, p.kids = p.ents[:len(p.ents)-1], p.kids[:len(p.kids)-1]
+	p.cut(i)
 	n.parent = nil
 	switch {
 	case len(p.kids) == 0:
@@ -308,8 +370,7 @@ func (t *logTree) Ascend(fn func(entry) bool) {
 // AscendGreaterOrEqual calls fn for each entry at or after pivot, in order,
 // until fn returns false.
 func (t *logTree) AscendGreaterOrEqual(pivot entry, fn func(entry) bool) {
-	l := t.descend(pivot)
-	i, _ := t.search(l.ents, pivot)
+	l, i, _ := t.find(pivot)
 	t.ascendFrom(l, i, fn)
 }
 
@@ -331,8 +392,7 @@ func (t *logTree) Descend(fn func(entry) bool) {
 // DescendLessOrEqual calls fn for each entry at or before pivot, in
 // reverse order, until fn returns false.
 func (t *logTree) DescendLessOrEqual(pivot entry, fn func(entry) bool) {
-	l := t.descend(pivot)
-	i, found := t.search(l.ents, pivot)
+	l, i, found := t.find(pivot)
 	if !found {
 		i--
 	}

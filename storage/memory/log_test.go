@@ -14,9 +14,8 @@ func TestLogTree(t *testing.T) {
 	for _, shape := range []string{"append", "random", "drain", "deep", "items"} {
 		t.Run(shape, func(t *testing.T) {
 			r := rand.New(rand.NewSource(1))
-			tr := newLogTree()
 			// "items" is "random" in a hashed bucket's tree.
-			tr.items = shape == "items"
+			tr := newLogTree(shape == "items")
 			// The model: the keys present, unordered, and where each is.
 			var keys []string
 			at := map[string]int{}
@@ -140,12 +139,21 @@ func checkLog(t *testing.T, tr *logTree, model []string, r *rand.Rand) {
 	}
 }
 
-// checkNode checks parent links, order, and that each inner entry is the
-// first entry under its child.
+// checkNode checks parent links, order, each entry's key prefix (in a
+// hashed bucket's tree; none in a log's), and that
+// each inner entry is the first entry under its child.
 func checkNode(t *testing.T, tr *logTree, n, parent *lnode) string {
 	t.Helper()
 	if n.parent != parent {
 		t.Fatal("bad parent link")
+	}
+	if (n.pres != nil) != tr.items || tr.items && len(n.pres) != len(n.ents) {
+		t.Fatalf("%d prefixes for %d entries (items %v)", len(n.pres), len(n.ents), tr.items)
+	}
+	for i, p := range n.pres {
+		if p != keyPrefix(tr.key(n.ents[i])) {
+			t.Fatalf("prefix %x of %q", p, tr.key(n.ents[i]))
+		}
 	}
 	if n.kids == nil {
 		for i := 1; i < len(n.ents); i++ {

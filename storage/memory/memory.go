@@ -195,7 +195,7 @@ type bucket struct {
 }
 
 func newBucket(name storage.Bucket) *bucket {
-	return &bucket{name: name, log: newLogTree(), seed: maphash.MakeSeed()}
+	return &bucket{name: name, log: newLogTree(false), seed: maphash.MakeSeed()}
 }
 
 // find returns the item for key and the key's hash. The bucket must be
@@ -242,8 +242,7 @@ func (d *DB) hash(bk *bucket) {
 	if bk.index != nil {
 		return
 	}
-	tree := newLogTree()
-	tree.items = true
+	tree := newLogTree(true)
 	index := make(map[uint64]*item, bk.log.Len())
 	collided := false
 	bk.log.Ascend(func(e entry) bool {
