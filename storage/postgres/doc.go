@@ -176,7 +176,10 @@
 // A View or Update that cannot reach the database (refused or timed-out
 // connections, 5 s unless the DSN sets connect_timeout; SQLSTATE class 08;
 // 57P01-57P03 while it shuts down, crashes or starts; a connection that
-// broke) returns an error wrapping storage.ErrUnavailable, and an Update
+// broke), or whose statement the database gave up on (57014 at
+// Options.StatementTimeout, 55P03 at a lock_timeout, class 53 when it runs
+// out of memory, disk or connections; the transaction rolled back) returns
+// an error wrapping storage.ErrUnavailable, and an Update
 // whose connection broke after its COMMIT was sent wraps
 // storage.ErrOutcomeUnknown too: it may have committed. Any other error of
 // the database's stays as it is. Nothing gives up for good: a broken

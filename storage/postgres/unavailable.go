@@ -11,16 +11,23 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// unavailable reports whether err is a failure to reach the database
-// rather than a failure of what was asked of it: the database refusing
-// connections while it shuts down, restarts or recovers (SQLSTATE class
-// 08, connection exception; 57P01 admin shutdown, 57P02 crash shutdown,
-// 57P03 cannot connect now), a connection attempt that failed or timed
-// out (whatever the database answered it with), a network error, and a connection that broke (EOF, unexpected EOF,
-// or used after pgx closed it). Any other error the server reports (a
-// constraint, a bad statement, a statement timeout, a serialization
-// failure) is the request's, and is not. Context errors are the caller's
-// (wrap returns them before asking).
+// unavailable reports whether err is a failure to reach the database, or
+// of the database to do the work in time, rather than a failure of what
+// was asked of it: the database refusing connections while it shuts
+// down, restarts or recovers (SQLSTATE class 08, connection exception;
+// 57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now),
+// a connection attempt that failed or timed out (whatever the database
+// answered it with), a network error, a connection that broke (EOF,
+// unexpected EOF, or used after pgx closed it), and a statement the
+// server gave up on while the transaction was still open: 57014 (the
+// operator's statement_timeout, Options.StatementTimeout, or a cancel
+// from outside), 55P03 (lock_timeout) and class 53 (insufficient
+// resources: out of memory, disk full, too many connections). The
+// transaction then rolled back, so the same request may be sent again;
+// a database too busy is a 503 to come back to, not a failure of the
+// request. Any other error the server reports (a constraint, a bad
+// statement, a serialization failure) is the request's, and is not.
+// Context errors are the caller's (wrap returns them before asking).
 func unavailable(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && !isConnect(err) {
 		return false
@@ -35,10 +42,10 @@ func unavailable(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {
-		case "57P01", "57P02", "57P03":
+		case "57P01", "57P02", "57P03", "57014", "55P03":
 			return true
 		}
-		return strings.HasPrefix(pe.Code, "08")
+		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "53")
 	}
 	if errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -68,5 +69,54 @@ func TestConnectionsTerminated(t *testing.T) {
 	}
 	if v, err := get(); err != nil || v != "3" {
 		t.Fatalf("View after: %q, %v; want 3", v, err)
+	}
+}
+
+// TestStatementTimeout: an Update whose statement passes the operator's
+// statement_timeout (here waiting for a key another connection holds)
+// fails with storage.ErrUnavailable, which a server answers 503 with
+// Retry-After, not as a fault of the request; it rolled back, so it is
+// not ErrOutcomeUnknown, and the same Update succeeds once the key is
+// free.
+func TestStatementTimeout(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	db, err := postgres.Open(ctx, dsn, &postgres.Options{PoolSize: 1, StatementTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	other, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	otx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := otx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, postgres.KeyLock(db, "b", []byte("k"))); err != nil {
+		t.Fatal(err)
+	}
+	bump := func(tx storage.Tx) error {
+		v, err := tx.Get("b", []byte("k"))
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		return tx.Put("b", []byte("k"), append(v, 'x'))
+	}
+	err = db.Update(ctx, bump)
+	if !errors.Is(err, storage.ErrUnavailable) || errors.Is(err, storage.ErrOutcomeUnknown) {
+		t.Fatalf("Update past the statement timeout: %v; want storage.ErrUnavailable without ErrOutcomeUnknown", err)
+	}
+	if err := otx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(ctx, bump); err != nil {
+		t.Fatalf("Update once the key is free: %v", err)
+	}
+	v, err := storage.View(ctx, db, func(tx storage.Tx) ([]byte, error) { return tx.Get("b", []byte("k")) })
+	if err != nil || string(v) != "x" {
+		t.Errorf("stored %q, %v; want the one Update that committed", v, err)
 	}
 }
