@@ -865,9 +865,35 @@ func (s *Service) DueJobs() []storage.DueJob {
 	return []storage.DueJob{
 		{Kind: dueQuote, Tx: expireQuoteTx},
 		// A claim of 16 checks settles well within a lease even when the
-		// provider is slow to answer.
-		{Kind: dueTransfer, Batch: s.checkPayouts, Claim: 16},
+		// provider is slow to answer. Shares settled at once keep each
+		// account's transfers together (accountsOf).
+		{Kind: dueTransfer, Batch: s.checkPayouts, Claim: 16, Group: s.accountsOf},
 	}
+}
+
+// accountsOf names the account each due transfer debits (storage.DueJob
+// Group), read in one View: its settlement locks that account's balance,
+// and with it every later transfer of the account waits, so two shares
+// settled at once must not both hold some of an account's transfers. A
+// transfer gone names none.
+func (s *Service) accountsOf(ctx context.Context, items []storage.DueItem) ([]string, error) {
+	return storage.View(ctx, s.db, func(tx storage.Tx) ([]string, error) {
+		if err := storage.Prefetch(tx, transferRefs(make([]storage.Ref, 0, len(items)), items)...); err != nil {
+			return nil, err
+		}
+		out := make([]string, len(items))
+		for i, it := range items {
+			r, err := getTransfer(tx, it.ID)
+			switch {
+			case errors.Is(err, ErrTransferNotFound):
+			case err != nil:
+				return nil, err
+			default:
+				out[i] = r.AccountID
+			}
+		}
+		return out, nil
+	})
 }
 
 // checkPayouts settles due book transfers and asks the payout provider

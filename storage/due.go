@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -183,6 +184,16 @@ type DueJob struct {
 	// the runner's batch size): few enough that the job settles them all
 	// well within the lease.
 	Claim int
+	// Group, for a Batch job, names each item's group (for a settlement,
+	// the account it moves money on); nil for none. The runner then cuts
+	// each claim into shares that keep a group's items together, in their
+	// order, so that the shares it works on at once do not lock what
+	// another one holds: cut in time order, a busy account's items fell
+	// in several shares, each waiting for the other's transaction, and
+	// chains of such waits made a share of 16 take 0.7 s instead of 0.1 s
+	// (bank TestPostgresLoad, two nodes). An item Group leaves unnamed
+	// ("") is a group of its own.
+	Group func(ctx context.Context, items []DueItem) ([]string, error)
 	// Workers, for a Batch job, caps how many of its claims one runner
 	// works on at once (0: the runner's Workers). 1 keeps a job whose own
 	// concurrency is bounded elsewhere (the webhooks' attempts share one
@@ -664,11 +675,17 @@ func (d *Due) runBatch(ctx context.Context, j DueJob, prefix []byte, asOf int64,
 		}
 		after = c.last
 		d.ran(j.Kind, c.items)
+		cut, err := d.shares(ctx, j, c.items, claim)
+		if err != nil {
+			// The items are leased: they wait for the lease, as after any
+			// failed job.
+			give(free)
+			fail(err)
+			break
+		}
 		shares := 0
-		for items := c.items; len(items) > 0; shares++ {
-			n := min(claim, len(items))
-			share := items[:n:n]
-			items = items[n:]
+		for _, share := range cut {
+			shares++
 			if workers == 1 {
 				work(share)
 				continue
@@ -691,6 +708,60 @@ func (d *Due) runBatch(ctx context.Context, j DueJob, prefix []byte, asOf int64,
 	}
 	wg.Wait()
 	return total, firstErr
+}
+
+// shares cuts a claim's items into shares of about claim items each, as
+// many as claim-sized shares would be (the runner took a worker for each),
+// keeping each of j.Group's groups in one share, or a larger group in
+// claim-sized parts: each group (part), in the order of its first item,
+// goes to the share with the fewest items so far, so a share may pass
+// claim by part of a group. Items keep their order within a group.
+func (d *Due) shares(ctx context.Context, j DueJob, items []DueItem, claim int) ([][]DueItem, error) {
+	k := (len(items) + claim - 1) / claim
+	out := make([][]DueItem, 0, k)
+	if j.Group == nil || k <= 1 {
+		for len(items) > 0 {
+			n := min(claim, len(items))
+			out = append(out, items[:n:n])
+			items = items[n:]
+		}
+		return out, nil
+	}
+	names, err := j.Group(ctx, items)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) != len(items) {
+		return nil, fmt.Errorf("storage: due job %q grouped %d items of %d", j.Kind, len(names), len(items))
+	}
+	var order []string
+	groups := map[string][]DueItem{}
+	for i, it := range items {
+		g := names[i]
+		if g == "" {
+			g = "\x00" + strconv.Itoa(i) // a group of its own
+		}
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], it)
+	}
+	out = out[:k]
+	for _, g := range order {
+		// A group larger than a share goes in share-sized parts, which
+		// wait for each other as before rather than make one share do a
+		// claim's work alone (a payout each asks its provider about).
+		for part := range slices.Chunk(groups[g], claim) {
+			least := 0
+			for i := range out {
+				if len(out[i]) < len(out[least]) {
+					least = i
+				}
+			}
+			out[least] = append(out[least], part...)
+		}
+	}
+	return slices.DeleteFunc(out, func(sh []DueItem) bool { return len(sh) == 0 }), nil
 }
 
 // claimed is what one claim read: the items leased, and the key of the

@@ -574,6 +574,111 @@ func TestDueWorkersOrder(t *testing.T) {
 	}
 }
 
+// TestDueGroups: with DueJob.Group, the shares a runner works on at once
+// keep each group's items together, in their order, the shares are no
+// more than claim-sized shares would be, an unnamed item is a group of its
+// own, and every item is handed once; a Group error is RunDue's and hands
+// nothing. (A claim that fits one share is not grouped.)
+func TestDueGroups(t *testing.T) {
+	ctx := context.Background()
+	db := memory.New()
+	clk := clock.NewMock()
+	clk.Set(time.UnixMilli(1_000_000))
+	// 60 items of 7 groups (g0..g5, and unnamed ones), interleaved in time
+	// as the transfers of busy accounts are.
+	group := map[string]string{}
+	for i := range 60 {
+		id := fmt.Sprintf("i%02d", i)
+		schedule(t, db, "send", int64(i+1), id)
+		if i%7 != 6 {
+			group[id] = fmt.Sprintf("g%d", i%7)
+		}
+	}
+	var mu sync.Mutex
+	var shares [][]string
+	claimOf := map[string]int{} // item -> the Group call (claim) it came in
+	calls := 0
+	job := storage.DueJob{Kind: "send", Claim: 8,
+		Group: func(_ context.Context, items []storage.DueItem) ([]string, error) {
+			mu.Lock()
+			calls++
+			out := make([]string, len(items))
+			for i, it := range items {
+				out[i] = group[it.ID]
+				claimOf[it.ID] = calls
+			}
+			mu.Unlock()
+			return out, nil
+		},
+		Batch: func(ctx context.Context, _ time.Time, items []storage.DueItem) (int, error) {
+			var ids []string
+			for _, it := range items {
+				ids = append(ids, it.ID)
+			}
+			mu.Lock()
+			shares = append(shares, ids)
+			mu.Unlock()
+			done, err := settleLeased(ctx, db, items)
+			return len(done), err
+		}}
+	d := storage.NewDue(db, clk, 0, job).Lease("n1", time.Minute).Workers(4)
+	if n, err := d.RunDue(ctx, clk.Now()); n != 60 || err != nil {
+		t.Fatalf("RunDue = %d, %v; want 60", n, err)
+	}
+	if calls == 0 {
+		t.Fatal("no claim took more than a share's items")
+	}
+	// No more shares than claim-sized shares would be.
+	if len(shares) > 60/8+calls {
+		t.Errorf("%d shares for 60 items in shares of 8: %v", len(shares), shares)
+	}
+	handed := map[string]int{}
+	home := map[string]int{} // group -> share
+	for i, sh := range shares {
+		last := map[string]string{} // group -> its last item in sh
+		for _, id := range sh {
+			if g := group[id]; g != "" && last[g] > id {
+				t.Errorf("share %v hands group %s out of order", sh, g)
+			} else {
+				last[g] = id
+			}
+		}
+		for _, id := range sh {
+			handed[id]++
+			g := group[id]
+			if g == "" {
+				continue
+			}
+			// A claim hands all its items of a group in one share; the
+			// next claim may hand the group's later items elsewhere. (A
+			// claim that fits one share is not grouped: claimOf 0.)
+			gc := fmt.Sprintf("%s/%d", g, claimOf[id])
+			if j, ok := home[gc]; ok && j != i && claimOf[id] != 0 {
+				t.Errorf("group %s split between shares %v and %v of one claim", g, shares[j], sh)
+			}
+			home[gc] = i
+		}
+	}
+	for i := range 60 {
+		if id := fmt.Sprintf("i%02d", i); handed[id] != 1 {
+			t.Errorf("item %s handed %d times, want once", id, handed[id])
+		}
+	}
+
+	boom := errors.New("boom")
+	for i := range 20 {
+		schedule(t, db, "send", 100, fmt.Sprintf("late%02d", i))
+	}
+	job.Group = func(context.Context, []storage.DueItem) ([]string, error) { return nil, boom }
+	shares = nil
+	if _, err := storage.NewDue(db, clk, 0, job).Lease("n1", time.Minute).Workers(4).RunDue(ctx, clk.Now()); !errors.Is(err, boom) {
+		t.Errorf("RunDue with a failing Group = %v, want boom", err)
+	}
+	if len(shares) != 0 {
+		t.Errorf("a failing Group handed %v", shares)
+	}
+}
+
 // TestDueNext: the first item of the runner's own kinds, however far off;
 // the zero time when none is queued; another runner's kinds do not count.
 func TestDueNext(t *testing.T) {
