@@ -881,19 +881,25 @@ func (s *Service) accountsOf(ctx context.Context, items []storage.DueItem) ([]st
 		if err := storage.Prefetch(tx, transferRefs(make([]storage.Ref, 0, len(items)), items)...); err != nil {
 			return nil, err
 		}
-		out := make([]string, len(items))
-		for i, it := range items {
-			r, err := getTransfer(tx, it.ID)
-			switch {
-			case errors.Is(err, ErrTransferNotFound):
-			case err != nil:
-				return nil, err
-			default:
-				out[i] = r.AccountID
-			}
-		}
-		return out, nil
+		return debitedAccounts(tx, items)
 	})
+}
+
+// debitedAccounts returns the account each item's transfer debits, "" for
+// a transfer gone.
+func debitedAccounts(tx storage.Tx, items []storage.DueItem) ([]string, error) {
+	out := make([]string, len(items))
+	for i, it := range items {
+		r, err := getTransfer(tx, it.ID)
+		switch {
+		case errors.Is(err, ErrTransferNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			out[i] = r.AccountID
+		}
+	}
+	return out, nil
 }
 
 // checkPayouts settles due book transfers and asks the payout provider
@@ -959,16 +965,9 @@ func (s *Service) settle(ctx context.Context, now time.Time, items []storage.Due
 // store that locks what they touch (storage/postgres), which then wait
 // for each other instead of deadlocking.
 func byAccount(tx storage.Tx, items []storage.DueItem) ([]int, error) {
-	accounts := make([]string, len(items))
-	for i, it := range items {
-		r, err := getTransfer(tx, it.ID)
-		switch {
-		case errors.Is(err, ErrTransferNotFound):
-		case err != nil:
-			return nil, err
-		default:
-			accounts[i] = r.AccountID
-		}
+	accounts, err := debitedAccounts(tx, items)
+	if err != nil {
+		return nil, err
 	}
 	idx := make([]int, len(items))
 	for i := range idx {
