@@ -675,16 +675,8 @@ func (d *Due) runBatch(ctx context.Context, j DueJob, prefix []byte, asOf int64,
 		}
 		after = c.last
 		d.ran(j.Kind, c.items)
-		cut, err := d.shares(ctx, j, c.items, claim)
-		if err != nil {
-			// The items are leased: they wait for the lease, as after any
-			// failed job.
-			give(free)
-			fail(err)
-			break
-		}
 		shares := 0
-		for _, share := range cut {
+		for _, share := range cutShares(ctx, j, c.items, claim) {
 			shares++
 			if workers == 1 {
 				work(share)
@@ -710,29 +702,30 @@ func (d *Due) runBatch(ctx context.Context, j DueJob, prefix []byte, asOf int64,
 	return total, firstErr
 }
 
-// shares cuts a claim's items into shares of about claim items each, as
-// many as claim-sized shares would be (the runner took a worker for each),
-// keeping each of j.Group's groups in one share, or a larger group in
-// claim-sized parts: each group (part), in the order of its first item,
-// goes to the share with the fewest items so far, so a share may pass
-// claim by part of a group. Items keep their order within a group.
-func (d *Due) shares(ctx context.Context, j DueJob, items []DueItem, claim int) ([][]DueItem, error) {
+// cutShares cuts a claim's items into shares of about claim items each,
+// as many as claim-sized shares would be (the runner took a worker for
+// each), keeping each of j.Group's groups in one share, or a larger group
+// in claim-sized parts: each group (part), in the order of its first
+// item, goes to the share with the fewest items so far, so a share may
+// pass claim by part of a group. Items keep their order within a group.
+// Without a Group, or when it fails (its read would fail the job too, which
+// reports it), the shares are cut in order.
+func cutShares(ctx context.Context, j DueJob, items []DueItem, claim int) [][]DueItem {
 	k := (len(items) + claim - 1) / claim
 	out := make([][]DueItem, 0, k)
-	if j.Group == nil || k <= 1 {
+	var names []string
+	if j.Group != nil && k > 1 {
+		if n, err := j.Group(ctx, items); err == nil && len(n) == len(items) {
+			names = n
+		}
+	}
+	if names == nil {
 		for len(items) > 0 {
 			n := min(claim, len(items))
 			out = append(out, items[:n:n])
 			items = items[n:]
 		}
-		return out, nil
-	}
-	names, err := j.Group(ctx, items)
-	if err != nil {
-		return nil, err
-	}
-	if len(names) != len(items) {
-		return nil, fmt.Errorf("storage: due job %q grouped %d items of %d", j.Kind, len(names), len(items))
+		return out
 	}
 	var order []string
 	groups := map[string][]DueItem{}
@@ -761,7 +754,7 @@ func (d *Due) shares(ctx context.Context, j DueJob, items []DueItem, claim int) 
 			out[least] = append(out[least], part...)
 		}
 	}
-	return slices.DeleteFunc(out, func(sh []DueItem) bool { return len(sh) == 0 }), nil
+	return slices.DeleteFunc(out, func(sh []DueItem) bool { return len(sh) == 0 })
 }
 
 // claimed is what one claim read: the items leased, and the key of the

@@ -577,8 +577,8 @@ func TestDueWorkersOrder(t *testing.T) {
 // TestDueGroups: with DueJob.Group, the shares a runner works on at once
 // keep each group's items together, in their order, the shares are no
 // more than claim-sized shares would be, an unnamed item is a group of its
-// own, and every item is handed once; a Group error is RunDue's and hands
-// nothing. (A claim that fits one share is not grouped.)
+// own, and every item is handed once; a Group that fails leaves the
+// shares in order. (A claim that fits one share is not grouped.)
 func TestDueGroups(t *testing.T) {
 	ctx := context.Background()
 	db := memory.New()
@@ -665,17 +665,24 @@ func TestDueGroups(t *testing.T) {
 		}
 	}
 
-	boom := errors.New("boom")
-	for i := range 20 {
-		schedule(t, db, "send", 100, fmt.Sprintf("late%02d", i))
-	}
-	job.Group = func(context.Context, []storage.DueItem) ([]string, error) { return nil, boom }
-	shares = nil
-	if _, err := storage.NewDue(db, clk, 0, job).Lease("n1", time.Minute).Workers(4).RunDue(ctx, clk.Now()); !errors.Is(err, boom) {
-		t.Errorf("RunDue with a failing Group = %v, want boom", err)
-	}
-	if len(shares) != 0 {
-		t.Errorf("a failing Group handed %v", shares)
+	// A Group that fails (or names too few) leaves the shares in order.
+	for _, bad := range []func(context.Context, []storage.DueItem) ([]string, error){
+		func(context.Context, []storage.DueItem) ([]string, error) { return nil, errors.New("boom") },
+		func(context.Context, []storage.DueItem) ([]string, error) { return []string{"g"}, nil },
+	} {
+		for i := range 20 {
+			schedule(t, db, "send", 100, fmt.Sprintf("late%02d", i))
+		}
+		job.Group = bad
+		shares = nil
+		if n, err := storage.NewDue(db, clk, 0, job).Lease("n1", time.Minute).Workers(4).RunDue(ctx, clk.Now()); n != 20 || err != nil {
+			t.Errorf("RunDue with a bad Group = %d, %v; want 20", n, err)
+		}
+		for _, sh := range shares {
+			if !slices.IsSorted(sh) || len(sh) > 8 {
+				t.Errorf("a bad Group's share %v: want claim-sized, in order", sh)
+			}
+		}
 	}
 }
 
