@@ -156,6 +156,11 @@ func (Gate) CanOpenAccount(tx storage.Tx, entityID string) error {
 	return approved(tx, entityID)
 }
 
+// GateRefs is the key CanMoveMoney reads first (ledger.GateReads).
+func (Gate) GateRefs(entityID string) []storage.Ref {
+	return []storage.Ref{{Bucket: bucketEntities, Key: gateKey(entityID)}}
+}
+
 // CanMoveMoney returns nil when the entity exists and is approved,
 // ErrEntityNotFound when it does not exist, ErrEntitySuspended when it is
 // suspended (it can still read) and ErrEntityNotApproved otherwise.

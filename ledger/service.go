@@ -46,6 +46,23 @@ type EntityGate interface {
 	CanMoveMoney(tx storage.Tx, entityID string) error
 }
 
+// GateReads is an optional interface an EntityGate may implement: the
+// keys CanMoveMoney reads for entityID, so that a transaction that will
+// ask can read them with the rest of what it prefetches (storage.Prefetch)
+// instead of in a round trip of their own.
+type GateReads interface {
+	GateRefs(entityID string) []storage.Ref
+}
+
+// GateRefs returns the keys the gate reads to let entityID move money
+// (GateReads), none when the gate does not say.
+func (s *Service) GateRefs(entityID string) []storage.Ref {
+	if g, ok := s.gate.(GateReads); ok && entityID != "" {
+		return g.GateRefs(entityID)
+	}
+	return nil
+}
+
 // Options are the Service's optional dependencies. The zero value, and a
 // nil *Options, use the documented defaults.
 type Options struct {

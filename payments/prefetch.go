@@ -30,8 +30,8 @@ func prefetchTransfer(tx storage.Tx, id string, in NewTransfer) error {
 }
 
 // prefetchPayee reads, once the payment detail d is, its counterparty and,
-// for a book transfer, the receiving account's service BAN.
-func prefetchPayee(tx storage.Tx, d *detailFields, paymentType string) error {
+// for a book transfer, the receiving account's service BAN, with more.
+func prefetchPayee(tx storage.Tx, d *detailFields, paymentType string, more ...storage.Ref) error {
 	if !storage.Prefetching(tx) {
 		return nil
 	}
@@ -39,7 +39,8 @@ func prefetchPayee(tx storage.Tx, d *detailFields, paymentType string) error {
 	if paymentType == BookTransfer && d.PaymentMethod == BookTransfer && ledger.ValidServiceBAN(d.AccountNumber) {
 		rs.BANs = []string{d.AccountNumber}
 	}
-	return storage.Prefetch(tx, append(rs.Refs(), storage.Ref{Bucket: bucketHot, Key: hotCounterpartyKey(d.CounterpartyID)})...)
+	refs := append(rs.Refs(), storage.Ref{Bucket: bucketHot, Key: hotCounterpartyKey(d.CounterpartyID)})
+	return storage.Prefetch(tx, append(refs, more...)...)
 }
 
 // prefetchPayouts reads what applying items reads, on a store where each
