@@ -43,6 +43,10 @@ import (
 	"github.com/corebank/corebank/webhooks"
 )
 
+// The webhooks' fan-out reads an event's ancestors from the entities' gate
+// records (entities.Gate.AncestorsTx).
+var _ webhooks.Ancestry = entities.Gate{}
+
 // DefaultDueWorkers is Options.DueWorkers' default. On PostgreSQL a node
 // runs its transactions at once, and a claim of 16 book transfers costs
 // about 16 round trips per transfer: through a 1 ms round trip, with 64

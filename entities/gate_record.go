@@ -63,6 +63,20 @@ func (g gateView) hasAncestor(id string) (bool, error) {
 	return false, d.Err
 }
 
+// ancestorIDs returns the record's ancestors, nil for none.
+func (g gateView) ancestorIDs() ([]string, error) {
+	d := storage.Decoder{B: g.ancestors}
+	n := d.Uvarint()
+	if n == 0 || d.Err != nil {
+		return nil, d.Err
+	}
+	out := make([]string, 0, min(n, 64))
+	for ; n > 0 && d.Err == nil; n-- {
+		out = append(out, d.Str())
+	}
+	return out, d.Err
+}
+
 // getGate reads the gate record of entity id, falling back to the JSON
 // record in a store that has none. It returns ErrEntityNotFound.
 func getGate(tx storage.Tx, id string) (gateView, error) {

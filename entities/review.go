@@ -2,6 +2,7 @@ package entities
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/corebank/corebank"
@@ -186,6 +187,22 @@ func approved(tx storage.Tx, entityID string) error {
 // (scope.Tree); an unknown id lies in no tree.
 func (Gate) InTreeTx(tx storage.Tx, ancestorID, id string) (bool, error) {
 	return inTree(tx, ancestorID, id)
+}
+
+// AncestorsTx returns id's ancestors from its gate record (webhooks
+// Ancestry), nil for a root or an unknown entity. Without it the webhooks'
+// fan-out found an event's ancestors by walking every entity that owns a
+// webhook and asking InTreeTx of each: a whole-bucket scan per event,
+// which on PostgreSQL locks the bucket of webhook owners exclusively, so
+// every node's ingest and every webhook created waited for each other.
+func (Gate) AncestorsTx(tx storage.Tx, id string) ([]string, error) {
+	rec, err := getGate(tx, id)
+	if errors.Is(err, ErrEntityNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return rec.ancestorIDs()
 }
 
 // CanOpenAccount is Gate.CanOpenAccount.

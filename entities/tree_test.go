@@ -2,6 +2,7 @@ package entities_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/corebank/corebank"
@@ -54,6 +55,31 @@ func TestInTree(t *testing.T) {
 	}
 	if got, _ := e.s.GetEntity(ctx, sys, "", a11); string(got.ParentEntity) != a1 || got.IsRoot {
 		t.Errorf("a11 parent = %q is_root %v; want %q false", got.ParentEntity, got.IsRoot, a1)
+	}
+}
+
+// TestAncestors: the gate lists an entity's ancestors, root first, for
+// the webhooks' fan-out (webhooks.Ancestry); none for the root, an
+// unknown entity or none at all.
+func TestAncestors(t *testing.T) {
+	e := newEnv(t)
+	root := e.root.EntityID
+	a, a1, a11, b := tree(t, e)
+	for _, c := range []struct {
+		id   string
+		want []string
+	}{
+		{a11, []string{root, a, a1}},
+		{a1, []string{root, a}},
+		{b, []string{root}},
+		{root, nil},
+		{"01HZZZZZZZZZZZZZZZZZZZZZZZ", nil},
+		{"", nil},
+	} {
+		got, err := storage.View(ctx, e.db, func(tx storage.Tx) ([]string, error) { return entities.Gate{}.AncestorsTx(tx, c.id) })
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("AncestorsTx(%q) = %q, %v; want %q", c.id, got, err, c.want)
+		}
 	}
 }
 
