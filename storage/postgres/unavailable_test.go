@@ -81,17 +81,8 @@ func TestConnectionsTerminated(t *testing.T) {
 func TestStatementTimeout(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
-	db, err := postgres.Open(ctx, dsn, &postgres.Options{PoolSize: 1, StatementTimeout: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	other, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close(ctx)
-	otx, err := other.Begin(ctx)
+	db := openAt(t, dsn, &postgres.Options{PoolSize: 1, StatementTimeout: 200 * time.Millisecond})
+	otx, err := connect(t, dsn).Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
