@@ -45,15 +45,9 @@ func TestAdminFlags(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("DATABASE_URL", "")
-			c, err := parseFlags(append([]string{"-memory"}, tt.args...), io.Discard)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("parseFlags(%q) = %v, want an error containing %q", tt.args, err, tt.wantErr)
-				}
+			c, ok := parsed(t, append([]string{"-memory"}, tt.args...), tt.wantErr)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatalf("parseFlags(%q): %v", tt.args, err)
 			}
 			if c.adminAddr != tt.addr {
 				t.Errorf("adminAddr = %q, want %q", c.adminAddr, tt.addr)

@@ -36,15 +36,9 @@ func TestPostgresFlags(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("DATABASE_URL", tt.env)
 			t.Setenv("COREBANK_SECRET_KEY", "")
-			c, err := parseFlags(tt.args, io.Discard)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("parseFlags(%q) = %v, want an error containing %q", tt.args, err, tt.wantErr)
-				}
+			c, ok := parsed(t, tt.args, tt.wantErr)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatalf("parseFlags(%q): %v", tt.args, err)
 			}
 			if c.dsn != tt.dsn {
 				t.Errorf("dsn = %q, want %q", c.dsn, tt.dsn)
@@ -158,4 +152,21 @@ func TestStoreFlagConflicts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// parsed runs parseFlags on args and checks its error: one containing
+// wantErr, and then ok is false, or none when wantErr is "".
+func parsed(t *testing.T, args []string, wantErr string) (c *config, ok bool) {
+	t.Helper()
+	c, err := parseFlags(args, io.Discard)
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("parseFlags(%q) = %v, want an error containing %q", args, err, wantErr)
+		}
+		return nil, false
+	}
+	if err != nil {
+		t.Fatalf("parseFlags(%q): %v", args, err)
+	}
+	return c, true
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"io"
-	"strings"
 	"testing"
 	"time"
 
@@ -44,15 +42,9 @@ func TestRateLimitFlags(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("DATABASE_URL", "")
-			c, err := parseFlags(append([]string{"-memory"}, tt.args...), io.Discard)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("parseFlags(%q) = %v, want an error containing %q", tt.args, err, tt.wantErr)
-				}
+			c, ok := parsed(t, append([]string{"-memory"}, tt.args...), tt.wantErr)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatalf("parseFlags(%q): %v", tt.args, err)
 			}
 			if diff := cmp.Diff([2]httpapi.Rate{tt.rate, tt.authFail}, [2]httpapi.Rate{c.rateLimit, c.authFailLimit}); diff != "" {
 				t.Errorf("[-rate-limit, -auth-fail-limit] (-want +got):\n%s", diff)
