@@ -196,13 +196,16 @@ func (r *transferRecord) view() *Transfer {
 const dueTransfer = "payments.transfer"
 
 // schedule moves the transfer's payout check to at (Unix ms, at least 1,
-// since 0 means none).
+// since 0 means none), in the group of the account it debits: its
+// settlement locks that account's balance, and with it every later
+// transfer of the account waits, so the due runner keeps an account's
+// checks out of shares settled at once (storage.DueItem.Group).
 func schedule(tx storage.Tx, r *transferRecord, at int64) error {
 	if err := unschedule(tx, r); err != nil {
 		return err
 	}
 	r.DueAt = max(at, 1)
-	return storage.Schedule(tx, dueTransfer, r.DueAt, r.ID)
+	return storage.ScheduleGroup(tx, dueTransfer, r.DueAt, r.ID, r.AccountID)
 }
 
 // unschedule removes the transfer's payout check.
@@ -871,24 +874,10 @@ func (s *Service) DueJobs() []storage.DueJob {
 	return []storage.DueJob{
 		{Kind: dueQuote, Tx: expireQuoteTx},
 		// A claim of 16 checks settles well within a lease even when the
-		// provider is slow to answer. Shares settled at once keep each
-		// account's transfers together (accountsOf).
-		{Kind: dueTransfer, Batch: s.checkPayouts, Claim: 16, Group: s.accountsOf},
+		// provider is slow to answer. Each check is scheduled in the group
+		// of the account it debits (schedule).
+		{Kind: dueTransfer, Batch: s.checkPayouts, Claim: 16},
 	}
-}
-
-// accountsOf names the account each due transfer debits (storage.DueJob
-// Group), read in one View: its settlement locks that account's balance,
-// and with it every later transfer of the account waits, so two shares
-// settled at once must not both hold some of an account's transfers. A
-// transfer gone names none.
-func (s *Service) accountsOf(ctx context.Context, items []storage.DueItem) ([]string, error) {
-	return storage.View(ctx, s.db, func(tx storage.Tx) ([]string, error) {
-		if err := storage.Prefetch(tx, transferRefs(make([]storage.Ref, 0, len(items)), items)...); err != nil {
-			return nil, err
-		}
-		return debitedAccounts(tx, items)
-	})
 }
 
 // debitedAccounts returns the account each item's transfer debits, "" for

@@ -34,7 +34,14 @@ func dueKey(kind string, at int64, id string) []byte {
 // Schedule records, in tx, that item id of kind falls due at at (Unix
 // milliseconds). Scheduling the same (kind, at, id) twice stores it once.
 func Schedule(tx Tx, kind string, at int64, id string) error {
-	return tx.Put(BucketDue, dueKey(kind, at, id), []byte{})
+	return ScheduleGroup(tx, kind, at, id, "")
+}
+
+// ScheduleGroup is Schedule for an item of a group (DueItem.Group): for a
+// settlement, the account it moves money on. The group is the item's
+// value in BucketDue.
+func ScheduleGroup(tx Tx, kind string, at int64, id, group string) error {
+	return tx.Put(BucketDue, dueKey(kind, at, id), []byte(group))
 }
 
 // Unschedule removes the item Schedule recorded, and any lease on it;
@@ -156,6 +163,11 @@ func Release(ctx context.Context, db Backend, kind string, items []DueItem) erro
 type DueItem struct {
 	At int64 // Unix milliseconds
 	ID string
+	// Group is the group ScheduleGroup named, "" for none. A runner keeps
+	// a group's items out of its claims while a share of it holds some
+	// (see runBatch), and cuts each claim into shares that keep a group
+	// together (cutShares).
+	Group string
 	// Lease is the lease this runner holds on the item when it is handed
 	// to a Batch job; zero for a Tx job, whose transaction is its claim.
 	Lease DueLease
@@ -184,16 +196,6 @@ type DueJob struct {
 	// the runner's batch size): few enough that the job settles them all
 	// well within the lease.
 	Claim int
-	// Group, for a Batch job, names each item's group (for a settlement,
-	// the account it moves money on); nil for none. The runner then cuts
-	// each claim into shares that keep a group's items together, in their
-	// order, so that the shares it works on at once do not lock what
-	// another one holds: cut in time order, a busy account's items fell
-	// in several shares, each waiting for the other's transaction, and
-	// chains of such waits made a share of 16 take 0.7 s instead of 0.1 s
-	// (bank TestPostgresLoad, two nodes). An item Group leaves unnamed
-	// ("") is a group of its own.
-	Group func(ctx context.Context, items []DueItem) ([]string, error)
 	// Workers, for a Batch job, caps how many of its claims one runner
 	// works on at once (0: the runner's Workers). 1 keeps a job whose own
 	// concurrency is bounded elsewhere (the webhooks' attempts share one
@@ -266,6 +268,9 @@ type Due struct {
 	// RunDue calls of one runner never hand a job the same item at once.
 	claimMu sync.Mutex
 	busy    map[busyItem]bool
+	// groups counts, per kind and group, the items of that group in the
+	// shares this runner's Batch jobs are working on.
+	groups map[busyItem]int
 }
 
 // busyItem names an item a runner's Batch job is working on.
@@ -293,7 +298,7 @@ func NewDue(db Backend, clk clock.Clock, batch int, jobs ...DueJob) *Due {
 	if clk == nil {
 		clk = clock.New()
 	}
-	d := &Due{db: db, clock: clk, batch: batch, node: NewNodeID(), lease: DefaultDueLease, leaseClock: clk, workers: 1, busy: map[busyItem]bool{}}
+	d := &Due{db: db, clock: clk, batch: batch, node: NewNodeID(), lease: DefaultDueLease, leaseClock: clk, workers: 1, busy: map[busyItem]bool{}, groups: map[busyItem]int{}}
 	d.Add(jobs...)
 	return d
 }
@@ -604,6 +609,12 @@ func (d *Due) runBatch(ctx context.Context, j DueJob, prefix []byte, asOf int64,
 		d.claimMu.Lock()
 		for _, it := range items {
 			delete(d.busy, busyItem{j.Kind, it.At, it.ID})
+			if it.Group != "" {
+				g := busyItem{kind: j.Kind, id: it.Group}
+				if d.groups[g]--; d.groups[g] <= 0 {
+					delete(d.groups, g)
+				}
+			}
 		}
 		d.claimMu.Unlock()
 		mu.Lock()
@@ -619,107 +630,124 @@ func (d *Due) runBatch(ctx context.Context, j DueJob, prefix []byte, asOf int64,
 	// later time still at or before asOf is handled again when the walk
 	// reaches it.
 	var after []byte
-	for {
-		slots <- struct{}{}
-		// One claim for every worker free now, each handed its share: the
-		// claims of a node take turns (claimMu), and under load, when
-		// every round trip waits, one at a time per share would bound
-		// the whole node's pace.
-		free := 1
-		for free < workers {
-			select {
-			case slots <- struct{}{}:
-				free++
-				continue
-			default:
+	// A claim passes over the items of a group that a share in flight
+	// holds: the two shares would lock the same account, the later one
+	// waiting for the earlier one's transaction with all its own locks
+	// held, and across 32 shares in flight (4 nodes) such waits chained
+	// until settlement fell seconds behind acceptance. A group passed over
+	// stays so for the rest of the walk, so that its items are handed in
+	// their order, and the walk goes round again, from the oldest item,
+	// once its shares are done.
+	passed := map[string]bool{}
+	for pass := 1; ; pass++ {
+	walk:
+		for {
+			slots <- struct{}{}
+			// One claim for every worker free now, each handed its share: the
+			// claims of a node take turns (claimMu), and under load, when
+			// every round trip waits, one at a time per share would bound
+			// the whole node's pace.
+			free := 1
+			for free < workers {
+				select {
+				case slots <- struct{}{}:
+					free++
+					continue
+				default:
+				}
+				break
 			}
-			break
-		}
-		give := func(n int) {
-			for range n {
-				<-slots
+			give := func(n int) {
+				for range n {
+					<-slots
+				}
 			}
-		}
-		if failed() {
-			give(free)
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			give(free)
-			fail(err)
-			break
-		}
-		if after == nil && oldest != nil {
-			*lag = lagOf(d.clock.Now(), *oldest)
-		} else if after == nil {
-			// A read first: most runs find nothing due, and need no write.
-			seen, err := View(ctx, d.db, func(tx Tx) ([]DueItem, error) {
-				return d.scan(tx, prefix, after, asOf, 1)
-			})
-			if err != nil || len(seen) == 0 {
+			if failed() {
+				give(free)
+				break
+			}
+			if err := ctx.Err(); err != nil {
+				give(free)
+				fail(err)
+				break
+			}
+			if after == nil && oldest != nil {
+				*lag = lagOf(d.clock.Now(), *oldest)
+			} else if after == nil {
+				// A read first: most runs find nothing due, and need no write.
+				seen, err := View(ctx, d.db, func(tx Tx) ([]DueItem, error) {
+					return d.scan(tx, prefix, after, asOf, 1)
+				})
+				if err != nil || len(seen) == 0 {
+					give(free)
+					if err != nil {
+						fail(err)
+					}
+					break
+				}
+				*lag = lagOf(d.clock.Now(), seen[0])
+			}
+			c, err := d.claim(ctx, j.Kind, prefix, after, asOf, free*claim, passed)
+			if err != nil || c.last == nil {
 				give(free)
 				if err != nil {
 					fail(err)
 				}
 				break
 			}
-			*lag = lagOf(d.clock.Now(), seen[0])
-		}
-		c, err := d.claim(ctx, j.Kind, prefix, after, asOf, free*claim)
-		if err != nil || c.last == nil {
-			give(free)
-			if err != nil {
-				fail(err)
+			after = c.last
+			d.ran(j.Kind, c.items)
+			shares := 0
+			for _, share := range cutShares(c.items, claim) {
+				shares++
+				if workers == 1 {
+					work(share)
+					continue
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer func() { <-slots }()
+					work(share)
+				}()
 			}
-			break
-		}
-		after = c.last
-		d.ran(j.Kind, c.items)
-		shares := 0
-		for _, share := range cutShares(ctx, j, c.items, claim) {
-			shares++
 			if workers == 1 {
-				work(share)
-				continue
+				give(free)
+			} else {
+				give(free - shares)
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer func() { <-slots }()
-				work(share)
-			}()
+			if c.ended {
+				break walk
+			}
 		}
-		if workers == 1 {
-			give(free)
-		} else {
-			give(free - shares)
+		wg.Wait()
+		if len(passed) == 0 || failed() || pass == groupPasses {
+			return total, firstErr
 		}
-		if c.ended {
-			break
-		}
+		after = nil
+		clear(passed)
 	}
-	wg.Wait()
-	return total, firstErr
 }
+
+// groupPasses bounds the walks of one runBatch: a walk that passed over
+// busy groups' items is followed by another once its shares are done, in
+// which only another RunDue's shares can still hold a group.
+const groupPasses = 4
 
 // cutShares cuts a claim's items into shares of about claim items each,
 // as many as claim-sized shares would be (the runner took a worker for
-// each), keeping each of j.Group's groups in one share, or a larger group
+// each), keeping each group (DueItem.Group) in one share, or a larger group
 // in claim-sized parts: each group (part), in the order of its first
 // item, goes to the share with the fewest items so far, so a share may
-// pass claim by part of a group. Items keep their order within a group.
-// Without a Group, or when it fails (its read would fail the job too, which
-// reports it), the shares are cut in order.
-func cutShares(ctx context.Context, j DueJob, items []DueItem, claim int) [][]DueItem {
+// pass claim by part of a group. Items keep their order within a group;
+// an item of no group is a group of its own. Shares cut in time order
+// put a busy account's items in several shares, each waiting for the
+// other's transaction, and chains of such waits made a share of 16 take
+// 0.7 s instead of 0.1 s (bank TestPostgresLoad, two nodes).
+func cutShares(items []DueItem, claim int) [][]DueItem {
 	k := (len(items) + claim - 1) / claim
 	out := make([][]DueItem, 0, k)
-	var names []string
-	if j.Group != nil && k > 1 {
-		if n, err := j.Group(ctx, items); err == nil && len(n) == len(items) {
-			names = n
-		}
-	}
-	if names == nil {
+	if k <= 1 || !slices.ContainsFunc(items, func(it DueItem) bool { return it.Group != "" }) {
 		for len(items) > 0 {
 			n := min(claim, len(items))
 			out = append(out, items[:n:n])
@@ -730,7 +758,7 @@ func cutShares(ctx context.Context, j DueJob, items []DueItem, claim int) [][]Du
 	var order []string
 	groups := map[string][]DueItem{}
 	for i, it := range items {
-		g := names[i]
+		g := it.Group
 		if g == "" {
 			g = "\x00" + strconv.Itoa(i) // a group of its own
 		}
@@ -769,11 +797,13 @@ type claimed struct {
 
 // claim leases to this runner up to limit items of kind due at or before
 // asOf after the key after: each that no other node holds under a live
-// lease and no RunDue of this runner is working on. The items stay busy
-// until the caller clears them.
-func (d *Due) claim(ctx context.Context, kind string, prefix, after []byte, asOf int64, limit int) (claimed, error) {
+// lease, no RunDue of this runner is working on, and whose group is
+// neither in passed nor in a share this runner works on (such a group
+// goes into passed). The items stay busy until the caller clears them.
+func (d *Due) claim(ctx context.Context, kind string, prefix, after []byte, asOf int64, limit int, passed map[string]bool) (claimed, error) {
 	d.claimMu.Lock()
 	defer d.claimMu.Unlock()
+	var pass []string // the groups passed over, by the run that commits
 	c, err := Update(ctx, d.db, func(tx Tx) (claimed, error) {
 		items, err := d.scan(tx, prefix, after, asOf, limit)
 		if err != nil || len(items) == 0 {
@@ -782,6 +812,7 @@ func (d *Due) claim(ctx context.Context, kind string, prefix, after []byte, asOf
 		now := d.leaseClock.Now().UnixMilli()
 		lease := DueLease{Node: d.node, Until: now + d.lease.Milliseconds(), Instance: d.instance}
 		c := claimed{last: dueKey(kind, items[len(items)-1].At, items[len(items)-1].ID), ended: len(items) < limit}
+		pass = pass[:0]
 		refs := make([]Ref, 0, len(items))
 		for _, it := range items {
 			refs = append(refs, LeaseRef(kind, it))
@@ -791,6 +822,10 @@ func (d *Due) claim(ctx context.Context, kind string, prefix, after []byte, asOf
 		}
 		for _, it := range items {
 			if d.busy[busyItem{kind, it.At, it.ID}] {
+				continue
+			}
+			if it.Group != "" && (passed[it.Group] || d.groups[busyItem{kind: kind, id: it.Group}] > 0) {
+				pass = append(pass, it.Group)
 				continue
 			}
 			k := dueKey(kind, it.At, it.ID)
@@ -816,10 +851,19 @@ func (d *Due) claim(ctx context.Context, kind string, prefix, after []byte, asOf
 		}
 		return c, nil
 	})
+	if err != nil {
+		return c, err
+	}
+	for _, g := range pass {
+		passed[g] = true
+	}
 	for _, it := range c.items {
 		d.busy[busyItem{kind, it.At, it.ID}] = true
+		if it.Group != "" {
+			d.groups[busyItem{kind: kind, id: it.Group}]++
+		}
 	}
-	return c, err
+	return c, nil
 }
 
 // lagOf is how late it is at now for it.
@@ -832,7 +876,7 @@ func lagOf(now time.Time, it DueItem) time.Duration {
 func (d *Due) scan(tx Tx, prefix, after []byte, asOf int64, limit int) ([]DueItem, error) {
 	var items []DueItem
 	// A queue: an item scheduled while a claim runs is the next claim's.
-	err := tx.Scan(BucketDue, ScanOptions{Prefix: prefix, After: after, Limit: limit, Queue: true}, func(k, _ []byte) error {
+	err := tx.Scan(BucketDue, ScanOptions{Prefix: prefix, After: after, Limit: limit, Queue: true}, func(k, v []byte) error {
 		rest := k[len(prefix):]
 		at, err := Uint64(rest)
 		if err != nil {
@@ -841,7 +885,7 @@ func (d *Due) scan(tx Tx, prefix, after []byte, asOf int64, limit int) ([]DueIte
 		if int64(at) > asOf {
 			return ErrStop
 		}
-		items = append(items, DueItem{At: int64(at), ID: string(rest[8:])})
+		items = append(items, DueItem{At: int64(at), ID: string(rest[8:]), Group: string(v)})
 		return nil
 	})
 	return items, err

@@ -574,49 +574,65 @@ func TestDueWorkersOrder(t *testing.T) {
 	}
 }
 
-// TestDueGroups: with DueJob.Group, the shares a runner works on at once
-// keep each group's items together, in their order, the shares are no
-// more than claim-sized shares would be, an unnamed item is a group of its
-// own, and every item is handed once; a Group that fails leaves the
-// shares in order. (A claim that fits one share is not grouped.)
+// TestDueGroups: items scheduled in groups (ScheduleGroup). The shares a
+// runner works on at once never hold items of one group: a claim keeps a
+// group's items in one share, and passes over a group that a share in
+// flight holds, until the walk goes round again. Each group's items are
+// handed in their order, no more shares are cut than claim-sized shares
+// would be, every item is handed once within one RunDue, and items of no
+// group are cut in order.
 func TestDueGroups(t *testing.T) {
 	ctx := context.Background()
 	db := memory.New()
 	clk := clock.NewMock()
 	clk.Set(time.UnixMilli(1_000_000))
-	// 60 items of 7 groups (g0..g5, and unnamed ones), interleaved in time
-	// as the transfers of busy accounts are.
+	// 60 items of 7 groups (g0..g5, and none), interleaved in time as the
+	// transfers of busy accounts are.
 	group := map[string]string{}
-	for i := range 60 {
-		id := fmt.Sprintf("i%02d", i)
-		schedule(t, db, "send", int64(i+1), id)
-		if i%7 != 6 {
-			group[id] = fmt.Sprintf("g%d", i%7)
+	err := db.Update(ctx, func(tx storage.Tx) error {
+		for i := range 60 {
+			id := fmt.Sprintf("i%02d", i)
+			if i%7 != 6 {
+				group[id] = fmt.Sprintf("g%d", i%7)
+			}
+			if err := storage.ScheduleGroup(tx, "send", int64(i+1), id, group[id]); err != nil {
+				return err
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	var shares [][]string
-	claimOf := map[string]int{} // item -> the Group call (claim) it came in
-	calls := 0
+	holding := map[string]int{} // group -> shares in flight holding it
 	job := storage.DueJob{Kind: "send", Claim: 8,
-		Group: func(_ context.Context, items []storage.DueItem) ([]string, error) {
-			mu.Lock()
-			calls++
-			out := make([]string, len(items))
-			for i, it := range items {
-				out[i] = group[it.ID]
-				claimOf[it.ID] = calls
-			}
-			mu.Unlock()
-			return out, nil
-		},
 		Batch: func(ctx context.Context, _ time.Time, items []storage.DueItem) (int, error) {
 			var ids []string
+			mu.Lock()
 			for _, it := range items {
 				ids = append(ids, it.ID)
+				if it.Group != group[it.ID] {
+					t.Errorf("item %s comes in group %q, scheduled in %q", it.ID, it.Group, group[it.ID])
+				}
 			}
-			mu.Lock()
 			shares = append(shares, ids)
+			mine := map[string]bool{}
+			for _, it := range items {
+				if it.Group != "" && !mine[it.Group] {
+					mine[it.Group] = true
+					if holding[it.Group]++; holding[it.Group] > 1 {
+						t.Errorf("share %v holds group %s while another share does", ids, it.Group)
+					}
+				}
+			}
+			mu.Unlock()
+			time.Sleep(time.Millisecond) // let the other shares overlap
+			mu.Lock()
+			for g := range mine {
+				holding[g]--
+			}
 			mu.Unlock()
 			done, err := settleLeased(ctx, db, items)
 			return len(done), err
@@ -625,38 +641,20 @@ func TestDueGroups(t *testing.T) {
 	if n, err := d.RunDue(ctx, clk.Now()); n != 60 || err != nil {
 		t.Fatalf("RunDue = %d, %v; want 60", n, err)
 	}
-	if calls == 0 {
-		t.Fatal("no claim took more than a share's items")
-	}
-	// No more shares than claim-sized shares would be.
-	if len(shares) > 60/8+calls {
-		t.Errorf("%d shares for 60 items in shares of 8: %v", len(shares), shares)
-	}
 	handed := map[string]int{}
-	home := map[string]int{} // group -> share
-	for i, sh := range shares {
-		last := map[string]string{} // group -> its last item in sh
-		for _, id := range sh {
-			if g := group[id]; g != "" && last[g] > id {
-				t.Errorf("share %v hands group %s out of order", sh, g)
-			} else {
-				last[g] = id
-			}
+	last := map[string]string{} // group -> the last item handed
+	for _, sh := range shares {
+		if len(sh) > 16 {
+			t.Errorf("share %v: more than a claim's worth of one group", sh)
 		}
 		for _, id := range sh {
 			handed[id]++
-			g := group[id]
-			if g == "" {
-				continue
+			if g := group[id]; g != "" {
+				if last[g] > id {
+					t.Errorf("group %s: %s handed after %s", g, id, last[g])
+				}
+				last[g] = id
 			}
-			// A claim hands all its items of a group in one share; the
-			// next claim may hand the group's later items elsewhere. (A
-			// claim that fits one share is not grouped: claimOf 0.)
-			gc := fmt.Sprintf("%s/%d", g, claimOf[id])
-			if j, ok := home[gc]; ok && j != i && claimOf[id] != 0 {
-				t.Errorf("group %s split between shares %v and %v of one claim", g, shares[j], sh)
-			}
-			home[gc] = i
 		}
 	}
 	for i := range 60 {
@@ -665,23 +663,17 @@ func TestDueGroups(t *testing.T) {
 		}
 	}
 
-	// A Group that fails (or names too few) leaves the shares in order.
-	for _, bad := range []func(context.Context, []storage.DueItem) ([]string, error){
-		func(context.Context, []storage.DueItem) ([]string, error) { return nil, errors.New("boom") },
-		func(context.Context, []storage.DueItem) ([]string, error) { return []string{"g"}, nil },
-	} {
-		for i := range 20 {
-			schedule(t, db, "send", 100, fmt.Sprintf("late%02d", i))
-		}
-		job.Group = bad
-		shares = nil
-		if n, err := storage.NewDue(db, clk, 0, job).Lease("n1", time.Minute).Workers(4).RunDue(ctx, clk.Now()); n != 20 || err != nil {
-			t.Errorf("RunDue with a bad Group = %d, %v; want 20", n, err)
-		}
-		for _, sh := range shares {
-			if !slices.IsSorted(sh) || len(sh) > 8 {
-				t.Errorf("a bad Group's share %v: want claim-sized, in order", sh)
-			}
+	// Items of no group go in claim-sized shares, in order.
+	for i := range 20 {
+		schedule(t, db, "send", 100, fmt.Sprintf("late%02d", i))
+	}
+	shares = nil
+	if n, err := d.RunDue(ctx, clk.Now()); n != 20 || err != nil {
+		t.Errorf("RunDue of items of no group = %d, %v; want 20", n, err)
+	}
+	for _, sh := range shares {
+		if !slices.IsSorted(sh) || len(sh) > 8 {
+			t.Errorf("a share of items of no group %v: want claim-sized, in order", sh)
 		}
 	}
 }
