@@ -75,9 +75,12 @@ func LoadJSON[T any](tx Tx, b Bucket, key []byte, notFound error) (*T, error) {
 	return v, nil
 }
 
-// PutJSON encodes v as JSON and stores it under key.
+// PutJSON encodes v as JSON and stores it under key, in the bytes
+// json.Marshal gives (see putjson_buffer.go for how).
 func PutJSON(tx Tx, b Bucket, key []byte, v any) error {
-	raw, err := json.Marshal(v)
+	e := jsonBuffers.Get().(*jsonBuffer)
+	defer e.release()
+	raw, err := e.marshal(v)
 	if err != nil {
 		return fmt.Errorf("storage: encode %s/%s: %w", b, key, err)
 	}
