@@ -268,9 +268,9 @@ type Due struct {
 	// RunDue calls of one runner never hand a job the same item at once.
 	claimMu sync.Mutex
 	busy    map[busyItem]bool
-	// groups counts, per kind and group, the items of that group in the
-	// shares this runner's Batch jobs are working on.
-	groups map[busyItem]int
+	// groups counts the items of each group in the shares this runner's
+	// Batch jobs are working on.
+	groups map[busyGroup]int
 }
 
 // busyItem names an item a runner's Batch job is working on.
@@ -279,6 +279,9 @@ type busyItem struct {
 	at   int64
 	id   string
 }
+
+// busyGroup names a group (DueItem.Group) of a kind.
+type busyGroup struct{ kind, group string }
 
 // NewNodeID returns a random node ID (16 hex digits), the identity a
 // runner writes into its leases.
@@ -298,7 +301,7 @@ func NewDue(db Backend, clk clock.Clock, batch int, jobs ...DueJob) *Due {
 	if clk == nil {
 		clk = clock.New()
 	}
-	d := &Due{db: db, clock: clk, batch: batch, node: NewNodeID(), lease: DefaultDueLease, leaseClock: clk, workers: 1, busy: map[busyItem]bool{}, groups: map[busyItem]int{}}
+	d := &Due{db: db, clock: clk, batch: batch, node: NewNodeID(), lease: DefaultDueLease, leaseClock: clk, workers: 1, busy: map[busyItem]bool{}, groups: map[busyGroup]int{}}
 	d.Add(jobs...)
 	return d
 }
@@ -610,7 +613,7 @@ func (d *Due) runBatch(ctx context.Context, j DueJob, prefix []byte, asOf int64,
 		for _, it := range items {
 			delete(d.busy, busyItem{j.Kind, it.At, it.ID})
 			if it.Group != "" {
-				g := busyItem{kind: j.Kind, id: it.Group}
+				g := busyGroup{j.Kind, it.Group}
 				if d.groups[g]--; d.groups[g] <= 0 {
 					delete(d.groups, g)
 				}
@@ -812,22 +815,25 @@ func (d *Due) claim(ctx context.Context, kind string, prefix, after []byte, asOf
 		now := d.leaseClock.Now().UnixMilli()
 		lease := DueLease{Node: d.node, Until: now + d.lease.Milliseconds(), Instance: d.instance}
 		c := claimed{last: dueKey(kind, items[len(items)-1].At, items[len(items)-1].ID), ended: len(items) < limit}
+		// The items this runner will not take are left out before their
+		// leases are read, which on PostgreSQL locks them.
 		pass = pass[:0]
+		takes := make([]DueItem, 0, len(items))
 		refs := make([]Ref, 0, len(items))
 		for _, it := range items {
-			refs = append(refs, LeaseRef(kind, it))
+			switch {
+			case d.busy[busyItem{kind, it.At, it.ID}]:
+			case it.Group != "" && (passed[it.Group] || d.groups[busyGroup{kind, it.Group}] > 0):
+				pass = append(pass, it.Group)
+			default:
+				takes = append(takes, it)
+				refs = append(refs, LeaseRef(kind, it))
+			}
 		}
 		if err := Prefetch(tx, refs...); err != nil {
 			return claimed{}, err
 		}
-		for _, it := range items {
-			if d.busy[busyItem{kind, it.At, it.ID}] {
-				continue
-			}
-			if it.Group != "" && (passed[it.Group] || d.groups[busyItem{kind: kind, id: it.Group}] > 0) {
-				pass = append(pass, it.Group)
-				continue
-			}
+		for _, it := range takes {
 			k := dueKey(kind, it.At, it.ID)
 			v, err := tx.Get(BucketDueLease, k)
 			switch {
@@ -860,7 +866,7 @@ func (d *Due) claim(ctx context.Context, kind string, prefix, after []byte, asOf
 	for _, it := range c.items {
 		d.busy[busyItem{kind, it.At, it.ID}] = true
 		if it.Group != "" {
-			d.groups[busyItem{kind: kind, id: it.Group}]++
+			d.groups[busyGroup{kind, it.Group}]++
 		}
 	}
 	return c, nil
