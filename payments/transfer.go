@@ -880,23 +880,6 @@ func (s *Service) DueJobs() []storage.DueJob {
 	}
 }
 
-// debitedAccounts returns the account each item's transfer debits, "" for
-// a transfer gone.
-func debitedAccounts(tx storage.Tx, items []storage.DueItem) ([]string, error) {
-	out := make([]string, len(items))
-	for i, it := range items {
-		r, err := getTransfer(tx, it.ID)
-		switch {
-		case errors.Is(err, ErrTransferNotFound):
-		case err != nil:
-			return nil, err
-		default:
-			out[i] = r.AccountID
-		}
-	}
-	return out, nil
-}
-
 // checkPayouts settles due book transfers and asks the payout provider
 // about each due payout, outside any transaction, then applies every
 // answer. The first transaction reads the claim's transfers and settles
@@ -960,9 +943,16 @@ func (s *Service) settle(ctx context.Context, now time.Time, items []storage.Due
 // store that locks what they touch (storage/postgres), which then wait
 // for each other instead of deadlocking.
 func byAccount(tx storage.Tx, items []storage.DueItem) ([]int, error) {
-	accounts, err := debitedAccounts(tx, items)
-	if err != nil {
-		return nil, err
+	accounts := make([]string, len(items))
+	for i, it := range items {
+		r, err := getTransfer(tx, it.ID)
+		switch {
+		case errors.Is(err, ErrTransferNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			accounts[i] = r.AccountID
+		}
 	}
 	idx := make([]int, len(items))
 	for i := range idx {
