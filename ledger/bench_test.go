@@ -84,15 +84,21 @@ func BenchmarkTwoPhaseTransfer(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "transfers/s")
 		})
 		b.Run(be.name+"/parallel16", func(b *testing.B) {
+			// 16 callers whatever GOMAXPROCS: RunParallel starts
+			// parallelism × GOMAXPROCS goroutines (more than 16 when
+			// GOMAXPROCS does not divide 16).
+			procs := runtime.GOMAXPROCS(0)
+			per := (16 + procs - 1) / procs
+			callers := per * procs
 			s := ledger.NewService(be.open(b), nil)
-			ids := benchAccounts(b, s, 32, 1<<50)
+			ids := benchAccounts(b, s, 2*callers, 1<<50)
 			var next atomic.Int64
 			b.ReportAllocs()
-			b.SetParallelism(16)
+			b.SetParallelism(per)
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				// Each caller moves between its own pair of accounts.
-				g := int(next.Add(1)-1) % 16
+				g := int(next.Add(1) - 1)
 				from, to := ids[2*g], ids[2*g+1]
 				for pb.Next() {
 					if err := twoPhase(s, from, to); err != nil {
