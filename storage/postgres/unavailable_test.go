@@ -45,10 +45,12 @@ func TestConnectionsTerminated(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close(ctx)
+		// At least the pool's one: a backend terminated before may still
+		// be listed while it exits, and terminating it again is harmless.
 		var n int
 		if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-			WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n); err != nil || n != 1 {
-			t.Fatalf("terminated %d backends: %v; want the pool's one", n, err)
+			WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n); err != nil || n < 1 {
+			t.Fatalf("terminated %d backends: %v; want the pool's", n, err)
 		}
 	}
 
