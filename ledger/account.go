@@ -532,6 +532,20 @@ func (s *Service) AccountRecordByServiceBANTx(tx storage.Tx, ban string) (*Accou
 	return accountRecord(tx, id)
 }
 
+// AccountRecordTx is account id's record without its balance (Balance is
+// zero), read in tx: see AccountRecordByServiceBANTx.
+func (s *Service) AccountRecordTx(tx storage.Tx, id string) (*Account, error) {
+	return accountRecord(tx, id)
+}
+
+// AccountIDByServiceBAN returns the ID of the account whose service BAN is
+// ban, read in tx. A service BAN names one account for good: it is
+// assigned when the account is opened and never changes or moves, also
+// after the account is deleted.
+func AccountIDByServiceBAN(tx storage.Tx, ban string) (string, error) {
+	return accountIDByBAN(tx, ban)
+}
+
 // accountRecord reads account id's record, without its balance.
 func accountRecord(tx storage.Tx, id string) (*Account, error) {
 	a, err := storage.LoadJSON[Account](tx, bucketAccounts, []byte(id), storage.ErrNotFound)

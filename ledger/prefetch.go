@@ -12,6 +12,8 @@ type Reads struct {
 	// Accounts are accounts whose record and balance it reads (a posting,
 	// a hold, GetAccountTx).
 	Accounts []string
+	// Records are accounts whose record alone it reads (AccountRecordTx).
+	Records []string
 	// Holds are holds it posts, voids or reads.
 	Holds []string
 	// Entries are journal entries it reads, or posts under IDs it gives
@@ -31,6 +33,7 @@ type Reads struct {
 func (r Reads) With(o Reads) Reads {
 	return Reads{
 		Accounts:  append(r.Accounts, o.Accounts...),
+		Records:   append(r.Records, o.Records...),
 		Holds:     append(r.Holds, o.Holds...),
 		Entries:   append(r.Entries, o.Entries...),
 		Events:    append(r.Events, o.Events...),
@@ -49,9 +52,12 @@ func (r Reads) Prefetch(tx storage.Tx) error {
 
 // Refs returns the keys r reads.
 func (r Reads) Refs() []storage.Ref {
-	out := make([]storage.Ref, 0, 2*len(r.Accounts)+len(r.Holds)+len(r.Entries)+len(r.Events)+len(r.BANs)+len(r.DetailsOf))
+	out := make([]storage.Ref, 0, 2*len(r.Accounts)+len(r.Records)+len(r.Holds)+len(r.Entries)+len(r.Events)+len(r.BANs)+len(r.DetailsOf))
 	for _, id := range r.Accounts {
 		out = append(out, storage.Ref{Bucket: bucketAccounts, Key: []byte(id)}, storage.Ref{Bucket: bucketBalances, Key: []byte(id)})
+	}
+	for _, id := range r.Records {
+		out = append(out, storage.Ref{Bucket: bucketAccounts, Key: []byte(id)})
 	}
 	for _, id := range r.Holds {
 		out = append(out, storage.Ref{Bucket: bucketHolds, Key: []byte(id)})

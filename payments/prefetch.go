@@ -30,13 +30,18 @@ func prefetchTransfer(tx storage.Tx, id string, in NewTransfer) error {
 }
 
 // prefetchPayee reads, once the payment detail d is, its counterparty and,
-// for a book transfer, the receiving account's service BAN, with more.
+// for a book transfer, the receiving account's record (or, when d does
+// not name the account, its service BAN), with more.
 func prefetchPayee(tx storage.Tx, d *detailFields, paymentType string, more ...storage.Ref) error {
 	if !storage.Prefetching(tx) {
 		return nil
 	}
 	var rs ledger.Reads
-	if paymentType == BookTransfer && d.PaymentMethod == BookTransfer && ledger.ValidServiceBAN(d.AccountNumber) {
+	switch {
+	case paymentType != BookTransfer || d.PaymentMethod != BookTransfer:
+	case d.Receiver != "":
+		rs.Records = []string{d.Receiver}
+	case ledger.ValidServiceBAN(d.AccountNumber):
 		rs.BANs = []string{d.AccountNumber}
 	}
 	refs := append(rs.Refs(), storage.Ref{Bucket: bucketHot, Key: hotCounterpartyKey(d.CounterpartyID)})

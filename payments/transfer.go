@@ -474,7 +474,13 @@ func (s *Service) bookReceiver(tx storage.Tx, acct account, d *detailFields, cur
 	// The record alone: the receiving account's balance is the
 	// settlement's to change, and an acceptance that read it would wait
 	// for (and hold up) the settlements crediting it.
-	receiver, err := s.led.AccountRecordByServiceBANTx(tx, d.AccountNumber)
+	var receiver *ledger.Account
+	var err error
+	if d.Receiver != "" {
+		receiver, err = s.led.AccountRecordTx(tx, d.Receiver)
+	} else {
+		receiver, err = s.led.AccountRecordByServiceBANTx(tx, d.AccountNumber)
+	}
 	switch {
 	case err != nil && corebank.KindOf(err) == corebank.KindNotFound, err == nil && receiver.Deleted != 0:
 		return nil, corebank.InvalidField("payment_detail_id", "the receiving account no longer exists")
