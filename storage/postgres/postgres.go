@@ -54,8 +54,12 @@ type Options struct {
 	// deadlock more often than two Updates. Zero means 1: every Update in
 	// its own transaction, PostgreSQL sharing the commits' flushes.
 	Group int
-	// Leaders is the most transactions a DB runs at once, each on its own
-	// connection, and at most PoolSize. Zero means PoolSize. Only Updates
+	// Leaders is the most Update transactions a DB runs at once, each on
+	// its own connection, and at most PoolSize. Zero means half of
+	// PoolSize (at least 1): the rest stay for Views, and under load the
+	// Updates beyond it queue in the DB, where due work goes first (see
+	// the package documentation, Tuning), rather than in the database,
+	// where it does not. Only Updates
 	// that share a key wait for each other (see the package
 	// documentation), and DB adapts how many run at once to the deadlocks
 	// they meet.
@@ -140,7 +144,7 @@ func Open(ctx context.Context, dsn string, opt *Options) (*DB, error) {
 		o.Group = defaultGroup
 	}
 	if o.Leaders <= 0 {
-		o.Leaders = o.PoolSize
+		o.Leaders = max(1, o.PoolSize/2)
 	}
 	o.Leaders = min(o.Leaders, o.PoolSize)
 	switch {
