@@ -144,7 +144,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&feeSchedule, "fee-schedule", "", "transfer fees per payment type: type=FIXED, type=Nbps or type=FIXED+Nbps, comma separated, * for every other type (default: no fees)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log lines as text (logfmt) or json; one line per request names its method, route, status, duration, entity and request_id")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "separate listen address serving Prometheus metrics at /metrics (default: none)")
-	fs.IntVar(&c.dbPool, "db-pool", 20, "PostgreSQL only: most connections the server opens (each running transaction holds one)")
+	fs.IntVar(&c.dbPool, "db-pool", 20, "PostgreSQL only: most connections the server opens (each running transaction holds one; at most half run writes at once)")
 	fs.DurationVar(&c.dbStatementTimeout, "db-statement-timeout", 0, "PostgreSQL only: statement_timeout of the server's connections, e.g. 5s (default: the database's)")
 	fs.IntVar(&c.dbRetries, "db-retries", 30, "PostgreSQL only: times a transaction is retried after a serialization failure or deadlock (0: never)")
 	fs.StringVar(&c.nodeID, "node-id", "", "this server's name in the leases it takes on due work (payout checks, webhook attempts) in a store several servers share; logged at start (default: random on each start). A server restarted on the same machine and -addr takes back at once what it had leased under its earlier name")
