@@ -69,7 +69,9 @@ var (
 // second of load (ack/s); settled/s, the accepted transfers over the time
 // from the load's start until the last of them settled; how many were
 // still pending when the load ended; the p50 and p99 latency of POST
-// /transfers; PostgreSQL commits and retries per transfer and round trips
+// /transfers; the median SELECT 1 round trip during the load, on the
+// step's own path to the database (direct or through the proxy), from a
+// connection that pings every 20 ms; PostgreSQL commits and retries per transfer and round trips
 // per settled transfer, from the servers' -metrics-addr
 // (corebank_postgres_*_total, scraped before the load and after the
 // drain, so they include the settlements, the nodes' idle due ticks and
@@ -142,17 +144,17 @@ func TestPostgresThroughput(t *testing.T) {
 	b.sent = make([]int64, len(b.pairs))
 
 	var rows []benchRow
-	rows = append(rows, b.step("direct, 1 node, 64 clients", []*proc{direct}, 64))
+	rows = append(rows, b.step("direct, 1 node, 64 clients", dsn, []*proc{direct}, 64))
 	stop(t, direct) // its due ticks would settle the proxied steps' transfers without the latency
 	nodes := []*proc{start(proxied)}
-	rows = append(rows, b.step("proxied, 1 node, 16 clients", nodes, 16))
-	rows = append(rows, b.step("proxied, 1 node, 64 clients", nodes, 64))
+	rows = append(rows, b.step("proxied, 1 node, 16 clients", proxied, nodes, 16))
+	rows = append(rows, b.step("proxied, 1 node, 64 clients", proxied, nodes, 64))
 	nodes = append(nodes, start(proxied))
-	rows = append(rows, b.step("proxied, 2 nodes, 16 clients", nodes, 16))
-	rows = append(rows, b.step("proxied, 2 nodes, 64 clients", nodes, 64))
+	rows = append(rows, b.step("proxied, 2 nodes, 16 clients", proxied, nodes, 16))
+	rows = append(rows, b.step("proxied, 2 nodes, 64 clients", proxied, nodes, 64))
 	nodes = append(nodes, start(proxied), start(proxied))
-	rows = append(rows, b.step("proxied, 4 nodes, 16 clients", nodes, 16))
-	rows = append(rows, b.step("proxied, 4 nodes, 64 clients", nodes, 64))
+	rows = append(rows, b.step("proxied, 4 nodes, 16 clients", proxied, nodes, 16))
+	rows = append(rows, b.step("proxied, 4 nodes, 64 clients", proxied, nodes, 64))
 	for _, p := range nodes {
 		stop(t, p)
 	}
@@ -165,9 +167,9 @@ func TestPostgresThroughput(t *testing.T) {
 	for _, r := range pgRows {
 		fmt.Fprintf(&sb, "%-34s %8.0f %9.2f ms\n", r.name, r.tps, r.latency)
 	}
-	fmt.Fprintf(&sb, "\n%-30s %7s %9s %8s %7s %8s %8s %9s %9s %9s  %s\n", "corebank step", "ack/s", "settled/s", "pending",
-		"drain", "p50", "p99", "commits", "retries", "trips", "money")
-	fmt.Fprintf(&sb, "%-30s %7s %9s %8s %7s %8s %8s %9s %9s %9s\n", "", "", "", "at end", "", "", "", "/transfer", "/transfer", "/settled")
+	fmt.Fprintf(&sb, "\n%-30s %7s %9s %8s %7s %8s %8s %9s %9s %9s %8s  %s\n", "corebank step", "ack/s", "settled/s", "pending",
+		"drain", "p50", "p99", "commits", "retries", "trips", "SELECT 1", "money")
+	fmt.Fprintf(&sb, "%-30s %7s %9s %8s %7s %8s %8s %9s %9s %9s %8s\n", "", "", "", "at end", "", "", "", "/transfer", "/transfer", "/settled", "p50")
 	for _, r := range rows {
 		settled, drain, trips := "-", "-", "-"
 		if r.settledPerSec > 0 {
@@ -176,8 +178,8 @@ func TestPostgresThroughput(t *testing.T) {
 		if r.settled > 0 {
 			trips = fmt.Sprintf("%.1f", r.trips/float64(r.settled))
 		}
-		fmt.Fprintf(&sb, "%-30s %7.0f %9s %8d %7s %8s %8s %9.2f %9.3f %9s  %s\n", r.name, r.ackPerSec, settled, r.pendingAtEnd,
-			drain, ms(r.p50), ms(r.p99), r.perTransfer(r.commits), r.perTransfer(r.retries), trips, r.money)
+		fmt.Fprintf(&sb, "%-30s %7.0f %9s %8d %7s %8s %8s %9.2f %9.3f %9s %8s  %s\n", r.name, r.ackPerSec, settled, r.pendingAtEnd,
+			drain, ms(r.p50), ms(r.p99), r.perTransfer(r.commits), r.perTransfer(r.retries), trips, ms(r.rtt), r.money)
 	}
 	ratio := func(a, b float64) string {
 		if a <= 0 || b <= 0 {
@@ -232,7 +234,8 @@ type benchRow struct {
 	pendingAtEnd            int64
 	drain                   time.Duration // from the load's end until all settled
 	p50, p99                time.Duration
-	commits, retries, trips float64 // deltas over the servers
+	rtt                     time.Duration // median SELECT 1 during the load, on the step's path to the database
+	commits, retries, trips float64       // deltas over the servers
 	money                   string
 }
 
@@ -245,7 +248,7 @@ func (r benchRow) perTransfer(v float64) float64 {
 
 // step runs one load of clients HTTP clients over nodes for b.d, then
 // waits for its transfers to settle, and checks the money.
-func (b *benchRun) step(name string, nodes []*proc, clients int) benchRow {
+func (b *benchRun) step(name, db string, nodes []*proc, clients int) benchRow {
 	t := b.t
 	t.Helper()
 	b.steps++
@@ -266,6 +269,7 @@ func (b *benchRun) step(name string, nodes []*proc, clients int) benchRow {
 	)
 	start := time.Now()
 	deadline := start.Add(b.d)
+	rtt := pingUntil(t, db, deadline)
 	for i := range clients {
 		p, c := b.pairs[i], cs[i%len(cs)]
 		wg.Add(1)
@@ -290,6 +294,7 @@ func (b *benchRun) step(name string, nodes []*proc, clients int) benchRow {
 	}
 	wg.Wait()
 	end := time.Now()
+	row.rtt = <-rtt
 	for i, n := range sent {
 		b.sent[i] += n
 		row.accepted += n
@@ -474,6 +479,41 @@ func roundTrip(t *testing.T, dsn string) time.Duration {
 	}
 	slices.Sort(took)
 	return took[len(took)/2]
+}
+
+// pingUntil runs SELECT 1 on dsn every 20 ms until deadline, on a
+// connection of its own, and sends the median round trip: the latency a
+// load's statements met, which on a busy machine is well above an idle
+// one's (the proxy's writers and PostgreSQL's backends wait for a core).
+func pingUntil(t *testing.T, dsn string, deadline time.Time) <-chan time.Duration {
+	out := make(chan time.Duration, 1)
+	go func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Error(err)
+			out <- 0
+			return
+		}
+		defer conn.Close(ctx)
+		var took []time.Duration
+		for time.Now().Before(deadline) {
+			start := time.Now()
+			if _, err := conn.Exec(ctx, "SELECT 1"); err != nil {
+				t.Error(err)
+				break
+			}
+			took = append(took, time.Since(start))
+			time.Sleep(20 * time.Millisecond)
+		}
+		if len(took) == 0 {
+			out <- 0
+			return
+		}
+		slices.Sort(took)
+		out <- took[len(took)/2]
+	}()
+	return out
 }
 
 // checkpoint runs a CHECKPOINT on the cluster of dsn: every run then
