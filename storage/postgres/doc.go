@@ -205,16 +205,21 @@
 // leaves settlement to compete with acceptance for the database's CPU and
 // locks. Hence Leaders defaults to half the pool. Measured with bank
 // TestPostgresLoad (64 clients each sending transfers between its own two
-// accounts, 10 s, two runs each, 20 connections a node), Leaders 20
-// against 10:
+// accounts, 10 s, 20 connections a node; seven runs each on one node,
+// four on four nodes, two on two), Leaders 20 against 10:
 //
 //	                            settled ÷ acknowledged   pending at the end
-//	1 node, direct              0.94-0.96 / 0.99-1.00    315-649 / 38-63
+//	1 node, direct              0.88-0.96 / 0.99-1.00    315-1754 / 22-63
 //	2 nodes, 1 ms round trip    0.95-0.97 / 0.97-0.98    123-291 / 24-56
-//	4 nodes, 1 ms round trip    0.86-0.88 / 0.95-0.96    767-956 / 253-353
+//	4 nodes, 1 ms round trip    0.84-0.88 / 0.95-0.97    767-1197 / 199-353
 //
-// with as many transfers acknowledged (within this 2-core machine's
-// noise). Fewer still cost acceptance: at 6 a node, one node through the
+// Settlement's pace is acceptance's now, where it trailed. Over seven
+// interleaved pairs of runs of one node direct, settled/s stayed within
+// the noise (a mean of 404 against 394), and acknowledged/s fell from a
+// mean of 438 to 397: with 20, the node acknowledged more by leaving
+// settlement for after the load. With 4 nodes through the 1 ms round
+// trip, acknowledged/s stayed the same and settled/s rose. Fewer still
+// cost acceptance: at 6 a node, one node through the
 // 1 ms round trip acknowledged a quarter fewer; at 5 a node, four nodes
 // 17% fewer (an earlier measurement, when every connection could run an
 // Update). A database with many cores, or further away, may want more:
