@@ -71,8 +71,8 @@ var (
 // still pending when the load ended; the p50 and p99 latency of POST
 // /transfers; the median SELECT 1 round trip during the load, on the
 // step's own path to the database (direct or through the proxy), from a
-// connection that pings every 20 ms; PostgreSQL commits and retries per transfer and round trips
-// per settled transfer, from the servers' -metrics-addr
+// connection that pings every 20 ms; PostgreSQL commits and retries per
+// transfer and round trips per settled transfer, from the servers' -metrics-addr
 // (corebank_postgres_*_total, scraped before the load and after the
 // drain, so they include the settlements, the nodes' idle due ticks and
 // the test's balance reads); and whether the money adds up: each source
@@ -139,7 +139,7 @@ func TestPostgresThroughput(t *testing.T) {
 	direct := start(dsn, "-bootstrap-out", bootPath)
 	key, _ := readBootstrap(t, bootPath)
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 64}}
-	b := &benchRun{t: t, hc: hc, key: key, d: d, checkpoint: func() { checkpoint(t, bench) }}
+	b := &benchRun{t: t, hc: hc, key: key, d: d, cluster: bench}
 	b.pairs = fundedPairs(t, b.client(direct), 64)
 	b.sent = make([]int64, len(b.pairs))
 
@@ -213,11 +213,12 @@ type benchRun struct {
 	hc  *http.Client
 	key string
 	d   time.Duration
-	// checkpoint runs before each step's load.
-	checkpoint func()
-	pairs      []transferPair
-	sent       []int64 // by pair, over all steps
-	steps      int
+	// cluster is a DSN on the cluster, for the CHECKPOINT before each
+	// step's load.
+	cluster string
+	pairs   []transferPair
+	sent    []int64 // by pair, over all steps
+	steps   int
 }
 
 func (b *benchRun) client(p *proc) *client {
@@ -254,7 +255,7 @@ func (b *benchRun) step(name, db string, nodes []*proc, clients int) benchRow {
 	b.steps++
 	run := fmt.Sprintf("s%d", b.steps)
 	row := benchRow{name: name}
-	b.checkpoint()
+	checkpoint(t, b.cluster)
 	before := b.pgStats(nodes)
 
 	cs := make([]*client, len(nodes))
@@ -463,22 +464,43 @@ const roundTrips = 200
 // what a round trip to PostgreSQL costs, through the proxy or not.
 func roundTrip(t *testing.T, dsn string) time.Duration {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
+	conn := connect(t, dsn)
+	defer conn.Close(context.Background())
+	d, err := medianSelectOne(conn, func(n int) bool { return n < roundTrips }, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
-	took := make([]time.Duration, roundTrips)
-	for i := range took {
+	return d
+}
+
+// medianSelectOne runs SELECT 1 on conn, one at a time with pause between,
+// while more(n) holds for the n run so far, and returns their median time
+// (0 for none).
+func medianSelectOne(conn *pgx.Conn, more func(n int) bool, pause time.Duration) (time.Duration, error) {
+	var took []time.Duration
+	for more(len(took)) {
 		start := time.Now()
-		if _, err := conn.Exec(ctx, "SELECT 1"); err != nil {
-			t.Fatal(err)
+		if _, err := conn.Exec(context.Background(), "SELECT 1"); err != nil {
+			return 0, err
 		}
-		took[i] = time.Since(start)
+		took = append(took, time.Since(start))
+		time.Sleep(pause)
+	}
+	if len(took) == 0 {
+		return 0, nil
 	}
 	slices.Sort(took)
-	return took[len(took)/2]
+	return took[len(took)/2], nil
+}
+
+// connect opens a connection to dsn, failing t if it cannot.
+func connect(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }
 
 // pingUntil runs SELECT 1 on dsn every 20 ms until deadline, on a
@@ -496,22 +518,11 @@ func pingUntil(t *testing.T, dsn string, deadline time.Time) <-chan time.Duratio
 			return
 		}
 		defer conn.Close(ctx)
-		var took []time.Duration
-		for time.Now().Before(deadline) {
-			start := time.Now()
-			if _, err := conn.Exec(ctx, "SELECT 1"); err != nil {
-				t.Error(err)
-				break
-			}
-			took = append(took, time.Since(start))
-			time.Sleep(20 * time.Millisecond)
+		d, err := medianSelectOne(conn, func(int) bool { return time.Now().Before(deadline) }, 20*time.Millisecond)
+		if err != nil {
+			t.Error(err)
 		}
-		if len(took) == 0 {
-			out <- 0
-			return
-		}
-		slices.Sort(took)
-		out <- took[len(took)/2]
+		out <- d
 	}()
 	return out
 }
@@ -522,13 +533,9 @@ func pingUntil(t *testing.T, dsn string, deadline time.Time) <-chan time.Duratio
 // in the WAL), as the other runs did.
 func checkpoint(t *testing.T, dsn string) {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
+	conn := connect(t, dsn)
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), "CHECKPOINT"); err != nil {
 		t.Fatal(err)
 	}
 }
