@@ -409,8 +409,9 @@
 //     in a crash, and its retry advances again.
 //   - With Options.DeferCompletion (the server sets it on PostgreSQL) the
 //     response of a request whose writes are journaled is stored after it
-//     is answered, batched with others' in one transaction, instead of in
-//     a transaction of its own first. A retry that arrives before it is
+//     is answered, batched with others' in one transaction (a completion
+//     waits up to 50 ms for them), instead of in a transaction of its own
+//     first. A retry that arrives before it is
 //     stored takes the crash path above and answers the same bytes, but a
 //     provider call made outside the store (an FX rate, a webhook test
 //     attempt) may run again for it, as after a crash.

@@ -429,11 +429,22 @@ func (h *handler) completeTx(tx storage.Tx, run *idemRun, status int, body []byt
 // maxDeferredBatch, in one transaction. A completion lost to a crash
 // costs nothing but a re-run of the handler over the journaled steps on
 // retry, which answers the same bytes.
+//
+// It waits up to completionLinger after the oldest completion waiting was
+// queued, unless maxDeferredBatch are waiting, so that a node whose
+// requests come one at a time still stores many per transaction. Without
+// it, a node of four on one database under 16 clients (bank
+// TestPostgresLoad) stored its completions one or two per transaction: a
+// transaction for every other transfer, where one node with the same load
+// found its batches already full while its Update waited for a connection.
 type completer struct {
 	h       *handler
 	mu      sync.Mutex
 	pending []deferred
+	oldest  time.Time // when pending's first was queued
 	running bool
+	hurry   bool          // flush is waiting: no lingering
+	ready   chan struct{} // a full batch, or hurry: stop lingering
 }
 
 type deferred struct {
@@ -444,11 +455,26 @@ type deferred struct {
 
 const maxDeferredBatch = 256
 
+// completionLinger bounds how long a completion waits for others to be
+// stored with. A retry in that time runs over the journaled steps, as
+// after a crash, and answers the same bytes.
+const completionLinger = 50 * time.Millisecond
+
+func newCompleter(h *handler) *completer {
+	return &completer{h: h, ready: make(chan struct{}, 1)}
+}
+
 // add queues the completion of run; body is copied.
 func (c *completer) add(run *idemRun, status int, body []byte) {
 	d := deferred{run: run, status: status, body: c.h.replayable(bytes.Clone(body))}
 	c.mu.Lock()
+	if len(c.pending) == 0 {
+		c.oldest = time.Now()
+	}
 	c.pending = append(c.pending, d)
+	if len(c.pending) == maxDeferredBatch {
+		c.signal()
+	}
 	start := !c.running
 	c.running = true
 	c.mu.Unlock()
@@ -457,17 +483,40 @@ func (c *completer) add(run *idemRun, status int, body []byte) {
 	}
 }
 
+// signal wakes a lingering loop; it never blocks.
+func (c *completer) signal() {
+	select {
+	case c.ready <- struct{}{}:
+	default:
+	}
+}
+
 func (c *completer) loop() {
+	var linger *time.Timer
 	for {
 		c.mu.Lock()
 		n := min(len(c.pending), maxDeferredBatch)
-		batch := c.pending[:n:n]
-		c.pending = c.pending[n:]
 		if n == 0 {
 			c.pending, c.running = nil, false
 			c.mu.Unlock()
 			return
 		}
+		if wait := completionLinger - time.Since(c.oldest); wait > 0 && n < maxDeferredBatch && !c.hurry {
+			c.mu.Unlock()
+			if linger == nil {
+				linger = time.NewTimer(wait)
+				defer linger.Stop()
+			} else {
+				linger.Reset(wait)
+			}
+			select {
+			case <-linger.C:
+			case <-c.ready:
+			}
+			continue
+		}
+		batch := c.pending[:n:n]
+		c.pending = c.pending[n:]
 		c.mu.Unlock()
 		err := c.h.db.Update(context.Background(), func(tx storage.Tx) error {
 			for _, d := range batch {
@@ -485,8 +534,18 @@ func (c *completer) loop() {
 	}
 }
 
-// flush waits until every completion queued so far is stored (tests).
+// flush waits until every completion queued so far is stored, without
+// lingering meanwhile (tests).
 func (c *completer) flush() {
+	c.mu.Lock()
+	c.hurry = true
+	c.mu.Unlock()
+	c.signal()
+	defer func() {
+		c.mu.Lock()
+		c.hurry = false
+		c.mu.Unlock()
+	}()
 	for {
 		c.mu.Lock()
 		idle := !c.running

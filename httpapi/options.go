@@ -84,7 +84,8 @@ type Options struct {
 	// transaction of its own before answering. A retry that comes first
 	// runs the handler over the journaled steps, as after a crash, and
 	// answers the same bytes (TestIdempotentRetryAfterCrash holds for every
-	// route). It halves the transactions of a keyed POST, which counts
+	// route). A completion waits up to 50 ms for others to share its
+	// transaction. It halves the transactions of a keyed POST, which counts
 	// where each costs round trips to a database (examples/server sets it
 	// on PostgreSQL).
 	DeferCompletion bool
@@ -149,7 +150,7 @@ func newHandler(db storage.Backend, opt *Options) *handler {
 		h.readyTimeout = DefaultReadyTimeout
 	}
 	if o.DeferCompletion {
-		h.completer = &completer{h: h}
+		h.completer = newCompleter(h)
 	}
 	h.limits, h.clientAddr = o.Limits.build(), o.ClientAddr
 	if h.clientAddr == nil {
