@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,12 +60,15 @@ var (
 )
 
 // buildServer compiles the server once per test binary: each link writes
-// a binary of about 20 MB, and every test runs the same one.
+// a binary of about 20 MB, and every test runs the same one. It builds the
+// source the test binary was compiled from (serverSource), wherever the
+// binary runs.
 func buildServer(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		bin := filepath.Join(binDir, "server")
 		cmd := exec.Command("go", "build", "-o", bin, ".")
+		cmd.Dir = serverSource()
 		cmd.Stderr = os.Stderr
 		if buildErr = cmd.Run(); buildErr == nil {
 			builtBin = bin
@@ -74,6 +78,24 @@ func buildServer(t *testing.T) string {
 		t.Fatalf("build server: %v", buildErr)
 	}
 	return builtBin
+}
+
+// serverSource returns the directory of this file as compiled, when it is
+// there, else the working directory. A test binary compiled from an older
+// commit's worktree and run from another directory (to compare the two
+// in one run) then builds that commit's server, not the one in the
+// working directory, which made both halves of such a comparison the same
+// server.
+func serverSource() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "."
+	}
+	dir := filepath.Dir(file)
+	if _, err := os.Stat(filepath.Join(dir, "main.go")); err != nil {
+		return "."
+	}
+	return dir
 }
 
 type proc struct {
