@@ -17,10 +17,11 @@ import (
 )
 
 // Proxy returns a DSN equivalent to dsn whose connections go through a TCP
-// proxy in the test process that delays each direction by delay, so that
-// delay = 500µs puts a 1 ms round trip between a client and the server, as
-// on a network between hosts. The proxy listens on 127.0.0.1 and closes,
-// with every connection through it, when tb ends.
+// proxy that delays each direction by delay, so that delay = 500µs puts a
+// 1 ms round trip between a client and the server, as on a network between
+// hosts. The proxy runs in a process of its own (proxy_process.go), or in
+// the test process when that cannot start; it listens on 127.0.0.1 and
+// closes, with every connection through it, when tb ends.
 //
 // Only latency is added, not a limit on throughput: each chunk read from
 // one side is stamped with the time it was read and written to the other
@@ -43,16 +44,31 @@ func Proxy(tb testing.TB, dsn string, delay time.Duration) string {
 	if err != nil {
 		tb.Fatalf("pgtest: Proxy: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if listen, err := startProxyProcess(tb, network, addr, delay); err == nil {
+		u.Host = listen
+		return u.String()
+	} else {
+		tb.Logf("pgtest: Proxy: in the test process (%v)", err)
+	}
+	p, err := newProxy(network, addr, delay)
 	if err != nil {
 		tb.Fatalf("pgtest: Proxy: %v", err)
+	}
+	tb.Cleanup(p.close)
+	u.Host = p.ln.Addr().String()
+	return u.String()
+}
+
+// newProxy starts a proxy to addr on 127.0.0.1.
+func newProxy(network, addr string, delay time.Duration) (*proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
 	}
 	p := &proxy{ln: ln, network: network, addr: addr, delay: delay, early: wakeLatency(delay), conns: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
 	go p.accept()
-	tb.Cleanup(p.close)
-	u.Host = ln.Addr().String()
-	return u.String()
+	return p, nil
 }
 
 // proxyTarget returns where dsn's server listens, and dsn's URL without
