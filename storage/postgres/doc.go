@@ -132,7 +132,9 @@
 // the transaction and sent with their locks and the COMMIT in one round
 // trip (every Put in one INSERT ... SELECT FROM unnest(...) ON CONFLICT DO
 // UPDATE, every Delete in one DELETE joined with the keys), so a
-// transaction costs its reads' round trips and one more; reads see the
+// transaction costs its reads' round trips and one more (a View's alone:
+// its ROLLBACK goes out after View returns, and its connection back to the
+// pool once that is done); reads see the
 // buffer, so a function reads its own writes and those of the functions
 // before it in its group. A Get not answered by the buffer is one
 // statement, and the value is kept for the transaction: its functions

@@ -235,14 +235,24 @@ func (d *DB) View(ctx context.Context, fn func(storage.Tx) error) error {
 	if err != nil {
 		return wrap(ctx, err)
 	}
-	defer conn.Release() // destroyed, not reused, if left in a transaction
 	// BEGIN goes to the server with the first statement, in its round trip.
 	pre := []string{"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"}
 	defer func() {
-		if len(pre) == 0 {
-			d.trips.Add(1)
-			_, _ = conn.Exec(context.Background(), "ROLLBACK")
+		if len(pre) != 0 { // nothing was sent
+			conn.Release()
+			return
 		}
+		// The read-only transaction ends after View returns: its
+		// ROLLBACK changes nothing the caller waits for, and its round
+		// trip was one of every View's two (most read one key), on the
+		// path of every keyed request (its key's check). The connection
+		// goes back to the pool once it is done, or is destroyed if it
+		// failed and left the connection in a transaction.
+		d.trips.Add(1)
+		go func() {
+			_, _ = conn.Exec(context.Background(), "ROLLBACK")
+			conn.Release()
+		}()
 	}()
 	t := &tx{ctx: ctx, q: &d.q, conn: conn.Conn(), reads: map[bucketKey][]byte{}, scans: map[scanKey]*cached{}, pre: &pre, trips: &d.trips}
 	defer func() { t.done = true }()

@@ -45,6 +45,23 @@ func TestConnectionsTerminated(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close(ctx)
+		// A View's ROLLBACK ends it after View returns: wait until the
+		// pool's backend is idle, so that the connection the next call
+		// takes from the pool is the one terminated here.
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			var busy int
+			if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+				WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend' AND state <> 'idle'`).Scan(&busy); err != nil {
+				t.Fatal(err)
+			}
+			if busy == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of the pool's backends still busy after 10 s", busy)
+			}
+			time.Sleep(time.Millisecond)
+		}
 		// At least the pool's one: a backend terminated before may still
 		// be listed while it exits, and terminating it again is harmless.
 		var n int
